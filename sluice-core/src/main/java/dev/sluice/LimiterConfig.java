@@ -1,0 +1,81 @@
+package dev.sluice;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The immutable, validated configuration of one {@link RateLimiter}, as built by {@link RateLimiterBuilder}.
+ * Stores receive it through {@link dev.sluice.spi.RateLimitStore#bind(LimiterConfig)}.
+ *
+ * @param algorithm     the algorithm
+ * @param limit         permits per window ({@code L}), positive
+ * @param window        the window ({@code W}), positive and at most about 292 years (it is held in nanoseconds)
+ * @param clock         the only source of time
+ * @param countRejected whether rejected requests consume their cost too
+ * @param buckets       sub-windows per window; used by {@link Algorithm#SLIDING_WINDOW_COUNTER} only
+ * @param strict        {@link Algorithm#SLIDING_WINDOW_COUNTER} only: also count the partly overlapping sub-window
+ */
+public record LimiterConfig(Algorithm algorithm, long limit, Duration window, Clock clock,
+                            boolean countRejected, int buckets, boolean strict) {
+
+    /** Sub-windows per window when none is given. */
+    public static final int DEFAULT_BUCKETS = 60;
+
+    /** Validates every field; the message names the bad value. */
+    public LimiterConfig {
+        Objects.requireNonNull(algorithm, "algorithm must not be null");
+        Objects.requireNonNull(window, "window must not be null");
+        Objects.requireNonNull(clock, "clock must not be null");
+        if (limit <= 0) {
+            throw new IllegalArgumentException("limit must be > 0, was " + limit);
+        }
+        if (window.isNegative() || window.isZero()) {
+            throw new IllegalArgumentException("window must be > 0, was " + window);
+        }
+        long windowNanos;
+        try {
+            windowNanos = window.toNanos();
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("window must fit in a long of nanoseconds (about 292 years), was " + window, e);
+        }
+        if (buckets <= 0) {
+            throw new IllegalArgumentException("buckets must be > 0, was " + buckets);
+        }
+        if (buckets > windowNanos) {
+            throw new IllegalArgumentException("buckets must be at most the window in nanoseconds (" + windowNanos
+                    + "), was " + buckets);
+        }
+    }
+
+    /** {@link #window()} in nanoseconds. */
+    public long windowNanos() {
+        return window.toNanos();
+    }
+
+    /** The size of one {@link Algorithm#SLIDING_WINDOW_COUNTER} sub-window: {@code W / buckets}, rounded down. */
+    public long subWindowNanos() {
+        return window.toNanos() / buckets;
+    }
+
+    /**
+     * Checks the arguments of one request against this configuration.
+     *
+     * @throws IllegalArgumentException if {@code key} is null or empty, or {@code cost} is not in {@code [1, limit]}
+     */
+    public void checkRequest(String key, long cost) {
+        if (key == null) {
+            throw new IllegalArgumentException("key must not be null");
+        }
+        if (key.isEmpty()) {
+            throw new IllegalArgumentException("key must not be empty");
+        }
+        if (cost <= 0) {
+            throw new IllegalArgumentException("cost must be > 0, was " + cost);
+        }
+        if (cost > limit) {
+            throw new IllegalArgumentException("cost must be <= the limit " + limit + ", was " + cost
+                    + " (such a request could never pass)");
+        }
+    }
+}

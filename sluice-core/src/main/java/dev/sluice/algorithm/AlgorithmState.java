@@ -1,0 +1,82 @@
+package dev.sluice.algorithm;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+
+/**
+ * The mutable state of one key under one algorithm. Not thread-safe: every method must be called while
+ * holding this object's monitor ({@code synchronized (state)}), which is how a store makes a decision atomic
+ * per key without a lock shared across keys.
+ *
+ * <p>Time never runs backwards inside a state: a {@code now} older than what the state has already seen is
+ * treated as that newest time, so a clock stepped back neither resets a window nor refills a bucket.
+ */
+public abstract class AlgorithmState {
+
+    /** Guarded by this. Set once, when the owning store has dropped this state from its map. */
+    private boolean retired;
+
+    AlgorithmState() {
+    }
+
+    /** A fresh state for {@code algorithm}, as a key that has never been seen is at {@code now}. */
+    public static AlgorithmState create(Algorithm algorithm, Params p, long now) {
+        switch (algorithm) {
+            case FIXED_WINDOW:
+                return new FixedWindowState();
+            case SLIDING_LOG:
+                return new SlidingLogState();
+            case SLIDING_WINDOW_COUNTER:
+                return new SlidingWindowCounterState();
+            case SLIDING_TAIL:
+                return new SlidingTailState();
+            case TOKEN_BUCKET:
+                return new TokenBucketState(p, now);
+            case LEAKY_BUCKET:
+                return new LeakyBucketState();
+            default:
+                throw new IllegalArgumentException("unknown algorithm " + algorithm);
+        }
+    }
+
+    /**
+     * Decides a request of {@code cost} at {@code now}. With {@code consume} the state takes the cost when the
+     * request is admitted (and, with {@code countRejected}, when it is not); without, nothing changes but the
+     * passage of time ({@code peek}).
+     */
+    public abstract Decision decide(Params p, long now, long cost, boolean consume);
+
+    /**
+     * Where a request admitted at {@code now} took its permits: a window or sub-window index, a log entry's
+     * expiry time. Call right after {@link #decide} under the same lock; {@link #giveBack} takes it back.
+     */
+    public abstract long place(Params p, long now);
+
+    /**
+     * Returns {@code cost} permits taken at {@code place}, as far as they are still held there: a window that
+     * has passed or a bucket that has refilled holds none. Never lets the key exceed its limit.
+     *
+     * @return whether any permits were returned
+     */
+    public abstract boolean giveBack(Params p, long now, long cost, long place);
+
+    /**
+     * The earliest time from which this state decides exactly as a fresh one would, if nothing happens until
+     * then; {@link Long#MIN_VALUE} if it already does. A store may drop the state from then on and lose nothing.
+     */
+    public abstract long expiresAt(Params p);
+
+    /** Whether the owning store has dropped this state. Guarded by this. */
+    public final boolean isRetired() {
+        return retired;
+    }
+
+    /** Marks this state as dropped by its store; later callers must look the key up again. Guarded by this. */
+    public final void retire() {
+        retired = true;
+    }
+
+    static long remaining(long limit, long used) {
+        return used >= limit ? 0 : limit - used;
+    }
+}
