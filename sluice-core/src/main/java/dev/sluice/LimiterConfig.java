@@ -48,6 +48,12 @@ public record LimiterConfig(Algorithm algorithm, long limit, Duration window, Cl
         }
     }
 
+    /** The time now from {@link #clock()}, in nanoseconds since the epoch. */
+    public long clockNanos() {
+        java.time.Instant i = clock.instant();
+        return i.getEpochSecond() * 1_000_000_000L + i.getNano();
+    }
+
     /** {@link #window()} in nanoseconds. */
     public long windowNanos() {
         return window.toNanos();

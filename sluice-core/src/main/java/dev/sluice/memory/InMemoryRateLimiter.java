@@ -6,8 +6,6 @@ import dev.sluice.RateLimiter;
 import dev.sluice.Reservation;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.Params;
-import java.time.Clock;
-import java.time.Instant;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -42,7 +40,6 @@ final class InMemoryRateLimiter implements RateLimiter {
 
     private final LimiterConfig config;
     private final Params params;
-    private final Clock clock;
     private final int maximumKeys;
     private final ConcurrentHashMap<String, AlgorithmState> states = new ConcurrentHashMap<>();
     private final AtomicInteger size = new AtomicInteger();  // entries in states, counted before insertion
@@ -55,7 +52,6 @@ final class InMemoryRateLimiter implements RateLimiter {
     InMemoryRateLimiter(LimiterConfig config, int maximumKeys) {
         this.config = config;
         this.params = new Params(config);
-        this.clock = config.clock();
         this.maximumKeys = maximumKeys;
     }
 
@@ -253,8 +249,7 @@ final class InMemoryRateLimiter implements RateLimiter {
     }
 
     private long now() {
-        Instant i = clock.instant();
-        return i.getEpochSecond() * 1_000_000_000L + i.getNano();
+        return config.clockNanos();
     }
 
     @Override

@@ -1,0 +1,87 @@
+package dev.sluice.spi;
+
+import dev.sluice.FailurePolicy;
+import dev.sluice.SluiceException;
+import dev.sluice.TimeSource;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+/**
+ * The options every shared store's builder has; a store's builder extends this and adds its own (a client, a
+ * table name). Not thread-safe; setters validate at once.
+ *
+ * @param <B> the concrete builder, returned by every setter
+ */
+public abstract class SharedStoreBuilder<B extends SharedStoreBuilder<B>> {
+
+    /** The default {@link #timeout(Duration)}. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(250);
+    /** The default {@link #failClosedRetryAfter(Duration)}. */
+    public static final Duration DEFAULT_FAIL_CLOSED_RETRY_AFTER = Duration.ofSeconds(1);
+    /** The default {@link #namespace(String)}. */
+    public static final String DEFAULT_NAMESPACE = "sluice";
+
+    private TimeSource timeSource = TimeSource.STORE;
+    private FailurePolicy failurePolicy = FailurePolicy.FAIL_OPEN;
+    private Duration timeout = DEFAULT_TIMEOUT;
+    private Duration failClosedRetryAfter = DEFAULT_FAIL_CLOSED_RETRY_AFTER;
+    private String namespace = DEFAULT_NAMESPACE;
+    private Consumer<? super SluiceException> failureListener = e -> { };
+
+    protected SharedStoreBuilder() {
+    }
+
+    @SuppressWarnings("unchecked")
+    private B self() {
+        return (B) this;
+    }
+
+    /** Whose clock times decisions; default {@link TimeSource#STORE}. */
+    public B timeSource(TimeSource timeSource) {
+        this.timeSource = Objects.requireNonNull(timeSource, "timeSource must not be null");
+        return self();
+    }
+
+    /** The answer when the store fails or times out; default {@link FailurePolicy#FAIL_OPEN}. */
+    public B failurePolicy(FailurePolicy failurePolicy) {
+        this.failurePolicy = Objects.requireNonNull(failurePolicy, "failurePolicy must not be null");
+        return self();
+    }
+
+    /** How long one call to the store may take before it counts as failed; default 250 ms. */
+    public B timeout(Duration timeout) {
+        SharedStoreOptions.requirePositive("timeout", timeout);
+        this.timeout = timeout;
+        return self();
+    }
+
+    /** The {@code retryAfter} of a denial under {@link FailurePolicy#FAIL_CLOSED}; default 1 s. */
+    public B failClosedRetryAfter(Duration retryAfter) {
+        SharedStoreOptions.requirePositive("failClosedRetryAfter", retryAfter);
+        this.failClosedRetryAfter = retryAfter;
+        return self();
+    }
+
+    /** The prefix of every name the store writes; default {@code "sluice"}. */
+    public B namespace(String namespace) {
+        Objects.requireNonNull(namespace, "namespace must not be null");
+        if (namespace.isEmpty()) {
+            throw new IllegalArgumentException("namespace must not be empty");
+        }
+        this.namespace = namespace;
+        return self();
+    }
+
+    /** Told of every store failure, e.g. to log it; must not block. Default: nothing. */
+    public B failureListener(Consumer<? super SluiceException> listener) {
+        this.failureListener = Objects.requireNonNull(listener, "failureListener must not be null");
+        return self();
+    }
+
+    /** The options set so far. */
+    protected SharedStoreOptions options() {
+        return new SharedStoreOptions(timeSource, failurePolicy, timeout, failClosedRetryAfter, namespace,
+                failureListener);
+    }
+}

@@ -1,0 +1,79 @@
+package dev.sluice.spi;
+
+import dev.sluice.Algorithm;
+import dev.sluice.FailurePolicy;
+import dev.sluice.LimiterConfig;
+import dev.sluice.SluiceException;
+import dev.sluice.TimeSource;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+/**
+ * What every shared store is configured with, whatever the store: set through {@link SharedStoreBuilder}.
+ *
+ * @param timeSource           whose clock times decisions
+ * @param failurePolicy        the answer when the store fails or times out
+ * @param timeout              how long one call to the store may take before it counts as failed
+ * @param failClosedRetryAfter the {@code retryAfter} of a denial under {@link FailurePolicy#FAIL_CLOSED}
+ * @param namespace            the prefix of every name the store writes, so limiters of several applications
+ *                             can share one server
+ * @param failureListener      told of every store failure (after it is counted), e.g. to log it
+ */
+public record SharedStoreOptions(TimeSource timeSource, FailurePolicy failurePolicy, Duration timeout,
+                                 Duration failClosedRetryAfter, String namespace,
+                                 Consumer<? super SluiceException> failureListener) {
+
+    /** Validates every field; the message names the bad value. */
+    public SharedStoreOptions {
+        Objects.requireNonNull(timeSource, "timeSource must not be null");
+        Objects.requireNonNull(failurePolicy, "failurePolicy must not be null");
+        requirePositive("timeout", timeout);
+        requirePositive("failClosedRetryAfter", failClosedRetryAfter);
+        Objects.requireNonNull(namespace, "namespace must not be null");
+        if (namespace.isEmpty()) {
+            throw new IllegalArgumentException("namespace must not be empty");
+        }
+        Objects.requireNonNull(failureListener, "failureListener must not be null");
+    }
+
+    static void requirePositive(String name, Duration d) {
+        Objects.requireNonNull(d, name + " must not be null");
+        if (d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException(name + " must be > 0, was " + d);
+        }
+    }
+
+    /**
+     * A short name for the shape of a limiter's state, so that limiters with different algorithms or windows on
+     * the same key never read each other's state: for example {@code tb:60000000000} for a token bucket over one
+     * minute, {@code swc:60000000000:60s} for a strict sub-window counter with 60 sub-windows. The limit is not part
+     * of it: a limit raised or lowered keeps the counts already taken.
+     */
+    public static String stateName(LimiterConfig config) {
+        String base = code(config.algorithm()) + ":" + config.windowNanos();
+        if (config.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER) {
+            return base + ":" + config.buckets() + (config.strict() ? "s" : "");
+        }
+        return base;
+    }
+
+    private static String code(Algorithm algorithm) {
+        switch (algorithm) {
+            case FIXED_WINDOW:
+                return "fw";
+            case SLIDING_LOG:
+                return "log";
+            case SLIDING_WINDOW_COUNTER:
+                return "swc";
+            case SLIDING_TAIL:
+                return "tail";
+            case TOKEN_BUCKET:
+                return "tb";
+            case LEAKY_BUCKET:
+                return "lb";
+            default:
+                throw new IllegalArgumentException("unknown algorithm " + algorithm);
+        }
+    }
+}
