@@ -1,0 +1,10 @@
+/**
+ * The store contract suite ({@code dev.sluice.testkit}) that every store's tests extend, and the real servers
+ * those tests start ({@code dev.sluice.testkit.server}).
+ */
+module dev.sluice.testkit {
+    requires transitive dev.sluice;
+    requires transitive org.junit.jupiter.api;
+    requires org.junit.jupiter.params;
+    exports dev.sluice.testkit;
+}
