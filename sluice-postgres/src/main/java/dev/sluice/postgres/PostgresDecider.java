@@ -42,6 +42,10 @@ final class PostgresDecider implements AtomicDecider {
     private final boolean strict;
     private final boolean countRejected;
     private final long timeoutNanos;
+    /*
+     * Four fifths of the timeout: a call stuck behind a row lock is then ended by the server, cleanly (the
+     * connection stays usable and nothing is written), before the client's socket timeout gives up on the call.
+     */
     private final int lockTimeoutMillis;
     private final boolean async;
 
@@ -59,7 +63,7 @@ final class PostgresDecider implements AtomicDecider {
         this.strict = config.strict();
         this.countRejected = config.countRejected();
         this.timeoutNanos = store.options().timeout().toNanos();
-        this.lockTimeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000));
+        this.lockTimeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000 * 4 / 5));
         this.async = !store.synchronousCommit();
     }
 

@@ -7,6 +7,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import javax.sql.DataSource;
 
 /** Connection pools for the tests, configured as the store's class comment asks: every wait bounded. */
@@ -30,11 +31,16 @@ final class Databases {
      * the driver's connect and login at most 1 s.
      */
     static HikariDataSource pool(String url, int size) {
+        return pool(url, size, Duration.ofMillis(250));
+    }
+
+    /** A pool as {@link #pool(String, int)} whose borrowing waits at most {@code borrow}. */
+    static HikariDataSource pool(String url, int size, Duration borrow) {
         HikariConfig c = new HikariConfig();
         c.setJdbcUrl(url);
         c.setMaximumPoolSize(size);
         c.setMinimumIdle(0);
-        c.setConnectionTimeout(250);
+        c.setConnectionTimeout(borrow.toMillis());
         c.setValidationTimeout(250);
         c.setInitializationFailTimeout(-1);
         c.addDataSourceProperty("connectTimeout", "1");
