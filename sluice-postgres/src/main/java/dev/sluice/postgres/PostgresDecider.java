@@ -182,22 +182,29 @@ final class PostgresDecider implements AtomicDecider {
             int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
             c.setNetworkTimeout(DIRECT, millis);
             boolean autoCommit = c.getAutoCommit();
+            T result;
             try {
-                T result = body.run(c);
+                result = body.run(c);
                 if (!autoCommit) {
                     c.commit();
                 }
-                return result;
             } catch (SQLException | RuntimeException e) {
                 if (!autoCommit) {
                     rollbackQuietly(c, e);
                 }
+                restoreQuietly(c, before, e);
                 throw e;
-            } finally {
-                if (!c.isClosed()) {
-                    c.setNetworkTimeout(DIRECT, before);
-                }
             }
+            c.setNetworkTimeout(DIRECT, before);
+            return result;
+        }
+    }
+
+    private static void restoreQuietly(Connection c, int networkTimeout, Exception cause) {
+        try {
+            c.setNetworkTimeout(DIRECT, networkTimeout);
+        } catch (SQLException | RuntimeException e) {
+            cause.addSuppressed(e);  // a broken connection: the pool will drop it
         }
     }
 
