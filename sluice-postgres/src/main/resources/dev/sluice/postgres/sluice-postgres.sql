@@ -30,34 +30,30 @@ $$;
 
 -- floor(a / b) for b > 0 (bigint division truncates toward zero).
 CREATE OR REPLACE FUNCTION {{fn}}_floor_div(a bigint, b bigint) RETURNS bigint
-LANGUAGE sql IMMUTABLE STRICT AS $$
+LANGUAGE sql IMMUTABLE AS $$
     SELECT a / b - CASE WHEN a % b < 0 THEN 1 ELSE 0 END
 $$;
 
 -- a + b for a, b >= 0, saturating at the largest bigint.
 CREATE OR REPLACE FUNCTION {{fn}}_sat_add(a bigint, b bigint) RETURNS bigint
-LANGUAGE sql IMMUTABLE STRICT AS $$
+LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN a > 9223372036854775807 - b THEN 9223372036854775807 ELSE a + b END
 $$;
 
 -- ceil(n / d) for n >= 0, d > 0.
 CREATE OR REPLACE FUNCTION {{fn}}_ceil_div(n numeric, d numeric) RETURNS numeric
-LANGUAGE sql IMMUTABLE STRICT AS $$
+LANGUAGE sql IMMUTABLE AS $$
     SELECT div(n + d - 1, d)
 $$;
 
--- Set up the transaction of one call: how long it may wait for a row lock, and whether its commit waits for the WAL
--- flush. Both last until the call's transaction ends.
-CREATE OR REPLACE FUNCTION {{fn}}_begin(p_timeout_ms integer, p_async boolean) RETURNS void
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF p_timeout_ms IS NOT NULL THEN
-        PERFORM set_config('lock_timeout', p_timeout_ms || 'ms', true);
-    END IF;
-    IF p_async THEN
-        PERFORM set_config('synchronous_commit', 'off', true);
-    END IF;
-END $$;
+-- Sets up the transaction of a call that writes: how long it may wait for a row lock, and whether its commit waits
+-- for the WAL flush. Both last until the call's transaction ends. (Helpers written in SQL, as this one, are inlined
+-- into the calling expression by the planner; none is STRICT, which would prevent that.)
+CREATE OR REPLACE FUNCTION {{fn}}_begin(p_timeout_ms integer, p_async boolean) RETURNS text
+LANGUAGE sql VOLATILE AS $$
+    SELECT set_config('lock_timeout', p_timeout_ms || 'ms', true)
+           || CASE WHEN p_async THEN set_config('synchronous_commit', 'off', true) ELSE '' END
+$$;
 
 -- Deletes the expired rows among the 4 that follow p_id in key order, skipping any that another call holds. Called
 -- once per new row: ids are uniform digests, so each new key examines 4 random rows, and the expired part of the
@@ -70,21 +66,14 @@ LANGUAGE sql AS $$
         FOR UPDATE SKIP LOCKED)
 $$;
 
--- Writes a state: updates the row if p_found, else inserts it (and sweeps). Returns false if the insert lost a race
--- with another call inserting the same key: the caller then decides again on that row, locked.
-CREATE OR REPLACE FUNCTION {{fn}}_put(p_found boolean, p_id bytea, p_namespace text, p_state text, p_key text,
-                                     p_now bigint, p_expires_at bigint, p_win bigint, p_cur bigint, p_prev bigint,
-                                     p_frac bigint, p_mark bigint, p_expiries bigint[], p_weights bigint[])
+-- Inserts the row of a new key (and sweeps). Returns false if another call inserted the same key first: the caller
+-- then decides again on that row, locked.
+CREATE OR REPLACE FUNCTION {{fn}}_insert(p_id bytea, p_namespace text, p_state text, p_key text, p_now bigint,
+                                        p_expires_at bigint, p_win bigint, p_cur bigint, p_prev bigint,
+                                        p_frac bigint, p_mark bigint, p_expiries bigint[], p_weights bigint[])
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
-    IF p_found THEN
-        UPDATE {{table}}
-        SET expires_at = p_expires_at, win = p_win, cur = p_cur, prev = p_prev, frac = p_frac, mark = p_mark,
-            expiries = p_expiries, weights = p_weights
-        WHERE id = p_id;
-        RETURN true;
-    END IF;
     INSERT INTO {{table}} (id, namespace, state, key, expires_at, win, cur, prev, frac, mark, expiries, weights)
     VALUES (p_id, p_namespace, p_state, p_key, p_expires_at, p_win, p_cur, p_prev, p_frac, p_mark, p_expiries,
             p_weights)
@@ -106,7 +95,7 @@ END $$;
 -- returning (allowed, remaining, reset_after, retry_after, place) as dev.sluice.spi.StoreDecision.
 --
 -- Each reads the row without a lock first. A decision that writes nothing (a peek, a rejection not counted) is
--- answered from that read: it is linearized at its snapshot. A decision that writes reads the row again FOR UPDATE
+-- answered from that read: it is linearized at its snapshot. A decision that writes reads the row again FOR NO KEY UPDATE
 -- (READ COMMITTED sees the newest version once the lock is granted) and decides on that; a new key is inserted
 -- (INSERT ... ON CONFLICT DO NOTHING), and a lost insert race is decided again on the winner's row, locked. So every
 -- write is a read-modify-write under the row lock, inside one statement of the caller: no update is ever lost.
@@ -131,11 +120,11 @@ DECLARE
     v_t     bigint;
     v_end   bigint;
     v_write boolean;
+    v_expires bigint;
 BEGIN
-    PERFORM {{fn}}_begin(p_timeout_ms, p_async);
     LOOP
         IF v_lock THEN
-            SELECT win, cur INTO v_win, v_count FROM {{table}} WHERE id = p_id FOR UPDATE;
+            SELECT win, cur INTO v_win, v_count FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
         ELSE
             SELECT win, cur INTO v_win, v_count FROM {{table}} WHERE id = p_id;
         END IF;
@@ -152,9 +141,12 @@ BEGIN
         v_t := greatest(v_now, v_win * p_window);
         allowed := v_count <= p_limit - p_cost;
         v_write := p_consume AND (allowed OR p_counted);
-        IF v_write AND v_found AND NOT v_lock THEN
+        IF v_write AND NOT v_lock THEN
+            PERFORM {{fn}}_begin(p_timeout_ms, p_async);
             v_lock := true;
-            CONTINUE;
+            IF v_found THEN
+                CONTINUE;
+            END IF;
         END IF;
         IF v_write THEN
             v_count := {{fn}}_sat_add(v_count, p_cost);
@@ -164,12 +156,18 @@ BEGIN
         reset_after := CASE WHEN v_count = 0 THEN 0 ELSE v_end END;
         retry_after := CASE WHEN allowed THEN 0 ELSE v_end END;
         place := v_win;
-        IF NOT v_write OR {{fn}}_put(v_found, p_id, p_namespace, p_state, p_key, v_now,
-                CASE WHEN v_count = 0 THEN c_min ELSE (v_win + 1) * p_window END,
+        IF NOT v_write THEN
+            RETURN;
+        END IF;
+        v_expires := CASE WHEN v_count = 0 THEN c_min ELSE (v_win + 1) * p_window END;
+        IF v_found THEN
+            UPDATE {{table}} SET expires_at = v_expires, win = v_win, cur = v_count WHERE id = p_id;
+            RETURN;
+        END IF;
+        IF {{fn}}_insert(p_id, p_namespace, p_state, p_key, v_now, v_expires,
                 v_win, v_count, NULL, NULL, NULL, NULL, NULL) THEN
             RETURN;
         END IF;
-        v_lock := true;
     END LOOP;
 END $$;
 
@@ -186,7 +184,7 @@ DECLARE
     v_k     bigint;
 BEGIN
     PERFORM {{fn}}_begin(p_timeout_ms, p_async);
-    SELECT win, cur INTO v_win, v_count FROM {{table}} WHERE id = p_id FOR UPDATE;
+    SELECT win, cur INTO v_win, v_count FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
     IF NOT FOUND THEN
         RETURN false;
     END IF;
@@ -199,9 +197,9 @@ BEGIN
         RETURN false;
     END IF;
     v_count := greatest(0, v_count - p_cost);
-    PERFORM {{fn}}_put(true, p_id, NULL, NULL, NULL, v_now,
-            CASE WHEN v_count = 0 THEN c_min ELSE (v_win + 1) * p_window END,
-            v_win, v_count, NULL, NULL, NULL, NULL, NULL);
+    UPDATE {{table}}
+    SET expires_at = CASE WHEN v_count = 0 THEN c_min ELSE (v_win + 1) * p_window END, win = v_win, cur = v_count
+    WHERE id = p_id;
     RETURN true;
 END $$;
 
@@ -211,7 +209,7 @@ END $$;
 -- The least e in [0, W] with floor(count·(W−e)/W) <= target.
 CREATE OR REPLACE FUNCTION {{fn}}_tail_elapsed_when(p_window bigint, p_count bigint, p_target bigint)
 RETURNS bigint
-LANGUAGE sql IMMUTABLE STRICT AS $$
+LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN p_count <= p_target THEN 0
                 ELSE p_window - ({{fn}}_ceil_div((p_target::numeric + 1) * p_window, p_count) - 1)::bigint END
 $$;
@@ -220,7 +218,7 @@ $$;
 CREATE OR REPLACE FUNCTION {{fn}}_tail_until(p_window bigint, p_cur bigint, p_prev bigint, p_target bigint,
                                             p_elapsed bigint)
 RETURNS bigint
-LANGUAGE sql IMMUTABLE STRICT AS $$
+LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN p_cur <= p_target
                 THEN greatest(0, {{fn}}_tail_elapsed_when(p_window, p_prev, p_target - p_cur) - p_elapsed)
                 ELSE p_window - p_elapsed + {{fn}}_tail_elapsed_when(p_window, p_cur, p_target) END
@@ -243,11 +241,11 @@ DECLARE
     v_k       bigint;
     v_elapsed bigint;
     v_write   boolean;
+    v_expires bigint;
 BEGIN
-    PERFORM {{fn}}_begin(p_timeout_ms, p_async);
     LOOP
         IF v_lock THEN
-            SELECT win, cur, prev INTO v_win, v_cur, v_prev FROM {{table}} WHERE id = p_id FOR UPDATE;
+            SELECT win, cur, prev INTO v_win, v_cur, v_prev FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
         ELSE
             SELECT win, cur, prev INTO v_win, v_cur, v_prev FROM {{table}} WHERE id = p_id;
         END IF;
@@ -267,9 +265,12 @@ BEGIN
         allowed := {{fn}}_sat_add(div(v_prev::numeric * (p_window - v_elapsed), p_window)::bigint, v_cur)
                    <= p_limit - p_cost;
         v_write := p_consume AND (allowed OR p_counted);
-        IF v_write AND v_found AND NOT v_lock THEN
+        IF v_write AND NOT v_lock THEN
+            PERFORM {{fn}}_begin(p_timeout_ms, p_async);
             v_lock := true;
-            CONTINUE;
+            IF v_found THEN
+                CONTINUE;
+            END IF;
         END IF;
         IF v_write THEN
             v_cur := {{fn}}_sat_add(v_cur, p_cost);
@@ -280,14 +281,20 @@ BEGIN
         retry_after := CASE WHEN allowed THEN 0
                             ELSE {{fn}}_tail_until(p_window, v_cur, v_prev, p_limit - p_cost, v_elapsed) END;
         place := v_win;
-        IF NOT v_write OR {{fn}}_put(v_found, p_id, p_namespace, p_state, p_key, v_now,
-                CASE WHEN v_cur > 0 THEN (v_win + 2) * p_window
-                     WHEN v_prev > 0 THEN (v_win + 1) * p_window
-                     ELSE c_min END,
+        IF NOT v_write THEN
+            RETURN;
+        END IF;
+        v_expires := CASE WHEN v_cur > 0 THEN (v_win + 2) * p_window
+                          WHEN v_prev > 0 THEN (v_win + 1) * p_window
+                          ELSE c_min END;
+        IF v_found THEN
+            UPDATE {{table}} SET expires_at = v_expires, win = v_win, cur = v_cur, prev = v_prev WHERE id = p_id;
+            RETURN;
+        END IF;
+        IF {{fn}}_insert(p_id, p_namespace, p_state, p_key, v_now, v_expires,
                 v_win, v_cur, v_prev, NULL, NULL, NULL, NULL) THEN
             RETURN;
         END IF;
-        v_lock := true;
     END LOOP;
 END $$;
 
@@ -305,7 +312,7 @@ DECLARE
     v_k    bigint;
 BEGIN
     PERFORM {{fn}}_begin(p_timeout_ms, p_async);
-    SELECT win, cur, prev INTO v_win, v_cur, v_prev FROM {{table}} WHERE id = p_id FOR UPDATE;
+    SELECT win, cur, prev INTO v_win, v_cur, v_prev FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
     IF NOT FOUND THEN
         RETURN false;
     END IF;
@@ -322,11 +329,12 @@ BEGIN
     ELSE
         RETURN false;
     END IF;
-    PERFORM {{fn}}_put(true, p_id, NULL, NULL, NULL, v_now,
-            CASE WHEN v_cur > 0 THEN (v_win + 2) * p_window
-                 WHEN v_prev > 0 THEN (v_win + 1) * p_window
-                 ELSE c_min END,
-            v_win, v_cur, v_prev, NULL, NULL, NULL, NULL);
+    UPDATE {{table}}
+    SET expires_at = CASE WHEN v_cur > 0 THEN (v_win + 2) * p_window
+                          WHEN v_prev > 0 THEN (v_win + 1) * p_window
+                          ELSE c_min END,
+        win = v_win, cur = v_cur, prev = v_prev
+    WHERE id = p_id;
     RETURN true;
 END $$;
 
@@ -336,7 +344,7 @@ END $$;
 -- Time until the bucket holds p_n tokens.
 CREATE OR REPLACE FUNCTION {{fn}}_tb_until(p_limit bigint, p_window bigint, p_tokens bigint, p_frac bigint, p_n bigint)
 RETURNS bigint
-LANGUAGE sql IMMUTABLE STRICT AS $$
+LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN p_tokens >= p_n THEN 0
                 ELSE {{fn}}_ceil_div((p_n - p_tokens)::numeric * p_window - p_frac, p_limit)::bigint END
 $$;
@@ -357,11 +365,11 @@ DECLARE
     v_last   bigint;
     v_grown  numeric;
     v_write  boolean;
+    v_expires bigint;
 BEGIN
-    PERFORM {{fn}}_begin(p_timeout_ms, p_async);
     LOOP
         IF v_lock THEN
-            SELECT cur, frac, mark INTO v_tokens, v_frac, v_last FROM {{table}} WHERE id = p_id FOR UPDATE;
+            SELECT cur, frac, mark INTO v_tokens, v_frac, v_last FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
         ELSE
             SELECT cur, frac, mark INTO v_tokens, v_frac, v_last FROM {{table}} WHERE id = p_id;
         END IF;
@@ -393,9 +401,12 @@ BEGIN
         END IF;
         allowed := v_tokens >= p_cost;
         v_write := p_consume AND (allowed OR p_counted);
-        IF v_write AND v_found AND NOT v_lock THEN
+        IF v_write AND NOT v_lock THEN
+            PERFORM {{fn}}_begin(p_timeout_ms, p_async);
             v_lock := true;
-            CONTINUE;
+            IF v_found THEN
+                CONTINUE;
+            END IF;
         END IF;
         IF v_write THEN
             IF allowed THEN
@@ -409,12 +420,18 @@ BEGIN
         reset_after := {{fn}}_tb_until(p_limit, p_window, v_tokens, v_frac, p_limit);
         retry_after := CASE WHEN allowed THEN 0 ELSE {{fn}}_tb_until(p_limit, p_window, v_tokens, v_frac, p_cost) END;
         place := 0;
-        IF NOT v_write OR {{fn}}_put(v_found, p_id, p_namespace, p_state, p_key, v_now,
-                CASE WHEN v_tokens >= p_limit THEN c_min ELSE v_last + reset_after END,
+        IF NOT v_write THEN
+            RETURN;
+        END IF;
+        v_expires := CASE WHEN v_tokens >= p_limit THEN c_min ELSE v_last + reset_after END;
+        IF v_found THEN
+            UPDATE {{table}} SET expires_at = v_expires, cur = v_tokens, frac = v_frac, mark = v_last WHERE id = p_id;
+            RETURN;
+        END IF;
+        IF {{fn}}_insert(p_id, p_namespace, p_state, p_key, v_now, v_expires,
                 NULL, v_tokens, NULL, v_frac, v_last, NULL, NULL) THEN
             RETURN;
         END IF;
-        v_lock := true;
     END LOOP;
 END $$;
 
@@ -432,7 +449,7 @@ DECLARE
     v_grown  numeric;
 BEGIN
     PERFORM {{fn}}_begin(p_timeout_ms, p_async);
-    SELECT cur, frac, mark INTO v_tokens, v_frac, v_last FROM {{table}} WHERE id = p_id FOR UPDATE;
+    SELECT cur, frac, mark INTO v_tokens, v_frac, v_last FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
     IF NOT FOUND OR v_tokens >= p_limit THEN
         RETURN false;
     END IF;
@@ -458,10 +475,11 @@ BEGIN
     IF v_tokens = p_limit THEN
         v_frac := 0;
     END IF;
-    PERFORM {{fn}}_put(true, p_id, NULL, NULL, NULL, v_now,
-            CASE WHEN v_tokens >= p_limit THEN c_min
-                 ELSE v_last + {{fn}}_tb_until(p_limit, p_window, v_tokens, v_frac, p_limit) END,
-            NULL, v_tokens, NULL, v_frac, v_last, NULL, NULL);
+    UPDATE {{table}}
+    SET expires_at = CASE WHEN v_tokens >= p_limit THEN c_min
+                          ELSE v_last + {{fn}}_tb_until(p_limit, p_window, v_tokens, v_frac, p_limit) END,
+        cur = v_tokens, frac = v_frac, mark = v_last
+    WHERE id = p_id;
     RETURN true;
 END $$;
 
@@ -488,11 +506,11 @@ DECLARE
     v_deadline bigint;
     v_headroom bigint;
     v_write    boolean;
+    v_expires bigint;
 BEGIN
-    PERFORM {{fn}}_begin(p_timeout_ms, p_async);
     LOOP
         IF v_lock THEN
-            SELECT mark, frac INTO v_tat, v_frac FROM {{table}} WHERE id = p_id FOR UPDATE;
+            SELECT mark, frac INTO v_tat, v_frac FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
         ELSE
             SELECT mark, frac INTO v_tat, v_frac FROM {{table}} WHERE id = p_id;
         END IF;
@@ -511,9 +529,12 @@ BEGIN
         v_deadline := v_now + p_window;
         allowed := v_next < v_deadline OR (v_next = v_deadline AND v_next_frac = 0);
         v_write := p_consume AND (allowed OR p_counted);
-        IF v_write AND v_found AND NOT v_lock THEN
+        IF v_write AND NOT v_lock THEN
+            PERFORM {{fn}}_begin(p_timeout_ms, p_async);
             v_lock := true;
-            CONTINUE;
+            IF v_found THEN
+                CONTINUE;
+            END IF;
         END IF;
         IF v_write THEN
             IF allowed THEN
@@ -539,12 +560,18 @@ BEGIN
         retry_after := CASE WHEN allowed THEN 0
                             ELSE v_next - v_deadline + CASE WHEN v_next_frac > 0 THEN 1 ELSE 0 END END;
         place := 0;
-        IF NOT v_write OR {{fn}}_put(v_found, p_id, p_namespace, p_state, p_key, v_now,
-                CASE WHEN v_tat = c_min THEN c_min ELSE v_tat + CASE WHEN v_frac > 0 THEN 1 ELSE 0 END END,
+        IF NOT v_write THEN
+            RETURN;
+        END IF;
+        v_expires := CASE WHEN v_tat = c_min THEN c_min ELSE v_tat + CASE WHEN v_frac > 0 THEN 1 ELSE 0 END END;
+        IF v_found THEN
+            UPDATE {{table}} SET expires_at = v_expires, frac = v_frac, mark = v_tat WHERE id = p_id;
+            RETURN;
+        END IF;
+        IF {{fn}}_insert(p_id, p_namespace, p_state, p_key, v_now, v_expires,
                 NULL, NULL, NULL, v_frac, v_tat, NULL, NULL) THEN
             RETURN;
         END IF;
-        v_lock := true;
     END LOOP;
 END $$;
 
@@ -560,7 +587,7 @@ DECLARE
     v_frac bigint;
 BEGIN
     PERFORM {{fn}}_begin(p_timeout_ms, p_async);
-    SELECT mark, frac INTO v_tat, v_frac FROM {{table}} WHERE id = p_id FOR UPDATE;
+    SELECT mark, frac INTO v_tat, v_frac FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
     IF NOT FOUND OR v_tat < v_now OR (v_tat = v_now AND v_frac = 0) THEN
         RETURN false;
     END IF;
@@ -574,9 +601,10 @@ BEGIN
         v_tat := c_min;
         v_frac := 0;
     END IF;
-    PERFORM {{fn}}_put(true, p_id, NULL, NULL, NULL, v_now,
-            CASE WHEN v_tat = c_min THEN c_min ELSE v_tat + CASE WHEN v_frac > 0 THEN 1 ELSE 0 END END,
-            NULL, NULL, NULL, v_frac, v_tat, NULL, NULL);
+    UPDATE {{table}}
+    SET expires_at = CASE WHEN v_tat = c_min THEN c_min ELSE v_tat + CASE WHEN v_frac > 0 THEN 1 ELSE 0 END END,
+        frac = v_frac, mark = v_tat
+    WHERE id = p_id;
     RETURN true;
 END $$;
 
@@ -588,7 +616,7 @@ END $$;
 
 CREATE OR REPLACE FUNCTION {{fn}}_log_expiry(p_now bigint, p_window bigint, p_sub bigint, p_strict boolean)
 RETURNS bigint
-LANGUAGE sql IMMUTABLE STRICT AS $$
+LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN p_sub = 0 THEN p_now + p_window
                 ELSE {{fn}}_floor_div(p_now, p_sub) * p_sub + p_window + CASE WHEN p_strict THEN p_sub ELSE 0 END END
 $$;
@@ -614,11 +642,11 @@ DECLARE
     v_expiry bigint;
     v_excess numeric;
     v_write  boolean;
+    v_expires bigint;
 BEGIN
-    PERFORM {{fn}}_begin(p_timeout_ms, p_async);
     LOOP
         IF v_lock THEN
-            SELECT expiries, weights INTO v_e, v_w FROM {{table}} WHERE id = p_id FOR UPDATE;
+            SELECT expiries, weights INTO v_e, v_w FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
         ELSE
             SELECT expiries, weights INTO v_e, v_w FROM {{table}} WHERE id = p_id;
         END IF;
@@ -641,9 +669,12 @@ BEGIN
         v_total := least(v_sum, c_max)::bigint;
         allowed := v_total <= p_limit - p_cost;
         v_write := p_consume AND (allowed OR p_counted);
-        IF v_write AND v_found AND NOT v_lock THEN
+        IF v_write AND NOT v_lock THEN
+            PERFORM {{fn}}_begin(p_timeout_ms, p_async);
             v_lock := true;
-            CONTINUE;
+            IF v_found THEN
+                CONTINUE;
+            END IF;
         END IF;
         IF v_write THEN
             v_expiry := {{fn}}_log_expiry(v_now, p_window, p_sub, p_strict);
@@ -673,11 +704,18 @@ BEGIN
             END LOOP;
         END IF;
         place := CASE WHEN v_n = 0 THEN c_min ELSE v_e[v_n] END;
-        IF NOT v_write OR {{fn}}_put(v_found, p_id, p_namespace, p_state, p_key, v_now, place,
+        IF NOT v_write THEN
+            RETURN;
+        END IF;
+        v_expires := place;
+        IF v_found THEN
+            UPDATE {{table}} SET expires_at = v_expires, expiries = v_e, weights = v_w WHERE id = p_id;
+            RETURN;
+        END IF;
+        IF {{fn}}_insert(p_id, p_namespace, p_state, p_key, v_now, v_expires,
                 NULL, NULL, NULL, NULL, NULL, v_e, v_w) THEN
             RETURN;
         END IF;
-        v_lock := true;
     END LOOP;
 END $$;
 
@@ -697,7 +735,7 @@ DECLARE
     v_back bigint;
 BEGIN
     PERFORM {{fn}}_begin(p_timeout_ms, p_async);
-    SELECT expiries, weights INTO v_e, v_w FROM {{table}} WHERE id = p_id FOR UPDATE;
+    SELECT expiries, weights INTO v_e, v_w FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
     IF NOT FOUND OR p_place <= v_now THEN
         RETURN false;
     END IF;
@@ -726,8 +764,8 @@ BEGIN
         v_e := v_e[v_i:v_n];
         v_w := v_w[v_i:v_n];
     END IF;
-    PERFORM {{fn}}_put(true, p_id, NULL, NULL, NULL, v_now,
-            CASE WHEN v_i > v_n THEN c_min ELSE v_e[array_length(v_e, 1)] END,
-            NULL, NULL, NULL, NULL, NULL, v_e, v_w);
+    UPDATE {{table}}
+    SET expires_at = CASE WHEN v_i > v_n THEN c_min ELSE v_e[array_length(v_e, 1)] END, expiries = v_e, weights = v_w
+    WHERE id = p_id;
     RETURN v_back > 0;
 END $$;
