@@ -62,14 +62,14 @@ public final class PostgresStore implements RateLimitStore {
      * A decision is "SELECT * FROM sluice_limit_decide_tb(id, ..., cost, consume, now, ...)". The function reads the
      * key's row without a lock and decides. If the answer writes nothing (a peek, or a rejection that is not
      * counted), it returns at once: the answer is the one at its snapshot, and a crowd rejected on a hot key never
-     * queues for the row lock. Otherwise it reads the row again with FOR UPDATE, which at READ COMMITTED waits for any
-     * concurrent writer and then sees its committed version, decides on that, and writes the row back (or inserts a
-     * new one; a lost insert race is decided again on the winner's row). The read-decide-write is thus serialized per
-     * key by the row lock, inside one statement: no update is lost, and different keys never wait for each other.
+     * queues for the row lock. Otherwise it reads the row again FOR NO KEY UPDATE, which at READ COMMITTED waits for
+     * any concurrent writer and then sees its committed version, decides on that, and writes the row back (or inserts
+     * a new one; a lost insert race is decided again on the winner's row). The read-decide-write is thus serialized
+     * per key by the row lock, inside one statement: no update is lost, and different keys never wait for each other.
      *
      * Example: a token bucket of 3 per 60 s, drained at 12:00:00, two instances A and B. At 12:00:20 both send a
      * request. Both read tokens = 0, frac = 0, last = 12:00:00 and both see one token refilled, so both want to
-     * write; A locks first, refills to 1 token, takes it (tokens 0, last 12:00:20) and commits; B's FOR UPDATE then
+     * write; A locks first, refills to 1 token, takes it (tokens 0, last 12:00:20) and commits; B's locked read then
      * returns A's version, refills nothing (no time has passed since 12:00:20) and rejects, retry after 20 s. One
      * admitted, as on one machine.
      *

@@ -14,7 +14,7 @@ CREATE TABLE IF NOT EXISTS {{table}} (
     key        text   NOT NULL,     -- the key as given, for reading only (U+0000 is shown as U+2400)
     expires_at bigint NOT NULL,     -- from then on the row decides as a missing one would, and may be deleted
     win        bigint,              -- FIXED_WINDOW, SLIDING_TAIL: index of the current window
-    cur        bigint,              -- FIXED_WINDOW: count; SLIDING_TAIL: count of the current window; TOKEN_BUCKET: tokens
+    cur        bigint,              -- FIXED_WINDOW: count; SLIDING_TAIL: the current window's; TOKEN_BUCKET: tokens
     prev       bigint,              -- SLIDING_TAIL: count of the previous window
     frac       bigint,              -- TOKEN_BUCKET: fractional token (over the window); LEAKY_BUCKET: of tat (over L)
     mark       bigint,              -- TOKEN_BUCKET: time of the last refill; LEAKY_BUCKET: theoretical arrival time
@@ -95,8 +95,8 @@ END $$;
 -- returning (allowed, remaining, reset_after, retry_after, place) as dev.sluice.spi.StoreDecision.
 --
 -- Each reads the row without a lock first. A decision that writes nothing (a peek, a rejection not counted) is
--- answered from that read: it is linearized at its snapshot. A decision that writes reads the row again FOR NO KEY UPDATE
--- (READ COMMITTED sees the newest version once the lock is granted) and decides on that; a new key is inserted
+-- answered from that read: it is linearized at its snapshot. A decision that writes reads the row again FOR NO KEY
+-- UPDATE (READ COMMITTED sees the newest version once the lock is granted) and decides on that; a new key is inserted
 -- (INSERT ... ON CONFLICT DO NOTHING), and a lost insert race is decided again on the winner's row, locked. So every
 -- write is a read-modify-write under the row lock, inside one statement of the caller: no update is ever lost.
 -- Time passing (a window advanced, a bucket refilled, entries pruned) is not written by a decision that takes

@@ -6,7 +6,10 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 
-/** Each thread's allowed and denied decisions, reported by JMH as the secondary results {@code allowed}, {@code denied}. */
+/**
+ * Each thread's allowed and denied decisions, reported by JMH as the secondary results {@code allowed} and
+ * {@code denied}.
+ */
 @State(Scope.Thread)
 @AuxCounters(AuxCounters.Type.EVENTS)
 public class PgOutcomes {
