@@ -13,15 +13,24 @@ import javax.sql.DataSource;
 /** Connection pools for the tests, configured as the store's class comment asks: every wait bounded. */
 final class Databases {
 
+    /**
+     * The store timeout (and pool borrowing bound) of the tests about semantics rather than failures: a loaded
+     * machine must not turn a slow answer into a failure there.
+     */
+    static final Duration PATIENCE = Duration.ofSeconds(10);
+
     private static HikariDataSource shared;  // guarded by Databases.class
 
     private Databases() {
     }
 
-    /** A pool on the JVM-wide test server, shared by the test classes; never closed (the JVM's exit ends it). */
+    /**
+     * A pool on the JVM-wide test server, shared by the test classes, borrowing within {@link #PATIENCE}; never
+     * closed (the JVM's exit ends it).
+     */
     static synchronized DataSource shared() {
         if (shared == null) {
-            shared = pool(PostgresServers.shared(), 8);
+            shared = pool(PostgresServers.shared(), 8, PATIENCE);
         }
         return shared;
     }

@@ -42,7 +42,7 @@ class ExpiryTest {
     @BeforeEach
     void emptyTable() throws SQLException {
         store = PostgresStore.builder(dataSource).table(TABLE).timeSource(TimeSource.CLOCK)
-                .failurePolicy(FailurePolicy.THROW).build();
+                .failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE).build();
         Databases.execute(dataSource, "TRUNCATE " + TABLE);
         limiter = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(5, Duration.ofMinutes(1)).clock(clock)
                 .store(store).build();

@@ -27,7 +27,7 @@ class KeysTest {
     private final String run = UUID.randomUUID().toString();
 
     private final PostgresStore store = PostgresStore.builder(dataSource).table("sluice_keys")
-            .timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW).build();
+            .timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE).build();
     private final RateLimiter limiter = RateLimiter.builder(Algorithm.TOKEN_BUCKET).limit(2, Duration.ofMinutes(1))
             .clock(clock).store(store).build();
 
@@ -82,7 +82,7 @@ class KeysTest {
     @Test
     void namespacesSeparateLimiters() {
         PostgresStore other = PostgresStore.builder(dataSource).table("sluice_keys").namespace("other-app")
-                .timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW).build();
+                .timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE).build();
         RateLimiter otherLimiter = RateLimiter.builder(Algorithm.TOKEN_BUCKET).limit(2, Duration.ofMinutes(1))
                 .clock(clock).store(other).build();
         String key = run + "shared-name";

@@ -7,7 +7,8 @@ import dev.sluice.testkit.RateLimiterContract;
 
 /**
  * The store contract, unchanged, on a real PostgreSQL, timed by the limiter's hand-moved clock. A store failure
- * throws ({@link FailurePolicy#THROW}) so that it can never pass for an answer.
+ * throws ({@link FailurePolicy#THROW}) so that it can never pass for an answer; the timeout is generous, since this
+ * test is about answers, not about a loaded machine.
  */
 class PostgresContractTest extends RateLimiterContract {
 
@@ -21,6 +22,7 @@ class PostgresContractTest extends RateLimiterContract {
                         .table("sluice_contract")
                         .timeSource(TimeSource.CLOCK)
                         .failurePolicy(FailurePolicy.THROW)
+                        .timeout(Databases.PATIENCE)
                         .build();
             }
             return store;

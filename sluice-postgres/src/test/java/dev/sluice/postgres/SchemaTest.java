@@ -45,7 +45,7 @@ class SchemaTest {
 
     private PostgresStore.Builder builder() {
         return PostgresStore.builder(dataSource).table(table).timeSource(TimeSource.CLOCK)
-                .failurePolicy(FailurePolicy.THROW);
+                .failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE);
     }
 
     private RateLimiter limiter(PostgresStore store) {
@@ -67,7 +67,7 @@ class SchemaTest {
                 Callable<PostgresStore> build = () -> {
                     start.await();
                     return PostgresStore.builder(pool).table(table).timeSource(TimeSource.CLOCK)
-                            .failurePolicy(FailurePolicy.THROW).build();
+                            .failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE).build();
                 };
                 built.add(threads.submit(build));
             }

@@ -30,7 +30,7 @@ class StoreTimeTest {
     private final DataSource dataSource = Databases.shared();
     private final ManualClock wrongClock = new ManualClock(Instant.parse("2000-01-01T00:00:00Z"));
     private final PostgresStore store = PostgresStore.builder(dataSource).table("sluice_store_time")
-            .failurePolicy(FailurePolicy.THROW).build();
+            .failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE).build();
 
     private long serverNanos() throws SQLException {
         return Databases.queryLong(dataSource, "SELECT sluice_store_time_now()");
