@@ -14,14 +14,24 @@ import dev.sluice.Decision;
 final class LeakyBucketState extends AlgorithmState {
 
     private long tat = Long.MIN_VALUE;
-    private long frac;  // numerator over L of the fractional nanosecond of tat
+    private long frac;                  // numerator over L of the fractional nanosecond of tat
+    private long last = Long.MIN_VALUE;  // the newest time this state has seen
+
+    /** {@code now}, or the newest time seen if the clock has stepped back: the level never rises by going back. */
+    private long advance(long now) {
+        if (now > last) {
+            last = now;
+        }
+        return last;
+    }
 
     private boolean emptyAt(long now) {
         return tat < now || (tat == now && frac == 0);
     }
 
     @Override
-    public Decision decide(Params p, long now, long cost, boolean consume) {
+    public Decision decide(Params p, long time, long cost, boolean consume) {
+        long now = advance(time);
         long inc = ExactMath.mulDiv(cost, p.window, p.limit);
         long incFrac = cost * p.window - inc * p.limit;  // exact: the true remainder is in [0, L)
         boolean empty = emptyAt(now);
@@ -70,7 +80,8 @@ final class LeakyBucketState extends AlgorithmState {
     }
 
     @Override
-    public boolean giveBack(Params p, long now, long cost, long place) {
+    public boolean giveBack(Params p, long time, long cost, long place) {
+        long now = advance(time);
         if (emptyAt(now)) {
             return false;
         }
