@@ -19,8 +19,11 @@ public abstract class AlgorithmState {
     AlgorithmState() {
     }
 
-    /** A fresh state for {@code algorithm}, as a key that has never been seen is at {@code now}. */
-    public static AlgorithmState create(Algorithm algorithm, Params p, long now) {
+    /**
+     * A fresh state for {@code algorithm}: a key that has never been seen. A fresh state decides alike whatever the
+     * time of its first request, so a store may create it before it reads the time.
+     */
+    public static AlgorithmState create(Algorithm algorithm, Params p) {
         switch (algorithm) {
             case FIXED_WINDOW:
                 return new FixedWindowState();
@@ -31,7 +34,7 @@ public abstract class AlgorithmState {
             case SLIDING_TAIL:
                 return new SlidingTailState();
             case TOKEN_BUCKET:
-                return new TokenBucketState(p, now);
+                return new TokenBucketState(p);
             case LEAKY_BUCKET:
                 return new LeakyBucketState();
             default:

@@ -78,7 +78,7 @@ final class InMemoryRateLimiter implements RateLimiter {
                 }
             }
         }
-        return AlgorithmState.create(config.algorithm(), params, now).decide(params, now, cost, false);
+        return AlgorithmState.create(config.algorithm(), params).decide(params, now, cost, false);
     }
 
     @Override
@@ -142,7 +142,7 @@ final class InMemoryRateLimiter implements RateLimiter {
                 return raced;
             }
         }
-        AlgorithmState fresh = AlgorithmState.create(config.algorithm(), params, now);
+        AlgorithmState fresh = AlgorithmState.create(config.algorithm(), params);
         AlgorithmState prior = states.putIfAbsent(key, fresh);
         if (prior != null) {
             size.decrementAndGet();

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
+import dev.sluice.Reservation;
 import dev.sluice.TestClock;
 import java.time.Duration;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -49,5 +50,36 @@ class BucketStateTest {
         Decision d = limiter.peek("k", 1);
         assertEquals(1, d.remaining(), "1.5 permits have come back in the 30 s since 12:00:30: " + d);
         assertEquals(Duration.ofSeconds(30), d.resetAfter(), d.toString());
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
+    void aReservationIsGoneOnceTheBucketHasBeenFullSince(Algorithm algorithm) {
+        RateLimiter limiter = bucket(algorithm, 3, false);
+        clock.at("12:00:00");
+        Reservation r = limiter.reserve("k", 3);
+        assertTrue(r.decision().allowed());
+        clock.at("12:01:00");
+        assertTrue(limiter.tryAcquire("k", 3).allowed(), "full again after one window");
+        assertFalse(r.cancel(), "the permits of 12:00:00 were refilled at 12:01:00; giving them back again would"
+                + " let 6 through at 12:01:00");
+        assertFalse(limiter.tryAcquire("k").allowed());
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
+    void aReservationCancelledBeforeTheBucketRefillsGivesBackWhatIsStillMissing(Algorithm algorithm) {
+        RateLimiter limiter = bucket(algorithm, 3, false);
+        clock.at("12:00:00");
+        Reservation r = limiter.reserve("k", 2);
+        assertTrue(limiter.tryAcquire("k").allowed());
+        clock.at("12:00:30");  // 1.5 permits back
+        assertTrue(r.cancel());
+        assertFalse(r.cancel(), "exactly once");
+        Decision d = limiter.peek("k", 3);
+        assertEquals(3, d.remaining(), "capped at the limit, not 3.5: " + d);
+        assertEquals(Duration.ZERO, d.resetAfter(), d.toString());
+        assertTrue(limiter.tryAcquire("k", 3).allowed());
+        assertFalse(limiter.tryAcquire("k").allowed(), "never more than the limit after a cancel");
     }
 }
