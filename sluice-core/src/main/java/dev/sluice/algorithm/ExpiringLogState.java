@@ -25,7 +25,7 @@ abstract class ExpiringLogState extends AlgorithmState {
     private long[] weight = EMPTY;
     private int head;
     private int size;
-    private long total;  // sum of weight over the live entries, saturating
+    private long total;  // sum of weight over the live entries, saturating at Long.MAX_VALUE
 
     /** The expiry of permits taken at {@code now}. */
     abstract long expiryOf(Params p, long now);
@@ -39,13 +39,15 @@ abstract class ExpiringLogState extends AlgorithmState {
     }
 
     private void prune(long now) {
+        int before = size;
+        long expired = 0;
         while (size > 0 && expiry[head] <= now) {
-            total -= weight[head];
+            expired += weight[head];  // may wrap when the total has saturated; then it is not used
             head = (head + 1) & (expiry.length - 1);
             size--;
         }
-        if (size == 0) {
-            total = 0;
+        if (size != before) {
+            subtract(expired);
         }
         if (expiry.length > 8 && size < expiry.length / 4) {
             resize(expiry.length / 2);
@@ -66,6 +68,22 @@ abstract class ExpiringLogState extends AlgorithmState {
             size++;
         }
         total = ExactMath.saturatedAdd(total, cost);
+    }
+
+    /**
+     * Takes {@code w}, just removed from the entries, off the total. A saturated total no longer knows the sum it
+     * stands for: it is counted again from the entries, so it never falls below what they still hold.
+     */
+    private void subtract(long w) {
+        if (total == Long.MAX_VALUE) {
+            long sum = 0;
+            for (int i = 0; i < size; i++) {
+                sum = ExactMath.saturatedAdd(sum, weight[at(i)]);
+            }
+            total = sum;
+        } else {
+            total -= w;
+        }
     }
 
     private void resize(int capacity) {
@@ -131,8 +149,8 @@ abstract class ExpiringLogState extends AlgorithmState {
                 int slot = at(mid);
                 long back = Math.min(weight[slot], cost);
                 weight[slot] -= back;
-                total -= back;
                 dropEmptyEnds();
+                subtract(back);
                 return back > 0;
             }
         }
