@@ -42,7 +42,7 @@ public record LimiterConfig(Algorithm algorithm, long limit, Duration window, Cl
         if (buckets <= 0) {
             throw new IllegalArgumentException("buckets must be > 0, was " + buckets);
         }
-        if (buckets > windowNanos) {
+        if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER && buckets > windowNanos) {
             throw new IllegalArgumentException("buckets must be at most the window in nanoseconds (" + windowNanos
                     + "), was " + buckets);
         }
@@ -84,7 +84,7 @@ public record LimiterConfig(Algorithm algorithm, long limit, Duration window, Cl
             throw new IllegalArgumentException("key must not be null");
         }
         if (key.isEmpty()) {
-            throw new IllegalArgumentException("key must not be empty");
+            throw new IllegalArgumentException("key must not be empty, was \"\"");
         }
         if (cost <= 0) {
             throw new IllegalArgumentException("cost must be > 0, was " + cost);

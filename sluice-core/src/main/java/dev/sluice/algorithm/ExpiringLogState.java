@@ -110,19 +110,24 @@ abstract class ExpiringLogState extends AlgorithmState {
         if (ok) {
             return Decision.allowed(p.limit, remaining, reset);
         }
-        return Decision.denied(p.limit, remaining, reset, untilFreed(total - (p.limit - cost), now));
+        return Decision.denied(p.limit, remaining, reset, untilAtMost(p.limit - cost, now));
     }
 
-    /** Time until the oldest entries holding at least {@code excess} permits have expired. */
-    private long untilFreed(long excess, long now) {
-        long freed = 0;
-        for (int i = 0; i < size; i++) {
-            freed += weight[at(i)];
-            if (freed >= excess) {
+    /**
+     * Time until the live entries hold at most {@code target} permits: the expiry of the newest entry that the
+     * newer ones, with it, would push past {@code target}. Summed from the newest, never past {@code target}, so
+     * it stays exact when the total has saturated.
+     */
+    private long untilAtMost(long target, long now) {
+        long held = 0;
+        for (int i = size - 1; i >= 0; i--) {
+            long w = weight[at(i)];
+            if (w > target - held) {
                 return expiry[at(i)] - now;
             }
+            held += w;
         }
-        return newest() - now;  // only reachable when the total saturated
+        return 0;
     }
 
     @Override

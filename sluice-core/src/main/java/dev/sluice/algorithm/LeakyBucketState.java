@@ -46,10 +46,12 @@ final class LeakyBucketState extends AlgorithmState {
         long incFrac = cost * p.window - inc * p.limit;  // exact: the true remainder is in [0, L)
         boolean empty = tat == Long.MIN_VALUE;
         long next = (empty ? now : tat) + inc;
-        long nextFrac = frac + incFrac;
-        if (nextFrac >= p.limit) {
+        long nextFrac;
+        if (incFrac >= p.limit - frac) {  // not frac + incFrac ≥ L: that sum overflows for L > 2^62
             next++;
-            nextFrac -= p.limit;
+            nextFrac = incFrac - (p.limit - frac);
+        } else {
+            nextFrac = frac + incFrac;
         }
         long deadline = now + p.window;
         boolean ok = next < deadline || (next == deadline && nextFrac == 0);

@@ -40,11 +40,12 @@ final class TokenBucketState extends AlgorithmState {
                     frac = 0;
                 } else {
                     long whole = ExactMath.mulAddDiv(elapsed, p.limit, frac, p.window);
-                    frac = elapsed * p.limit + frac - whole * p.window;  // exact: the true remainder is in [0, W)
-                    tokens += whole;
-                    if (tokens >= p.limit) {
+                    if (whole >= p.limit - tokens) {  // not tokens + whole ≥ L: that sum overflows for L > 2^62
                         tokens = p.limit;
                         frac = 0;
+                    } else {
+                        frac = elapsed * p.limit + frac - whole * p.window;  // exact: the true remainder is in [0, W)
+                        tokens += whole;
                     }
                 }
             }
@@ -89,7 +90,7 @@ final class TokenBucketState extends AlgorithmState {
         if (tokens >= p.limit || fullSeen > place) {
             return false;
         }
-        tokens = Math.min(p.limit, tokens + cost);
+        tokens = cost >= p.limit - tokens ? p.limit : tokens + cost;  // not tokens + cost: it overflows for L > 2^62
         if (tokens == p.limit) {
             frac = 0;
             fullSeen = t;
