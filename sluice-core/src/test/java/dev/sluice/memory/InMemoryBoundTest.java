@@ -9,8 +9,13 @@ import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
 import dev.sluice.TestClock;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -87,6 +92,59 @@ class InMemoryBoundTest {
                 }
             }
             assertEquals(1, allowed, "round " + round);
+        }
+    }
+
+    /**
+     * Forty keys sharing a bound of eight, 3 per 100 ms each, random traffic: no key ever has more than 3 admitted
+     * within 100 ms, a key is refused for want of room only when every held key is live, and such a refusal names
+     * the wait until the earliest of them is idle (at most the window).
+     */
+    @Test
+    void atTheBoundNoKeyIsEverAdmittedOverItsLimit() {
+        RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_LOG).limit(3, Duration.ofMillis(100)).clock(clock)
+                .store(InMemoryStore.builder().maximumKeys(8).build()).build();
+        Map<String, Deque<Long>> admitted = new HashMap<>();
+        Random random = new Random(7);
+        int noRoom = 0;
+        int allowed = 0;
+        for (int i = 0; i < 5_000; i++) {
+            clock.advance(Duration.ofMillis(random.nextInt(10)));
+            long now = clock.nanos();
+            String key = "k" + random.nextInt(40);
+            Deque<Long> times = admitted.computeIfAbsent(key, k -> new ArrayDeque<>());
+            while (!times.isEmpty() && times.peekFirst() <= now - 100_000_000L) {
+                times.removeFirst();
+            }
+            Decision d = limiter.tryAcquire(key);
+            if (d.allowed()) {
+                times.addLast(now);
+                allowed++;
+                assertTrue(times.size() <= 3, key + " admitted " + times.size() + " within 100 ms at request " + i);
+            } else {
+                assertTrue(d.retryAfter().compareTo(Duration.ofMillis(100)) <= 0, d.toString());
+                assertTrue(d.retryAfter().compareTo(Duration.ZERO) > 0, d.toString());
+                noRoom += times.size() < 3 ? 1 : 0;  // not its own limit: no room for it
+            }
+        }
+        assertTrue(noRoom > 100, "refused for want of room: " + noRoom);
+        assertTrue(allowed > 1_000, "admitted: " + allowed);
+    }
+
+    @Test
+    void keysHeldAtTheBoundAreDecidedExactlyAsWithoutABound() {
+        RateLimiter bounded = RateLimiter.builder(Algorithm.TOKEN_BUCKET).limit(3, Duration.ofSeconds(60)).clock(clock)
+                .store(InMemoryStore.builder().maximumKeys(4).build()).build();
+        RateLimiter free = RateLimiter.builder(Algorithm.TOKEN_BUCKET).limit(3, Duration.ofSeconds(60)).clock(clock)
+                .build();
+        for (int k = 0; k < 4; k++) {
+            assertEquals(free.tryAcquire("held" + k), bounded.tryAcquire("held" + k));
+        }
+        for (int i = 0; i < 50; i++) {
+            clock.advance(Duration.ofSeconds(3));
+            String held = "held" + (i % 4);
+            assertEquals(free.tryAcquire(held, 1 + i % 3), bounded.tryAcquire(held, 1 + i % 3), "request " + i);
+            assertFalse(bounded.tryAcquire("new" + i).allowed(), "no room for new" + i);
         }
     }
 }
