@@ -97,7 +97,16 @@ final class InMemoryRateLimiter implements RateLimiter {
         if (size.get() >= maximumKeys) {
             long until = makeRoom(now);
             if (until != ROOM) {
-                return noRoom(until, now);
+                s = states.get(key);  // another thread may have just created it
+                if (s == null) {
+                    return noRoom(until, now);
+                }
+                synchronized (s) {
+                    now = now();
+                    if (!s.isRetired()) {
+                        return s.decide(params, now, cost, false);
+                    }
+                }
             }
         }
         return AlgorithmState.create(config.algorithm(), params).decide(params, now, cost, false);
@@ -141,7 +150,7 @@ final class InMemoryRateLimiter implements RateLimiter {
             if (!takeSlot()) {
                 long now = now();
                 long until = makeRoom(now);
-                if (until != ROOM) {
+                if (until != ROOM && !states.containsKey(key)) {  // another thread may have just created it
                     return noRoom(until, now);
                 }
                 continue;

@@ -147,4 +147,27 @@ class InMemoryBoundTest {
             assertFalse(bounded.tryAcquire("new" + i).allowed(), "no room for new" + i);
         }
     }
+
+    /** Eight threads ask for the same new key at once against a bound of one key: all of them reach that key. */
+    @Test
+    void threadsRacingToCreateTheSameKeyAllReachIt() throws Exception {
+        for (int round = 0; round < 2000; round++) {
+            RateLimiter limiter = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(100, Duration.ofSeconds(60))
+                    .clock(clock).store(InMemoryStore.builder().maximumKeys(1).build()).build();
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<Decision>> futures = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    return limiter.tryAcquire("same");
+                }));
+            }
+            start.countDown();
+            for (Future<Decision> f : futures) {
+                Decision d = f.get();
+                assertTrue(d.allowed(), "round " + round + ": " + d);
+            }
+            assertEquals(92, limiter.peek("same", 1).remaining(), "round " + round);
+        }
+    }
 }
