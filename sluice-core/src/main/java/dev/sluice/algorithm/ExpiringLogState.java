@@ -13,8 +13,9 @@ import dev.sluice.Decision;
  *   strict                ... or while its end (k+1)·S &gt; now − W:                 expiresAt = (k+1)·S + W
  * </pre>
  *
- * Requests with the same expiry share one entry, so the sub-window counter holds at most {@code buckets + 1}
- * entries and the log one entry per distinct instant. Entries live in a ring of two parallel arrays whose
+ * Requests with the same expiry share one entry, so the sub-window counter holds one entry per sub-window that
+ * counts ({@code buckets}, one more when {@code S} does not divide {@code W}, one more when strict) and the log one
+ * entry per distinct instant. Entries live in a ring of two parallel arrays whose
  * capacity is a power of two, grown and shrunk by halves.
  */
 abstract class ExpiringLogState extends AlgorithmState {
