@@ -220,13 +220,19 @@ final class SynchronizedLimiter implements RateLimiter {
         }
     }
 
-    /** Drops keys with nothing to write and no request here for the idle timeout; returns how many. */
+    /**
+     * Drops the keys that are idle: nothing to write, no request here for the idle timeout, and no count known here
+     * that still counts (so dropping the key changes no decision this instance would take on what it knows).
+     *
+     * @return how many keys were dropped
+     */
     int evictIdle() {
         long now = now();
         int evicted = 0;
         for (KeyState ks : states.values()) {
             synchronized (ks) {
-                if (!ks.retired && ks.pending.isEmpty() && ks.doubt == null && now - ks.lastUsed >= idleNanos) {
+                if (!ks.retired && ks.pending.isEmpty() && ks.doubt == null && now - ks.lastUsed >= idleNanos
+                        && ks.view.expiresAt(params) <= now) {
                     ks.retired = true;
                     states.remove(ks.key, ks);
                     evicted++;

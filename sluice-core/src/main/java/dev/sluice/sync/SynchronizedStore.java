@@ -204,8 +204,8 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     }
 
     /**
-     * Drops idle keys (nothing to write, no request here for the idle timeout), then reads every key still held so
-     * this instance sees the counts the others have flushed. A store failure stops the refresh; decisions go on with
+     * Drops idle keys (see {@link Builder#idleTimeout}), then reads every key still held so this instance sees the
+     * counts the others have flushed. A store failure stops the refresh; decisions go on with
      * what was read before.
      *
      * @return whether every held key was read
@@ -439,8 +439,10 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         }
 
         /**
-         * How long a key with nothing to write may go without a request here before it is dropped from memory (it is
-         * read again from the store's record when it comes back); default each limiter's window.
+         * How long a key must go without a request here before it may be dropped from memory; default each limiter's
+         * window. A key is dropped (at a refresh) only when it also has nothing to write and none of the counts this
+         * instance knows for it still counts. A key that comes back is decided on what this instance takes for it
+         * until the next refresh reads its record.
          */
         public Builder idleTimeout(Duration timeout) {
             this.idleTimeout = requirePositive("idleTimeout", timeout);

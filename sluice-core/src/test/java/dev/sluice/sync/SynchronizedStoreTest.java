@@ -249,38 +249,46 @@ class SynchronizedStoreTest {
     // ---- eviction --------------------------------------------------------------------------------------------------
 
     @Test
-    void idleKeysAreEvictedAtRefreshButNeverWithCountsToWrite() {
+    void keysAreEvictedOnlyWhenIdleWithNothingToWriteAndNothingThatStillCounts() {
         SynchronizedStore a = SynchronizedStore.builder(shared).manualSync().idleTimeout(Duration.ofSeconds(30))
                 .build();
         SynchronizedStore b = instance();
-        RateLimiter atA = limiter(a, Algorithm.SLIDING_TAIL, 10, Duration.ofMinutes(10));
-        RateLimiter atB = limiter(b, Algorithm.SLIDING_TAIL, 10, Duration.ofMinutes(10));
-        atA.tryAcquire("flushed");
-        atA.tryAcquire("pending");
+        // the sliding tail counts a window's requests until the end of the next window
+        RateLimiter atA = limiter(a, Algorithm.SLIDING_TAIL, 10, Duration.ofMinutes(1));
+        RateLimiter atB = limiter(b, Algorithm.SLIDING_TAIL, 10, Duration.ofMinutes(1));
+        atA.tryAcquire("done");
         assertTrue(a.flush());
-        atA.tryAcquire("pending");
-        clock.advance(Duration.ofSeconds(29));
-        atA.tryAcquire("recent");
+        atA.tryAcquire("unwritten");
+        clock.at("12:01:30");
         assertTrue(a.refresh());
-        assertEquals(3, ((SynchronizedLimiter) atA).keyCount());
+        assertEquals(2, ((SynchronizedLimiter) atA).keyCount());   // "done": idle for 90 s, but its count still counts
+        clock.at("12:01:45");
+        atA.peek("recent", 1);
 
-        clock.advance(Duration.ofSeconds(1));   // 30 s since "flushed" and "pending" were last used
+        clock.at("12:02:00");
         assertTrue(a.refresh());
-        assertNull(held(atA, "flushed"));
-        assertEquals(1, held(atA, "pending").i());  // idle, but has a count to write: kept
+        assertNull(held(atA, "done"));
+        assertEquals(1, held(atA, "unwritten").i());    // its count no longer counts, but it was never written
+        assertEquals(0, held(atA, "recent").i());       // nothing to write, nothing counts, but idle for 15 s only
         assertEquals(2, ((SynchronizedLimiter) atA).keyCount());
         assertEquals(1, a.stats().evictions());
+        assertTrue(a.flush());                          // drops the count that no longer counts
+        assertEquals(1, a.stats().writes());
+        clock.at("12:02:15");
+        assertTrue(a.refresh());
+        assertEquals(0, ((SynchronizedLimiter) atA).keyCount());
+        assertEquals(3, a.stats().evictions());
 
         // the evicted key comes back: decided on nothing known until the next refresh reads its record
-        assertEquals(5, admitted(atB, "flushed", 5));
+        assertEquals(5, admitted(atB, "done", 5));
         assertTrue(b.flush());
-        assertEquals(9, atA.tryAcquire("flushed").remaining());
+        assertEquals(9, atA.tryAcquire("done").remaining());
         assertTrue(a.refresh());
-        assertEquals(1 + 5, held(atA, "flushed").g());
-        assertEquals(1, held(atA, "flushed").i());
-        assertEquals(10 - 6 - 1 - 1, atA.tryAcquire("flushed").remaining());
+        assertEquals(5, held(atA, "done").g());
+        assertEquals(1, held(atA, "done").i());
+        assertEquals(10 - 5 - 1 - 1, atA.tryAcquire("done").remaining());
         assertTrue(a.flush());
-        assertEquals(1 + 5 + 1 + 1, record(atA, "flushed").total());
+        assertEquals(5 + 1 + 1, record(atA, "done").total());
     }
 
     // ---- the local part is exact under concurrency ---------------------------------------------------------------
