@@ -11,7 +11,9 @@ import dev.sluice.spi.CounterWrite;
 import dev.sluice.spi.RateLimitStore;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
@@ -169,7 +171,8 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     }
 
     /**
-     * Writes {@code g + i} of every key with counts not yet written, in batches of the batch size, each write
+     * Writes {@code g + i} of every key with counts not yet written, in batches of at most the batch size per limiter
+     * (so a flush of {@code n} dirty keys of one limiter takes {@code ceil(n / batchSize)} calls), each write
      * expecting the version last read; re-reads and writes again the keys that met a conflict (up to a few rounds).
      * Writes whose outcome is in doubt from a failed call are settled first, by a read. A store failure stops the
      * flush: nothing is lost, the counts stay pending for the next one, and the failure goes to the failure listener.
@@ -272,10 +275,27 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         return keys;
     }
 
+    /**
+     * {@code keys} cut into the batches of the calls to the counter store: per limiter, so that one call concerns one
+     * space and never holds a key twice, and at most the batch size each.
+     */
+    private List<List<KeyState>> batches(List<KeyState> keys) {
+        Map<SynchronizedLimiter, List<KeyState>> byLimiter = new LinkedHashMap<>();
+        for (KeyState ks : keys) {
+            byLimiter.computeIfAbsent(ks.limiter, l -> new ArrayList<>()).add(ks);
+        }
+        List<List<KeyState>> batches = new ArrayList<>();
+        for (List<KeyState> group : byLimiter.values()) {
+            for (int from = 0; from < group.size(); from += batchSize) {
+                batches.add(group.subList(from, Math.min(group.size(), from + batchSize)));
+            }
+        }
+        return batches;
+    }
+
     /** Writes {@code dirty} in batches; adds the keys that met a conflict to {@code conflicted}. */
     private boolean write(List<KeyState> dirty, List<KeyState> conflicted) {
-        for (int from = 0; from < dirty.size(); from += batchSize) {
-            List<KeyState> batch = dirty.subList(from, Math.min(dirty.size(), from + batchSize));
+        for (List<KeyState> batch : batches(dirty)) {
             List<SynchronizedLimiter.Flight> flights = new ArrayList<>(batch.size());
             List<CounterWrite> batchWrites = new ArrayList<>(batch.size());
             for (KeyState ks : batch) {
@@ -319,8 +339,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
 
     /** Reads {@code keys} in batches and takes each record as the key's {@code g}. */
     private boolean load(List<KeyState> keys) {
-        for (int from = 0; from < keys.size(); from += batchSize) {
-            List<KeyState> batch = keys.subList(from, Math.min(keys.size(), from + batchSize));
+        for (List<KeyState> batch : batches(keys)) {
             List<CounterKey> ids = new ArrayList<>(batch.size());
             for (KeyState ks : batch) {
                 ids.add(ks.id);

@@ -158,6 +158,43 @@ class SynchronizedStoreTest {
         }
     }
 
+    @Test
+    void everyCallConcernsOneLimiterSoOneSpaceAndNoKeyTwice() {
+        List<List<CounterKey>> calls = new ArrayList<>();
+        CounterStore spy = new CounterStore() {
+            @Override
+            public List<CounterSnapshot> load(List<CounterKey> keys) {
+                calls.add(keys);
+                return shared.load(keys);
+            }
+
+            @Override
+            public boolean[] compareAndSet(List<CounterWrite> writes) {
+                calls.add(writes.stream().map(CounterWrite::key).toList());
+                return shared.compareAndSet(writes);
+            }
+        };
+        SynchronizedStore s = SynchronizedStore.builder(spy).manualSync().batchSize(4).build();
+        RateLimiter first = limiter(s, Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1));
+        RateLimiter same = limiter(s, Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1));   // the same space
+        RateLimiter other = limiter(s, Algorithm.SLIDING_TAIL, 100, Duration.ofMinutes(1));
+        for (int k = 0; k < 6; k++) {
+            first.tryAcquire("k" + k);
+            same.tryAcquire("k" + k);
+            other.tryAcquire("k" + k);
+        }
+        assertTrue(s.flush());
+        // 2 writes per limiter (4 + 2 keys); the second limiter's met the first's records: 2 reads, 2 writes again
+        assertEquals(10, calls.size(), calls.toString());
+        for (List<CounterKey> call : calls) {
+            assertEquals(1, call.stream().map(CounterKey::space).distinct().count(), call.toString());
+            assertEquals(call.size(), call.stream().distinct().count(), call.toString());
+        }
+        assertEquals(2, record(first, "k0").total());   // two limiters of one shape share the record
+        assertEquals(1, record(other, "k0").total());
+        assertEquals(6, s.stats().conflicts());
+    }
+
     // ---- outage ----------------------------------------------------------------------------------------------------
 
     @Test
