@@ -5,6 +5,7 @@ import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -90,7 +91,7 @@ public final class InMemoryCounterStore implements CounterStore {
         if (clock == null) {
             return false;
         }
-        java.time.Instant i = clock.instant();
+        Instant i = clock.instant();
         return i.getEpochSecond() * 1_000_000_000L + i.getNano() >= s.expireAtNanos();
     }
 
