@@ -29,24 +29,34 @@ public final class FrameStates {
                 || algorithm == Algorithm.SLIDING_WINDOW_COUNTER;
     }
 
-    /** How long after its start a frame still counts, in nanoseconds. */
+    /**
+     * How long after its start a frame still counts, in nanoseconds; at most {@code Long.MAX_VALUE / 4} (some 73
+     * years), so that a frame start near the present plus its lifetime never overflows.
+     */
     public static long lifetime(Algorithm algorithm, Params p) {
+        long cap = Long.MAX_VALUE / 4;
+        long w = Math.min(p.window, cap);
         switch (require(algorithm)) {
             case FIXED_WINDOW:
-                return p.window;
+                return w;
             case SLIDING_TAIL:
-                return 2 * p.window;
+                return Math.min(2 * w, cap);
             default:
-                return p.window + (p.strict ? p.subWindow : 0);
+                return Math.min(expiryOffset(p), cap);
         }
     }
 
     /** The start of the frame a {@link AlgorithmState#place place} names. */
     public static long frameOf(Algorithm algorithm, Params p, long place) {
         if (require(algorithm) == Algorithm.SLIDING_WINDOW_COUNTER) {
-            return place - lifetime(algorithm, p);
+            return place - expiryOffset(p);
         }
         return place * p.window;
+    }
+
+    /** How long after its start a sub-window's permits expire: what {@code SlidingWindowCounterState} adds. */
+    private static long expiryOffset(Params p) {
+        return p.window + (p.strict ? p.subWindow : 0);
     }
 
     /**
@@ -69,10 +79,10 @@ public final class FrameStates {
             }
             default: {
                 SlidingWindowCounterState s = new SlidingWindowCounterState();
-                long lifetime = lifetime(algorithm, p);
+                long offset = expiryOffset(p);
                 long[] expiries = new long[n];
                 for (int j = 0; j < n; j++) {
-                    expiries[j] = frames[j] + lifetime;
+                    expiries[j] = frames[j] + offset;
                 }
                 s.restore(expiries, counts, n);
                 return s;
