@@ -212,6 +212,9 @@ final class SynchronizedLimiter implements RateLimiter {
                     doubtful = snapshot.version() != a.expectedVersion();
                 }
             }
+            if (a == null && snapshot.version() == ks.global.version()) {
+                return false;   // the very record g already is (a version is never reused): nothing to rebuild
+            }
             ks.global = snapshot;
             FrameCounts merged = FrameCounts.of(snapshot.counters());
             merged.addAll(ks.pending, 1);
