@@ -17,7 +17,9 @@ CREATE TABLE IF NOT EXISTS {{table}} (
     cur        bigint,              -- FIXED_WINDOW: count; SLIDING_TAIL: the current window's; TOKEN_BUCKET: tokens
     prev       bigint,              -- SLIDING_TAIL: count of the previous window
     frac       bigint,              -- TOKEN_BUCKET: fractional token (over the window); LEAKY_BUCKET: of tat (over L)
-    mark       bigint,              -- TOKEN_BUCKET: time of the last refill; LEAKY_BUCKET: theoretical arrival time
+    tat        bigint,              -- LEAKY_BUCKET: theoretical arrival time, when the bucket is empty
+    last       bigint,              -- TOKEN_BUCKET, LEAKY_BUCKET: the newest time seen (a bucket's last refill)
+    seen       bigint,              -- TOKEN_BUCKET: the newest time seen full; LEAKY_BUCKET: seen empty
     expiries   bigint[],            -- SLIDING_LOG, SLIDING_WINDOW_COUNTER: entry expiry times, increasing
     weights    bigint[]             --   ... and the permits each entry holds
 ) WITH (fillfactor = 70);           -- room for HOT updates: a decision rewrites its row in place
@@ -70,13 +72,15 @@ $$;
 -- then decides again on that row, locked.
 CREATE OR REPLACE FUNCTION {{fn}}_insert(p_id bytea, p_namespace text, p_state text, p_key text, p_now bigint,
                                         p_expires_at bigint, p_win bigint, p_cur bigint, p_prev bigint,
-                                        p_frac bigint, p_mark bigint, p_expiries bigint[], p_weights bigint[])
+                                        p_frac bigint, p_tat bigint, p_last bigint, p_seen bigint,
+                                        p_expiries bigint[], p_weights bigint[])
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO {{table}} (id, namespace, state, key, expires_at, win, cur, prev, frac, mark, expiries, weights)
-    VALUES (p_id, p_namespace, p_state, p_key, p_expires_at, p_win, p_cur, p_prev, p_frac, p_mark, p_expiries,
-            p_weights)
+    INSERT INTO {{table}} (id, namespace, state, key, expires_at, win, cur, prev, frac, tat, last, seen, expiries,
+                           weights)
+    VALUES (p_id, p_namespace, p_state, p_key, p_expires_at, p_win, p_cur, p_prev, p_frac, p_tat, p_last, p_seen,
+            p_expiries, p_weights)
     ON CONFLICT (id) DO NOTHING;
     IF NOT FOUND THEN
         RETURN false;
@@ -165,7 +169,7 @@ BEGIN
             RETURN;
         END IF;
         IF {{fn}}_insert(p_id, p_namespace, p_state, p_key, v_now, v_expires,
-                v_win, v_count, NULL, NULL, NULL, NULL, NULL) THEN
+                v_win, v_count, NULL, NULL, NULL, NULL, NULL, NULL, NULL) THEN
             RETURN;
         END IF;
     END LOOP;
@@ -292,7 +296,7 @@ BEGIN
             RETURN;
         END IF;
         IF {{fn}}_insert(p_id, p_namespace, p_state, p_key, v_now, v_expires,
-                v_win, v_cur, v_prev, NULL, NULL, NULL, NULL) THEN
+                v_win, v_cur, v_prev, NULL, NULL, NULL, NULL, NULL, NULL) THEN
             RETURN;
         END IF;
     END LOOP;
@@ -339,7 +343,8 @@ BEGIN
 END $$;
 
 -- TOKEN_BUCKET (TokenBucketState): tokens + frac/W, refilled continuously at L/W, full at first. A row written under
--- a larger limit is read as full under a smaller one.
+-- a larger limit is read as full under a smaller one. A reservation's place is the time it was taken; once the bucket
+-- has been seen full since, the refill has given its tokens back and its cancel returns nothing.
 
 -- Time until the bucket holds p_n tokens.
 CREATE OR REPLACE FUNCTION {{fn}}_tb_until(p_limit bigint, p_window bigint, p_tokens bigint, p_frac bigint, p_n bigint)
@@ -356,32 +361,36 @@ CREATE OR REPLACE FUNCTION {{fn}}_decide_tb(
     OUT allowed boolean, OUT remaining bigint, OUT reset_after bigint, OUT retry_after bigint, OUT place bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
-    c_min    CONSTANT bigint := -9223372036854775808;
-    v_now    bigint := coalesce(p_now, {{fn}}_now());
-    v_lock   boolean := false;
-    v_found  boolean;
-    v_tokens bigint;
-    v_frac   bigint;
-    v_last   bigint;
-    v_grown  numeric;
-    v_write  boolean;
+    c_min     CONSTANT bigint := -9223372036854775808;
+    v_now     bigint := coalesce(p_now, {{fn}}_now());
+    v_lock    boolean := false;
+    v_found   boolean;
+    v_tokens  bigint;
+    v_frac    bigint;
+    v_last    bigint;
+    v_seen    bigint;
+    v_grown   numeric;
+    v_whole   bigint;
+    v_write   boolean;
     v_expires bigint;
 BEGIN
     LOOP
         IF v_lock THEN
-            SELECT cur, frac, mark INTO v_tokens, v_frac, v_last FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
+            SELECT cur, frac, last, seen INTO v_tokens, v_frac, v_last, v_seen
+            FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
         ELSE
-            SELECT cur, frac, mark INTO v_tokens, v_frac, v_last FROM {{table}} WHERE id = p_id;
+            SELECT cur, frac, last, seen INTO v_tokens, v_frac, v_last, v_seen FROM {{table}} WHERE id = p_id;
         END IF;
         v_found := FOUND;
+        IF NOT v_found THEN
+            v_last := c_min;
+            v_seen := c_min;
+        END IF;
         IF NOT v_found OR v_tokens >= p_limit THEN
             v_tokens := p_limit;
             v_frac := 0;
-            IF NOT v_found THEN
-                v_last := v_now;
-            END IF;
         END IF;
-        -- refill
+        -- advance: refill up to now; an older now refills nothing
         IF v_now > v_last THEN
             IF v_tokens < p_limit THEN
                 IF v_now - v_last >= p_window THEN
@@ -389,15 +398,20 @@ BEGIN
                     v_frac := 0;
                 ELSE
                     v_grown := (v_now - v_last)::numeric * p_limit + v_frac;
-                    v_tokens := v_tokens + div(v_grown, p_window)::bigint;
-                    v_frac := mod(v_grown, p_window)::bigint;
-                    IF v_tokens >= p_limit THEN
+                    v_whole := div(v_grown, p_window)::bigint;
+                    IF v_whole >= p_limit - v_tokens THEN
                         v_tokens := p_limit;
                         v_frac := 0;
+                    ELSE
+                        v_frac := mod(v_grown, p_window)::bigint;
+                        v_tokens := v_tokens + v_whole;
                     END IF;
                 END IF;
             END IF;
             v_last := v_now;
+        END IF;
+        IF v_tokens >= p_limit THEN
+            v_seen := v_last;
         END IF;
         allowed := v_tokens >= p_cost;
         v_write := p_consume AND (allowed OR p_counted);
@@ -419,17 +433,19 @@ BEGIN
         remaining := v_tokens;
         reset_after := {{fn}}_tb_until(p_limit, p_window, v_tokens, v_frac, p_limit);
         retry_after := CASE WHEN allowed THEN 0 ELSE {{fn}}_tb_until(p_limit, p_window, v_tokens, v_frac, p_cost) END;
-        place := 0;
+        place := v_last;
         IF NOT v_write THEN
             RETURN;
         END IF;
         v_expires := CASE WHEN v_tokens >= p_limit THEN c_min ELSE v_last + reset_after END;
         IF v_found THEN
-            UPDATE {{table}} SET expires_at = v_expires, cur = v_tokens, frac = v_frac, mark = v_last WHERE id = p_id;
+            UPDATE {{table}}
+            SET expires_at = v_expires, cur = v_tokens, frac = v_frac, last = v_last, seen = v_seen
+            WHERE id = p_id;
             RETURN;
         END IF;
         IF {{fn}}_insert(p_id, p_namespace, p_state, p_key, v_now, v_expires,
-                NULL, v_tokens, NULL, v_frac, v_last, NULL, NULL) THEN
+                NULL, v_tokens, NULL, v_frac, NULL, v_last, v_seen, NULL, NULL) THEN
             RETURN;
         END IF;
     END LOOP;
@@ -446,12 +462,15 @@ DECLARE
     v_tokens bigint;
     v_frac   bigint;
     v_last   bigint;
+    v_seen   bigint;
     v_grown  numeric;
+    v_whole  bigint;
 BEGIN
     PERFORM {{fn}}_begin(p_timeout_ms, p_async);
-    SELECT cur, frac, mark INTO v_tokens, v_frac, v_last FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
+    SELECT cur, frac, last, seen INTO v_tokens, v_frac, v_last, v_seen
+    FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
     IF NOT FOUND OR v_tokens >= p_limit THEN
-        RETURN false;
+        RETURN false;  -- full: a later call sees it full, at a later time, as this one would
     END IF;
     IF v_now > v_last THEN
         IF v_now - v_last >= p_window THEN
@@ -459,31 +478,37 @@ BEGIN
             v_frac := 0;
         ELSE
             v_grown := (v_now - v_last)::numeric * p_limit + v_frac;
-            v_tokens := v_tokens + div(v_grown, p_window)::bigint;
-            v_frac := mod(v_grown, p_window)::bigint;
-            IF v_tokens >= p_limit THEN
+            v_whole := div(v_grown, p_window)::bigint;
+            IF v_whole >= p_limit - v_tokens THEN
                 v_tokens := p_limit;
                 v_frac := 0;
+            ELSE
+                v_frac := mod(v_grown, p_window)::bigint;
+                v_tokens := v_tokens + v_whole;
             END IF;
         END IF;
         v_last := v_now;
     END IF;
-    IF v_tokens >= p_limit THEN
+    IF v_tokens >= p_limit OR v_seen > p_place THEN
         RETURN false;
     END IF;
-    v_tokens := least(p_limit, v_tokens + p_cost);
+    v_tokens := CASE WHEN p_cost >= p_limit - v_tokens THEN p_limit ELSE v_tokens + p_cost END;
     IF v_tokens = p_limit THEN
         v_frac := 0;
+        v_seen := v_last;
     END IF;
     UPDATE {{table}}
     SET expires_at = CASE WHEN v_tokens >= p_limit THEN c_min
                           ELSE v_last + {{fn}}_tb_until(p_limit, p_window, v_tokens, v_frac, p_limit) END,
-        cur = v_tokens, frac = v_frac, mark = v_last
+        cur = v_tokens, frac = v_frac, last = v_last, seen = v_seen
     WHERE id = p_id;
     RETURN true;
 END $$;
 
--- LEAKY_BUCKET (LeakyBucketState), as GCRA: the theoretical arrival time tat + frac/L, when the bucket is empty.
+-- LEAKY_BUCKET (LeakyBucketState), as GCRA: the theoretical arrival time tat + frac/L, when the bucket is empty
+-- (NULL-free: the smallest bigint stands for "empty"). A decision at an older time than the newest seen is decided at
+-- that newest time. A reservation's place is the time it was taken; once the bucket has been seen empty since, its
+-- level has leaked away and its cancel returns nothing.
 
 CREATE OR REPLACE FUNCTION {{fn}}_decide_lb(
     p_id bytea, p_namespace text, p_state text, p_key text, p_limit bigint, p_window bigint, p_sub bigint,
@@ -492,39 +517,52 @@ CREATE OR REPLACE FUNCTION {{fn}}_decide_lb(
     OUT allowed boolean, OUT remaining bigint, OUT reset_after bigint, OUT retry_after bigint, OUT place bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
-    c_min      CONSTANT bigint := -9223372036854775808;
-    v_now      bigint := coalesce(p_now, {{fn}}_now());
-    v_lock     boolean := false;
-    v_found    boolean;
-    v_tat      bigint;
-    v_frac     bigint;
-    v_inc      bigint := div(p_cost::numeric * p_window, p_limit)::bigint;
-    v_inc_frac bigint := mod(p_cost::numeric * p_window, p_limit)::bigint;
-    v_empty    boolean;
-    v_next     bigint;
+    c_min       CONSTANT bigint := -9223372036854775808;
+    v_time      bigint := coalesce(p_now, {{fn}}_now());
+    v_now       bigint;
+    v_lock      boolean := false;
+    v_found     boolean;
+    v_tat       bigint;
+    v_frac      bigint;
+    v_last      bigint;
+    v_seen      bigint;
+    v_inc       bigint := div(p_cost::numeric * p_window, p_limit)::bigint;
+    v_inc_frac  bigint := mod(p_cost::numeric * p_window, p_limit)::bigint;
+    v_next      bigint;
     v_next_frac bigint;
-    v_deadline bigint;
-    v_headroom bigint;
-    v_write    boolean;
-    v_expires bigint;
+    v_deadline  bigint;
+    v_headroom  bigint;
+    v_write     boolean;
+    v_expires   bigint;
 BEGIN
     LOOP
         IF v_lock THEN
-            SELECT mark, frac INTO v_tat, v_frac FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
+            SELECT tat, frac, last, seen INTO v_tat, v_frac, v_last, v_seen
+            FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
         ELSE
-            SELECT mark, frac INTO v_tat, v_frac FROM {{table}} WHERE id = p_id;
+            SELECT tat, frac, last, seen INTO v_tat, v_frac, v_last, v_seen FROM {{table}} WHERE id = p_id;
         END IF;
         v_found := FOUND;
         IF NOT v_found THEN
             v_tat := c_min;
             v_frac := 0;
+            v_last := c_min;
+            v_seen := c_min;
         END IF;
-        v_empty := v_tat < v_now OR (v_tat = v_now AND v_frac = 0);
-        v_next := CASE WHEN v_empty THEN v_now ELSE v_tat END + v_inc;
-        v_next_frac := CASE WHEN v_empty THEN 0 ELSE v_frac END + v_inc_frac;
-        IF v_next_frac >= p_limit THEN
+        -- advance: to the newest time seen, noting an empty bucket
+        v_last := greatest(v_last, v_time);
+        IF v_tat < v_last OR (v_tat = v_last AND v_frac = 0) THEN
+            v_tat := c_min;
+            v_frac := 0;
+            v_seen := v_last;
+        END IF;
+        v_now := v_last;
+        v_next := CASE WHEN v_tat = c_min THEN v_now ELSE v_tat END + v_inc;
+        IF v_inc_frac >= p_limit - v_frac THEN
             v_next := v_next + 1;
-            v_next_frac := v_next_frac - p_limit;
+            v_next_frac := v_inc_frac - (p_limit - v_frac);
+        ELSE
+            v_next_frac := v_frac + v_inc_frac;
         END IF;
         v_deadline := v_now + p_window;
         allowed := v_next < v_deadline OR (v_next = v_deadline AND v_next_frac = 0);
@@ -541,14 +579,13 @@ BEGIN
                 v_tat := v_next;
                 v_frac := v_next_frac;
             ELSE
-                v_tat := v_deadline;
+                v_tat := v_deadline;  -- full, never fuller
                 v_frac := 0;
                 v_next := v_deadline + v_inc;
                 v_next_frac := v_inc_frac;
             END IF;
         END IF;
-        v_empty := v_tat < v_now OR (v_tat = v_now AND v_frac = 0);
-        IF v_empty THEN
+        IF v_tat = c_min THEN
             remaining := p_limit;
             reset_after := 0;
         ELSE
@@ -559,17 +596,19 @@ BEGIN
         END IF;
         retry_after := CASE WHEN allowed THEN 0
                             ELSE v_next - v_deadline + CASE WHEN v_next_frac > 0 THEN 1 ELSE 0 END END;
-        place := 0;
+        place := v_last;
         IF NOT v_write THEN
             RETURN;
         END IF;
         v_expires := CASE WHEN v_tat = c_min THEN c_min ELSE v_tat + CASE WHEN v_frac > 0 THEN 1 ELSE 0 END END;
         IF v_found THEN
-            UPDATE {{table}} SET expires_at = v_expires, frac = v_frac, mark = v_tat WHERE id = p_id;
+            UPDATE {{table}}
+            SET expires_at = v_expires, tat = v_tat, frac = v_frac, last = v_last, seen = v_seen
+            WHERE id = p_id;
             RETURN;
         END IF;
-        IF {{fn}}_insert(p_id, p_namespace, p_state, p_key, v_now, v_expires,
-                NULL, NULL, NULL, v_frac, v_tat, NULL, NULL) THEN
+        IF {{fn}}_insert(p_id, p_namespace, p_state, p_key, v_time, v_expires,
+                NULL, NULL, NULL, v_frac, v_tat, v_last, v_seen, NULL, NULL) THEN
             RETURN;
         END IF;
     END LOOP;
@@ -582,13 +621,23 @@ RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
     c_min  CONSTANT bigint := -9223372036854775808;
-    v_now  bigint := coalesce(p_now, {{fn}}_now());
+    v_time bigint := coalesce(p_now, {{fn}}_now());
     v_tat  bigint;
     v_frac bigint;
+    v_last bigint;
+    v_seen bigint;
 BEGIN
     PERFORM {{fn}}_begin(p_timeout_ms, p_async);
-    SELECT mark, frac INTO v_tat, v_frac FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
-    IF NOT FOUND OR v_tat < v_now OR (v_tat = v_now AND v_frac = 0) THEN
+    SELECT tat, frac, last, seen INTO v_tat, v_frac, v_last, v_seen
+    FROM {{table}} WHERE id = p_id FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    v_last := greatest(v_last, v_time);
+    IF v_tat < v_last OR (v_tat = v_last AND v_frac = 0) THEN
+        RETURN false;  -- empty: a later call sees it empty, at a later time, as this one would
+    END IF;
+    IF v_seen > p_place THEN
         RETURN false;
     END IF;
     v_tat := v_tat - div(p_cost::numeric * p_window, p_limit)::bigint;
@@ -597,13 +646,14 @@ BEGIN
         v_tat := v_tat - 1;
         v_frac := v_frac + p_limit;
     END IF;
-    IF v_tat < v_now OR (v_tat = v_now AND v_frac = 0) THEN
+    IF v_tat < v_last OR (v_tat = v_last AND v_frac = 0) THEN
         v_tat := c_min;
         v_frac := 0;
+        v_seen := v_last;
     END IF;
     UPDATE {{table}}
     SET expires_at = CASE WHEN v_tat = c_min THEN c_min ELSE v_tat + CASE WHEN v_frac > 0 THEN 1 ELSE 0 END END,
-        frac = v_frac, mark = v_tat
+        tat = v_tat, frac = v_frac, last = v_last, seen = v_seen
     WHERE id = p_id;
     RETURN true;
 END $$;
@@ -640,7 +690,7 @@ DECLARE
     v_sum    numeric;
     v_total  bigint;
     v_expiry bigint;
-    v_excess numeric;
+    v_held   bigint;
     v_write  boolean;
     v_expires bigint;
 BEGIN
@@ -691,16 +741,15 @@ BEGIN
         reset_after := CASE WHEN v_n = 0 THEN 0 ELSE v_e[v_n] - v_now END;
         retry_after := 0;
         IF NOT allowed THEN
-            -- time until the oldest entries holding the excess have expired
-            v_excess := v_total::numeric - (p_limit - p_cost);
-            v_sum := 0;
-            retry_after := v_e[v_n] - v_now;
-            FOR v_i IN 1..v_n LOOP
-                v_sum := v_sum + v_w[v_i];
-                IF v_sum >= v_excess THEN
+            -- time until the entries hold at most L - c: the expiry of the newest entry that, with the newer
+            -- ones, holds more
+            v_held := 0;
+            FOR v_i IN REVERSE v_n..1 LOOP
+                IF v_w[v_i] > p_limit - p_cost - v_held THEN
                     retry_after := v_e[v_i] - v_now;
                     EXIT;
                 END IF;
+                v_held := v_held + v_w[v_i];
             END LOOP;
         END IF;
         place := CASE WHEN v_n = 0 THEN c_min ELSE v_e[v_n] END;
@@ -713,7 +762,7 @@ BEGIN
             RETURN;
         END IF;
         IF {{fn}}_insert(p_id, p_namespace, p_state, p_key, v_now, v_expires,
-                NULL, NULL, NULL, NULL, NULL, v_e, v_w) THEN
+                NULL, NULL, NULL, NULL, NULL, NULL, NULL, v_e, v_w) THEN
             RETURN;
         END IF;
     END LOOP;

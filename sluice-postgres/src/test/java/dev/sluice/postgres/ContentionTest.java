@@ -111,25 +111,25 @@ class ContentionTest {
         return limiters;
     }
 
-    /** The row of {@code key}: win, cur, prev, frac, mark, expiries, weights. */
+    /** The row of {@code key}: win, cur, prev, frac, tat, last, expiries, weights. */
     private static Object[] row(RateLimiter limiter, String key) throws SQLException {
         LimiterConfig config = limiter.config();
         PostgresStore store = stores.get(0);
         byte[] id = new PostgresDecider(store, config).id(key);
         try (Connection c = store.dataSource().getConnection();
-             PreparedStatement s = c.prepareStatement("SELECT win, cur, prev, frac, mark, expiries, weights FROM "
+             PreparedStatement s = c.prepareStatement("SELECT win, cur, prev, frac, tat, last, expiries, weights FROM "
                      + store.table() + " WHERE id = ?")) {
             s.setBytes(1, id);
             try (ResultSet rs = s.executeQuery()) {
                 if (!rs.next()) {
                     throw new AssertionError("no row for " + key);
                 }
-                Object[] row = new Object[7];
-                for (int i = 0; i < 5; i++) {
+                Object[] row = new Object[8];
+                for (int i = 0; i < 6; i++) {
                     row[i] = rs.getObject(i + 1);
                 }
-                row[5] = longs(rs.getArray(6));
                 row[6] = longs(rs.getArray(7));
+                row[7] = longs(rs.getArray(8));
                 return row;
             }
         }
@@ -172,20 +172,21 @@ class ContentionTest {
             case TOKEN_BUCKET:
                 assertEquals(0L, row[1], "tokens");
                 assertEquals(0L, row[3], "fraction");
-                assertEquals(NOW_NANOS, row[4], "last refill");
+                assertEquals(NOW_NANOS, row[5], "last refill");
                 break;
             case LEAKY_BUCKET:
                 assertEquals(0L, row[3], "fraction");
                 assertEquals(NOW_NANOS + w, row[4], "tat: a full bucket drains in one window");
+                assertEquals(NOW_NANOS, row[5], "the newest time seen");
                 break;
             case SLIDING_LOG:
-                assertArrayEquals(new long[] {NOW_NANOS + w}, (long[]) row[5], "one entry: one instant");
-                assertArrayEquals(new long[] {LIMIT}, (long[]) row[6], "its weight");
+                assertArrayEquals(new long[] {NOW_NANOS + w}, (long[]) row[6], "one entry: one instant");
+                assertArrayEquals(new long[] {LIMIT}, (long[]) row[7], "its weight");
                 break;
             case SLIDING_WINDOW_COUNTER:
                 long sub = w / 4;
-                assertArrayEquals(new long[] {NOW_NANOS / sub * sub + w}, (long[]) row[5], "one sub-window");
-                assertArrayEquals(new long[] {LIMIT}, (long[]) row[6], "its count");
+                assertArrayEquals(new long[] {NOW_NANOS / sub * sub + w}, (long[]) row[6], "one sub-window");
+                assertArrayEquals(new long[] {LIMIT}, (long[]) row[7], "its count");
                 break;
             default:
                 throw new AssertionError(algorithm);
@@ -210,7 +211,7 @@ class ContentionTest {
         if (algorithm == Algorithm.FIXED_WINDOW) {
             assertEquals(attempts, row[1], "every attempt counted");
         } else {
-            assertArrayEquals(new long[] {attempts}, (long[]) row[6], "every attempt logged");
+            assertArrayEquals(new long[] {attempts}, (long[]) row[7], "every attempt logged");
         }
     }
 
@@ -227,7 +228,7 @@ class ContentionTest {
 
         assertEquals(LIMIT, hammer(limiters, key), "admitted within an hour of the store's clock");
 
-        long[] weights = (long[]) row(limiters.get(0), key)[6];
+        long[] weights = (long[]) row(limiters.get(0), key)[7];
         long sum = 0;
         for (long weight : weights) {
             sum += weight;
