@@ -6,6 +6,7 @@ import io.github.bucket4j.ConsumptionProbe;
 import io.github.bucket4j.distributed.BucketProxy;
 import io.github.bucket4j.distributed.proxy.ProxyManager;
 import io.github.bucket4j.postgresql.Bucket4jPostgreSQL;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -61,8 +62,9 @@ public class Bucket4jPostgresBench {
         ProxyManager<Long> proxies = locking == Locking.SELECT_FOR_UPDATE
                 ? Bucket4jPostgreSQL.selectForUpdateBasedBuilder(pool).table(TABLE).build()
                 : Bucket4jPostgreSQL.advisoryLockBasedBuilder(pool).table(TABLE).build();
+        Duration window = BenchDatabase.window(keys);
         BucketConfiguration config = BucketConfiguration.builder()
-                .addLimit(l -> l.capacity(BenchDatabase.LIMIT).refillGreedy(BenchDatabase.LIMIT, BenchDatabase.WINDOW))
+                .addLimit(l -> l.capacity(BenchDatabase.LIMIT).refillGreedy(BenchDatabase.LIMIT, window))
                 .build();
         buckets = new BucketProxy[keys];
         for (int i = 0; i < keys; i++) {

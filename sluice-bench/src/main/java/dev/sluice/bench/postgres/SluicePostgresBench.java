@@ -56,7 +56,8 @@ public class SluicePostgresBench {
                 .timeout(Duration.ofSeconds(5)).build();
         BenchDatabase.execute(pool, "TRUNCATE " + TABLE);
         BenchDatabase.execute(pool, "VACUUM ANALYZE " + TABLE);
-        limiter = RateLimiter.builder(algorithm).limit(BenchDatabase.LIMIT, BenchDatabase.WINDOW).store(store).build();
+        limiter = RateLimiter.builder(algorithm).limit(BenchDatabase.LIMIT, BenchDatabase.window(keys)).store(store)
+                .build();
         names = BenchDatabase.keys(keys);
         BenchDatabase.populate(keys, i -> limiter.tryAcquire(names[i]));
     }
