@@ -36,8 +36,9 @@ import javax.sql.DataSource;
  *       {@link dev.sluice.TimeSource#CLOCK} the limiter's {@link java.time.Clock} does.</li>
  *   <li><b>Keys.</b> A row is found by the SHA-256 of (namespace, state shape, key): any characters, any length. The
  *       key itself is kept in a column for reading.</li>
- *   <li><b>Expiry.</b> Each row carries the time from which it decides as a missing row would; every new row deletes
- *       the expired rows among the few that follow it in key order, so idle keys do not pile up. Nothing runs in the
+ *   <li><b>Expiry.</b> Each row carries the time from which it may be deleted: one window after it decides as a
+ *       missing row would. Every new row deletes the expired rows among the few that follow it in key order, so idle
+ *       keys do not pile up. Nothing runs in the
  *       background.</li>
  *   <li><b>Failures.</b> Each call is bounded by {@link Builder#timeout(Duration)}: the socket read timeout of the
  *       call ({@link java.sql.Connection#setNetworkTimeout}) and the server's {@code lock_timeout}. A failure or
@@ -80,7 +81,9 @@ public final class PostgresStore implements RateLimitStore {
      * Rows expire without a background job: a new row deletes the expired rows among the four that follow it by id
      * (SKIP LOCKED, so it never waits). Ids are uniform digests, so these are four random rows; in a steady state
      * where keys come and go, about a quarter of the table is expired rows, whatever its size, and no index on
-     * expires_at slows every update. A decision never depends on whether an expired row is still there.
+     * expires_at slows every update. A decision never depends on whether an expired row is still there. A row
+     * expires one window after its state is idle: a key that comes back within that window is an update, not a
+     * delete and an insert (a token bucket far from its limit is idle again microseconds after each request).
      */
 
     /** The default {@link Builder#table(String)}. */

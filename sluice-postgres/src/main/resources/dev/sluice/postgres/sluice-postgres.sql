@@ -12,7 +12,7 @@ CREATE TABLE IF NOT EXISTS {{table}} (
     namespace  text   NOT NULL,
     state      text   NOT NULL,     -- the shape of the state, e.g. tb:60000000000 (SharedStoreOptions.stateName)
     key        text   NOT NULL,     -- the key as given, for reading only (U+0000 is shown as U+2400)
-    expires_at bigint NOT NULL,     -- from then on the row decides as a missing one would, and may be deleted
+    expires_at bigint NOT NULL,     -- from then on the row may be deleted: a window after it decides as a missing one
     win        bigint,              -- FIXED_WINDOW, SLIDING_TAIL: index of the current window
     cur        bigint,              -- FIXED_WINDOW: count; SLIDING_TAIL: the current window's; TOKEN_BUCKET: tokens
     prev       bigint,              -- SLIDING_TAIL: count of the previous window
@@ -40,6 +40,14 @@ $$;
 CREATE OR REPLACE FUNCTION {{fn}}_sat_add(a bigint, b bigint) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN a > 9223372036854775807 - b THEN 9223372036854775807 ELSE a + b END
+$$;
+
+-- When a row may be deleted: one window after its state decides as a missing row's would (p_idle; the smallest
+-- bigint if it already does). The grace spares a key that comes back soon a delete and an insert, which cost far
+-- more than an update; idle keys still go within two or three windows.
+CREATE OR REPLACE FUNCTION {{fn}}_purge_at(p_idle bigint, p_now bigint, p_window bigint) RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT greatest(p_idle, p_now) + p_window
 $$;
 
 -- ceil(n / d) for n >= 0, d > 0.
@@ -163,7 +171,8 @@ BEGIN
         IF NOT v_write THEN
             RETURN;
         END IF;
-        v_expires := CASE WHEN v_count = 0 THEN c_min ELSE (v_win + 1) * p_window END;
+        v_expires := {{fn}}_purge_at(CASE WHEN v_count = 0 THEN c_min ELSE (v_win + 1) * p_window END,
+                                     v_now, p_window);
         IF v_found THEN
             UPDATE {{table}} SET expires_at = v_expires, win = v_win, cur = v_count WHERE id = p_id;
             RETURN;
@@ -202,7 +211,9 @@ BEGIN
     END IF;
     v_count := greatest(0, v_count - p_cost);
     UPDATE {{table}}
-    SET expires_at = CASE WHEN v_count = 0 THEN c_min ELSE (v_win + 1) * p_window END, win = v_win, cur = v_count
+    SET expires_at = {{fn}}_purge_at(CASE WHEN v_count = 0 THEN c_min ELSE (v_win + 1) * p_window END,
+                                     v_now, p_window),
+        win = v_win, cur = v_count
     WHERE id = p_id;
     RETURN true;
 END $$;
@@ -288,9 +299,10 @@ BEGIN
         IF NOT v_write THEN
             RETURN;
         END IF;
-        v_expires := CASE WHEN v_cur > 0 THEN (v_win + 2) * p_window
-                          WHEN v_prev > 0 THEN (v_win + 1) * p_window
-                          ELSE c_min END;
+        v_expires := {{fn}}_purge_at(CASE WHEN v_cur > 0 THEN (v_win + 2) * p_window
+                                          WHEN v_prev > 0 THEN (v_win + 1) * p_window
+                                          ELSE c_min END,
+                                     v_now, p_window);
         IF v_found THEN
             UPDATE {{table}} SET expires_at = v_expires, win = v_win, cur = v_cur, prev = v_prev WHERE id = p_id;
             RETURN;
@@ -334,9 +346,10 @@ BEGIN
         RETURN false;
     END IF;
     UPDATE {{table}}
-    SET expires_at = CASE WHEN v_cur > 0 THEN (v_win + 2) * p_window
-                          WHEN v_prev > 0 THEN (v_win + 1) * p_window
-                          ELSE c_min END,
+    SET expires_at = {{fn}}_purge_at(CASE WHEN v_cur > 0 THEN (v_win + 2) * p_window
+                                          WHEN v_prev > 0 THEN (v_win + 1) * p_window
+                                          ELSE c_min END,
+                                     v_now, p_window),
         win = v_win, cur = v_cur, prev = v_prev
     WHERE id = p_id;
     RETURN true;
@@ -437,7 +450,8 @@ BEGIN
         IF NOT v_write THEN
             RETURN;
         END IF;
-        v_expires := CASE WHEN v_tokens >= p_limit THEN c_min ELSE v_last + reset_after END;
+        v_expires := {{fn}}_purge_at(CASE WHEN v_tokens >= p_limit THEN c_min ELSE v_last + reset_after END,
+                                     v_now, p_window);
         IF v_found THEN
             UPDATE {{table}}
             SET expires_at = v_expires, cur = v_tokens, frac = v_frac, last = v_last, seen = v_seen
@@ -498,8 +512,10 @@ BEGIN
         v_seen := v_last;
     END IF;
     UPDATE {{table}}
-    SET expires_at = CASE WHEN v_tokens >= p_limit THEN c_min
-                          ELSE v_last + {{fn}}_tb_until(p_limit, p_window, v_tokens, v_frac, p_limit) END,
+    SET expires_at = {{fn}}_purge_at(CASE WHEN v_tokens >= p_limit THEN c_min
+                                          ELSE v_last + {{fn}}_tb_until(p_limit, p_window, v_tokens, v_frac, p_limit)
+                                     END,
+                                     v_now, p_window),
         cur = v_tokens, frac = v_frac, last = v_last, seen = v_seen
     WHERE id = p_id;
     RETURN true;
@@ -600,7 +616,9 @@ BEGIN
         IF NOT v_write THEN
             RETURN;
         END IF;
-        v_expires := CASE WHEN v_tat = c_min THEN c_min ELSE v_tat + CASE WHEN v_frac > 0 THEN 1 ELSE 0 END END;
+        v_expires := {{fn}}_purge_at(CASE WHEN v_tat = c_min THEN c_min
+                                          ELSE v_tat + CASE WHEN v_frac > 0 THEN 1 ELSE 0 END END,
+                                     v_now, p_window);
         IF v_found THEN
             UPDATE {{table}}
             SET expires_at = v_expires, tat = v_tat, frac = v_frac, last = v_last, seen = v_seen
@@ -652,7 +670,9 @@ BEGIN
         v_seen := v_last;
     END IF;
     UPDATE {{table}}
-    SET expires_at = CASE WHEN v_tat = c_min THEN c_min ELSE v_tat + CASE WHEN v_frac > 0 THEN 1 ELSE 0 END END,
+    SET expires_at = {{fn}}_purge_at(CASE WHEN v_tat = c_min THEN c_min
+                                          ELSE v_tat + CASE WHEN v_frac > 0 THEN 1 ELSE 0 END END,
+                                     v_last, p_window),
         tat = v_tat, frac = v_frac, last = v_last, seen = v_seen
     WHERE id = p_id;
     RETURN true;
@@ -756,7 +776,7 @@ BEGIN
         IF NOT v_write THEN
             RETURN;
         END IF;
-        v_expires := place;
+        v_expires := {{fn}}_purge_at(place, v_now, p_window);
         IF v_found THEN
             UPDATE {{table}} SET expires_at = v_expires, expiries = v_e, weights = v_w WHERE id = p_id;
             RETURN;
@@ -814,7 +834,9 @@ BEGIN
         v_w := v_w[v_i:v_n];
     END IF;
     UPDATE {{table}}
-    SET expires_at = CASE WHEN v_i > v_n THEN c_min ELSE v_e[array_length(v_e, 1)] END, expiries = v_e, weights = v_w
+    SET expires_at = {{fn}}_purge_at(CASE WHEN v_i > v_n THEN c_min ELSE v_e[array_length(v_e, 1)] END,
+                                     v_now, p_window),
+        expiries = v_e, weights = v_w
     WHERE id = p_id;
     RETURN v_back > 0;
 END $$;

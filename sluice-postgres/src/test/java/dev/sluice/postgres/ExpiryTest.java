@@ -25,8 +25,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Idle rows go away by themselves, on a hand-moved clock: each new row deletes the expired rows among the 4 that
- * follow it in id order. The test replays that rule on the ids it knows and expects exactly the rows it predicts.
+ * Idle rows go away by themselves, on a hand-moved clock: each new row deletes the expired rows (idle for a window)
+ * among the 4 that follow it in id order. The test replays that rule on the ids it knows and expects exactly the
+ * rows it predicts.
  */
 class ExpiryTest {
 
@@ -70,11 +71,11 @@ class ExpiryTest {
     }
 
     @Test
-    void aRowCarriesTheTimeItExpires() throws SQLException {
+    void aRowMayBeDeletedAWindowAfterItsStateIsIdle() throws SQLException {
         clock.set(NOON.plusSeconds(10));
         limiter.tryAcquire("one");
         long windowEnd = NOON.getEpochSecond() * 1_000_000_000L + MINUTE;
-        assertEquals(Map.of(id("one"), windowEnd), rows(), "expires when its window ends");
+        assertEquals(Map.of(id("one"), windowEnd + MINUTE), rows(), "idle when its window ends, a window of grace");
     }
 
     @Test
@@ -87,7 +88,7 @@ class ExpiryTest {
         // Every old row was swept by the old rows inserted after it, but none had expired.
         assertEquals(300, rows().size());
 
-        clock.set(NOON.plus(Duration.ofMinutes(2)));  // every old row has expired
+        clock.set(NOON.plus(Duration.ofMinutes(2)));  // every old row is idle since 12:01, deletable from 12:02
         TreeMap<String, Boolean> predicted = new TreeMap<>();  // id -> expired
         for (String key : old) {
             predicted.put(id(key), true);
@@ -116,7 +117,7 @@ class ExpiryTest {
     }
 
     @Test
-    void liveRowsAreNeverSwept() throws SQLException {
+    void rowsAreNeverSweptBeforeAWindowOfGrace() throws SQLException {
         for (int i = 0; i < 200; i++) {
             limiter.tryAcquire("live-" + i);
         }
@@ -127,6 +128,12 @@ class ExpiryTest {
         assertEquals(400, rows().size(), "nothing has expired yet");
         Decision d = limiter.tryAcquire("live-0");
         assertEquals(3, d.remaining(), "the first row still counts its request");
+
+        clock.set(NOON.plusSeconds(119));  // the first rows are idle, but only for 59 s
+        for (int i = 0; i < 200; i++) {
+            limiter.tryAcquire("latest-" + i);
+        }
+        assertEquals(600, rows().size(), "idle rows within their grace stay");
     }
 
     private String id(String key) {

@@ -36,13 +36,14 @@ class StoreTimeTest {
         return Databases.queryLong(dataSource, "SELECT sluice_store_time_now()");
     }
 
-    private long expiresAt(RateLimiter limiter, String key) throws SQLException {
+    /** When the row of {@code key} becomes idle: its expires_at less the window of grace. */
+    private long idleAt(RateLimiter limiter, String key) throws SQLException {
         try (Connection c = dataSource.getConnection();
              PreparedStatement s = c.prepareStatement("SELECT expires_at FROM sluice_store_time WHERE id = ?")) {
             s.setBytes(1, new PostgresDecider(store, limiter.config()).id(key));
             try (ResultSet rs = s.executeQuery()) {
                 assertTrue(rs.next(), "a row for " + key);
-                return rs.getLong(1);
+                return rs.getLong(1) - HOUR.toNanos();
             }
         }
     }
@@ -61,7 +62,7 @@ class StoreTimeTest {
         long before = serverNanos();
         Decision first = limiter.tryAcquire(key);
         long after = serverNanos();
-        long expiry = expiresAt(limiter, key);
+        long expiry = idleAt(limiter, key);
         assertTrue(before + HOUR.toNanos() <= expiry && expiry <= after + HOUR.toNanos(),
                 "the entry expires an hour after the server's time of the request: " + expiry + " not in ["
                         + (before + HOUR.toNanos()) + ", " + (after + HOUR.toNanos()) + "]");
@@ -89,7 +90,7 @@ class StoreTimeTest {
         Decision d = limiter.tryAcquire(key);
         long after = serverNanos();
         long h = HOUR.toNanos();
-        long expiry = expiresAt(limiter, key);
+        long expiry = idleAt(limiter, key);
         assertTrue(expiry == (before / h + 1) * h || expiry == (after / h + 1) * h,
                 "the row expires at the end of the server's current hour: " + expiry);
         assertEquals(4, d.remaining());
