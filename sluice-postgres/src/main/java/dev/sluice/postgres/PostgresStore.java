@@ -38,8 +38,7 @@ import javax.sql.DataSource;
  *       key itself is kept in a column for reading.</li>
  *   <li><b>Expiry.</b> Each row carries the time from which it may be deleted: one window after it decides as a
  *       missing row would. Every new row deletes the expired rows among the few that follow it in key order, so idle
- *       keys do not pile up. Nothing runs in the
- *       background.</li>
+ *       keys do not pile up. Nothing runs in the background.</li>
  *   <li><b>Failures.</b> Each call is bounded by {@link Builder#timeout(Duration)}: the socket read timeout of the
  *       call ({@link java.sql.Connection#setNetworkTimeout}) and the server's {@code lock_timeout}. A failure or
  *       timeout goes to the {@link dev.sluice.FailurePolicy}; a driver exception never reaches the caller. The store
