@@ -43,12 +43,14 @@ import org.junit.jupiter.api.Test;
  *
  * <p>A call's time is not asserted (the machine is noisy); each is run under a bound of {@link #HANG}, which only a
  * hang would exceed. Where a test needs a call to succeed on a loaded machine, or one timeout to fire before another,
- * its timeout is wide ({@link #WIDE}); the pools still give up borrowing after 250 ms.
+ * its timeout is wide ({@link #WIDE}).
  */
 class FailureTest {
 
     private static final Duration TIMEOUT = Duration.ofMillis(250);
     private static final Duration WIDE = Duration.ofSeconds(3);
+    /** How long the pools wait to borrow or open a connection: opening one can take a while on a loaded machine. */
+    private static final Duration BORROW = Duration.ofSeconds(2);
     private static final Duration HANG = Duration.ofSeconds(20);
     private static final Duration FAIL_CLOSED_RETRY = Duration.ofSeconds(2);
     private static final Duration WINDOW = Duration.ofSeconds(60);
@@ -101,8 +103,8 @@ class FailureTest {
 
     @Test
     void aCallStuckBehindARowLockEndsWithThePolicy() throws Exception {
-        try (HikariDataSource pool = Databases.pool(server.url(), 2);
-             HikariDataSource other = Databases.pool(server.url(), 1)) {
+        try (HikariDataSource pool = Databases.pool(server.url(), 2, BORROW);
+             HikariDataSource other = Databases.pool(server.url(), 1, BORROW)) {
             PostgresStore store = store(pool, FailurePolicy.FAIL_CLOSED, WIDE);  // lock_timeout 2.4 s, socket 3 s
             SharedRateLimiter limiter = limiter(store);
             String key = "locked";
@@ -134,7 +136,7 @@ class FailureTest {
     void aHungServerIsCutOffByTheTimeout() throws Exception {
         try (FreezableProxy proxy = new FreezableProxy(server.port());
              HikariDataSource pool = Databases.pool("jdbc:postgresql://localhost:" + proxy.port()
-                     + "/postgres?user=postgres", 2)) {
+                     + "/postgres?user=postgres", 2, BORROW)) {
             SharedRateLimiter open = limiter(store(pool, FailurePolicy.FAIL_OPEN, TIMEOUT));
             SharedRateLimiter strict = limiter(store(pool, FailurePolicy.THROW, TIMEOUT));
             SharedRateLimiter patient = limiter(store(pool, FailurePolicy.THROW, WIDE));
@@ -158,8 +160,8 @@ class FailureTest {
 
     @Test
     void theServerStopsMidRunAndComesBack() throws Exception {
-        try (HikariDataSource pool = Databases.pool(server.url(), 1);
-             HikariDataSource loadPool = Databases.pool(server.url(), 4)) {
+        try (HikariDataSource pool = Databases.pool(server.url(), 1, BORROW);
+             HikariDataSource loadPool = Databases.pool(server.url(), 4, BORROW)) {
             SharedRateLimiter open = limiter(store(pool, FailurePolicy.FAIL_OPEN, WIDE));
             SharedRateLimiter closed = limiter(store(pool, FailurePolicy.FAIL_CLOSED, WIDE));
             SharedRateLimiter strict = limiter(store(pool, FailurePolicy.THROW, WIDE));
