@@ -91,6 +91,20 @@ final class LeakyBucketState extends AlgorithmState {
         return true;
     }
 
+    /** {@code [tat, frac]}. */
+    @Override
+    public long[] snapshot() {
+        return new long[] {tat, frac};
+    }
+
+    static LeakyBucketState restore(long[] snapshot) {
+        requireLength("leaky bucket", snapshot, 2);
+        LeakyBucketState s = new LeakyBucketState();
+        s.tat = snapshot[0];
+        s.frac = snapshot[1];
+        return s;
+    }
+
     @Override
     public long expiresAt(Params p) {
         return tat == Long.MIN_VALUE ? Long.MIN_VALUE : tat + (frac > 0 ? 1 : 0);

@@ -20,8 +20,13 @@ final class TokenBucketState extends AlgorithmState {
     private long last;  // time of the last refill
 
     TokenBucketState(Params p, long now) {
-        this.tokens = p.limit;
-        this.last = now;
+        this(p.limit, 0, now);
+    }
+
+    private TokenBucketState(long tokens, long frac, long last) {
+        this.tokens = tokens;
+        this.frac = frac;
+        this.last = last;
     }
 
     private void refill(Params p, long now) {
@@ -85,6 +90,17 @@ final class TokenBucketState extends AlgorithmState {
             frac = 0;
         }
         return true;
+    }
+
+    /** {@code [tokens, frac, last]}. */
+    @Override
+    public long[] snapshot() {
+        return new long[] {tokens, frac, last};
+    }
+
+    static TokenBucketState restore(long[] snapshot) {
+        requireLength("token bucket", snapshot, 3);
+        return new TokenBucketState(snapshot[0], snapshot[1], snapshot[2]);
     }
 
     @Override
