@@ -124,7 +124,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
             return d;
         } catch (MongoException e) {
             throw failure("deciding", key, e);
-        } catch (IllegalStateException | IllegalArgumentException | ArithmeticException e) {
+        } catch (IllegalStateException | IllegalArgumentException | ArithmeticException | ClassCastException e) {
             throw malformed(key, e);
         }
     }
@@ -139,7 +139,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
             return given;
         } catch (MongoException e) {
             throw failure("giving back " + cost + " for", key, e);
-        } catch (IllegalStateException | IllegalArgumentException | ArithmeticException e) {
+        } catch (IllegalStateException | IllegalArgumentException | ArithmeticException | ClassCastException e) {
             throw malformed(key, e);
         }
     }

@@ -1,0 +1,135 @@
+package dev.sluice.mongodb;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.mongodb.MongoException;
+import com.mongodb.client.MongoClient;
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.FailurePolicy;
+import dev.sluice.RateLimiter;
+import dev.sluice.Reservation;
+import dev.sluice.SluiceException;
+import dev.sluice.TimeSource;
+import dev.sluice.spi.SharedRateLimiter;
+import dev.sluice.testkit.ManualClock;
+import dev.sluice.testkit.server.EmbeddedMongoServer;
+import dev.sluice.testkit.server.MongoServers;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The server stops in the middle of a run and comes back on the same port: while it is down every call returns
+ * promptly with the failure policy's answer (never a driver exception, never a hang), and once it is back the limiter
+ * decides correctly again, on the state the server kept, without being rebuilt.
+ *
+ * <p>The client keeps the driver's default server selection timeout of 30 s: only the store's own timeout (1 s) can
+ * make a call return sooner. The check that calls return within 15 s is deliberately loose, far from both.
+ */
+class MongoOutageTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(1);
+    private static final long NO_HANG_NANOS = TimeUnit.SECONDS.toNanos(15);
+    private static final Duration FAIL_CLOSED_RETRY_AFTER = Duration.ofSeconds(7);
+
+    @ParameterizedTest
+    @EnumSource(FailurePolicy.class)
+    void theFailurePolicyAnswersWhileTheServerIsDownAndDecisionsResumeWhenItIsBack(FailurePolicy policy) {
+        List<SluiceException> reported = new CopyOnWriteArrayList<>();
+        ManualClock clock = new ManualClock(Instant.parse("2026-01-01T12:00:00Z"));
+        try (EmbeddedMongoServer server = MongoServers.start();
+             MongoClient client = Mongo.client(server.connectionString())) {
+            MongoStore store = MongoStore.builder(client, Mongo.DATABASE).timeSource(TimeSource.CLOCK)
+                    .failurePolicy(policy).timeout(TIMEOUT).failClosedRetryAfter(FAIL_CLOSED_RETRY_AFTER)
+                    .failureListener(reported::add).build();
+            RateLimiter limiter = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(5, Duration.ofMinutes(1))
+                    .clock(clock).store(store).build();
+            SharedRateLimiter shared = (SharedRateLimiter) limiter;
+            String key = "outage:" + policy;
+
+            for (long remaining = 4; remaining >= 2; remaining--) {
+                Decision d = limiter.tryAcquire(key);
+                assertTrue(d.allowed(), "before the outage: " + d);
+                assertEquals(remaining, d.remaining(), "before the outage: " + d);
+            }
+            Reservation held = limiter.reserve(key, 1);
+            assertEquals(1, held.decision().remaining(), "reserved before the outage: " + held);
+            assertEquals(0, shared.storeFailures(), "failures before the outage");
+
+            server.stop();
+            for (int i = 1; i <= 3; i++) {
+                long started = System.nanoTime();
+                switch (policy) {
+                    case FAIL_OPEN: {
+                        Decision d = limiter.tryAcquire(key, 2);
+                        assertTrue(d.allowed(), "fail-open allows: " + d);
+                        assertEquals(3, d.remaining(), "fail-open answers the limit less the cost: " + d);
+                        break;
+                    }
+                    case FAIL_CLOSED: {
+                        Decision d = limiter.tryAcquire(key, 2);
+                        assertEquals(false, d.allowed(), "fail-closed denies: " + d);
+                        assertEquals(FAIL_CLOSED_RETRY_AFTER, d.retryAfter(), "fail-closed retry after: " + d);
+                        break;
+                    }
+                    default: {
+                        SluiceException e = assertThrows(SluiceException.class, () -> limiter.tryAcquire(key, 2));
+                        assertInstanceOf(MongoException.class, e.getCause(), "the driver's failure is the cause");
+                        assertTrue(e.getMessage().contains(key), e.getMessage());
+                    }
+                }
+                long took = System.nanoTime() - started;
+                assertTrue(took < NO_HANG_NANOS, "call " + i + " with the server down took " + took / 1_000_000
+                        + " ms: the store's timeout of " + TIMEOUT + " did not bound it");
+                assertEquals(i, shared.storeFailures(), "failures counted");
+                assertEquals(i, reported.size(), "failures reported to the listener");
+                assertInstanceOf(MongoException.class, reported.get(i - 1).getCause(), "reported cause");
+            }
+            if (policy == FailurePolicy.THROW) {
+                assertThrows(SluiceException.class, held::cancel, "a cancel that cannot reach the server throws");
+            } else {
+                assertEquals(false, held.cancel(), "a cancel that cannot reach the server returns nothing");
+            }
+
+            server.start();
+            awaitReconnected(limiter, key);
+            Decision d = limiter.tryAcquire(key);
+            assertTrue(d.allowed(), "after the outage: " + d);
+            assertEquals(0, d.remaining(), "after the outage the 4 permits taken before it are still taken, and "
+                    + "nothing answered during it was recorded: " + d);
+            d = limiter.tryAcquire(key);
+            assertEquals(false, d.allowed(), "after the outage the limit holds: " + d);
+            assertEquals(Duration.ofMinutes(1), d.retryAfter(), "retry after the window ends: " + d);
+            clock.advance(Duration.ofMinutes(1));
+            d = limiter.tryAcquire(key, 5);
+            assertTrue(d.allowed() && d.remaining() == 0, "a new window after the outage: " + d);
+        }
+    }
+
+    /** Waits, boundedly, until the driver has found the server again: peeks until one is answered by the store. */
+    private static void awaitReconnected(RateLimiter limiter, String key) {
+        SharedRateLimiter shared = (SharedRateLimiter) limiter;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            long failures = shared.storeFailures();
+            try {
+                limiter.peek(key, 1);
+            } catch (SluiceException e) {
+                continue;  // THROW: the server is not reachable yet
+            }
+            if (shared.storeFailures() == failures) {
+                return;
+            }
+        }
+        fail("the limiter did not reach the restarted server within 60 s");
+    }
+}
