@@ -177,8 +177,8 @@ abstract class ExpiringLogState extends AlgorithmState {
             long e = snapshot[1 + 2 * i];
             long w = snapshot[2 + 2 * i];
             if (w < 0 || (i > 0 && e <= s.expiry[i - 1])) {
-                throw new IllegalArgumentException("a log snapshot holds entries of increasing expiry and weight >= 0, was "
-                        + Arrays.toString(snapshot));
+                throw new IllegalArgumentException("a log snapshot holds entries of increasing expiry and weight"
+                        + " >= 0, was " + Arrays.toString(snapshot));
             }
             s.expiry[i] = e;
             s.weight[i] = w;

@@ -31,7 +31,8 @@ public final class KeyState {
     /** The state of a key never seen before, as it is at {@code nowNanos}. */
     public static KeyState fresh(LimiterConfig config, long nowNanos) {
         Objects.requireNonNull(config, "config must not be null");
-        return new KeyState(config.algorithm(), AlgorithmState.create(config.algorithm(), new Params(config), nowNanos));
+        Algorithm algorithm = config.algorithm();
+        return new KeyState(algorithm, AlgorithmState.create(algorithm, new Params(config), nowNanos));
     }
 
     /**

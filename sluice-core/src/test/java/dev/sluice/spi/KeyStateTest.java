@@ -62,7 +62,8 @@ class KeyStateTest {
                 assertArrayEquals(kept.snapshot(), carried.snapshot(), at + " snapshot");
                 assertEquals(kept.expiresAt(config), carried.expiresAt(config), at + " expiresAt");
             }
-            String mix = algorithm + " countRejected=" + countRejected + " admitted " + admitted + ", rejected " + rejected;
+            String mix = algorithm + " countRejected=" + countRejected + ": admitted " + admitted + ", rejected "
+                    + rejected;
             assertTrue(admitted > 100 && rejected > 100, mix + ": the traffic tests one side too little");
         }
     }
