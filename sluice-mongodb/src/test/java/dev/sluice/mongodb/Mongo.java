@@ -32,9 +32,13 @@ final class Mongo {
         return client(MongoServers.connectionString());
     }
 
-    /** A store on the limiter's clock that throws on failure: what the contract runs against. */
+    /**
+     * A store on the limiter's clock that throws on failure: what the contract runs against. It creates no TTL
+     * index: the tests' clocks stand at dates a real server (see {@link MongoServers#URL_VARIABLE}) may already have
+     * passed, and its TTL monitor would delete documents in the middle of a test.
+     */
     static MongoStore.Builder clockStore(MongoClient client) {
         return MongoStore.builder(client, DATABASE).timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW)
-                .timeout(TIMEOUT);
+                .timeout(TIMEOUT).createIndex(false);
     }
 }
