@@ -64,8 +64,9 @@ final class MongoDecider implements AtomicDecider, History.Configs {
      * unchanged) costs two round trips and retries that collapse on a hot key (Bucket4j's issues #407 and #603).
      *
      * Expiry: each request raises `expire` ($max) to the latest time the state after it can still differ from a
-     * fresh one (a request at t: t + W for the buckets and the log, the end of the window after next for the tail).
-     * From then on the document decides as a new one would, so the TTL index may delete it, or not yet, unseen.
+     * fresh one (a request at t: t + W for the buckets and the log, the end of the window after next for the tail),
+     * plus a minute for clocks that disagree. From then on the document decides as a new one would, so the TTL
+     * index may delete it, or not yet, unseen.
      */
 
     static final int DEFAULT_COMPACT_AFTER = 32;
@@ -73,11 +74,12 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     static final String KEY = "key";
 
     /**
-     * With the store's clock, the request's time is not known when {@code expire} is sent: it is estimated from the
-     * limiter's clock, corrected by the server's times seen so far, plus this margin. A request whose estimate fell
-     * short is followed by a correction.
+     * Added to every {@code expire}: the server deletes by its own clock, which may run ahead of the clock that timed
+     * the requests (the limiter's, with {@link TimeSource#CLOCK}), and with the store's clock the request's time is
+     * not known when {@code expire} is sent: it is estimated from the limiter's clock, corrected by the server's
+     * times seen so far. A request whose estimate fell short is followed by a correction.
      */
-    static final long STORE_TIME_MARGIN_NANOS = 60_000_000_000L;
+    static final long EXPIRY_MARGIN_NANOS = 60_000_000_000L;
 
     private static final long NANOS_PER_MILLI = 1_000_000;
     private static final Document PROJECTION = new Document("_id", 0).append(KEY, 0);
@@ -170,14 +172,14 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     private History.Outcome append(Document id, String key, Document op, long nowNanos) {
         long opId = History.id(op);
         boolean timedByServer = nowNanos == STORE_TIME;
-        long estimate = timedByServer ? config.clockNanos() + serverOffsetNanos + STORE_TIME_MARGIN_NANOS : nowNanos;
+        long estimate = timedByServer ? config.clockNanos() + serverOffsetNanos : nowNanos;
         Document onInsert = new Document(History.SEQ, 0L);
         if (MongoKeys.hashed(key)) {
             onInsert.append(KEY, key);
         }
         Document update = new Document("$push", new Document(History.OPS, op))
                 .append("$setOnInsert", onInsert)
-                .append("$max", new Document(EXPIRE, date(expiryBound(estimate))));
+                .append("$max", new Document(EXPIRE, expireDate(estimate)));
         if (timedByServer) {
             update.append("$currentDate", new Document(History.AT + "." + OpIds.field(opId), true));
         }
@@ -215,10 +217,8 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     private void correctExpiry(Document filter, Document doc, long serverNanos) {
         serverOffsetNanos = serverNanos - config.clockNanos();
         Date expire = doc.getDate(EXPIRE);
-        long needed = expiryBound(serverNanos);
-        if (expire == null || expire.getTime() < ceilMillis(needed)) {
-            collection.updateOne(filter, new Document("$max", new Document(EXPIRE,
-                    date(saturatedAdd(needed, STORE_TIME_MARGIN_NANOS)))));
+        if (expire == null || expire.getTime() < ceilMillis(expiryBound(serverNanos))) {
+            collection.updateOne(filter, new Document("$max", new Document(EXPIRE, expireDate(serverNanos))));
         }
     }
 
@@ -304,8 +304,9 @@ final class MongoDecider implements AtomicDecider, History.Configs {
         return -Math.floorDiv(-nanos, NANOS_PER_MILLI);
     }
 
-    private static Date date(long nanos) {
-        return new Date(ceilMillis(nanos));
+    /** The {@code expire} a request at {@code t} sets: its {@link #expiryBound}, plus the margin, in milliseconds. */
+    private Date expireDate(long t) {
+        return new Date(ceilMillis(saturatedAdd(expiryBound(t), EXPIRY_MARGIN_NANOS)));
     }
 
     @Override

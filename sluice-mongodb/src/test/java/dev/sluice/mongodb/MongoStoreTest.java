@@ -37,6 +37,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class MongoStoreTest {
 
     private static final Instant NOON = Instant.parse("2026-01-01T12:00:00Z");
+    private static final Duration MARGIN = Duration.ofNanos(MongoDecider.EXPIRY_MARGIN_NANOS);
 
     private static MongoClient client;
     private static MongoStore store;
@@ -107,9 +108,9 @@ class MongoStoreTest {
     }
 
     /**
-     * The expire field is the latest time the key's state can still differ from a fresh one (a hand-moved clock:
-     * the in-JVM server never deletes anything). Left in place past that time, the document decides exactly as no
-     * document would.
+     * The expire field is the latest time the key's state can still differ from a fresh one, plus a minute's margin
+     * for clocks that disagree (a hand-moved clock: the in-JVM server never deletes anything). Left in place from that
+     * time (without the margin), the document decides exactly as no document would.
      */
     @ParameterizedTest(name = "{0} strict={1}")
     @MethodSource("expiries")
@@ -120,12 +121,14 @@ class MongoStoreTest {
         String used = run + ":expire";
         at("12:00:05");
         limiter.tryAcquire(used, 2);
-        assertEquals(Instant.parse("2026-01-01T" + first + "Z"), expireOf(document(limiter, used)), "after 12:00:05");
+        assertEquals(Instant.parse("2026-01-01T" + first + "Z").plus(MARGIN), expireOf(document(limiter, used)),
+                "after 12:00:05");
         at("12:00:50");
         limiter.tryAcquire(used, 2);
-        assertEquals(Instant.parse("2026-01-01T" + second + "Z"), expireOf(document(limiter, used)), "after 12:00:50");
+        assertEquals(Instant.parse("2026-01-01T" + second + "Z").plus(MARGIN), expireOf(document(limiter, used)),
+                "after 12:00:50");
 
-        clock.set(expireOf(document(limiter, used)));
+        clock.set(expireOf(document(limiter, used)).minus(MARGIN));
         String fresh = run + ":never-used";
         assertEquals(limiter.peek(fresh, 3), limiter.peek(used, 3), "a peek at the expire time");
         assertEquals(limiter.tryAcquire(fresh, 3), limiter.tryAcquire(used, 3), "a request at the expire time");
