@@ -36,9 +36,9 @@ import org.bson.Document;
  *
  * <ul>
  *   <li><b>Documents.</b> One per key and limiter shape, in the collection {@value #DEFAULT_COLLECTION} by default,
- *       with {@code _id} {@code {n: namespace, s: state name, k: key}}; a key longer than
- *       {@value MongoKeys#MAX_KEY_BYTES} UTF-8 bytes (or not valid UTF-16) is stored as its SHA-256 {@code h} instead
- *       of {@code k}, and kept in the field {@code key}. Any characters and any length are safe.</li>
+ *       with {@code _id} {@code {n: namespace, s: state name, k: key}}; a key longer than 256 UTF-8 bytes, holding
+ *       a NUL or not valid UTF-16 is named by its SHA-256 {@code h} instead of {@code k}, and kept in the field
+ *       {@code key}. Any characters and any length are safe.</li>
  *   <li><b>Expiry.</b> Every document carries an {@code expire} date from which its state is as good as new; the store
  *       creates a TTL index on it ({@code expireAfterSeconds: 0}) so idle keys are deleted by the server.</li>
  *   <li><b>Time.</b> {@link dev.sluice.TimeSource#STORE} (the default) times each request by the server's clock

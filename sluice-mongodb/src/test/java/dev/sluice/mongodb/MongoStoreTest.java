@@ -165,6 +165,10 @@ class MongoStoreTest {
         assertTrue(MongoKeys.hashed(keys.get(9)), "an unpaired surrogate is hashed");
         assertTrue(MongoKeys.hashed(keys.get(7)), "a NUL is hashed");
         assertFalse(MongoKeys.hashed(keys.get(1)), "a short valid key is not hashed");
+        assertFalse(MongoKeys.hashed("x".repeat(256)), "256 UTF-8 bytes are kept as they are");
+        assertTrue(MongoKeys.hashed("x".repeat(257)), "257 UTF-8 bytes are hashed");
+        assertFalse(MongoKeys.hashed("é".repeat(128)), "128 two-byte characters are 256 bytes");
+        assertTrue(MongoKeys.hashed("é".repeat(129)), "129 two-byte characters are 258 bytes");
     }
 
     // ---- the store's clock ----------------------------------------------------------------------------------------
