@@ -95,7 +95,6 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     private final int compactAfter;
     private final Runnable afterSuccess;
     private final String stateName;
-    private final boolean storeTime;
     private final ConcurrentHashMap<List<Object>, LimiterConfig> others = new ConcurrentHashMap<>();
     private volatile long serverOffsetNanos;  // server time minus the limiter's clock, as last seen
 
@@ -108,7 +107,6 @@ final class MongoDecider implements AtomicDecider, History.Configs {
         this.compactAfter = compactAfter;
         this.afterSuccess = afterSuccess;
         this.stateName = SharedStoreOptions.stateName(config);
-        this.storeTime = options.timeSource() == TimeSource.STORE;
     }
 
     @Override
