@@ -3,6 +3,7 @@ package dev.sluice.mongodb;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -25,6 +26,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -123,6 +125,49 @@ class MongoOutageTest {
             clock.advance(Duration.ofMinutes(1));
             d = limiter.tryAcquire(key, 5);
             assertTrue(d.allowed() && d.remaining() == 0, "a new window after the outage: " + d);
+        }
+    }
+
+    /**
+     * A server that hangs (here a proxy in front of it that keeps every connection open and passes nothing) is the
+     * harder case: the client's default socket timeout is infinite, so only the store's own timeout ends the calls.
+     * Requests sent while it hung may still be applied once it answers again (their permits are taken, though the
+     * callers got the policy's answer); none is lost.
+     */
+    @Test
+    void aHungServerIsCutOffByTheTimeoutAndDecisionsResumeWhenItAnswersAgain() throws InterruptedException {
+        ManualClock clock = new ManualClock(Instant.parse("2026-01-01T12:00:00Z"));
+        try (EmbeddedMongoServer server = MongoServers.start();
+             FreezingProxy proxy = new FreezingProxy(server.port());
+             MongoClient client = Mongo.client(proxy.connectionString())) {
+            MongoStore store = MongoStore.builder(client, Mongo.DATABASE).timeSource(TimeSource.CLOCK)
+                    .failurePolicy(FailurePolicy.FAIL_CLOSED).timeout(TIMEOUT)
+                    .failClosedRetryAfter(FAIL_CLOSED_RETRY_AFTER).build();
+            RateLimiter limiter = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(5, Duration.ofMinutes(1))
+                    .clock(clock).store(store).build();
+            String key = "hung:before";
+            assertEquals(4, limiter.tryAcquire(key).remaining(), "before the server hangs");
+            assertEquals(3, limiter.tryAcquire(key).remaining(), "before the server hangs");
+
+            proxy.freeze();
+            for (int i = 1; i <= 3; i++) {
+                long started = System.nanoTime();
+                Decision d = assertTimeoutPreemptively(Duration.ofNanos(2 * NO_HANG_NANOS),
+                        () -> limiter.tryAcquire(key), "a call to a hung server must not hang");
+                long took = System.nanoTime() - started;
+                assertEquals(false, d.allowed(), "fail-closed denies: " + d);
+                assertEquals(FAIL_CLOSED_RETRY_AFTER, d.retryAfter(), "fail-closed retry after: " + d);
+                assertTrue(took < NO_HANG_NANOS, "call " + i + " to the hung server took " + took / 1_000_000
+                        + " ms: the store's timeout of " + TIMEOUT + " did not bound it");
+            }
+            assertEquals(3, ((SharedRateLimiter) limiter).storeFailures(), "failures counted");
+
+            proxy.thaw();
+            awaitReconnected(limiter, key);
+            Decision fresh = limiter.tryAcquire("hung:after");
+            assertTrue(fresh.allowed() && fresh.remaining() == 4, "a new key after the server answers again: " + fresh);
+            Decision d = limiter.peek(key, 1);
+            assertTrue(d.remaining() <= 3, "the 2 permits taken before the server hung are still taken: " + d);
         }
     }
 
