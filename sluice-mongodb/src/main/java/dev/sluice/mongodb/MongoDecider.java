@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongConsumer;
 import org.bson.Document;
 
 /**
@@ -93,34 +94,43 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     private final MongoCollection<Document> collection;
     private final OpIds ids;
     private final int compactAfter;
-    private final Runnable afterSuccess;
+    private final LongConsumer afterSuccess;
+    private final long timeoutNanos;
     private final String stateName;
     private final ConcurrentHashMap<List<Object>, LimiterConfig> others = new ConcurrentHashMap<>();
     private volatile long serverOffsetNanos;  // server time minus the limiter's clock, as last seen
 
     MongoDecider(LimiterConfig config, SharedStoreOptions options, MongoCollection<Document> collection, OpIds ids,
-                 int compactAfter, Runnable afterSuccess) {
+                 int compactAfter, LongConsumer afterSuccess) {
         this.config = config;
         this.options = options;
         this.collection = collection;
         this.ids = ids;
         this.compactAfter = compactAfter;
         this.afterSuccess = afterSuccess;
+        this.timeoutNanos = options.timeout().toNanos();
         this.stateName = SharedStoreOptions.stateName(config);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The whole call, including a fold or a correction of {@code expire} that follows the decision, takes at most
+     * about the store's timeout: what follows the decision runs only in the time left, and is skipped without it.
+     */
     @Override
     public StoreDecision decide(String key, long cost, boolean consume, long nowNanos) {
+        long deadline = System.nanoTime() + timeoutNanos;
         try {
             Document id = MongoKeys.id(options.namespace(), stateName, key);
             StoreDecision d;
             if (consume) {
                 Document op = request(cost, nowNanos);
-                d = append(id, key, op, nowNanos).decision();
+                d = append(id, key, op, nowNanos, deadline).decision();
             } else {
                 d = peek(id, cost, nowNanos);
             }
-            afterSuccess.run();
+            afterSuccess.accept(deadline);
             return d;
         } catch (MongoException e) {
             throw failure("deciding", key, e);
@@ -131,11 +141,12 @@ final class MongoDecider implements AtomicDecider, History.Configs {
 
     @Override
     public boolean giveBack(String key, long cost, long place, long nowNanos) {
+        long deadline = System.nanoTime() + timeoutNanos;
         try {
             Document id = MongoKeys.id(options.namespace(), stateName, key);
             Document op = request(cost, nowNanos).append(History.GIVE_BACK, place);
-            boolean given = append(id, key, op, nowNanos).givenBack();
-            afterSuccess.run();
+            boolean given = append(id, key, op, nowNanos, deadline).givenBack();
+            afterSuccess.accept(deadline);
             return given;
         } catch (MongoException e) {
             throw failure("giving back " + cost + " for", key, e);
@@ -167,7 +178,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     }
 
     /** Appends request {@code op} to the key's history and replays it: the one round trip of a decision. */
-    private History.Outcome append(Document id, String key, Document op, long nowNanos) {
+    private History.Outcome append(Document id, String key, Document op, long nowNanos, long deadline) {
         long opId = History.id(op);
         boolean timedByServer = nowNanos == STORE_TIME;
         long estimate = timedByServer ? config.clockNanos() + serverOffsetNanos : nowNanos;
@@ -191,7 +202,11 @@ final class MongoDecider implements AtomicDecider, History.Configs {
             }
             // Two first requests for a new key raced to insert its document and this one lost (MongoDB before 4.2
             // does not retry such an upsert itself); the document exists now, so this attempt updates it. Once.
-            doc = collection.findOneAndUpdate(filter, update, APPEND);
+            MongoCollection<Document> rest = within(deadline);
+            if (rest == null) {
+                throw e;
+            }
+            doc = rest.findOneAndUpdate(filter, update, APPEND);
         }
         if (doc == null) {
             throw new IllegalStateException("findOneAndUpdate with upsert returned no document");
@@ -199,10 +214,10 @@ final class MongoDecider implements AtomicDecider, History.Configs {
         History history = History.of(doc);
         History.Outcome outcome = history.replay(opId, this);
         if (timedByServer) {
-            correctExpiry(filter, doc, outcome.time());
+            correctExpiry(filter, doc, outcome.time(), deadline);
         }
         if ((history.seq + outcome.position() + 1) % compactAfter == 0) {
-            compact(filter, history, outcome);
+            compact(filter, history, outcome, deadline);
         }
         return outcome;
     }
@@ -211,17 +226,30 @@ final class MongoDecider implements AtomicDecider, History.Configs {
         return ErrorCategory.fromErrorCode(e.getCode()) == ErrorCategory.DUPLICATE_KEY;
     }
 
-    /** With the store's clock: learns the server's offset, and raises {@code expire} if the estimate fell short. */
-    private void correctExpiry(Document filter, Document doc, long serverNanos) {
+    /**
+     * With the store's clock: learns the server's offset, and raises {@code expire} if the estimate fell short (in the
+     * time left; else the next request, whose estimate will be right, raises it).
+     */
+    private void correctExpiry(Document filter, Document doc, long serverNanos, long deadline) {
         serverOffsetNanos = serverNanos - config.clockNanos();
         Date expire = doc.getDate(EXPIRE);
         if (expire == null || expire.getTime() < ceilMillis(expiryBound(serverNanos))) {
-            collection.updateOne(filter, new Document("$max", new Document(EXPIRE, expireDate(serverNanos))));
+            MongoCollection<Document> rest = within(deadline);
+            if (rest != null) {
+                rest.updateOne(filter, new Document("$max", new Document(EXPIRE, expireDate(serverNanos))));
+            }
         }
     }
 
-    /** Folds the requests up to and including {@code outcome}'s into the state; failures are only reported. */
-    private void compact(Document filter, History history, History.Outcome outcome) {
+    /**
+     * Folds the requests up to and including {@code outcome}'s into the state, in the time left; failures are only
+     * reported, and the fold is left to the next batch.
+     */
+    private void compact(Document filter, History history, History.Outcome outcome, long deadline) {
+        MongoCollection<Document> rest = within(deadline);
+        if (rest == null) {
+            return;
+        }
         int n = outcome.position() + 1;
         List<Long> folded = new ArrayList<>(n);
         Document unset = new Document();
@@ -243,12 +271,17 @@ final class MongoDecider implements AtomicDecider, History.Configs {
             update.append("$unset", unset);
         }
         try {
-            collection.updateOne(new Document(filter).append(History.SEQ, history.seq), update);
+            rest.updateOne(new Document(filter).append(History.SEQ, history.seq), update);
         } catch (MongoException e) {
             options.failureListener().accept(new SluiceException("MongoDB failed folding " + n
                     + " requests into their key's state in " + collection.getNamespace()
                     + " (left to the next batch): " + e, e));
         }
+    }
+
+    /** The collection with the time left until {@code deadline} as its timeout; null if less than a millisecond. */
+    private MongoCollection<Document> within(long deadline) {
+        return MongoStore.within(collection, deadline);
     }
 
     /** A read that changes nothing; with the store's clock it also reads the server's time, in the same operation. */

@@ -78,7 +78,7 @@ public final class MongoStore implements RateLimitStore {
         WriteConcern w = b.database.getWriteConcern();
         this.collection = w.isAcknowledged() ? c : c.withWriteConcern(WriteConcern.ACKNOWLEDGED);
         this.indexed = !b.createIndex;
-        ensureIndex();
+        ensureIndex(System.nanoTime() + options.timeout().toNanos());
     }
 
     /** A builder for a store in {@code database} of {@code client}. */
@@ -115,26 +115,34 @@ public final class MongoStore implements RateLimitStore {
     }
 
     /**
-     * Creates the TTL index unless it is known to exist. A failure (the server is down, the user may not create
-     * indexes) goes to the failure listener, and is tried again after a decision at least a minute later.
+     * Creates the TTL index unless it is known to exist, in the time left until {@code deadline}. A failure (the
+     * server is down, the user may not create indexes) goes to the failure listener, and is tried again after a
+     * decision at least a minute later.
      */
-    private void ensureIndex() {
+    private void ensureIndex(long deadline) {
         if (indexed) {
             return;
         }
         long now = System.nanoTime();
         long due = nextIndexAttempt.get();
-        if (now - due < 0 || !nextIndexAttempt.compareAndSet(due, now + INDEX_RETRY_NANOS)) {
+        MongoCollection<Document> rest = within(collection, deadline);
+        if (now - due < 0 || rest == null || !nextIndexAttempt.compareAndSet(due, now + INDEX_RETRY_NANOS)) {
             return;
         }
         try {
-            collection.createIndex(Indexes.ascending(MongoDecider.EXPIRE),
+            rest.createIndex(Indexes.ascending(MongoDecider.EXPIRE),
                     new IndexOptions().name(EXPIRE_INDEX).expireAfter(0L, TimeUnit.SECONDS));
             indexed = true;
         } catch (MongoException e) {
             options.failureListener().accept(new SluiceException("could not create the TTL index " + EXPIRE_INDEX
                     + " on " + collection.getNamespace() + " (tried again in a minute): " + e, e));
         }
+    }
+
+    /** {@code collection} with the time left until {@code deadline} as its timeout; null if less than a millisecond. */
+    static MongoCollection<Document> within(MongoCollection<Document> collection, long deadline) {
+        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        return left < 1 ? null : collection.withTimeout(left, TimeUnit.MILLISECONDS);
     }
 
     @Override
