@@ -26,7 +26,7 @@ jar=sluice-bench/target/benchmarks.jar
 } | tee "$out/machine-mongodb.txt"
 
 # shellcheck disable=SC2086
-java -jar "$jar" 'dev\.sluice\.bench\.mongodb\.' \
+java -Djmh.ignoreLock=true -jar "$jar" 'dev\.sluice\.bench\.mongodb\.' \
     -rf json -rff "$out/jmh-mongodb.json" ${JMH_OPTS:-} | tee "$out/jmh-mongodb.txt"
 
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/machine-mongodb.txt"

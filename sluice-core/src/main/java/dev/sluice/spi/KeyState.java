@@ -28,11 +28,11 @@ public final class KeyState {
         this.state = state;
     }
 
-    /** The state of a key never seen before, as it is at {@code nowNanos}. */
-    public static KeyState fresh(LimiterConfig config, long nowNanos) {
+    /** The state of a key never seen before; it decides alike whatever the time of its first request. */
+    public static KeyState fresh(LimiterConfig config) {
         Objects.requireNonNull(config, "config must not be null");
         Algorithm algorithm = config.algorithm();
-        return new KeyState(algorithm, AlgorithmState.create(algorithm, new Params(config), nowNanos));
+        return new KeyState(algorithm, AlgorithmState.create(algorithm, new Params(config)));
     }
 
     /**

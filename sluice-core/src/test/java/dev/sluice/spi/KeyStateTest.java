@@ -34,8 +34,8 @@ class KeyStateTest {
             Random random = new Random(algorithm.ordinal() * 2L + (countRejected ? 1 : 0));
             LimiterConfig config = config(algorithm, 5, countRejected);
             long now = 1_700_000_000_000_000_000L;
-            KeyState kept = KeyState.fresh(config, now);
-            KeyState carried = KeyState.fresh(config, now);
+            KeyState kept = KeyState.fresh(config);
+            KeyState carried = KeyState.fresh(config);
             List<long[]> places = new ArrayList<>();
             int admitted = 0;
             int rejected = 0;
@@ -80,7 +80,7 @@ class KeyStateTest {
 
     @Test
     void aConfigOfAnotherAlgorithmIsRejected() {
-        KeyState s = KeyState.fresh(config(Algorithm.FIXED_WINDOW, 5, false), 0);
+        KeyState s = KeyState.fresh(config(Algorithm.FIXED_WINDOW, 5, false));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> s.decide(config(Algorithm.SLIDING_TAIL, 5, false), 0, 1, true));
         assertTrue(e.getMessage().contains("SLIDING_TAIL"), e.getMessage());

@@ -117,7 +117,7 @@ final class History {
             long time = timeOf(op);
             long cost = number(op.get(COST), COST);
             if (state == null) {
-                state = KeyState.fresh(config, time);
+                state = KeyState.fresh(config);
             }
             Object place = op.get(GIVE_BACK);
             StoreDecision decision = null;
@@ -137,7 +137,7 @@ final class History {
     /** Replays the whole history, then decides a request of {@code cost} at {@code now} without consuming. */
     StoreDecision peek(long now, long cost, Configs configs) {
         if (ops.isEmpty()) {
-            KeyState state = base == null ? KeyState.fresh(configs.own(), now) : KeyState.restore(configs.own(), base);
+            KeyState state = base == null ? KeyState.fresh(configs.own()) : KeyState.restore(configs.own(), base);
             return state.decide(configs.own(), now, cost, false);
         }
         KeyState state = replay(id(ops.get(ops.size() - 1)), configs).state();

@@ -92,8 +92,8 @@ class MongoContentionTest {
                 case FIXED_WINDOW:  // [window index, count]
                     assertArrayEquals(new long[] {noon / 60_000_000_000L, LIMIT}, state, "stored fixed window");
                     break;
-                case TOKEN_BUCKET:  // [tokens, fraction, last refill]
-                    assertArrayEquals(new long[] {0, 0, noon}, state, "stored token bucket");
+                case TOKEN_BUCKET:  // [tokens, fraction, last refill, last seen full]
+                    assertArrayEquals(new long[] {0, 0, noon, noon}, state, "stored token bucket");
                     break;
                 default:            // [total, expiry, weight]: all at one instant, so one entry
                     assertArrayEquals(new long[] {LIMIT, noon + 60_000_000_000L, LIMIT}, state, "stored log");

@@ -231,7 +231,8 @@ class MongoStoreTest {
         assertEquals(70 / batch * batch, history.seq, "requests folded");
         assertEquals(70 % batch, history.ops.size(), "requests not yet folded");
         assertEquals(70 % batch, doc.get(History.AT, Document.class).size(), "times of folded requests dropped");
-        assertEquals(3, doc.getList(History.BASE, Long.class).size(), "a token bucket's state: tokens, fraction, time");
+        assertEquals(4, doc.getList(History.BASE, Long.class).size(),
+                "a token bucket's state: tokens, fraction, last refill, last seen full");
     }
 
     // ---- requests made with another limit -------------------------------------------------------------------------
