@@ -3,9 +3,11 @@ package dev.sluice.mongodb;
 import dev.sluice.LimiterConfig;
 import dev.sluice.spi.KeyState;
 import dev.sluice.spi.StoreDecision;
+import java.nio.ByteBuffer;
 import java.util.Date;
 import java.util.List;
 import org.bson.Document;
+import org.bson.types.Binary;
 
 /**
  * A key's document as the server returned it: the state after the first {@code seq} requests and the requests since,
@@ -46,17 +48,33 @@ final class History {
         if (doc == null) {
             return new History(0, null, List.of(), null);
         }
-        List<?> b = doc.get(BASE, List.class);
-        long[] base = null;
-        if (b != null) {
-            base = new long[b.size()];
-            for (int i = 0; i < base.length; i++) {
-                base[i] = number(b.get(i), BASE);
-            }
-        }
+        Binary b = doc.get(BASE, Binary.class);
+        long[] base = b == null ? null : decode(b);
         Object seq = doc.get(SEQ);
         List<Document> ops = doc.getList(OPS, Document.class, List.of());
         return new History(seq == null ? 0 : number(seq, SEQ), base, ops, doc.get(AT, Document.class));
+    }
+
+    /** A state's numbers as stored: big-endian 64-bit integers, one after another, in one binary value. */
+    static Binary encode(long[] numbers) {
+        ByteBuffer bytes = ByteBuffer.allocate(Long.BYTES * numbers.length);
+        bytes.asLongBuffer().put(numbers);
+        return new Binary(bytes.array());
+    }
+
+    private static long[] decode(Binary b) {
+        byte[] bytes = b.getData();
+        if (bytes.length % Long.BYTES != 0) {
+            throw new IllegalStateException("malformed key document: " + BASE + " holds " + bytes.length + " bytes");
+        }
+        long[] numbers = new long[bytes.length / Long.BYTES];
+        ByteBuffer.wrap(bytes).asLongBuffer().get(numbers);
+        return numbers;
+    }
+
+    /** The state after the first {@link #seq} requests, as numbers; null for a fresh state. */
+    long[] base() {
+        return base == null ? null : base.clone();
     }
 
     private static long number(Object value, String field) {

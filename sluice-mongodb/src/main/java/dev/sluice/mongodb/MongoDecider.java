@@ -260,11 +260,8 @@ final class MongoDecider implements AtomicDecider, History.Configs {
                 unset.append(History.AT + "." + OpIds.field(opId), "");
             }
         }
-        List<Long> base = new ArrayList<>();
-        for (long v : outcome.state().snapshot()) {
-            base.add(v);
-        }
-        Document update = new Document("$set", new Document(History.SEQ, history.seq + n).append(History.BASE, base))
+        Document update = new Document("$set", new Document(History.SEQ, history.seq + n)
+                .append(History.BASE, History.encode(outcome.state().snapshot())))
                 .append("$pull", new Document(History.OPS,
                         new Document(History.OP_ID, new Document("$in", folded))));
         if (!unset.isEmpty()) {

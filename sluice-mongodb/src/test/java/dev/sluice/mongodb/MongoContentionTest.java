@@ -8,7 +8,6 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimiter;
-import dev.sluice.spi.KeyState;
 import dev.sluice.spi.SharedStoreOptions;
 import dev.sluice.testkit.ManualClock;
 import java.time.Duration;
@@ -83,8 +82,7 @@ class MongoContentionTest {
             assertEquals(INSTANCES * THREADS * REQUESTS_PER_THREAD, history.seq + history.ops.size(),
                     "every request is in the key's history, folded or not");
             long[] state = history.ops.isEmpty()
-                    ? KeyState.restore(config, doc.getList(History.BASE, Long.class).stream()
-                            .mapToLong(Long::longValue).toArray()).snapshot()
+                    ? history.base()
                     : history.replay(History.id(history.ops.get(history.ops.size() - 1)), new Own(config))
                             .state().snapshot();
             long noon = clock.instant().getEpochSecond() * 1_000_000_000L;

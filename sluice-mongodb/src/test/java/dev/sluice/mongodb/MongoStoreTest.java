@@ -231,8 +231,9 @@ class MongoStoreTest {
         assertEquals(70 / batch * batch, history.seq, "requests folded");
         assertEquals(70 % batch, history.ops.size(), "requests not yet folded");
         assertEquals(70 % batch, doc.get(History.AT, Document.class).size(), "times of folded requests dropped");
-        assertEquals(4, doc.getList(History.BASE, Long.class).size(),
-                "a token bucket's state: tokens, fraction, last refill, last seen full");
+        long[] base = history.base();
+        assertEquals(4, base.length, "a token bucket's state: tokens, fraction, last refill, last seen full");
+        assertEquals(1000 - 70 / batch * batch, base[0], "tokens left after the folded requests");
     }
 
     // ---- requests made with another limit -------------------------------------------------------------------------
