@@ -1,7 +1,7 @@
 package dev.sluice.mongodb;
 
 import dev.sluice.LimiterConfig;
-import dev.sluice.spi.KeyState;
+import dev.sluice.spi.StateMachine;
 import dev.sluice.spi.StoreDecision;
 import java.nio.ByteBuffer;
 import java.util.Date;
@@ -128,14 +128,15 @@ final class History {
      * @throws IllegalStateException if the history holds no such request or is malformed
      */
     Outcome replay(long target, Configs configs) {
-        KeyState state = base == null ? null : KeyState.restore(configs.own(), base);
+        StateMachine state = base == null ? null : StateMachine.restore(configs.own(), base);
         for (int i = 0; i < ops.size(); i++) {
             Document op = ops.get(i);
-            LimiterConfig config = configs.of(number(op.get(LIMIT), LIMIT), Boolean.TRUE.equals(op.get(COUNT_REJECTED)));
+            LimiterConfig config = configs.of(number(op.get(LIMIT), LIMIT),
+                    Boolean.TRUE.equals(op.get(COUNT_REJECTED)));
             long time = timeOf(op);
             long cost = number(op.get(COST), COST);
             if (state == null) {
-                state = KeyState.fresh(config);
+                state = StateMachine.fresh(config);
             }
             Object place = op.get(GIVE_BACK);
             StoreDecision decision = null;
@@ -155,10 +156,11 @@ final class History {
     /** Replays the whole history, then decides a request of {@code cost} at {@code now} without consuming. */
     StoreDecision peek(long now, long cost, Configs configs) {
         if (ops.isEmpty()) {
-            KeyState state = base == null ? KeyState.fresh(configs.own()) : KeyState.restore(configs.own(), base);
+            StateMachine state = base == null ? StateMachine.fresh(configs.own())
+                    : StateMachine.restore(configs.own(), base);
             return state.decide(configs.own(), now, cost, false);
         }
-        KeyState state = replay(id(ops.get(ops.size() - 1)), configs).state();
+        StateMachine state = replay(id(ops.get(ops.size() - 1)), configs).state();
         return state.decide(configs.own(), now, cost, false);
     }
 
@@ -171,6 +173,6 @@ final class History {
      * @param time      the request's time, nanoseconds
      * @param state     the key's state right after the request
      */
-    record Outcome(StoreDecision decision, boolean givenBack, int position, long time, KeyState state) {
+    record Outcome(StoreDecision decision, boolean givenBack, int position, long time, StateMachine state) {
     }
 }

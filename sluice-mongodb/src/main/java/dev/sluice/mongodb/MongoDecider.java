@@ -29,7 +29,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
      * How is each decision one atomic operation, without an update pipeline and without compare-and-set?
      *
      * A key's document is the key's history: the state after its first `seq` requests (`base`, the numbers of a core
-     * KeyState) and the requests since (`ops`), in the order the server applied them. A request is decided by
+     * StateMachine) and the requests since (`ops`), in the order the server applied them. A request is decided by
      * appending itself, in one round trip:
      *
      *   findOneAndUpdate({_id}, {$push: {ops: {i: id, c: cost, l: limit, t: time}}, $setOnInsert: {seq: 0},
@@ -299,7 +299,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
 
     /**
      * The latest time from which the state after a request at {@code t} (the newest the state has seen) decides as a
-     * fresh one, if nothing else happens: the bound of {@code KeyState.expiresAt}.
+     * fresh one, if nothing else happens: the bound of {@code StateMachine.expiresAt}.
      */
     long expiryBound(long t) {
         long w = config.windowNanos();

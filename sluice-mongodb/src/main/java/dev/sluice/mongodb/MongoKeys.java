@@ -13,7 +13,8 @@ import org.bson.Document;
  * <p>A BSON string is UTF-8, and Java writes an unpaired surrogate as {@code '?'}: two such keys would share a
  * document. A NUL ends a string for some servers (mongo-java-server reads {@code "a\0b"} as {@code "a"}). Those keys,
  * and keys over {@value #MAX_KEY_BYTES} bytes (which would bloat the {@code _id} index, and exceed its 1 KB key limit
- * on MongoDB 4.0), are named by the SHA-256 of their UTF-16 code units instead, which is lossless. The two shapes of {@code _id} never equal each other, so a key that happens to look like a hash is safe.
+ * on MongoDB 4.0), are named by the SHA-256 of their UTF-16 code units instead, which is lossless. The two shapes
+ * of {@code _id} never equal each other, so a key that happens to look like a hash is safe.
  */
 final class MongoKeys {
 

@@ -12,27 +12,27 @@ import java.util.Objects;
  * One key's state under one algorithm, decided in this JVM by the very state machines of the in-memory store and
  * carried to and from a server as plain numbers ({@link #snapshot()}, {@link #restore}). For a shared store that
  * cannot run the algorithm on its server, only keep and order what happened to a key: its decider replays the
- * key's history through a {@code KeyState} and so decides exactly as the in-memory store does.
+ * key's history through a {@code StateMachine} and so decides exactly as the in-memory store does.
  *
  * <p>Every method takes the {@link LimiterConfig} of the request being applied, which must have this state's
  * algorithm, window and sub-windows; its limit and {@code countRejected} may differ from request to request (a limit
  * raised or lowered keeps the counts already taken). Times are nanoseconds since the epoch. Not thread-safe.
  */
-public final class KeyState {
+public final class StateMachine {
 
     private final Algorithm algorithm;
     private final AlgorithmState state;
 
-    private KeyState(Algorithm algorithm, AlgorithmState state) {
+    private StateMachine(Algorithm algorithm, AlgorithmState state) {
         this.algorithm = algorithm;
         this.state = state;
     }
 
     /** The state of a key never seen before; it decides alike whatever the time of its first request. */
-    public static KeyState fresh(LimiterConfig config) {
+    public static StateMachine fresh(LimiterConfig config) {
         Objects.requireNonNull(config, "config must not be null");
         Algorithm algorithm = config.algorithm();
-        return new KeyState(algorithm, AlgorithmState.create(algorithm, new Params(config)));
+        return new StateMachine(algorithm, AlgorithmState.create(algorithm, new Params(config)));
     }
 
     /**
@@ -40,9 +40,9 @@ public final class KeyState {
      *
      * @throws IllegalArgumentException if {@code snapshot} is not a snapshot of that algorithm
      */
-    public static KeyState restore(LimiterConfig config, long[] snapshot) {
+    public static StateMachine restore(LimiterConfig config, long[] snapshot) {
         Objects.requireNonNull(config, "config must not be null");
-        return new KeyState(config.algorithm(), AlgorithmState.restore(config.algorithm(), snapshot));
+        return new StateMachine(config.algorithm(), AlgorithmState.restore(config.algorithm(), snapshot));
     }
 
     /**
@@ -84,6 +84,6 @@ public final class KeyState {
 
     @Override
     public String toString() {
-        return "KeyState[" + algorithm + ", " + Arrays.toString(state.snapshot()) + "]";
+        return "StateMachine[" + algorithm + ", " + Arrays.toString(state.snapshot()) + "]";
     }
 }

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-class KeyStateTest {
+class StateMachineTest {
 
     private static LimiterConfig config(Algorithm algorithm, long limit, boolean countRejected) {
         return new LimiterConfig(algorithm, limit, Duration.ofSeconds(10), Clock.systemUTC(), countRejected, 4,
@@ -34,14 +34,14 @@ class KeyStateTest {
             Random random = new Random(algorithm.ordinal() * 2L + (countRejected ? 1 : 0));
             LimiterConfig config = config(algorithm, 5, countRejected);
             long now = 1_700_000_000_000_000_000L;
-            KeyState kept = KeyState.fresh(config);
-            KeyState carried = KeyState.fresh(config);
+            StateMachine kept = StateMachine.fresh(config);
+            StateMachine carried = StateMachine.fresh(config);
             List<long[]> places = new ArrayList<>();
             int admitted = 0;
             int rejected = 0;
             for (int step = 0; step < 2_000; step++) {
                 now += random.nextInt(random.nextBoolean() ? 100 : 5_000) * 1_000_000L;  // bursts and lulls
-                carried = KeyState.restore(config, carried.snapshot());
+                carried = StateMachine.restore(config, carried.snapshot());
                 String at = algorithm + " countRejected=" + countRejected + " step " + step;
                 if (random.nextInt(5) == 0 && !places.isEmpty()) {
                     long[] taken = places.remove(random.nextInt(places.size()));
@@ -71,16 +71,16 @@ class KeyStateTest {
     @Test
     void aSnapshotOfTheWrongShapeIsRejectedWithTheNumbersInTheMessage() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> KeyState.restore(config(Algorithm.TOKEN_BUCKET, 5, false), new long[] {1, 2}));
+                () -> StateMachine.restore(config(Algorithm.TOKEN_BUCKET, 5, false), new long[] {1, 2}));
         assertTrue(e.getMessage().contains("[1, 2]"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
-                () -> KeyState.restore(config(Algorithm.SLIDING_LOG, 5, false), new long[] {2, 9, 1, 5, 1}));
+                () -> StateMachine.restore(config(Algorithm.SLIDING_LOG, 5, false), new long[] {2, 9, 1, 5, 1}));
         assertTrue(e.getMessage().contains("[2, 9, 1, 5, 1]"), e.getMessage());
     }
 
     @Test
     void aConfigOfAnotherAlgorithmIsRejected() {
-        KeyState s = KeyState.fresh(config(Algorithm.FIXED_WINDOW, 5, false));
+        StateMachine s = StateMachine.fresh(config(Algorithm.FIXED_WINDOW, 5, false));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> s.decide(config(Algorithm.SLIDING_TAIL, 5, false), 0, 1, true));
         assertTrue(e.getMessage().contains("SLIDING_TAIL"), e.getMessage());
