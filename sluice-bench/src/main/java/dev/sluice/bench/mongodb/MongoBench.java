@@ -11,7 +11,6 @@ import dev.sluice.RateLimiter;
 import dev.sluice.mongodb.MongoStore;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.testkit.server.MongoServers;
-import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,8 +20,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
-import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -143,55 +140,15 @@ public class MongoBench {
         }
     }
 
-    /**
-     * The CPU time this JVM spent per decision, callers and in-JVM server together, in microseconds: unlike the
-     * throughput, it hardly moves when other processes compete for the machine. Reported by the first caller for
-     * all (a secondary result, {@code cpuMicrosPerDecision}); meaningless with an external server.
-     */
-    @State(Scope.Thread)
-    @AuxCounters(AuxCounters.Type.EVENTS)
-    public static class Cpu {
-        private static final LongAdder DECISIONS = new LongAdder();
-        private static final com.sun.management.OperatingSystemMXBean OS =
-                (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-
-        public double cpuMicrosPerDecision;
-        private boolean first;
-        private long cpuStart;
-        private long decisionsStart;
-
-        @Setup(Level.Iteration)
-        public void start(ThreadParams thread) {
-            first = thread.getThreadIndex() == 0;
-            cpuMicrosPerDecision = 0;
-            cpuStart = OS.getProcessCpuTime();
-            decisionsStart = DECISIONS.sum();
-        }
-
-        @TearDown(Level.Iteration)
-        public void stop() {
-            long decisions = DECISIONS.sum() - decisionsStart;
-            if (first && decisions > 0) {
-                cpuMicrosPerDecision = (OS.getProcessCpuTime() - cpuStart) / 1_000.0 / decisions;
-            }
-        }
-
-        void count() {
-            DECISIONS.increment();
-        }
-    }
-
     @Benchmark
     @Threads(1)
-    public Decision tryAcquire1(Cursor cursor, Cpu cpu) {
-        cpu.count();
+    public Decision tryAcquire1(Cursor cursor) {
         return limiter.tryAcquire(names[cursor.next()]);
     }
 
     @Benchmark
     @Threads(CALLERS)
-    public Decision tryAcquire64(Cursor cursor, Cpu cpu) {
-        cpu.count();
+    public Decision tryAcquire64(Cursor cursor) {
         return limiter.tryAcquire(names[cursor.next()]);
     }
 }
