@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds sluice-bench and runs the MongoDB store's decisions per second: tryAcquire from 1 and 64 callers, on one
 # hot key and on 100,000 keys, for TOKEN_BUCKET and SLIDING_WINDOW_COUNTER. The server is mongo-java-server in the
-# benchmark's JVM, or the one SLUICE_MONGODB_URL names. About 6 minutes on 2 cores (most of it filling 100,000 keys).
+# benchmark's JVM, or the one SLUICE_MONGODB_URL names. About 8 minutes on 2 cores (most of it filling 100,000 keys).
 #
 # Usage: sluice-bench/run-mongodb.sh [output-dir]        (default: sluice-bench/target/results)
 # Writes jmh-mongodb.json (JMH's JSON) and the console log next to it, with the machine's load before and after.
