@@ -74,7 +74,8 @@ public final class MongoStore implements RateLimitStore {
         MongoCollection<Document> c = b.database.getCollection(b.collection)
                 .withCodecRegistry(MongoClientSettings.getDefaultCodecRegistry())
                 .withReadPreference(ReadPreference.primary())
-                .withTimeout(options.timeout().toMillis(), TimeUnit.MILLISECONDS);
+                // at least 1 ms: the driver reads a timeout of 0 as none at all
+                .withTimeout(Math.max(1, options.timeout().toMillis()), TimeUnit.MILLISECONDS);
         WriteConcern w = b.database.getWriteConcern();
         this.collection = w.isAcknowledged() ? c : c.withWriteConcern(WriteConcern.ACKNOWLEDGED);
         this.indexed = !b.createIndex;
