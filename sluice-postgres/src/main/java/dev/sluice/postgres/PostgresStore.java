@@ -3,6 +3,7 @@ package dev.sluice.postgres;
 import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
+import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.spi.SharedStoreBuilder;
@@ -52,6 +53,10 @@ import javax.sql.DataSource;
  * {@code connectTimeout} and {@code loginTimeout} for new connections. Connections in auto-commit mode are used
  * as they are; otherwise each call commits (or rolls back) its own transaction.
  *
+ * <p><b>Synchronized mode.</b> {@link #counterStoreBuilder(DataSource)} builds the {@link CounterStore} of a
+ * {@link dev.sluice.sync.SynchronizedStore}: records of counts per frame in a table of their own, read and written in
+ * batches, one statement per batch.
+ *
  * <p>Immutable and thread-safe; limiters bound to one store share nothing but the DataSource.
  */
 public final class PostgresStore implements RateLimitStore {
@@ -87,6 +92,10 @@ public final class PostgresStore implements RateLimitStore {
 
     /** The default {@link Builder#table(String)}. */
     public static final String DEFAULT_TABLE = "sluice_limit";
+    /** The default {@link CounterStoreBuilder#table(String)}. */
+    public static final String DEFAULT_COUNTER_TABLE = "sluice_counter";
+    /** The default {@link CounterStoreBuilder#timeout(Duration)}. */
+    public static final Duration DEFAULT_COUNTER_TIMEOUT = Duration.ofSeconds(1);
 
     private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,39}");
     private static final Duration SCHEMA_TIMEOUT = Duration.ofSeconds(30);
@@ -100,7 +109,7 @@ public final class PostgresStore implements RateLimitStore {
     private PostgresStore(Builder b, SharedStoreOptions options) {
         this.dataSource = b.dataSource;
         this.options = options;
-        this.schema = new Schema(b.schemaName, b.table);
+        this.schema = Schema.limits(b.schemaName, b.table);
         this.createSchema = b.createSchema;
         this.synchronousCommit = b.synchronousCommit;
     }
@@ -111,6 +120,23 @@ public final class PostgresStore implements RateLimitStore {
      */
     public static Builder builder(DataSource dataSource) {
         return new Builder(Objects.requireNonNull(dataSource, "dataSource must not be null"));
+    }
+
+    /**
+     * A builder for the counter store of synchronized mode on {@code dataSource}, which should pool connections and
+     * bound the time to get one (see the class comment):
+     *
+     * <pre>{@code
+     * CounterStore counters = PostgresStore.counterStoreBuilder(dataSource).build();  // creates its table if missing
+     * SynchronizedStore sync = SynchronizedStore.builder(counters).build();
+     * RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL)
+     *         .limit(100, Duration.ofMinutes(1))
+     *         .store(sync)
+     *         .build();
+     * }</pre>
+     */
+    public static CounterStoreBuilder counterStoreBuilder(DataSource dataSource) {
+        return new CounterStoreBuilder(Objects.requireNonNull(dataSource, "dataSource must not be null"));
     }
 
     /**
@@ -206,7 +232,7 @@ public final class PostgresStore implements RateLimitStore {
 
         /** The SQL script that creates this store's table and functions: idempotent, for running by hand. */
         public String schemaScript() {
-            return new Schema(schemaName, table).script();
+            return Schema.limits(schemaName, table).script();
         }
 
         /**
@@ -222,14 +248,111 @@ public final class PostgresStore implements RateLimitStore {
             }
             return store;
         }
+    }
 
-        private static String identifier(String what, String name) {
-            Objects.requireNonNull(name, what + " must not be null");
-            if (!IDENTIFIER.matcher(name).matches()) {
-                throw new IllegalArgumentException(what + " must be a lower-case SQL identifier ([a-z_][a-z0-9_]*, at"
-                        + " most 40 characters), was '" + name + "'");
+    private static String identifier(String what, String name) {
+        Objects.requireNonNull(name, what + " must not be null");
+        if (!IDENTIFIER.matcher(name).matches()) {
+            throw new IllegalArgumentException(what + " must be a lower-case SQL identifier ([a-z_][a-z0-9_]*, at"
+                    + " most 40 characters), was '" + name + "'");
+        }
+        return name;
+    }
+
+    /**
+     * Builds the {@link CounterStore} of synchronized mode ({@link dev.sluice.sync.SynchronizedStore}) on PostgreSQL.
+     * Not thread-safe; setters validate at once.
+     *
+     * <ul>
+     *   <li><b>Records.</b> One row per counter key (space and key) in one table: the SHA-256 of the space and the key
+     *       as the primary key (any characters, any length), the space and the key for reading, a {@code version},
+     *       the counts as two {@code bigint[]} (frame starts in nanoseconds and their counts: exact), and an
+     *       {@code expires_at}.</li>
+     *   <li><b>One round trip per batch.</b> {@link CounterStore#load} is one {@code SELECT ... WHERE id = ANY(?)};
+     *       {@link CounterStore#compareAndSet} is one call of one function that writes the whole batch with set-based
+     *       statements, atomically: all of a batch's applied writes commit together. Of two instances writing the
+     *       same version of a record at once, exactly one is applied; concurrent batches never deadlock (rows are
+     *       locked in id order).</li>
+     *   <li><b>Expiry.</b> Each new record deletes the expired records (by the database's clock) among the four that
+     *       follow it in id order, as the exact-mode store's rows do: nothing runs in the background, and idle keys do
+     *       not pile up.</li>
+     *   <li><b>Failures.</b> Each call is bounded by {@link #timeout(Duration)} (the socket read timeout of the call,
+     *       and four fifths of it as the server's {@code lock_timeout}) and throws a {@link SluiceException} wrapping
+     *       the driver's; the synchronized store keeps the counts and writes them when the database answers again. A
+     *       write that PostgreSQL rolled back (deadlock, lock timeout) answers "not applied" instead, since nothing of
+     *       it was written. Commits use the server's {@code synchronous_commit}: a flush costs one commit per batch,
+     *       and an acknowledged write is not lost by a server crash.</li>
+     * </ul>
+     */
+    public static final class CounterStoreBuilder {
+
+        private final DataSource dataSource;
+        private String table = DEFAULT_COUNTER_TABLE;
+        private String schemaName;
+        private boolean createSchema = true;
+        private Duration timeout = DEFAULT_COUNTER_TIMEOUT;
+
+        private CounterStoreBuilder(DataSource dataSource) {
+            this.dataSource = dataSource;
+        }
+
+        /**
+         * The table that holds the records; default {@value PostgresStore#DEFAULT_COUNTER_TABLE}. Its function is
+         * named after it ({@code <table>_cas}). A lower-case SQL identifier of at most 40 characters.
+         */
+        public CounterStoreBuilder table(String table) {
+            this.table = identifier("table", table);
+            return this;
+        }
+
+        /** The schema of the table and function; default none, that is the connection's {@code search_path}. */
+        public CounterStoreBuilder schema(String schema) {
+            this.schemaName = identifier("schema", schema);
+            return this;
+        }
+
+        /**
+         * Whether {@link #build()} creates the table and function when they are missing or out of date, and a call
+         * that finds them missing creates them again; default {@code true}. Without it, run {@link #schemaScript()}
+         * beforehand, e.g. in a migration.
+         */
+        public CounterStoreBuilder createSchema(boolean createSchema) {
+            this.createSchema = createSchema;
+            return this;
+        }
+
+        /**
+         * The bound on each call (one batch read or written); default 1 s. Calls run on the synchronized store's
+         * background thread, never on a request's.
+         *
+         * @throws IllegalArgumentException if not positive
+         */
+        public CounterStoreBuilder timeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "timeout must not be null");
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("timeout must be > 0, was " + timeout);
             }
-            return name;
+            this.timeout = timeout;
+            return this;
+        }
+
+        /** The SQL script that creates this store's table and function: idempotent, for running by hand. */
+        public String schemaScript() {
+            return Schema.counters(schemaName, table).script();
+        }
+
+        /**
+         * Builds the counter store; with {@link #createSchema(boolean)} (the default), first creates the table and
+         * function if missing or out of date, waiting up to 30 s.
+         *
+         * @throws SluiceException if the database cannot be reached or refuses to create them
+         */
+        public CounterStore build() {
+            Schema schema = Schema.counters(schemaName, table);
+            if (createSchema) {
+                schema.install(dataSource, false, SCHEMA_TIMEOUT.toNanos());
+            }
+            return new PostgresCounterStore(dataSource, schema, createSchema, timeout);
         }
     }
 }

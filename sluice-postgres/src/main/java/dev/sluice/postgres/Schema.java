@@ -22,20 +22,32 @@ import javax.sql.DataSource;
  */
 final class Schema {
 
-    private static final String SCRIPT_RESOURCE = "sluice-postgres.sql";
-    private static final String TEMPLATE = load();
+    /** The script of the exact-mode store's table and functions. */
+    private static final String LIMITS = load("sluice-postgres.sql");
+    /** The script of the synchronized-mode counter store's table and function. */
+    private static final String COUNTERS = load("sluice-postgres-counters.sql");
 
     private final String table;   // qualified
     private final String prefix;  // of every function name, qualified
     private final String script;
     private final String version;
 
-    Schema(String schemaName, String tableName) {
+    private Schema(String template, String schemaName, String tableName) {
         String qualifier = schemaName == null ? "" : schemaName + ".";
         this.table = qualifier + tableName;
         this.prefix = qualifier + tableName;
-        this.script = TEMPLATE.replace("{{table}}", table).replace("{{fn}}", prefix);
+        this.script = template.replace("{{table}}", table).replace("{{fn}}", prefix);
         this.version = "sluice-postgres " + sha256Hex(script).substring(0, 16);
+    }
+
+    /** The exact-mode store's table {@code tableName} in {@code schemaName} (null: the search path). */
+    static Schema limits(String schemaName, String tableName) {
+        return new Schema(LIMITS, schemaName, tableName);
+    }
+
+    /** The counter store's table {@code tableName} in {@code schemaName} (null: the search path). */
+    static Schema counters(String schemaName, String tableName) {
+        return new Schema(COUNTERS, schemaName, tableName);
     }
 
     String table() {
@@ -57,6 +69,16 @@ final class Schema {
         return "SELECT " + prefix + "_give_back_" + suffix + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     }
 
+    /** {@code SELECT ... WHERE id = ANY(?)}: the one statement that reads a batch of counter records. */
+    String loadCountersSql() {
+        return "SELECT id, version, frames, counts FROM " + table + " WHERE id = ANY(?)";
+    }
+
+    /** {@code SELECT <prefix>_cas(...)}: the one statement that writes a batch of counter records. */
+    String casCountersSql() {
+        return "SELECT " + prefix + "_cas(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    }
+
     /**
      * Creates the table and functions unless this version is installed. Concurrent installers (instances starting
      * together) serialize on a transaction-scoped advisory lock, so none sees another's half-made catalog.
@@ -68,7 +90,7 @@ final class Schema {
     void install(DataSource dataSource, boolean force, long timeoutNanos) {
         int timeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000));
         try (Connection c = dataSource.getConnection()) {
-            c.setNetworkTimeout(PostgresDecider.DIRECT, timeoutMillis);
+            c.setNetworkTimeout(Calls.DIRECT, timeoutMillis);
             if (!force && installed(c)) {
                 return;
             }
@@ -106,14 +128,14 @@ final class Schema {
         }
     }
 
-    private static String load() {
-        try (InputStream in = Schema.class.getResourceAsStream(SCRIPT_RESOURCE)) {
+    private static String load(String resource) {
+        try (InputStream in = Schema.class.getResourceAsStream(resource)) {
             if (in == null) {
-                throw new IllegalStateException("missing resource " + SCRIPT_RESOURCE);
+                throw new IllegalStateException("missing resource " + resource);
             }
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + SCRIPT_RESOURCE, e);
+            throw new UncheckedIOException("cannot read " + resource, e);
         }
     }
 

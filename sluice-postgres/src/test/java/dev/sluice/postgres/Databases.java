@@ -45,10 +45,18 @@ final class Databases {
 
     /** A pool as {@link #pool(String, int)} whose borrowing waits at most {@code borrow}. */
     static HikariDataSource pool(String url, int size, Duration borrow) {
+        return pool(url, size, borrow, 0);
+    }
+
+    /**
+     * A pool as {@link #pool(String, int, Duration)} that keeps {@code idle} connections open, so that borrowing
+     * rarely waits for a new connection.
+     */
+    static HikariDataSource pool(String url, int size, Duration borrow, int idle) {
         HikariConfig c = new HikariConfig();
         c.setJdbcUrl(url);
         c.setMaximumPoolSize(size);
-        c.setMinimumIdle(0);
+        c.setMinimumIdle(idle);
         c.setConnectionTimeout(borrow.toMillis());
         c.setValidationTimeout(250);
         c.setInitializationFailTimeout(-1);
