@@ -1,0 +1,154 @@
+package dev.sluice.postgres;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.Algorithm;
+import dev.sluice.RateLimiter;
+import dev.sluice.spi.CounterKey;
+import dev.sluice.spi.CounterSnapshot;
+import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.SharedStoreOptions;
+import dev.sluice.sync.SynchronizedStore;
+import dev.sluice.testkit.ManualClock;
+import dev.sluice.testkit.server.PostgresServers;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * What a flush costs on PostgreSQL: one round trip per batch of dirty keys of a limiter, whatever the number of
+ * requests behind them. Counted twice over: the statements executed (by a DataSource in front of the connection), and
+ * the round trips on the wire (the server's ReadyForQuery messages, counted by a proxy between client and server);
+ * both compared with the synchronized store's own count of calls. The store runs on one connection, so no pool's
+ * checks of its connections are counted.
+ */
+class CounterRoundTripTest {
+
+    private static final String TABLE = "sluice_counter_trips";
+    private static final int BATCH = 7;
+    private static final int TAIL_KEYS = 50;   // ceil(50 / 7) = 8 batches
+    private static final int FIXED_KEYS = 9;   // ceil(9 / 7) = 2 batches
+
+    private final ManualClock clock = new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS)
+            .plus(1, ChronoUnit.HOURS));
+    private final String run = UUID.randomUUID().toString().substring(0, 8);
+
+    private static int batches(int keys) {
+        return (keys + BATCH - 1) / BATCH;
+    }
+
+    @ParameterizedTest(name = "{0} requests per key")
+    @ValueSource(ints = {1, 10, 100})
+    void aFlushTakesOneRoundTripPerBatchOfDirtyKeysWhateverTheRequestRate(int requestsPerKey) throws Exception {
+        PostgresStore.counterStoreBuilder(Databases.shared()).table(TABLE).build();
+        try (RoundTripProxy proxy = new RoundTripProxy(PostgresServers.shared());
+             Connection connection = DriverManager.getConnection(proxy.url())) {
+            CountingDataSource counting = new CountingDataSource(only(connection));
+            CounterStore counters = PostgresStore.counterStoreBuilder(counting.dataSource()).table(TABLE)
+                    .createSchema(false).timeout(Databases.PATIENCE).build();
+            flushes(requestsPerKey, counters, counting, proxy);
+        }
+    }
+
+    private void flushes(int requestsPerKey, CounterStore counters, CountingDataSource counting,
+                         RoundTripProxy proxy) {
+        SynchronizedStore sync = SynchronizedStore.builder(counters).manualSync().batchSize(BATCH).build();
+        RateLimiter tail = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(1_000_000, Duration.ofHours(1))
+                .clock(clock).store(sync).build();
+        RateLimiter fixed = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(1_000_000, Duration.ofHours(1))
+                .clock(clock).store(sync).build();
+        List<String> tailKeys = keys("tail", TAIL_KEYS);
+        List<String> fixedKeys = keys("fixed", FIXED_KEYS);
+        int expected = batches(TAIL_KEYS) + batches(FIXED_KEYS);
+        assertEquals(10, expected);
+
+        for (int round = 1; round <= 2; round++) {  // creates the records, then updates them
+            traffic(tail, tailKeys, requestsPerKey);
+            traffic(fixed, fixedKeys, requestsPerKey);
+            long before = counting.statements();
+            long tripsBefore = proxy.roundTrips();
+            long callsBefore = sync.stats().storeCalls();
+            assertTrue(sync.flush());
+            assertEquals(expected, counting.statements() - before, "statements of flush " + round);
+            assertEquals(expected, proxy.roundTrips() - tripsBefore, "round trips of flush " + round);
+            assertEquals(expected, sync.stats().storeCalls() - callsBefore, "store calls of flush " + round);
+            clock.advance(Duration.ofSeconds(1));
+        }
+        assertEquals(0, sync.stats().conflicts());
+
+        long before = counting.statements();
+        long tripsBefore = proxy.roundTrips();
+        assertTrue(sync.flush(), "nothing pending");
+        assertEquals(0, proxy.roundTrips() - tripsBefore, "a flush with nothing pending makes no call");
+        assertTrue(sync.refresh());
+        assertEquals(expected, counting.statements() - before, "a refresh reads every held key, in batches");
+        assertEquals(expected, proxy.roundTrips() - tripsBefore, "a refresh reads every held key, in batches");
+        assertEquals(List.of(), counting.failures());
+
+        assertTotals(counters, tail, tailKeys, 2L * requestsPerKey);
+        assertTotals(counters, fixed, fixedKeys, 2L * requestsPerKey);
+    }
+
+    /** A DataSource that hands out {@code connection} every time, and never closes it. */
+    private static DataSource only(Connection connection) {
+        Connection unclosable = (Connection) Proxy.newProxyInstance(CounterRoundTripTest.class.getClassLoader(),
+                new Class<?>[] {Connection.class}, (p, method, args) -> {
+                    if (method.getName().equals("close")) {
+                        return null;
+                    }
+                    try {
+                        return method.invoke(connection, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        return (DataSource) Proxy.newProxyInstance(CounterRoundTripTest.class.getClassLoader(),
+                new Class<?>[] {DataSource.class}, (p, method, args) -> {
+                    if (method.getName().equals("getConnection")) {
+                        return unclosable;
+                    }
+                    throw new UnsupportedOperationException(method.getName());
+                });
+    }
+
+    private List<String> keys(String name, int n) {
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            keys.add("trips:" + run + ":" + name + ":" + i);
+        }
+        return keys;
+    }
+
+    private static void traffic(RateLimiter limiter, List<String> keys, int requestsPerKey) {
+        for (String key : keys) {
+            for (int r = 0; r < requestsPerKey; r++) {
+                assertTrue(limiter.tryAcquire(key).allowed());
+            }
+        }
+    }
+
+    private static void assertTotals(CounterStore counters, RateLimiter limiter, List<String> keys, long total) {
+        String space = SharedStoreOptions.stateName(limiter.config());
+        for (int from = 0; from < keys.size(); from += BATCH) {
+            List<CounterKey> ids = new ArrayList<>();
+            for (String key : keys.subList(from, Math.min(keys.size(), from + BATCH))) {
+                ids.add(new CounterKey(space, key));
+            }
+            List<CounterSnapshot> records = counters.load(ids);
+            for (int i = 0; i < ids.size(); i++) {
+                assertEquals(total, records.get(i).total(), ids.get(i).toString());
+            }
+        }
+    }
+}
