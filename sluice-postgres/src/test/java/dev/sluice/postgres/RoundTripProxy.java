@@ -1,6 +1,7 @@
 package dev.sluice.postgres;
 
 import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
@@ -103,7 +104,7 @@ final class RoundTripProxy implements AutoCloseable {
     /** Forwards the server's messages one by one: a type byte, then a length that counts itself. */
     private void frames(Socket from, Socket to) {
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(from.getInputStream()));
-             OutputStream out = to.getOutputStream()) {
+             OutputStream out = new BufferedOutputStream(to.getOutputStream())) {
             byte[] body = new byte[8192];
             while (true) {
                 int type = in.read();
@@ -115,16 +116,16 @@ final class RoundTripProxy implements AutoCloseable {
                     body = new byte[length - 4];
                 }
                 in.readFully(body, 0, length - 4);
+                if (type == READY_FOR_QUERY) {
+                    roundTrips.incrementAndGet();  // before the client can see the exchange end
+                }
                 out.write(type);
                 out.write(length >>> 24);
                 out.write(length >>> 16);
                 out.write(length >>> 8);
                 out.write(length);
                 out.write(body, 0, length - 4);
-                if (type == READY_FOR_QUERY) {
-                    roundTrips.incrementAndGet();
-                    out.flush();
-                } else if (in.available() == 0) {
+                if (type == READY_FOR_QUERY || in.available() == 0) {
                     out.flush();
                 }
             }
