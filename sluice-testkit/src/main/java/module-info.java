@@ -7,4 +7,5 @@ module dev.sluice.testkit {
     requires transitive org.junit.jupiter.api;
     requires org.junit.jupiter.params;
     exports dev.sluice.testkit;
+    exports dev.sluice.testkit.server;
 }

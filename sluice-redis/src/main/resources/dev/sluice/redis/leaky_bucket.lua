@@ -1,0 +1,94 @@
+-- LEAKY_BUCKET (dev.sluice.algorithm.LeakyBucketState), GCRA: hash {t = the theoretical arrival time tat (us),
+-- f = its fraction as a numerator over L}. No key: an empty bucket.
+local s = redis.call('HMGET', key, 't', 'f')
+local tat = tonumber(s[1])
+local frac = tonumber(s[2]) or 0
+if tat ~= nil and frac >= L then  -- written under a higher limit: round the level up
+  tat = tat + 1
+  frac = 0
+end
+
+local function emptyAt()
+  return tat == nil or tat < now or (tat == now and frac == 0)
+end
+
+local function store()
+  local expiresAt = tat
+  if frac > 0 then
+    expiresAt = tat + 1
+  end
+  save({'t', tat, 'f', frac}, expiresAt)
+end
+
+local inc, incFrac = muldivmod(cost, W, L)
+
+if mode == 'g' then
+  if emptyAt() then
+    return {0}
+  end
+  local t = tat - inc
+  local f = frac - incFrac
+  if f < 0 then
+    t = t - 1
+    f = f + L
+  end
+  if t < now or (t == now and f == 0) then
+    redis.call('DEL', key)
+  else
+    tat = t
+    frac = f
+    store()
+  end
+  return {1}
+end
+
+local nxt, nxtFrac
+if emptyAt() then
+  nxt = now + inc
+  nxtFrac = incFrac
+else
+  nxt = tat + inc
+  nxtFrac = frac + incFrac
+end
+if nxtFrac >= L then
+  nxt = nxt + 1
+  nxtFrac = nxtFrac - L
+end
+local deadline = now + W
+local ok = nxt < deadline or (nxt == deadline and nxtFrac == 0)
+if consume then
+  if ok then
+    tat = nxt
+    frac = nxtFrac
+    store()
+  elseif countRejected then
+    tat = deadline  -- full, never fuller
+    frac = 0
+    nxt = deadline + inc
+    nxtFrac = incFrac
+    store()
+  end
+end
+
+local remaining = L
+local reset = 0
+if not emptyAt() then
+  local headroom = now + W - tat
+  if headroom <= 0 then
+    remaining = 0
+  else
+    remaining = mulsubdivmod(headroom, L, frac, W)
+  end
+  reset = tat - now
+  if frac > 0 then
+    reset = reset + 1
+  end
+end
+local retry = 0
+if not ok then
+  retry = nxt - deadline
+  if nxtFrac > 0 then
+    retry = retry + 1
+  end
+end
+return {flag(ok), remaining, reset, retry, 0}
