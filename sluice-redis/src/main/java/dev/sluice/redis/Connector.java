@@ -18,8 +18,8 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The one connection of a {@link RedisStore}, opened on first use rather than at build time, so that a store
- * built while Redis is down works as soon as Redis is up. A failed attempt is retried by a later call, at most
+ * The one connection of a {@link RedisStore}, opened in the background from build time on, never waited for by the
+ * build, so that a store built while Redis is down works as soon as Redis is up. A failed attempt is retried by a later call, at most
  * every {@value #RETRY_MILLIS} ms; once open, the connection reconnects by itself (Lettuce's auto-reconnect).
  * Thread-safe.
  *
@@ -67,6 +67,15 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
             t.setDaemon(true);
             t.start();
         });
+    }
+
+    /** Starts connecting in the background unless connected or connecting; never blocks. */
+    void connectSoon() {
+        synchronized (lock) {
+            if (!closed && ready == null && attempt == null) {
+                attempt = start();
+            }
+        }
     }
 
     /**

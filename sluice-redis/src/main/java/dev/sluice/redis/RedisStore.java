@@ -36,9 +36,10 @@ import java.util.function.Supplier;
  * microsecond: request times are floored to the microsecond and reported durations rounded up to it. Its state
  * survives only as long as Redis keeps it (a server without persistence forgets on restart).
  *
- * <p>Thread-safe. A store holds one connection, opened on first use and reopened by Lettuce after an outage; every
- * call returns within the builder's {@link Builder#timeout(Duration) timeout}, after which the
- * {@link dev.sluice.FailurePolicy} decides. {@link #close()} closes the connection, not the client.
+ * <p>Thread-safe. A store holds one connection, opened in the background when built and reopened by Lettuce after
+ * an outage; every call returns within the builder's {@link Builder#timeout(Duration) timeout}, after which the
+ * {@link dev.sluice.FailurePolicy} decides. A call that times out after its command reached Redis may still take
+ * effect there. {@link #close()} closes the connection, not the client.
  */
 public final class RedisStore implements RateLimitStore, AutoCloseable {
 
@@ -206,9 +207,14 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
             return this;
         }
 
-        /** The store. It connects on first use, so building succeeds while Redis is down. */
+        /**
+         * The store. It starts connecting in the background and does not wait: building succeeds while Redis is
+         * down, and calls made before the connection is up wait for it within their timeout.
+         */
         public RedisStore build() {
-            return new RedisStore(connector.get(), options(), expiryMargin);
+            Connector<?> c = connector.get();
+            c.connectSoon();
+            return new RedisStore(c, options(), expiryMargin);
         }
     }
 }
