@@ -27,7 +27,7 @@ final class RedisDecider implements AtomicDecider {
     private final String window;
     private final String countRejected;
     private final String margin;
-    private final String subWindow;
+    private final String subWindow;  // null unless a sliding-window counter
     private final String strict;
     private final Duration timeout;
     private final long timeoutNanos;
@@ -43,8 +43,8 @@ final class RedisDecider implements AtomicDecider {
         this.countRejected = config.countRejected() ? "1" : "0";
         this.margin = Long.toString(marginMillis);
         boolean swc = config.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
-        this.subWindow = swc ? Long.toString(windowMicros / config.buckets()) : "0";
-        this.strict = swc && config.strict() ? "1" : "0";
+        this.subWindow = swc ? Long.toString(windowMicros / config.buckets()) : null;
+        this.strict = config.strict() ? "1" : "0";
         this.timeout = options.timeout();
         this.timeoutNanos = options.timeout().toNanos();
     }
@@ -77,8 +77,16 @@ final class RedisDecider implements AtomicDecider {
         long deadline = System.nanoTime() + timeoutNanos;
         String[] keys = {redisKey(key)};
         String now = nowNanos == STORE_TIME ? "T" : Long.toString(Math.floorDiv(nowNanos, 1000));
-        String[] args = {mode, now, limit, window, Long.toString(cost), countRejected, Long.toString(place), margin,
-                subWindow, strict};
+        String[] args;
+        if (subWindow != null) {
+            args = new String[] {mode, now, limit, window, Long.toString(cost), countRejected, margin,
+                    Long.toString(place), subWindow, strict};
+        } else if (mode.equals("g")) {
+            args = new String[] {mode, now, limit, window, Long.toString(cost), countRejected, margin,
+                    Long.toString(place)};
+        } else {
+            args = new String[] {mode, now, limit, window, Long.toString(cost), countRejected, margin};
+        }
         try {
             RedisScriptingAsyncCommands<String, String> commands = connector.commands(deadline, timeout);
             try {

@@ -47,8 +47,8 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
      * How the Redis store is designed, and why.
      *
      * One decision is one EVALSHA of the algorithm's script (resources dev/sluice/redis/*.lua: common.lua, then the
-     * algorithm's part). The script reads the key's hash, runs the algorithm exactly as dev.sluice.algorithm does,
-     * writes the hash back and sets its TTL. Redis runs a script atomically, so concurrent instances never
+     * algorithm's part). The script reads the key's state, runs the algorithm exactly as dev.sluice.algorithm does,
+     * writes the state back and sets its TTL. Redis runs a script atomically, so concurrent instances never
      * interleave inside a decision and no compare-and-swap loop is needed: a hot key costs one script run per
      * request, however many instances contend for it. A server that no longer knows the script (restarted, failed
      * over, a new cluster node) answers NOSCRIPT, and the same call sends it with EVAL, which also caches it.
@@ -56,7 +56,11 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
      * Keys: namespace, the user's key as the hash tag, the state name (SharedStoreOptions.stateName). For the
      * namespace "sluice", a token bucket of 100 per minute and the user key "client:{abc}":
      *
-     *     sluice:{client:%7Babc%7D}:tb:60000000000   hash {t = 42, f = 17000000, l = 1767268800000000}
+     *     sluice:{client:%7Babc%7D}:tb:60000000000   "42 17000000 1767268800000000"
+     *
+     * (42 tokens and 17000000/60000000 of one, last refilled at 2026-01-01T12:00:00Z, in microseconds). The buckets
+     * and windows are strings, read by GET and written with their TTL by one SET ... PX: the fewest commands a
+     * script can run, which bounds a hot key. The logs are hashes of entries.
      *
      * '%', '{' and '}' are percent-encoded in the namespace and the key, so the hash tag is exactly the user's key
      * (whatever characters it holds, at any length) and a key's state lives in one Redis Cluster slot.

@@ -1,24 +1,22 @@
 -- Sluice: the part every algorithm's script shares. One script call decides one request (or gives permits back)
 -- for one key, atomically. See RedisStore for the design; the algorithms mirror dev.sluice.algorithm exactly.
 --
--- KEYS[1]  the key's state (a hash)
+-- KEYS[1]  the key's state
 -- ARGV[1]  'a' acquire, 'p' peek (writes nothing), 'g' give back
 -- ARGV[2]  now in microseconds since the epoch, or 'T' for the server's TIME
 -- ARGV[3]  limit L          ARGV[4]  window W (us)     ARGV[5]  cost
--- ARGV[6]  countRejected '1' or '0'                    ARGV[7]  place (give back only)
--- ARGV[8]  extra milliseconds a key outlives its state
+-- ARGV[6]  countRejected '1' or '0'                    ARGV[7]  extra milliseconds a key outlives its state
+-- ARGV[8]  place (give back only; '0' otherwise, or absent)
 -- ARGV[9]  sub-window S (us), ARGV[10] strict '1' or '0' (sliding-window counter only)
 --
 -- Lua numbers are doubles: every value here is an integer below 2^53, so every sum, difference and comparison is
 -- exact; products that may reach 2^53 go through muldivmod, which is exact for any operands below 2^53.
+-- Redis 5 and later replicate a script by its effects, so reading TIME before writing is allowed.
 
 local key = KEYS[1]
 local mode = ARGV[1]
 local now
 if ARGV[2] == 'T' then
-  if redis.replicate_commands then
-    redis.replicate_commands()
-  end
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 else
@@ -28,42 +26,35 @@ local L = tonumber(ARGV[3])
 local W = tonumber(ARGV[4])
 local cost = tonumber(ARGV[5])
 local countRejected = ARGV[6] == '1'
-local place = tonumber(ARGV[7])
-local margin = tonumber(ARGV[8])
+local margin = tonumber(ARGV[7])
+local place = tonumber(ARGV[8])
 local consume = mode == 'a'
 
 local SAT = 4503599627370496    -- 2^52: counts saturate here
 local TWO53 = 9007199254740992
-
--- floor(a / b) and a mod b, for a >= 0, b > 0 (fmod is exact; a / b rounded may not floor right)
-local function divmod(a, b)
-  local r = math.fmod(a, b)
-  return (a - r) / b, r
-end
+local fmod = math.fmod          -- exact, unlike a / b rounded then floored
 
 -- q, r with a*b = q*c + r, 0 <= r < c, for integers 0 <= a, b < 2^53, 0 < c < 2^53, q < 2^53
 local function muldivmod(a, b, c)
   local p = a * b
   if p < TWO53 then
-    return divmod(p, c)
+    local r = fmod(p, c)
+    return (p - r) / c, r
   end
   if a < b then
     a, b = b, a
   end
-  local qa, ra = divmod(a, c)
-  local q = qa * b
-  if ra == 0 then
-    return q, 0
-  end
+  local ra = fmod(a, c)
+  local q = (a - ra) / c * b
   p = ra * b
   if p < TWO53 then
-    local q2, r2 = divmod(p, c)
-    return q + q2, r2
+    local r = fmod(p, c)
+    return q + (p - r) / c, r
   end
   -- ra*b by shift-and-add over the bits of b, keeping the remainder below c: every step is exact
   local bits, n = {}, 0
   while b > 0 do
-    local bit = math.fmod(b, 2)
+    local bit = fmod(b, 2)
     n = n + 1
     bits[n] = bit
     b = (b - bit) / 2
@@ -91,11 +82,11 @@ local function muldivmod(a, b, c)
   return q + q2, r
 end
 
--- q, r with a*b + d = q*c + r, 0 <= r < c
+-- q, r with a*b + d = q*c + r, 0 <= r < c, for 0 <= d < 2^53
 local function muladddivmod(a, b, d, c)
   local q, r = muldivmod(a, b, c)
-  local dq, dr = divmod(d, c)
-  q = q + dq
+  local dr = fmod(d, c)
+  q = q + (d - dr) / c
   if dr >= c - r then
     return q + 1, dr - (c - r)
   end
@@ -105,8 +96,8 @@ end
 -- q, r with a*b - d = q*c + r, 0 <= r < c, for 0 <= d <= a*b
 local function mulsubdivmod(a, b, d, c)
   local q, r = muldivmod(a, b, c)
-  local dq, dr = divmod(d, c)
-  q = q - dq
+  local dr = fmod(d, c)
+  q = q - (d - dr) / c
   if r >= dr then
     return q, r - dr
   end
@@ -121,33 +112,24 @@ local function satadd(a, b)
   return s
 end
 
--- Sets the TTL of the key: until expiresAt (us, on the request's timeline), rounded up to the millisecond, plus
--- the margin; deletes the key when its state is already equivalent to a fresh one (expiresAt nil or passed).
-local function expireAt(expiresAt)
-  if expiresAt == nil or expiresAt <= now then
-    redis.call('DEL', key)
-    return
-  end
-  local ms, rest = divmod(expiresAt - now, 1000)
-  if rest > 0 then
+-- The TTL in milliseconds of a state that becomes equivalent to a fresh one at expiresAt (us, on the request's
+-- timeline): the time until then rounded up, plus the margin.
+local function ttl(expiresAt)
+  local d = expiresAt - now
+  local r = fmod(d, 1000)
+  local ms = (d - r) / 1000
+  if r > 0 then
     ms = ms + 1
   end
-  redis.call('PEXPIRE', key, ms + margin)
+  return ms + margin
 end
 
--- Writes the hash fields {name, value, ...} and the TTL, or deletes the key when the state is fresh.
-local function save(fields, expiresAt)
+-- Writes the state (a string) with its TTL, or deletes the key when the state is already equivalent to a fresh
+-- one (expiresAt nil or passed).
+local function store(value, expiresAt)
   if expiresAt == nil or expiresAt <= now then
     redis.call('DEL', key)
-    return
+  else
+    redis.call('SET', key, value, 'PX', ttl(expiresAt))
   end
-  redis.call('HSET', key, unpack(fields))
-  expireAt(expiresAt)
-end
-
-local function flag(b)
-  if b then
-    return 1
-  end
-  return 0
 end

@@ -55,7 +55,7 @@ local function finish()
     return
   end
   redis.call('HSET', key, 'h', h, 'n', n, 'b', b)
-  expireAt(eNew)
+  redis.call('PEXPIRE', key, ttl(eNew))
 end
 
 if mode == 'g' then
@@ -117,7 +117,10 @@ if mode == 'g' then
     end
   end
   finish()
-  return {flag(back > 0)}
+  if back > 0 then
+    return {1}
+  end
+  return {0}
 end
 
 local ok = total <= L - cost

@@ -1,8 +1,14 @@
--- FIXED_WINDOW (dev.sluice.algorithm.FixedWindowState): hash {w = index of the window, n = count}.
-local s = redis.call('HMGET', key, 'w', 'n')
-local w = tonumber(s[1])
-local n = tonumber(s[2]) or 0
-local k = divmod(now, W)
+-- FIXED_WINDOW (dev.sluice.algorithm.FixedWindowState): "<w> <n>", the index w of the window [w*W, (w+1)*W) and its
+-- count n. No key: no window.
+local w, n
+local v = redis.call('GET', key)
+if v then
+  local a, b = string.match(v, '^(%d+) (%d+)$')
+  w, n = tonumber(a), tonumber(b)
+else
+  n = 0
+end
+local k = (now - fmod(now, W)) / W
 if w == nil or k > w then
   w = k
   n = 0
@@ -17,7 +23,7 @@ if mode == 'g' then
   if n == 0 then
     redis.call('DEL', key)
   else
-    save({'w', w, 'n', n}, (w + 1) * W)
+    store(string.format('%d %d', w, n), (w + 1) * W)
   end
   return {1}
 end
@@ -25,14 +31,13 @@ end
 local ok = n <= L - cost
 if consume and (ok or countRejected) then
   n = satadd(n, cost)
-  save({'w', w, 'n', n}, (w + 1) * W)
+  store(string.format('%d %d', w, n), (w + 1) * W)
 end
 local reset = 0
 if n > 0 then
   reset = untilEnd
 end
-local retry = 0
-if not ok then
-  retry = untilEnd
+if ok then
+  return {1, math.max(0, L - n), reset, 0, w}
 end
-return {flag(ok), math.max(0, L - n), reset, retry, w}
+return {0, math.max(0, L - n), reset, untilEnd, w}

@@ -1,10 +1,15 @@
--- LEAKY_BUCKET (dev.sluice.algorithm.LeakyBucketState), GCRA: hash {t = the theoretical arrival time tat (us),
--- f = its fraction as a numerator over L}. No key: an empty bucket.
-local s = redis.call('HMGET', key, 't', 'f')
-local tat = tonumber(s[1])
-local frac = tonumber(s[2]) or 0
-if tat ~= nil and frac >= L then  -- written under a higher limit: round the level up
-  tat = tat + 1
+-- LEAKY_BUCKET (dev.sluice.algorithm.LeakyBucketState), GCRA: "<tat> <frac>", the theoretical arrival time and its
+-- fractional microsecond as a numerator over L. No key: an empty bucket.
+local tat, frac
+local v = redis.call('GET', key)
+if v then
+  local a, b = string.match(v, '^(%d+) (%d+)$')
+  tat, frac = tonumber(a), tonumber(b)
+  if frac >= L then  -- written under a higher limit: round the level up
+    tat = tat + 1
+    frac = 0
+  end
+else
   frac = 0
 end
 
@@ -12,12 +17,12 @@ local function emptyAt()
   return tat == nil or tat < now or (tat == now and frac == 0)
 end
 
-local function store()
+local function save()
   local expiresAt = tat
   if frac > 0 then
     expiresAt = tat + 1
   end
-  save({'t', tat, 'f', frac}, expiresAt)
+  store(string.format('%d %d', tat, frac), expiresAt)
 end
 
 local inc, incFrac = muldivmod(cost, W, L)
@@ -37,7 +42,7 @@ if mode == 'g' then
   else
     tat = t
     frac = f
-    store()
+    save()
   end
   return {1}
 end
@@ -60,13 +65,13 @@ if consume then
   if ok then
     tat = nxt
     frac = nxtFrac
-    store()
+    save()
   elseif countRejected then
     tat = deadline  -- full, never fuller
     frac = 0
     nxt = deadline + inc
     nxtFrac = incFrac
-    store()
+    save()
   end
 end
 
@@ -84,11 +89,11 @@ if not emptyAt() then
     reset = reset + 1
   end
 end
-local retry = 0
-if not ok then
-  retry = nxt - deadline
-  if nxtFrac > 0 then
-    retry = retry + 1
-  end
+if ok then
+  return {1, remaining, reset, 0, 0}
 end
-return {flag(ok), remaining, reset, retry, 0}
+local retry = nxt - deadline
+if nxtFrac > 0 then
+  retry = retry + 1
+end
+return {0, remaining, reset, retry, 0}

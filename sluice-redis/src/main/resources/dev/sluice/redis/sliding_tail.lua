@@ -1,10 +1,14 @@
--- SLIDING_TAIL (dev.sluice.algorithm.SlidingTailState): hash {w = index of the current window, c = its count,
--- p = the previous window's count}.
-local s = redis.call('HMGET', key, 'w', 'c', 'p')
-local w = tonumber(s[1])
-local cur = tonumber(s[2]) or 0
-local prev = tonumber(s[3]) or 0
-local k = divmod(now, W)
+-- SLIDING_TAIL (dev.sluice.algorithm.SlidingTailState): "<w> <cur> <prev>", the index w of the current window, its
+-- count and the previous window's count. No key: no counts.
+local w, cur, prev
+local v = redis.call('GET', key)
+if v then
+  local a, b, c = string.match(v, '^(%d+) (%d+) (%d+)$')
+  w, cur, prev = tonumber(a), tonumber(b), tonumber(c)
+else
+  cur, prev = 0, 0
+end
+local k = (now - fmod(now, W)) / W
 if w == nil or k > w then
   if w ~= nil and k == w + 1 then
     prev = cur
@@ -16,25 +20,25 @@ if w == nil or k > w then
 end
 local elapsed = math.max(now, w * W) - w * W
 
-local function store()
+local function save()
   local expiresAt = nil
   if cur > 0 then
     expiresAt = (w + 2) * W
   elseif prev > 0 then
     expiresAt = (w + 1) * W
   end
-  save({'w', w, 'c', cur, 'p', prev}, expiresAt)
+  store(string.format('%d %d %d', w, cur, prev), expiresAt)
 end
 
 if mode == 'g' then
   if place == w and cur > 0 then
     cur = math.max(0, cur - cost)
-    store()
+    save()
     return {1}
   end
   if place == w - 1 and prev > 0 then
     prev = math.max(0, prev - cost)
-    store()
+    save()
     return {1}
   end
   return {0}
@@ -68,10 +72,10 @@ end
 local ok = estimate() <= L - cost
 if consume and (ok or countRejected) then
   cur = satadd(cur, cost)
-  store()
+  save()
 end
-local retry = 0
-if not ok then
-  retry = untilAtMost(L - cost)
+local remaining = math.max(0, L - estimate())
+if ok then
+  return {1, remaining, untilAtMost(0), 0, w}
 end
-return {flag(ok), math.max(0, L - estimate()), untilAtMost(0), retry, w}
+return {0, remaining, untilAtMost(0), untilAtMost(L - cost), w}

@@ -1,19 +1,16 @@
--- TOKEN_BUCKET (dev.sluice.algorithm.TokenBucketState): hash {t = whole tokens, f = the fractional token as a
--- numerator over W, l = time of the last refill}. No key: a full bucket.
-local s = redis.call('HMGET', key, 't', 'f', 'l')
+-- TOKEN_BUCKET (dev.sluice.algorithm.TokenBucketState): "<tokens> <frac> <last>", the whole tokens, the fractional
+-- token as a numerator over W, and the time of the last refill. No key: a full bucket.
 local tokens, frac, last
-if s[1] then
-  tokens = tonumber(s[1])
-  frac = tonumber(s[2])
-  last = tonumber(s[3])
+local v = redis.call('GET', key)
+if v then
+  local a, b, c = string.match(v, '^(%d+) (%d+) (%d+)$')
+  tokens, frac, last = tonumber(a), tonumber(b), tonumber(c)
   if tokens > L then  -- written under a higher limit
     tokens = L
     frac = 0
   end
 else
-  tokens = L
-  frac = 0
-  last = now
+  tokens, frac, last = L, 0, now
 end
 
 if now > last then
@@ -47,12 +44,13 @@ local function untilTokens(n)
   return q
 end
 
-local function store()
+-- writes the state, which becomes equivalent to a fresh one once full, reset microseconds from the last refill
+local function save(reset)
   if tokens >= L then
     redis.call('DEL', key)
-    return
+  else
+    store(string.format('%d %d %d', tokens, frac, last), last + reset)
   end
-  save({'t', tokens, 'f', frac, 'l', last}, last + untilTokens(L))
 end
 
 if mode == 'g' then
@@ -63,7 +61,7 @@ if mode == 'g' then
   if tokens == L then
     frac = 0
   end
-  store()
+  save(untilTokens(L))
   return {1}
 end
 
@@ -71,15 +69,16 @@ local ok = tokens >= cost
 if consume then
   if ok then
     tokens = tokens - cost
-    store()
   elseif countRejected then
     tokens = 0
     frac = 0
-    store()
   end
 end
-local retry = 0
-if not ok then
-  retry = untilTokens(cost)
+local reset = untilTokens(L)
+if consume and (ok or countRejected) then
+  save(reset)
 end
-return {flag(ok), tokens, untilTokens(L), retry, 0}
+if ok then
+  return {1, tokens, reset, 0, 0}
+end
+return {0, tokens, reset, untilTokens(cost), 0}
