@@ -102,12 +102,21 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
             }
             current = attempt;
         }
-        await(current, deadline, timeout, "connecting to " + target);
+        C c = await(current, deadline, timeout, "connecting to " + target);
         synchronized (lock) {
-            if (ready == null) {
+            if (closed) {
                 throw new SluiceException("the Redis store is closed");
             }
+            opened(c);
             return ready;
+        }
+    }
+
+    /** Takes {@code c} as the connection unless one is already taken. Guarded by lock. */
+    private void opened(C c) {
+        if (ready == null) {
+            connection = c;
+            ready = commandsOf.apply(c);
         }
     }
 
@@ -125,8 +134,7 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
                 } else if (closed) {
                     c.closeAsync();
                 } else {
-                    connection = c;
-                    ready = commandsOf.apply(c);
+                    opened(c);  // also when no call is waiting for it
                 }
             }
         });
