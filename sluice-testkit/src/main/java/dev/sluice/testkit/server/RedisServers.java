@@ -36,6 +36,7 @@ public final class RedisServers {
             + "or set " + URL_VARIABLE + " to a running server.";
 
     private static final int SLOTS = 16384;
+    private static final int CLUSTER_BUS_OFFSET = 10000;
     private static final long CLUSTER_READY_MILLIS = 30_000;
     private static final List<RedisServer> STARTED = new CopyOnWriteArrayList<>();
     private static Path binary;          // guarded by RedisServers.class
@@ -146,7 +147,7 @@ public final class RedisServers {
         IllegalStateException failure = null;
         for (int attempt = 0; attempt < 3; attempt++) {  // a free port may be taken before the server binds it
             try {
-                return RedisServer.launch(executable, freePort(), options);
+                return RedisServer.launch(executable, freePort(options.contains("--cluster-enabled")), options);
             } catch (IllegalStateException e) {
                 failure = e;
             }
@@ -168,11 +169,26 @@ public final class RedisServers {
         return server;
     }
 
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+    /** A free loopback port; for a cluster node, one whose cluster bus port (the port + 10000) is free too. */
+    private static int freePort(boolean cluster) {
+        for (int attempt = 0; attempt < 100; attempt++) {
+            int port = bind(0);
+            if (!cluster || port + CLUSTER_BUS_OFFSET <= 65535 && bind(port + CLUSTER_BUS_OFFSET) > 0) {
+                return port;
+            }
+        }
+        throw new IllegalStateException("no free loopback port for a Redis Cluster node and its bus");
+    }
+
+    /** Binds {@code port} (0: any) on loopback and lets it go; answers the port, or -1 if it is taken. */
+    private static int bind(int port) {
+        try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
             return socket.getLocalPort();
         } catch (IOException e) {
-            throw new IllegalStateException("no free loopback port", e);
+            if (port == 0) {
+                throw new IllegalStateException("no free loopback port", e);
+            }
+            return -1;
         }
     }
 
