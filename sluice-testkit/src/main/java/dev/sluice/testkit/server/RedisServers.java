@@ -20,8 +20,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>The binary is a {@code redis-server} on the {@code PATH} if there is one, else the one shipped in the
  * {@code com.github.codemonstur:embedded-redis} jar (Redis 6.2 for Linux and macOS), which must then be on the class
- * path. Servers listen on free loopback ports and are killed when the JVM exits. {@value #URL_VARIABLE}
- * ({@code redis://host:port}) points {@link #shared()} at an external server instead, and
+ * path. Servers listen on free loopback ports and are killed (their files deleted) when the JVM exits.
+ * {@value #URL_VARIABLE} ({@code redis://host:port}) points {@link #shared()} at an external server instead, and
  * {@value #CLUSTER_URL_VARIABLE} (comma-separated {@code redis://host:port}) {@link #sharedCluster()} at an external
  * cluster. Thread-safe.
  */
@@ -44,7 +44,7 @@ public final class RedisServers {
     private static RedisCluster sharedCluster;  // likewise
 
     static {
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> STARTED.forEach(RedisServer::kill),
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> STARTED.forEach(RedisServer::closeQuietly),
                 "sluice-redis-servers-stop"));
     }
 
