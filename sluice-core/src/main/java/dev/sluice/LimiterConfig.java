@@ -10,7 +10,7 @@ import java.util.Objects;
  *
  * @param algorithm     the algorithm
  * @param limit         permits per window ({@code L}), positive
- * @param window        the window ({@code W}), positive and at most about 292 years (it is held in nanoseconds)
+ * @param window        the window ({@code W}), positive and at most {@link #MAX_WINDOW}
  * @param clock         the only source of time
  * @param countRejected whether rejected requests consume their cost too
  * @param buckets       sub-windows per window; used by {@link Algorithm#SLIDING_WINDOW_COUNTER} only
@@ -22,6 +22,13 @@ public record LimiterConfig(Algorithm algorithm, long limit, Duration window, Cl
     /** Sub-windows per window when none is given. */
     public static final int DEFAULT_BUCKETS = 60;
 
+    /**
+     * The longest window: 3653 days, ten years. Times are nanoseconds since the epoch in a {@code long}, which lasts
+     * until 2262, and a state computes instants up to two windows ahead of now (the sliding tail's reset, the leaky
+     * bucket's next arrival); ten years keeps every one of them exact until 2242.
+     */
+    public static final Duration MAX_WINDOW = Duration.ofDays(3653);
+
     /** Validates every field; the message names the bad value. */
     public LimiterConfig {
         Objects.requireNonNull(algorithm, "algorithm must not be null");
@@ -30,21 +37,24 @@ public record LimiterConfig(Algorithm algorithm, long limit, Duration window, Cl
         if (limit <= 0) {
             throw new IllegalArgumentException("limit must be > 0, was " + limit);
         }
-        if (window.isNegative() || window.isZero()) {
-            throw new IllegalArgumentException("window must be > 0, was " + window);
-        }
-        long windowNanos;
-        try {
-            windowNanos = window.toNanos();
-        } catch (ArithmeticException e) {
-            throw new IllegalArgumentException("window must fit in a long of nanoseconds (about 292 years), was " + window, e);
-        }
+        checkWindow(window);
+        long windowNanos = window.toNanos();
         if (buckets <= 0) {
             throw new IllegalArgumentException("buckets must be > 0, was " + buckets);
         }
-        if (buckets > windowNanos) {
+        if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER && buckets > windowNanos) {
             throw new IllegalArgumentException("buckets must be at most the window in nanoseconds (" + windowNanos
                     + "), was " + buckets);
+        }
+    }
+
+    static void checkWindow(Duration window) {
+        Objects.requireNonNull(window, "window must not be null");
+        if (window.isNegative() || window.isZero()) {
+            throw new IllegalArgumentException("window must be > 0, was " + window);
+        }
+        if (window.compareTo(MAX_WINDOW) > 0) {
+            throw new IllegalArgumentException("window must be at most " + MAX_WINDOW + " (ten years), was " + window);
         }
     }
 
@@ -74,7 +84,7 @@ public record LimiterConfig(Algorithm algorithm, long limit, Duration window, Cl
             throw new IllegalArgumentException("key must not be null");
         }
         if (key.isEmpty()) {
-            throw new IllegalArgumentException("key must not be empty");
+            throw new IllegalArgumentException("key must not be empty, was \"\"");
         }
         if (cost <= 0) {
             throw new IllegalArgumentException("cost must be > 0, was " + cost);

@@ -33,15 +33,15 @@ public final class RateLimiterBuilder {
     /**
      * Permits per window: at most {@code permits} per {@code window} (for the buckets: capacity {@code permits},
      * refilled at {@code permits/window}). Required.
+     *
+     * @throws IllegalArgumentException if {@code permits ≤ 0}, or {@code window} is not positive or is longer than
+     *                                  {@link LimiterConfig#MAX_WINDOW}
      */
     public RateLimiterBuilder limit(long permits, Duration window) {
         if (permits <= 0) {
             throw new IllegalArgumentException("limit must be > 0, was " + permits);
         }
-        Objects.requireNonNull(window, "window must not be null");
-        if (window.isNegative() || window.isZero()) {
-            throw new IllegalArgumentException("window must be > 0, was " + window);
-        }
+        LimiterConfig.checkWindow(window);
         this.limit = permits;
         this.window = window;
         return this;

@@ -8,8 +8,10 @@ import dev.sluice.Decision;
  * holding this object's monitor ({@code synchronized (state)}), which is how a store makes a decision atomic
  * per key without a lock shared across keys.
  *
- * <p>Time never runs backwards inside a state: a {@code now} older than what the state has already seen is
- * treated as that newest time, so a clock stepped back neither resets a window nor refills a bucket.
+ * <p>Time never runs backwards inside a state: a clock stepped back neither resets a window nor refills or drains
+ * a bucket. The window states decide an older {@code now} in the newest window they have seen (at its start if
+ * {@code now} is before it), the buckets at the newest time they have seen, and the logs count a request at an older
+ * {@code now} with their newest entry.
  */
 public abstract class AlgorithmState {
 
@@ -19,8 +21,11 @@ public abstract class AlgorithmState {
     AlgorithmState() {
     }
 
-    /** A fresh state for {@code algorithm}, as a key that has never been seen is at {@code now}. */
-    public static AlgorithmState create(Algorithm algorithm, Params p, long now) {
+    /**
+     * A fresh state for {@code algorithm}: a key that has never been seen. A fresh state decides alike whatever the
+     * time of its first request, so a store may create it before it reads the time.
+     */
+    public static AlgorithmState create(Algorithm algorithm, Params p) {
         switch (algorithm) {
             case FIXED_WINDOW:
                 return new FixedWindowState();
@@ -31,7 +36,7 @@ public abstract class AlgorithmState {
             case SLIDING_TAIL:
                 return new SlidingTailState();
             case TOKEN_BUCKET:
-                return new TokenBucketState(p, now);
+                return new TokenBucketState(p);
             case LEAKY_BUCKET:
                 return new LeakyBucketState();
             default:
@@ -47,14 +52,16 @@ public abstract class AlgorithmState {
     public abstract Decision decide(Params p, long now, long cost, boolean consume);
 
     /**
-     * Where a request admitted at {@code now} took its permits: a window or sub-window index, a log entry's
-     * expiry time. Call right after {@link #decide} under the same lock; {@link #giveBack} takes it back.
+     * Where a request admitted at {@code now} took its permits: a window index, a log entry's (or sub-window's)
+     * expiry time, a bucket's time of the request. Call right after {@link #decide} under the same lock;
+     * {@link #giveBack} takes it back.
      */
     public abstract long place(Params p, long now);
 
     /**
      * Returns {@code cost} permits taken at {@code place}, as far as they are still held there: a window that
-     * has passed or a bucket that has refilled holds none. Never lets the key exceed its limit.
+     * has passed, a log entry that has expired, a token bucket that has been full (a leaky bucket that has been
+     * empty) since the place holds none. Never lets the key exceed its limit.
      *
      * @return whether any permits were returned
      */

@@ -13,8 +13,9 @@ import dev.sluice.Decision;
  *   strict                ... or while its end (k+1)·S &gt; now − W:                 expiresAt = (k+1)·S + W
  * </pre>
  *
- * Requests with the same expiry share one entry, so the sub-window counter holds at most {@code buckets + 1}
- * entries and the log one entry per distinct instant. Entries live in a ring of two parallel arrays whose
+ * Requests with the same expiry share one entry, so the sub-window counter holds one entry per sub-window that
+ * counts ({@code buckets}, one more when {@code S} does not divide {@code W}, one more when strict) and the log one
+ * entry per distinct instant. Entries live in a ring of two parallel arrays whose
  * capacity is a power of two, grown and shrunk by halves.
  */
 abstract class ExpiringLogState extends AlgorithmState {
@@ -25,7 +26,7 @@ abstract class ExpiringLogState extends AlgorithmState {
     private long[] weight = EMPTY;
     private int head;
     private int size;
-    private long total;  // sum of weight over the live entries, saturating
+    private long total;  // sum of weight over the live entries, saturating at Long.MAX_VALUE
 
     /** The expiry of permits taken at {@code now}. */
     abstract long expiryOf(Params p, long now);
@@ -39,13 +40,15 @@ abstract class ExpiringLogState extends AlgorithmState {
     }
 
     private void prune(long now) {
+        int before = size;
+        long expired = 0;
         while (size > 0 && expiry[head] <= now) {
-            total -= weight[head];
+            expired += weight[head];  // may wrap when the total has saturated; then it is not used
             head = (head + 1) & (expiry.length - 1);
             size--;
         }
-        if (size == 0) {
-            total = 0;
+        if (size != before) {
+            subtract(expired);
         }
         if (expiry.length > 8 && size < expiry.length / 4) {
             resize(expiry.length / 2);
@@ -66,6 +69,22 @@ abstract class ExpiringLogState extends AlgorithmState {
             size++;
         }
         total = ExactMath.saturatedAdd(total, cost);
+    }
+
+    /**
+     * Takes {@code w}, just removed from the entries, off the total. A saturated total no longer knows the sum it
+     * stands for: it is counted again from the entries, so it never falls below what they still hold.
+     */
+    private void subtract(long w) {
+        if (total == Long.MAX_VALUE) {
+            long sum = 0;
+            for (int i = 0; i < size; i++) {
+                sum = ExactMath.saturatedAdd(sum, weight[at(i)]);
+            }
+            total = sum;
+        } else {
+            total -= w;
+        }
     }
 
     private void resize(int capacity) {
@@ -92,19 +111,24 @@ abstract class ExpiringLogState extends AlgorithmState {
         if (ok) {
             return Decision.allowed(p.limit, remaining, reset);
         }
-        return Decision.denied(p.limit, remaining, reset, untilFreed(total - (p.limit - cost), now));
+        return Decision.denied(p.limit, remaining, reset, untilAtMost(p.limit - cost, now));
     }
 
-    /** Time until the oldest entries holding at least {@code excess} permits have expired. */
-    private long untilFreed(long excess, long now) {
-        long freed = 0;
-        for (int i = 0; i < size; i++) {
-            freed += weight[at(i)];
-            if (freed >= excess) {
+    /**
+     * Time until the live entries hold at most {@code target} permits: the expiry of the newest entry that the
+     * newer ones, with it, would push past {@code target}. Summed from the newest, never past {@code target}, so
+     * it stays exact when the total has saturated.
+     */
+    private long untilAtMost(long target, long now) {
+        long held = 0;
+        for (int i = size - 1; i >= 0; i--) {
+            long w = weight[at(i)];
+            if (w > target - held) {
                 return expiry[at(i)] - now;
             }
+            held += w;
         }
-        return newest() - now;  // only reachable when the total saturated
+        return 0;
     }
 
     @Override
@@ -131,8 +155,8 @@ abstract class ExpiringLogState extends AlgorithmState {
                 int slot = at(mid);
                 long back = Math.min(weight[slot], cost);
                 weight[slot] -= back;
-                total -= back;
                 dropEmptyEnds();
+                subtract(back);
                 return back > 0;
             }
         }

@@ -10,26 +10,48 @@ import dev.sluice.Decision;
  * an exact rational {@code tat + frac/L} nanoseconds. A request adds {@code c·W/L}; it fits iff the new
  * {@code tat} is at most {@code now + W} (a full bucket drains in {@code W}). The level in permits is
  * {@code (tat − now)·L/W}, so this admits exactly what {@code TOKEN_BUCKET} admits (tokens = {@code L} − level).
+ * Example, 3 per 60 s: three requests at 12:00:00 put {@code tat} at 12:01:00 (full); at 12:00:10 the level is 2.5,
+ * so a request of cost 1 would make {@code tat} 12:01:20, past 12:01:10: it is told to retry after 10 s.
+ *
+ * <p>A reservation's place is the time it was taken; once the bucket has been empty after that time, its level
+ * has leaked away and its cancel returns nothing, as for {@code TOKEN_BUCKET} once full.
  */
 final class LeakyBucketState extends AlgorithmState {
 
-    private long tat = Long.MIN_VALUE;
-    private long frac;  // numerator over L of the fractional nanosecond of tat
+    private long tat = Long.MIN_VALUE;        // MIN_VALUE: empty
+    private long frac;                        // numerator over L of the fractional nanosecond of tat
+    private long last = Long.MIN_VALUE;       // the newest time seen
+    private long emptySeen = Long.MIN_VALUE;  // the newest time the bucket was seen empty
 
-    private boolean emptyAt(long now) {
-        return tat < now || (tat == now && frac == 0);
+    /**
+     * Moves to {@code now}, or stays at the newest time seen if the clock has stepped back (the level never rises
+     * by going back), and notes an empty bucket.
+     */
+    private long advance(long now) {
+        if (now > last) {
+            last = now;
+        }
+        if (tat < last || (tat == last && frac == 0)) {
+            tat = Long.MIN_VALUE;
+            frac = 0;
+            emptySeen = last;
+        }
+        return last;
     }
 
     @Override
-    public Decision decide(Params p, long now, long cost, boolean consume) {
+    public Decision decide(Params p, long time, long cost, boolean consume) {
+        long now = advance(time);
         long inc = ExactMath.mulDiv(cost, p.window, p.limit);
         long incFrac = cost * p.window - inc * p.limit;  // exact: the true remainder is in [0, L)
-        boolean empty = emptyAt(now);
+        boolean empty = tat == Long.MIN_VALUE;
         long next = (empty ? now : tat) + inc;
-        long nextFrac = (empty ? 0 : frac) + incFrac;
-        if (nextFrac >= p.limit) {
+        long nextFrac;
+        if (incFrac >= p.limit - frac) {  // not frac + incFrac ≥ L: that sum overflows for L > 2^62
             next++;
-            nextFrac -= p.limit;
+            nextFrac = incFrac - (p.limit - frac);
+        } else {
+            nextFrac = frac + incFrac;
         }
         long deadline = now + p.window;
         boolean ok = next < deadline || (next == deadline && nextFrac == 0);
@@ -45,7 +67,7 @@ final class LeakyBucketState extends AlgorithmState {
             }
         }
         long remaining = remaining(p, now);
-        long reset = emptyAt(now) ? 0 : tat - now + (frac > 0 ? 1 : 0);
+        long reset = tat == Long.MIN_VALUE ? 0 : tat - now + (frac > 0 ? 1 : 0);
         if (ok) {
             return Decision.allowed(p.limit, remaining, reset);
         }
@@ -54,7 +76,7 @@ final class LeakyBucketState extends AlgorithmState {
     }
 
     private long remaining(Params p, long now) {
-        if (emptyAt(now)) {
+        if (tat == Long.MIN_VALUE) {
             return p.limit;
         }
         long headroom = now + p.window - tat;  // W minus the level in nanoseconds, before frac
@@ -66,12 +88,13 @@ final class LeakyBucketState extends AlgorithmState {
 
     @Override
     public long place(Params p, long now) {
-        return 0;
+        return last;
     }
 
     @Override
-    public boolean giveBack(Params p, long now, long cost, long place) {
-        if (emptyAt(now)) {
+    public boolean giveBack(Params p, long time, long cost, long place) {
+        long now = advance(time);
+        if (tat == Long.MIN_VALUE || emptySeen > place) {
             return false;
         }
         long inc = ExactMath.mulDiv(cost, p.window, p.limit);
@@ -82,12 +105,9 @@ final class LeakyBucketState extends AlgorithmState {
             t--;
             f += p.limit;
         }
-        if (t < now || (t == now && f == 0)) {
-            t = Long.MIN_VALUE;
-            f = 0;
-        }
         tat = t;
         frac = f;
+        advance(now);
         return true;
     }
 

@@ -12,39 +12,49 @@ import dev.sluice.Decision;
  *
  * <p>With {@code countRejected}, a rejected request drains the bucket to empty (never below), so a key that stops
  * sending is full again within one window.
+ *
+ * <p>A reservation's place is the time it was taken. Once the bucket has been full after that time, the refill
+ * has already given its tokens back: its cancel returns nothing (else a bucket refilled and drained again would
+ * get them twice, letting {@code 2L} through at one instant). The state remembers the newest time it was seen
+ * full ({@code fullSeen}) for that; a fresh state is seen full at its first request, so a state evicted once full
+ * and created again answers every cancel exactly as the evicted one would have.
  */
 final class TokenBucketState extends AlgorithmState {
 
     private long tokens;
-    private long frac;  // numerator over W of the fractional token, 0 when full
-    private long last;  // time of the last refill
+    private long frac;                       // numerator over W of the fractional token, 0 when full
+    private long last = Long.MIN_VALUE;      // the newest time seen (the time of the last refill)
+    private long fullSeen = Long.MIN_VALUE;  // the newest time the bucket was seen full
 
-    TokenBucketState(Params p, long now) {
+    TokenBucketState(Params p) {
         this.tokens = p.limit;
-        this.last = now;
     }
 
-    private void refill(Params p, long now) {
-        if (now <= last) {
-            return;
+    /** Refills up to {@code now}; a {@code now} older than the newest time seen refills nothing. */
+    private long advance(Params p, long now) {
+        if (now > last) {
+            if (tokens < p.limit) {
+                long elapsed = now - last;
+                if (elapsed >= p.window) {
+                    tokens = p.limit;
+                    frac = 0;
+                } else {
+                    long whole = ExactMath.mulAddDiv(elapsed, p.limit, frac, p.window);
+                    if (whole >= p.limit - tokens) {  // not tokens + whole ≥ L: that sum overflows for L > 2^62
+                        tokens = p.limit;
+                        frac = 0;
+                    } else {
+                        frac = elapsed * p.limit + frac - whole * p.window;  // exact: the true remainder is in [0, W)
+                        tokens += whole;
+                    }
+                }
+            }
+            last = now;
         }
-        long elapsed = now - last;
-        last = now;
         if (tokens >= p.limit) {
-            return;
+            fullSeen = last;
         }
-        if (elapsed >= p.window) {
-            tokens = p.limit;
-            frac = 0;
-            return;
-        }
-        long whole = ExactMath.mulAddDiv(elapsed, p.limit, frac, p.window);
-        frac = elapsed * p.limit + frac - whole * p.window;  // exact: the true remainder is in [0, W)
-        tokens += whole;
-        if (tokens >= p.limit) {
-            tokens = p.limit;
-            frac = 0;
-        }
+        return last;
     }
 
     /** Time until the bucket holds {@code n} tokens. */
@@ -54,7 +64,7 @@ final class TokenBucketState extends AlgorithmState {
 
     @Override
     public Decision decide(Params p, long now, long cost, boolean consume) {
-        refill(p, now);
+        advance(p, now);
         boolean ok = tokens >= cost;
         if (consume) {
             if (ok) {
@@ -71,18 +81,19 @@ final class TokenBucketState extends AlgorithmState {
 
     @Override
     public long place(Params p, long now) {
-        return 0;
+        return last;
     }
 
     @Override
     public boolean giveBack(Params p, long now, long cost, long place) {
-        refill(p, now);
-        if (tokens >= p.limit) {
+        long t = advance(p, now);
+        if (tokens >= p.limit || fullSeen > place) {
             return false;
         }
-        tokens = Math.min(p.limit, tokens + cost);
+        tokens = cost >= p.limit - tokens ? p.limit : tokens + cost;  // not tokens + cost: it overflows for L > 2^62
         if (tokens == p.limit) {
             frac = 0;
+            fullSeen = t;
         }
         return true;
     }

@@ -59,7 +59,7 @@ public final class Demo {
     }
 
     private static String seconds(Duration d) {
-        return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : String.format(Locale.ROOT, "%.3fs", d.toNanos() / 1e9);
+        return d.getNano() == 0 ? d.toSeconds() + "s" : String.format(Locale.ROOT, "%d.%09ds", d.toSeconds(), d.getNano());
     }
 
     /** A clock the demo moves to the time of each request. */

@@ -18,25 +18,40 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>How it stays exact under contention, and how eviction stays invisible:
  *
  * <pre>
- * decide(key):  s = map.get(key) (or insert a fresh one)
- *               synchronized (s) { if s.retired: look up again;  else decide on s }
+ * decide(key):  s = map.get(key), or a fresh s, locked, then put into the map
+ *               synchronized (s) { now = clock;  if s.retired: look up again;  else decide on s at now }
  * evict(s):     synchronized (s) { if now ≥ s.expiresAt: s.retired = true; map.remove(key, s) }
  * </pre>
  *
  * A decision and an eviction of the same key serialize on the key's monitor, and a decision never applies to a
  * retired state, so no admitted permit is ever lost to eviction. A state is evicted only once it decides as a fresh
  * state would ({@link AlgorithmState#expiresAt}), so a key recreated after eviction decides exactly as if it
- * had been kept. A reservation whose state was evicted holds nothing any more, and its cancel returns false.
+ * had been kept. Two details make that hold under contention:
+ * <ul>
+ *   <li>The time of a decision is read while its state is held. Read before, a request that stalls between its
+ *       reading and its decision could find the state evicted by a later time and decide on a fresh one at its
+ *       older time: with a fixed window of limit 1, a request reading 12:00:09.5, stalled while the state of the
+ *       full window 12:00:00 is evicted at 12:00:10.5, would be admitted into that window a second time.</li>
+ *   <li>A fresh state is locked before it is published, so a sweep cannot evict it (fresh is idle) between its
+ *       insertion and its first decision.</li>
+ * </ul>
+ * A reservation whose state was evicted holds nothing any more, and its cancel returns false.
  *
  * <p>Eviction is amortized: each new key examines {@value #SWEEP_PER_INSERT} entries, and once per millisecond of
  * clock time a request examines {@value #SWEEP_PER_TICK}, through one cursor over the map that wraps around. At
  * most one thread sweeps at a time; the others skip it.
+ *
+ * <p>At the bound on keys, a new key first makes room by evicting every idle key (one full pass, under the sweep
+ * lock). If every key is live, the request is denied with {@code retryAfter} until the earliest live key is idle;
+ * that instant is remembered, so until then a new key is denied without another pass.
  */
 final class InMemoryRateLimiter implements RateLimiter {
 
     static final int SWEEP_PER_INSERT = 2;
     static final int SWEEP_PER_TICK = 256;
     private static final long TICK_NANOS = 1_000_000;
+    /** What {@link #makeRoom} answers when the caller should try to take a slot again. */
+    private static final long ROOM = Long.MIN_VALUE;
 
     private final LimiterConfig config;
     private final Params params;
@@ -63,133 +78,171 @@ final class InMemoryRateLimiter implements RateLimiter {
     @Override
     public Decision tryAcquire(String key, long cost) {
         config.checkRequest(key, cost);
-        return decide(key, cost, now(), null);
+        return decide(key, cost, null);
     }
 
     @Override
     public Decision peek(String key, long cost) {
         config.checkRequest(key, cost);
-        long now = now();
         AlgorithmState s = states.get(key);
         if (s != null) {
             synchronized (s) {
+                long now = now();
                 if (!s.isRetired()) {
                     return s.decide(params, now, cost, false);
                 }
             }
         }
-        return AlgorithmState.create(config.algorithm(), params, now).decide(params, now, cost, false);
+        long now = now();
+        if (size.get() >= maximumKeys) {
+            long until = makeRoom(now);
+            if (until != ROOM) {
+                s = states.get(key);  // another thread may have just created it
+                if (s == null) {
+                    return noRoom(until, now);
+                }
+                synchronized (s) {
+                    now = now();
+                    if (!s.isRetired()) {
+                        return s.decide(params, now, cost, false);
+                    }
+                }
+            }
+        }
+        return AlgorithmState.create(config.algorithm(), params).decide(params, now, cost, false);
     }
 
     @Override
     public Reservation reserve(String key, long cost) {
         config.checkRequest(key, cost);
         MemoryReservation r = new MemoryReservation(this, key, cost);
-        r.decision = decide(key, cost, now(), r);
+        r.decision = decide(key, cost, r);
         return r;
     }
 
     boolean cancel(MemoryReservation r) {
-        long now = now();
         AlgorithmState s = states.get(r.key);
         if (s == null) {
             return false;
         }
         synchronized (s) {
+            long now = now();
             return !s.isRetired() && s.giveBack(params, now, r.cost, r.place);
         }
     }
 
-    private Decision decide(String key, long cost, long now, MemoryReservation reservation) {
-        if (now >= nextTick) {
-            tick(now);
-        }
-        boolean inserted = false;
+    private Decision decide(String key, long cost, MemoryReservation reservation) {
         while (true) {
             AlgorithmState s = states.get(key);
-            if (s == null) {
-                s = insert(key, now);
-                if (s == null) {
-                    return noRoom(now);
+            if (s != null) {
+                long now;
+                Decision d;
+                synchronized (s) {
+                    now = now();
+                    if (s.isRetired()) {
+                        continue;
+                    }
+                    d = decideOn(s, now, cost, reservation);
                 }
-                inserted = true;
+                afterDecision(now, false);
+                return d;
             }
-            Decision d;
-            synchronized (s) {
-                if (s.isRetired()) {
-                    continue;
+            if (!takeSlot()) {
+                long now = now();
+                long until = makeRoom(now);
+                if (until != ROOM && !states.containsKey(key)) {  // another thread may have just created it
+                    return noRoom(until, now);
                 }
-                d = s.decide(params, now, cost, true);
-                if (reservation != null && d.allowed()) {
-                    reservation.place = s.place(params, now);
+                continue;
+            }
+            AlgorithmState fresh = AlgorithmState.create(config.algorithm(), params);
+            long now = 0;
+            Decision d = null;
+            synchronized (fresh) {
+                if (states.putIfAbsent(key, fresh) == null) {
+                    now = now();
+                    if (!fresh.isRetired()) {
+                        d = decideOn(fresh, now, cost, reservation);
+                    }
                 }
             }
-            // Sweep only after deciding: a fresh state is idle by definition, and a sweep between its insertion
-            // and its first decision would evict it and send this loop round again.
-            if (inserted) {
-                sweep(now, SWEEP_PER_INSERT, false);
+            if (d == null) {  // another thread inserted the key first (or a sweep ran inside our clock read)
+                if (!fresh.isRetired()) {
+                    size.decrementAndGet();
+                }
+                continue;
             }
+            afterDecision(now, true);
             return d;
         }
     }
 
-    /** Inserts a fresh state for {@code key} unless the bound forbids it; returns the key's state or null. */
-    private AlgorithmState insert(String key, long now) {
-        while (size.incrementAndGet() > maximumKeys) {
-            size.decrementAndGet();
-            if (!makeRoom(now)) {
-                AlgorithmState raced = states.get(key);  // another thread may have inserted it meanwhile
-                return raced;
-            }
+    /** Decides on {@code s}, held by the caller. */
+    private Decision decideOn(AlgorithmState s, long now, long cost, MemoryReservation reservation) {
+        Decision d = s.decide(params, now, cost, true);
+        if (reservation != null && d.allowed()) {
+            reservation.place = s.place(params, now);
         }
-        AlgorithmState fresh = AlgorithmState.create(config.algorithm(), params, now);
-        AlgorithmState prior = states.putIfAbsent(key, fresh);
-        if (prior != null) {
-            size.decrementAndGet();
-            return prior;
-        }
-        return fresh;
+        return d;
     }
 
-    private Decision noRoom(long now) {
-        long wait;
-        sweepLock.lock();
-        try {
-            wait = Math.max(1, noRoomUntil - now);
-        } finally {
-            sweepLock.unlock();
+    private void afterDecision(long now, boolean inserted) {
+        if (inserted) {
+            sweep(now, SWEEP_PER_INSERT, false);
         }
+        if (now >= nextTick) {
+            nextTick = now + TICK_NANOS;
+            sweep(now, SWEEP_PER_TICK, false);
+        }
+    }
+
+    /** Counts one more entry unless the bound forbids it. */
+    private boolean takeSlot() {
+        if (size.incrementAndGet() > maximumKeys) {
+            size.decrementAndGet();
+            return false;
+        }
+        return true;
+    }
+
+    private Decision noRoom(long until, long now) {
+        long wait = until - now;
         return Decision.denied(config.limit(), 0, wait, wait);
     }
 
-    /** At the bound: evicts every idle key, unless a full pass has just shown there is none. */
-    private boolean makeRoom(long now) {
+    /**
+     * At the bound: evicts every idle key. Returns {@link #ROOM} when the caller should try to take a slot again (there
+     * is room, or this pass made some, or the slots are held by insertions still in flight), else the earliest time a
+     * live key becomes idle, which is after {@code now}.
+     */
+    private long makeRoom(long now) {
         sweepLock.lock();
         try {
             if (size.get() < maximumKeys) {
-                return true;
+                return ROOM;
             }
             if (now < noRoomUntil) {
-                return false;
+                return noRoomUntil;
             }
             long earliest = Long.MAX_VALUE;
+            boolean evicted = false;
             for (Map.Entry<String, AlgorithmState> e : states.entrySet()) {
-                earliest = Math.min(earliest, evictIfIdle(e.getKey(), e.getValue(), now));
+                long idleAt = evictIfIdle(e.getKey(), e.getValue(), now);
+                if (idleAt == Long.MIN_VALUE) {
+                    evicted = true;
+                } else {
+                    earliest = Math.min(earliest, idleAt);
+                }
             }
             cursor = null;
-            if (size.get() < maximumKeys) {
-                return true;
+            if (evicted || earliest == Long.MAX_VALUE || size.get() < maximumKeys) {
+                return ROOM;
             }
             noRoomUntil = earliest;
-            return false;
+            return earliest;
         } finally {
             sweepLock.unlock();
         }
-    }
-
-    private void tick(long now) {
-        nextTick = now + TICK_NANOS;
-        sweep(now, SWEEP_PER_TICK, false);
     }
 
     /** Examines up to {@code budget} entries from the cursor; with {@code wait}, waits for a concurrent sweep. */
@@ -219,7 +272,10 @@ final class InMemoryRateLimiter implements RateLimiter {
         }
     }
 
-    /** Evicts the state if idle at {@code now}: returns MIN_VALUE if it did, else when the state will be idle. */
+    /**
+     * Evicts the state if idle at {@code now}: returns MIN_VALUE if it did, MAX_VALUE if it was gone already, else
+     * when the state will be idle.
+     */
     private long evictIfIdle(String key, AlgorithmState s, long now) {
         synchronized (s) {
             if (s.isRetired()) {

@@ -15,8 +15,9 @@ import dev.sluice.spi.RateLimitStore;
  *       background.</li>
  *   <li><b>A bound on keys</b> ({@link Builder#maximumKeys(int)}): when it is reached, idle keys are evicted first;
  *       if every key is still live, a request for a <em>new</em> key is denied (with {@code retryAfter} until the
- *       earliest live key expires) rather than evicting a live key, which would let it pass its limit again. Keys
- *       already held keep being decided normally.</li>
+ *       earliest live key expires, and {@code remaining} 0) rather than evicting a live key, which would let it
+ *       pass its limit again; a {@code peek} of a new key answers the same. Keys already held keep being decided
+ *       normally.</li>
  * </ul>
  *
  * Each limiter bound to this store has its own key space and its own bound.

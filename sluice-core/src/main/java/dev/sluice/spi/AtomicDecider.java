@@ -30,7 +30,9 @@ public interface AtomicDecider {
 
     /**
      * Gives back {@code cost} permits that an admitted request took at {@code place}, as far as they are still
-     * held there (a window that has passed holds none), never letting the key exceed its limit.
+     * held there, never letting the key exceed its limit. A window that has passed and a log entry that has
+     * expired hold none; for the buckets the place is the time of the request, and a token bucket that has been
+     * full (a leaky bucket that has been empty) at any time since holds none, or the permits would come back twice.
      *
      * @param nowNanos as for {@link #decide}
      * @return whether any permits were returned

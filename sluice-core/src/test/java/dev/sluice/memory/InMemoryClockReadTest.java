@@ -1,0 +1,99 @@
+package dev.sluice.memory;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.RateLimiter;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The time of a decision is read while the key's state is held, so an eviction can never fall between a request's
+ * reading of the clock and its decision.
+ */
+class InMemoryClockReadTest {
+
+    /** A clock whose next read by one chosen thread takes the time, then waits until released. */
+    private static final class GateClock extends Clock {
+        volatile Instant now;
+        volatile Thread gated;
+        final CountDownLatch reading = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+
+        GateClock(Instant start) {
+            now = start;
+        }
+
+        @Override
+        public Instant instant() {
+            Instant value = now;
+            if (Thread.currentThread() == gated) {
+                gated = null;
+                reading.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return value;
+        }
+
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            throw new UnsupportedOperationException();
+        }
+    }
+
+    /**
+     * Limit 1 per 10 s. A request reads 12:00:09.5 and stalls; meanwhile the time becomes 12:00:10.5 and the key's
+     * state (window 12:00:00, full) is evicted as idle. Had the stalled request read the time before finding the
+     * state, it would decide on a fresh state at 12:00:09.5 and be admitted: a second permit in a window of one.
+     */
+    @Test
+    void aStalledRequestNeverDecidesOnAStateEvictedAfterItReadTheClock() throws Exception {
+        GateClock clock = new GateClock(Instant.parse("2026-01-01T12:00:09Z"));
+        InMemoryRateLimiter limiter = (InMemoryRateLimiter) RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(1, Duration.ofSeconds(10)).clock(clock).build();
+        assertTrue(limiter.tryAcquire("k").allowed());
+
+        clock.now = Instant.parse("2026-01-01T12:00:09.500Z");
+        AtomicReference<Decision> stalled = new AtomicReference<>();
+        Thread a = new Thread(() -> stalled.set(limiter.tryAcquire("k")));
+        clock.gated = a;
+        a.start();
+        clock.reading.await();
+
+        clock.now = Instant.parse("2026-01-01T12:00:10.500Z");
+        Thread evictor = new Thread(limiter::evictIdle);
+        evictor.start();
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (evictor.getState() != Thread.State.BLOCKED && evictor.getState() != Thread.State.TERMINATED) {
+            if (System.nanoTime() > deadline) {
+                fail("the evicting thread neither finished nor blocked: " + evictor.getState());
+            }
+            Thread.onSpinWait();
+        }
+        clock.release.countDown();
+        a.join();
+        evictor.join();
+
+        assertFalse(stalled.get().allowed(), "the window of 12:00:00 already holds its one permit: " + stalled.get());
+        assertEquals(Duration.ofMillis(500), stalled.get().retryAfter(), stalled.get().toString());
+    }
+}
