@@ -67,7 +67,8 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
      *
      * Time: microseconds since the epoch, from Redis TIME (TimeSource.STORE) or the limiter's Clock floored to the
      * microsecond (TimeSource.CLOCK). Lua numbers are doubles, exact for integers below 2^53 (about 285 years of
-     * microseconds): times, counts and windows stay below that (bind() checks the window and the limit), and the
+     * microseconds): times, counts and windows stay below that (windows are at most ten years, bind() checks the
+     * limit, counts saturate at 2^52), and the
      * products that may exceed it (limit x window, count x window) go through an exact multiply-divide in the
      * script. Example, 1,000,000 per day: a refill over 12 h computes 43,200,000,000 us x 1,000,000 / 86,400,000,000
      * us; the product 4.32e16 is past 2^53 (9.0e15), so the script splits it and gets exactly 500,000 tokens.
@@ -78,8 +79,6 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
      * outlive it by Builder.expiryMargin to cover skew between them.
      */
 
-    /** The longest window Redis can hold: 2^51 microseconds, about 71 years. */
-    static final long MAX_WINDOW_MICROS = 1L << 51;
     /** The highest limit Redis can hold: 2^52, where counts saturate. */
     static final long MAX_LIMIT = 1L << 52;
 
@@ -132,7 +131,7 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
      * A limiter with {@code config} whose state lives in Redis.
      *
      * @throws IllegalArgumentException if Redis cannot hold the configuration: a window that is not a whole number
-     *         of microseconds or is longer than 2^51 µs, a limit above 2^52, or a sub-window shorter than 1 µs
+     *         of microseconds, a limit above 2^52, or a sub-window shorter than 1 µs
      */
     @Override
     public RateLimiter bind(LimiterConfig config) {
@@ -140,10 +139,6 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
         long windowNanos = config.windowNanos();
         if (windowNanos % 1000 != 0) {
             throw new IllegalArgumentException("window must be a whole number of microseconds on Redis, was "
-                    + config.window());
-        }
-        if (windowNanos / 1000 > MAX_WINDOW_MICROS) {
-            throw new IllegalArgumentException("window must be at most 2^51 microseconds (about 71 years) on Redis, was "
                     + config.window());
         }
         if (config.limit() > MAX_LIMIT) {

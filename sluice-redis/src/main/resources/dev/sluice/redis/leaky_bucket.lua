@@ -1,34 +1,54 @@
--- LEAKY_BUCKET (dev.sluice.algorithm.LeakyBucketState), GCRA: "<tat> <frac>", the theoretical arrival time and its
--- fractional microsecond as a numerator over L. No key: an empty bucket.
-local tat, frac
+-- LEAKY_BUCKET (dev.sluice.algorithm.LeakyBucketState), GCRA: "<tat> <frac> <last> <emptySeen>", the theoretical
+-- arrival time, its fractional microsecond as a numerator over L, the newest time seen and the newest time the
+-- bucket was seen empty. No key: an empty bucket, seen empty now.
+local tat, frac, last, emptySeen
 local v = redis.call('GET', key)
 if v then
-  local a, b = string.match(v, '^(%d+) (%d+)$')
-  tat, frac = tonumber(a), tonumber(b)
+  local a, b, c, d = string.match(v, '^(%d+) (%d+) (%d+) (%d+)$')
+  tat, frac, last, emptySeen = tonumber(a), tonumber(b), tonumber(c), tonumber(d)
   if frac >= L then  -- written under a higher limit: round the level up
     tat = tat + 1
     frac = 0
   end
 else
-  frac = 0
+  frac, last, emptySeen = 0, now, now
 end
 
-local function emptyAt()
-  return tat == nil or tat < now or (tat == now and frac == 0)
-end
-
-local function save()
-  local expiresAt = tat
-  if frac > 0 then
-    expiresAt = tat + 1
+-- moves to now, or stays at the newest time seen if the clock has stepped back (the level never rises by going
+-- back), and notes an empty bucket
+local function advance(time)
+  if time > last then
+    last = time
   end
-  store(string.format('%d %d', tat, frac), expiresAt)
+  if tat ~= nil and (tat < last or (tat == last and frac == 0)) then
+    tat = nil
+    frac = 0
+  end
+  if tat == nil then
+    emptySeen = last
+  end
+  return last
 end
 
+-- writes the state, which becomes equivalent to a fresh one once empty
+local function save()
+  if tat == nil then
+    redis.call('DEL', key)
+  else
+    local expiresAt = tat
+    if frac > 0 then
+      expiresAt = tat + 1
+    end
+    store(string.format('%d %d %d %d', tat, frac, last, emptySeen), expiresAt)
+  end
+end
+
+now = advance(now)
 local inc, incFrac = muldivmod(cost, W, L)
 
 if mode == 'g' then
-  if emptyAt() then
+  -- a bucket empty at any time since the reservation has leaked its level away already
+  if tat == nil or emptySeen > place then
     return {0}
   end
   local t = tat - inc
@@ -37,18 +57,15 @@ if mode == 'g' then
     t = t - 1
     f = f + L
   end
-  if t < now or (t == now and f == 0) then
-    redis.call('DEL', key)
-  else
-    tat = t
-    frac = f
-    save()
-  end
+  tat = t
+  frac = f
+  advance(now)
+  save()
   return {1}
 end
 
 local nxt, nxtFrac
-if emptyAt() then
+if tat == nil then
   nxt = now + inc
   nxtFrac = incFrac
 else
@@ -77,7 +94,7 @@ end
 
 local remaining = L
 local reset = 0
-if not emptyAt() then
+if tat ~= nil then
   local headroom = now + W - tat
   if headroom <= 0 then
     remaining = 0
@@ -90,10 +107,10 @@ if not emptyAt() then
   end
 end
 if ok then
-  return {1, remaining, reset, 0, 0}
+  return {1, remaining, reset, 0, last}
 end
 local retry = nxt - deadline
 if nxtFrac > 0 then
   retry = retry + 1
 end
-return {0, remaining, reset, retry, 0}
+return {0, remaining, reset, retry, last}

@@ -1,22 +1,23 @@
--- TOKEN_BUCKET (dev.sluice.algorithm.TokenBucketState): "<tokens> <frac> <last>", the whole tokens, the fractional
--- token as a numerator over W, and the time of the last refill. No key: a full bucket.
-local tokens, frac, last
+-- TOKEN_BUCKET (dev.sluice.algorithm.TokenBucketState): "<tokens> <frac> <last> <fullSeen>", the whole tokens, the
+-- fractional token as a numerator over W, the newest time seen (that of the last refill) and the newest time the
+-- bucket was seen full. No key: a full bucket, seen full now.
+local tokens, frac, last, fullSeen
 local v = redis.call('GET', key)
 if v then
-  local a, b, c = string.match(v, '^(%d+) (%d+) (%d+)$')
-  tokens, frac, last = tonumber(a), tonumber(b), tonumber(c)
+  local a, b, c, d = string.match(v, '^(%d+) (%d+) (%d+) (%d+)$')
+  tokens, frac, last, fullSeen = tonumber(a), tonumber(b), tonumber(c), tonumber(d)
   if tokens > L then  -- written under a higher limit
     tokens = L
     frac = 0
   end
 else
-  tokens, frac, last = L, 0, now
+  tokens, frac, last, fullSeen = L, 0, now, now
 end
 
+-- refill up to now; a now older than the newest time seen refills nothing
 if now > last then
-  local elapsed = now - last
-  last = now
   if tokens < L then
+    local elapsed = now - last
     if elapsed >= W then
       tokens = L
       frac = 0
@@ -30,6 +31,10 @@ if now > last then
       end
     end
   end
+  last = now
+end
+if tokens >= L then
+  fullSeen = last
 end
 
 -- time until the bucket holds n tokens
@@ -49,12 +54,13 @@ local function save(reset)
   if tokens >= L then
     redis.call('DEL', key)
   else
-    store(string.format('%d %d %d', tokens, frac, last), last + reset)
+    store(string.format('%d %d %d %d', tokens, frac, last, fullSeen), last + reset)
   end
 end
 
 if mode == 'g' then
-  if tokens >= L then
+  -- a bucket full at any time since the reservation has given its tokens back already
+  if tokens >= L or fullSeen > place then
     return {0}
   end
   tokens = math.min(L, tokens + cost)
@@ -79,6 +85,6 @@ if consume and (ok or countRejected) then
   save(reset)
 end
 if ok then
-  return {1, tokens, reset, 0, 0}
+  return {1, tokens, reset, 0, last}
 end
-return {0, tokens, reset, untilTokens(cost), 0}
+return {0, tokens, reset, untilTokens(cost), last}

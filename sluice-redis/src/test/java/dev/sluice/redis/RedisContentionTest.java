@@ -107,11 +107,12 @@ class RedisContentionTest {
             case SLIDING_TAIL:  // window index, current count, previous count
                 assertEquals(nowMicros / windowMicros + " 500 0", Servers.redis().get(redisKey));
                 break;
-            case TOKEN_BUCKET:  // tokens, fraction, last refill
-                assertEquals("0 0 " + nowMicros, Servers.redis().get(redisKey));
+            case TOKEN_BUCKET:  // tokens, fraction, last refill, last seen full
+                assertEquals("0 0 " + nowMicros + " " + nowMicros, Servers.redis().get(redisKey));
                 break;
-            case LEAKY_BUCKET:  // 500 requests of W/500 each: the bucket is full to exactly now + W
-                assertEquals((nowMicros + windowMicros) + " 0", Servers.redis().get(redisKey));
+            case LEAKY_BUCKET:  // 500 requests of W/500 each: full to exactly now + W; last seen, last seen empty
+                assertEquals((nowMicros + windowMicros) + " 0 " + nowMicros + " " + nowMicros,
+                        Servers.redis().get(redisKey));
                 break;
             case SLIDING_LOG:  // all at one instant: one entry of weight 500
                 assertEquals(Map.of("h", "0", "n", "1", "b", "0", "0", (nowMicros + windowMicros) + ":500"),

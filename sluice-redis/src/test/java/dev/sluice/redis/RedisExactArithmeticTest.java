@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.FailurePolicy;
+import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimiter;
 import dev.sluice.RateLimiterBuilder;
 import dev.sluice.Reservation;
@@ -112,29 +113,34 @@ class RedisExactArithmeticTest {
 
     /**
      * Random traffic with limits whose products with the window (in µs) pass 2^53 by far: a million per day, 2^40
-     * per 30 days, 10^9 per hour, with costs up to the limit, against the in-memory reference.
+     * per 30 days, 10^9 per hour, 2^40 per ten years (the longest window), with costs up to the limit, against the
+     * in-memory reference.
      */
     @ParameterizedTest
     @EnumSource(Algorithm.class)
     void largeLimitsAgreeWithTheInMemoryReference(Algorithm algorithm) {
-        long[] limits = {1_000_000, 1L << 40, 1_000_000_000};
-        Duration[] windows = {Duration.ofDays(1), Duration.ofDays(30), Duration.ofHours(1)};
+        long[] limits = {1_000_000, 1L << 40, 1_000_000_000, 1L << 40};
+        Duration[] windows = {Duration.ofDays(1), Duration.ofDays(30), Duration.ofHours(1), LimiterConfig.MAX_WINDOW};
         Random random = new Random(algorithm.ordinal());
         ManualClock clock = new ManualClock(Instant.parse("2026-01-01T12:00:00Z"));
-        for (int round = 0; round < 6; round++) {
-            long limit = limits[round % 3];
-            Duration window = windows[round % 3];
-            boolean countRejected = round >= 3;
+        for (int round = 0; round < 8; round++) {
+            long limit = limits[round % 4];
+            Duration window = windows[round % 4];
+            boolean countRejected = round >= 4;
             UnaryOperator<RateLimiterBuilder> options = b -> {
                 b.countRejected(countRejected).clock(clock).limit(limit, window);
                 return algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? b.buckets(60).strict(countRejected) : b;
             };
+            clock.set(Instant.parse("2026-01-01T12:00:00Z"));
+            // at most 30 days a step: a ten-year window must not carry the clock past what microseconds in a
+            // double hold (about the year 2235)
+            long maxStep = Math.min(window.toNanos() / 3, Duration.ofDays(30).toNanos());
             RateLimiter redis = options.apply(RateLimiter.builder(algorithm)).store(store).build();
             RateLimiter reference = options.apply(RateLimiter.builder(algorithm)).store(InMemoryStore.create()).build();
             String[] keys = {"big:" + UUID.randomUUID(), "big:" + UUID.randomUUID()};
             List<Reservation[]> reservations = new ArrayList<>();
             for (int step = 0; step < 60; step++) {
-                clock.advance(Duration.ofNanos(1000 * (long) (random.nextDouble() * window.toNanos() / 3000)));
+                clock.advance(Duration.ofNanos(1000 * (long) (random.nextDouble() * maxStep / 1000)));
                 String k = keys[random.nextInt(keys.length)];
                 long cost = 1 + (long) (random.nextDouble() * (random.nextBoolean() ? limit / 3 : limit));
                 String at = algorithm + " " + limit + "/" + window + " round " + round + " step " + step + " cost "

@@ -42,14 +42,6 @@ class RedisStoreBuilderTest {
     }
 
     @Test
-    void aWindowBeyondTwoToThe51MicrosecondsIsRefused() {
-        Duration tooLong = Duration.ofNanos(((1L << 51) + 1) * 1000);
-        assertRefused("window must be at most 2^51 microseconds (about 71 years) on Redis, was " + tooLong,
-                () -> RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(1, tooLong).store(store).build());
-        RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(1, Duration.ofNanos((1L << 51) * 1000)).store(store).build();
-    }
-
-    @Test
     void aLimitBeyondTwoToThe52IsRefused() {
         assertRefused("limit must be at most 2^52 on Redis, was 4503599627370497",
                 () -> RateLimiter.builder(Algorithm.SLIDING_LOG).limit((1L << 52) + 1, Duration.ofSeconds(1))
