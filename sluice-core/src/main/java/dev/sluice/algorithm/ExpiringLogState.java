@@ -28,6 +28,27 @@ abstract class ExpiringLogState extends AlgorithmState {
     private int size;
     private long total;  // sum of weight over the live entries, saturating at Long.MAX_VALUE
 
+    /**
+     * Replaces the entries with {@code n} entries {@code (expiries[j], weights[j])}; the expiries strictly
+     * increasing, the weights positive.
+     */
+    final void restore(long[] expiries, long[] weights, int n) {
+        int capacity = 2;
+        while (capacity < n) {
+            capacity *= 2;
+        }
+        expiry = new long[capacity];
+        weight = new long[capacity];
+        head = 0;
+        size = n;
+        total = 0;
+        for (int j = 0; j < n; j++) {
+            expiry[j] = expiries[j];
+            weight[j] = weights[j];
+            total = ExactMath.saturatedAdd(total, weights[j]);
+        }
+    }
+
     /** The expiry of permits taken at {@code now}. */
     abstract long expiryOf(Params p, long now);
 

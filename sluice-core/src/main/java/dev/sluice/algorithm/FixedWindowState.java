@@ -14,6 +14,14 @@ final class FixedWindowState extends AlgorithmState {
     private long window = Long.MIN_VALUE;  // index k of the window the count belongs to
     private long count;
 
+    /** A state holding {@code count} in window {@code window}: what the counters of that window restore to. */
+    static FixedWindowState of(long window, long count) {
+        FixedWindowState s = new FixedWindowState();
+        s.window = window;
+        s.count = count;
+        return s;
+    }
+
     private long advance(Params p, long now) {
         long k = Math.floorDiv(now, p.window);
         if (k > window) {

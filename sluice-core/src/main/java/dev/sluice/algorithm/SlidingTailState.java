@@ -21,6 +21,15 @@ final class SlidingTailState extends AlgorithmState {
     private long cur;
     private long prev;
 
+    /** A state with {@code cur} in window {@code window} and {@code prev} in the one before. */
+    static SlidingTailState of(long window, long cur, long prev) {
+        SlidingTailState s = new SlidingTailState();
+        s.window = window;
+        s.cur = cur;
+        s.prev = prev;
+        return s;
+    }
+
     private long advance(Params p, long now) {
         long k = Math.floorDiv(now, p.window);
         if (k > window) {

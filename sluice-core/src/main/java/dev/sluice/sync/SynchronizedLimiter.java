@@ -1,0 +1,370 @@
+package dev.sluice.sync;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.LimiterConfig;
+import dev.sluice.RateLimiter;
+import dev.sluice.Reservation;
+import dev.sluice.algorithm.AlgorithmState;
+import dev.sluice.algorithm.FrameStates;
+import dev.sluice.algorithm.Params;
+import dev.sluice.spi.CounterKey;
+import dev.sluice.spi.CounterSnapshot;
+import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.SharedStoreOptions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+
+/**
+ * A limiter of a {@link SynchronizedStore}: decides every request on this instance's {@code g + i} for the key,
+ * under the key's own monitor, with no I/O. The store's flusher and refresher call the package-private methods
+ * below to move counts between {@code i}, {@code g} and the counter store.
+ */
+final class SynchronizedLimiter implements RateLimiter {
+
+    private final SynchronizedStore store;
+    private final LimiterConfig config;
+    private final Algorithm algorithm;
+    private final Params params;
+    private final String space;
+    private final long lifetime;
+    private final long idleNanos;
+    private final ConcurrentHashMap<String, KeyState> states = new ConcurrentHashMap<>();
+
+    SynchronizedLimiter(SynchronizedStore store, LimiterConfig config, long idleNanos) {
+        this.store = store;
+        this.config = config;
+        this.algorithm = config.algorithm();
+        this.params = new Params(config);
+        this.space = SharedStoreOptions.stateName(config);
+        this.lifetime = FrameStates.lifetime(algorithm, params);
+        this.idleNanos = idleNanos;
+    }
+
+    @Override
+    public LimiterConfig config() {
+        return config;
+    }
+
+    @Override
+    public Decision tryAcquire(String key, long cost) {
+        config.checkRequest(key, cost);
+        return decide(key, cost, true, null);
+    }
+
+    /** Consumes nothing, but this instance holds the key from now on, so the next refresh reads it. */
+    @Override
+    public Decision peek(String key, long cost) {
+        config.checkRequest(key, cost);
+        return decide(key, cost, false, null);
+    }
+
+    @Override
+    public Reservation reserve(String key, long cost) {
+        config.checkRequest(key, cost);
+        SyncReservation r = new SyncReservation(key, cost);
+        r.decision = decide(key, cost, true, r);
+        return r;
+    }
+
+    private Decision decide(String key, long cost, boolean consume, SyncReservation reservation) {
+        long now = now();
+        while (true) {
+            KeyState ks = states.get(key);
+            if (ks == null) {
+                KeyState created = new KeyState(this, key, new CounterKey(space, key), fresh(), now);
+                ks = states.putIfAbsent(key, created);
+                if (ks == null) {
+                    ks = created;
+                }
+            }
+            synchronized (ks) {
+                if (ks.retired) {
+                    continue;
+                }
+                Decision d = ks.view.decide(params, now, cost, consume);
+                if (consume && (d.allowed() || config.countRejected())) {
+                    long place = ks.view.place(params, now);
+                    long frame = FrameStates.frameOf(algorithm, params, place);
+                    ks.pending.add(frame, cost);
+                    if (reservation != null && d.allowed()) {
+                        reservation.place = place;
+                        reservation.frame = frame;
+                    }
+                }
+                ks.lastUsed = Math.max(ks.lastUsed, now);
+                return d;
+            }
+        }
+    }
+
+    private boolean cancel(SyncReservation r) {
+        long now = now();
+        KeyState ks = states.get(r.key);
+        if (ks == null || r.frame + lifetime <= now) {
+            return false;
+        }
+        synchronized (ks) {
+            if (ks.retired) {
+                return false;
+            }
+            long held = ks.global.counters().getOrDefault(r.frame, 0L) + ks.pending.get(r.frame);
+            if (held <= 0 || !ks.view.giveBack(params, now, r.cost, r.place)) {
+                return false;
+            }
+            ks.pending.add(r.frame, -Math.min(r.cost, held));
+            return true;
+        }
+    }
+
+    private AlgorithmState fresh() {
+        return FrameStates.restore(algorithm, params, new long[0], new long[0], 0);
+    }
+
+    private long now() {
+        return config.clockNanos();
+    }
+
+    // ---- called by the store's flusher and refresher, one at a time -------------------------------------------
+
+    /** The keys held here that satisfy {@code which}, read under each key's monitor. */
+    void collect(Predicate<KeyState> which, List<KeyState> into) {
+        for (KeyState ks : states.values()) {
+            synchronized (ks) {
+                if (!ks.retired && which.test(ks)) {
+                    into.add(ks);
+                }
+            }
+        }
+    }
+
+    /**
+     * The write of {@code g + i} for {@code ks}, expecting the version of {@code g}; null if there is nothing to
+     * write. Counts of frames that no longer count are dropped here: they can change no decision any more.
+     */
+    Flight prepare(KeyState ks, LongSupplier versions) {
+        long now = now();
+        long liveFrom = now - lifetime + 1;  // a frame counts while now < start + lifetime
+        synchronized (ks) {
+            if (ks.retired) {
+                return null;
+            }
+            ks.pending.dropBefore(liveFrom);
+            if (ks.pending.isEmpty()) {
+                return null;
+            }
+            FrameCounts written = ks.pending.copy();
+            FrameCounts merged = FrameCounts.of(ks.global.counters());
+            merged.addAll(written, 1);
+            merged.dropBefore(liveFrom);
+            TreeMap<Long, Long> counters = positive(merged);
+            long expireAt = counters.isEmpty() ? now : counters.lastKey() + lifetime;
+            long expected = ks.global.version();
+            CounterWrite write = new CounterWrite(ks.id, expected, nextVersion(versions, expected), counters, expireAt);
+            return new Flight(ks, write, written);
+        }
+    }
+
+    /** The write was applied: {@code g := g + i} as written, {@code i} keeps only what came after. */
+    void written(Flight f) {
+        KeyState ks = f.state();
+        synchronized (ks) {
+            ks.global = new CounterSnapshot(f.write().newVersion(), f.write().counters());
+            ks.pending.addAll(f.written(), -1);
+            ks.doubt = null;
+        }
+    }
+
+    /** The call carrying the write failed: it may or may not have been applied. */
+    void unknown(Flight f) {
+        KeyState ks = f.state();
+        synchronized (ks) {
+            ks.doubt = new KeyState.Attempt(f.write().expectedVersion(), f.write().newVersion(), f.written());
+        }
+    }
+
+    /**
+     * Takes the record just read as {@code g}, settling a write of unknown outcome first: if the record carries that
+     * write's version, it was applied and its counts leave {@code i}; if it still carries the version the write
+     * expected, it was not. Otherwise another instance has written since and the outcome cannot be known: the counts
+     * stay in {@code i} and will be written again.
+     *
+     * @return whether a write of unknown outcome could not be settled
+     */
+    boolean loaded(KeyState ks, CounterSnapshot snapshot) {
+        synchronized (ks) {
+            if (ks.retired) {
+                return false;
+            }
+            boolean doubtful = false;
+            KeyState.Attempt a = ks.doubt;
+            if (a != null) {
+                ks.doubt = null;
+                if (snapshot.version() == a.newVersion()) {
+                    ks.pending.addAll(a.written(), -1);
+                } else {
+                    doubtful = snapshot.version() != a.expectedVersion();
+                }
+            }
+            if (a == null && snapshot.version() == ks.global.version()) {
+                return false;   // the very record g already is (a version is never reused): nothing to rebuild
+            }
+            ks.global = snapshot;
+            FrameCounts merged = FrameCounts.of(snapshot.counters());
+            merged.addAll(ks.pending, 1);
+            ks.view = restore(merged);
+            return doubtful;
+        }
+    }
+
+    /**
+     * Drops the keys that are idle: nothing to write, no request here for the idle timeout, and no count known here
+     * that still counts (so dropping the key changes no decision this instance would take on what it knows).
+     *
+     * @return how many keys were dropped
+     */
+    int evictIdle() {
+        long now = now();
+        int evicted = 0;
+        for (KeyState ks : states.values()) {
+            synchronized (ks) {
+                if (!ks.retired && ks.pending.isEmpty() && ks.doubt == null && now - ks.lastUsed >= idleNanos
+                        && ks.view.expiresAt(params) <= now) {
+                    ks.retired = true;
+                    states.remove(ks.key, ks);
+                    evicted++;
+                }
+            }
+        }
+        return evicted;
+    }
+
+    private AlgorithmState restore(FrameCounts counts) {
+        long[] frames = new long[counts.size()];
+        long[] values = new long[counts.size()];
+        int n = 0;
+        for (int j = 0; j < counts.size(); j++) {
+            if (counts.count(j) > 0) {
+                frames[n] = counts.frame(j);
+                values[n] = counts.count(j);
+                n++;
+            }
+        }
+        return FrameStates.restore(algorithm, params, frames, values, n);
+    }
+
+    private static TreeMap<Long, Long> positive(FrameCounts counts) {
+        TreeMap<Long, Long> m = new TreeMap<>();
+        for (int j = 0; j < counts.size(); j++) {
+            if (counts.count(j) > 0) {
+                m.put(counts.frame(j), counts.count(j));
+            }
+        }
+        return m;
+    }
+
+    private static long nextVersion(LongSupplier versions, long expected) {
+        long v;
+        do {
+            v = versions.getAsLong();
+        } while (v == CounterSnapshot.ABSENT || v == expected);
+        return v;
+    }
+
+    // ---- inspection, for tests ----------------------------------------------------------------------------------
+
+    /** What this instance holds for {@code key}; null if it holds nothing. */
+    Held inspect(String key) {
+        KeyState ks = states.get(key);
+        if (ks == null) {
+            return null;
+        }
+        synchronized (ks) {
+            return new Held(ks.global.version(), ks.global.counters(), ks.pending.toMap(), ks.doubt != null);
+        }
+    }
+
+    /** Keys held in memory. */
+    int keyCount() {
+        return states.size();
+    }
+
+    /** The counter space of this limiter's records. */
+    String space() {
+        return space;
+    }
+
+    /** The store this limiter belongs to. */
+    SynchronizedStore store() {
+        return store;
+    }
+
+    /**
+     * A key as one instance holds it.
+     *
+     * @param version the version of {@code g}
+     * @param global  {@code g}, counts per frame
+     * @param local   {@code i}, counts per frame
+     * @param doubt   whether a write of unknown outcome awaits settling
+     */
+    record Held(long version, Map<Long, Long> global, Map<Long, Long> local, boolean doubt) {
+        /** The sum of {@code g}. */
+        long g() {
+            return global.values().stream().mapToLong(Long::longValue).sum();
+        }
+
+        /** The sum of {@code i}. */
+        long i() {
+            return local.values().stream().mapToLong(Long::longValue).sum();
+        }
+    }
+
+    /** A write prepared for one key, with the counts of {@code i} it carries. */
+    record Flight(KeyState state, CounterWrite write, FrameCounts written) {
+    }
+
+    @Override
+    public String toString() {
+        return "SynchronizedLimiter[" + algorithm + ", " + config.limit() + "/" + config.window() + ", space=" + space
+                + ", keys=" + states.size() + "]";
+    }
+
+    /** A reservation: remembers the frame its permits were counted in. */
+    private final class SyncReservation implements Reservation {
+        final String key;
+        final long cost;
+        Decision decision;  // set once by reserve(), before the reservation is published
+        long place;         // likewise; meaningful only when the decision was allowed
+        long frame;         // likewise
+        private final AtomicBoolean done = new AtomicBoolean();
+
+        SyncReservation(String key, long cost) {
+            this.key = key;
+            this.cost = cost;
+        }
+
+        @Override
+        public Decision decision() {
+            return decision;
+        }
+
+        @Override
+        public boolean cancel() {
+            if (!decision.allowed() || !done.compareAndSet(false, true)) {
+                return false;
+            }
+            return SynchronizedLimiter.this.cancel(this);
+        }
+
+        @Override
+        public String toString() {
+            return "Reservation[" + key + ", cost=" + cost + ", " + decision + (done.get() ? ", cancelled" : "") + "]";
+        }
+    }
+}

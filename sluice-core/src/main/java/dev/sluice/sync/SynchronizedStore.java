@@ -1,0 +1,510 @@
+package dev.sluice.sync;
+
+import dev.sluice.LimiterConfig;
+import dev.sluice.RateLimiter;
+import dev.sluice.SluiceException;
+import dev.sluice.algorithm.FrameStates;
+import dev.sluice.spi.CounterKey;
+import dev.sluice.spi.CounterSnapshot;
+import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.RateLimitStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+
+/**
+ * Synchronized mode: every instance decides on its own, from memory, and shares its counts with the others through a
+ * {@link CounterStore} in bulk, in the background. For limits where a round trip per request is too much.
+ *
+ * <pre>{@code
+ * SynchronizedStore sync = SynchronizedStore.builder(counterStore)
+ *         .flushInterval(Duration.ofMillis(100))
+ *         .build();                                        // starts a daemon thread; close() stops it
+ * RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL)
+ *         .limit(100, Duration.ofMinutes(1))
+ *         .store(sync)
+ *         .build();
+ * }</pre>
+ *
+ * <ul>
+ *   <li><b>Algorithms:</b> {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER} and {@code SLIDING_TAIL}, whose
+ *       state is counts per frame that add up across instances. {@link #bind} refuses the others with an
+ *       {@link IllegalArgumentException}: the state of a bucket, and the order of a sliding log, do not add up.</li>
+ *   <li><b>Decisions</b> read {@code g + i} (below) under the key's own monitor: no I/O, no lock shared across keys,
+ *       exact per instance. {@code remaining}, {@code resetAfter} and {@code retryAfter} are computed from
+ *       {@code g + i}. Time comes from each limiter's clock.</li>
+ *   <li><b>Accuracy:</b> an instance does not see what the others admitted since its last refresh, so the sum across
+ *       instances may pass the limit by what the other instances admit between their flush and this instance's
+ *       refresh (one interval when both run together); see {@code docs/sync-mode.md}. It never falls short of it.</li>
+ *   <li><b>Store outage:</b> decisions go on locally, each instance within the limit on what it has seen; counts are
+ *       kept and written when the store answers again. The limiter's {@link dev.sluice.FailurePolicy} does not apply:
+ *       no request waits for the store.</li>
+ *   <li><b>Reservations:</b> {@link dev.sluice.Reservation#cancel()} gives the permits back to the frame they were
+ *       counted in, flushed or not, as long as that frame still counts; the give-back reaches the store with the next
+ *       flush.</li>
+ * </ul>
+ *
+ * <p>Thread-safe. {@link #flush()} and {@link #refresh()} run one at a time (the background thread and callers
+ * alike); they never block a decision for longer than it takes to copy one key's counts.
+ */
+public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
+
+    /*
+     * How is synchronized mode designed, and why?
+     *
+     * Per key each instance holds g, the record as it last read or wrote it (counts per frame and a version), and i,
+     * the counts it took since. A decision runs the algorithm on g + i: the key's state is an ordinary algorithm state
+     * holding g + i, rebuilt whenever g changes, so decisions are exactly those of the in-memory store for the same
+     * requests. The flusher writes g + i for every key with a non-empty i, in batches, each write expecting the
+     * version of g. Applied: g := g + i, i := what came in meanwhile. Refused (another instance wrote first): read
+     * the record again, g := it, and write the new g + i. The store's record is thus always the sum of what every
+     * instance has flushed, and no count is lost or taken twice by a conflict. The refresher reads every held key so
+     * that each instance sees the others' counts.
+     *
+     * Two instances A and B, a key with limit 10, state as g/i (version of g), the store's count and version; every
+     * write draws a new version (here from one sequence, 1, 2, 3, ...):
+     *
+     *   step                                        A           B           store
+     *   1. start                                    0/0 (-)     0/0 (-)     0 (no record)
+     *   2. one request at A                         0/1 (-)     0/0 (-)     0
+     *   3. A flushes 1 as v1, creating the record   1/0 (v1)    0/0 (-)     1 v1
+     *   4. B refreshes                              1/0 (v1)    1/0 (v1)    1 v1
+     *   5. 1 request at A, 3 at B                   1/1 (v1)    1/3 (v1)    1 v1
+     *   6. B flushes 1+3 as v2 expecting v1         1/1 (v1)    4/0 (v2)    4 v2
+     *   7. A flushes 1+1 as v3 expecting v1         conflict: nothing written           4 v2
+     *   8. A re-reads (4/1), flushes 5 as v4        5/0 (v4)    4/0 (v2)    5 v4
+     *   9. B has not read since                     5/0 (v4)    4/0 (v2)    5 v4
+     *  10. B refreshes                              5/0 (v4)    5/0 (v4)    5 v4 = all 5 requests
+     *
+     * Versions. Every write sets a version drawn at random (never reused, in practice) rather than the old one plus
+     * one. This settles two hazards a counter would leave open. First, a record that expired and was deleted may be
+     * created again and counted up to the very version an idle instance still holds; that instance's write would then
+     * match and overwrite counts it never saw. Second, a call that fails after the store applied it (a lost answer):
+     * the next read shows the version the write set exactly when it was applied, so its counts leave i and are not
+     * written twice. The flusher settles such doubtful writes by a read before it writes the key again. Only when
+     * another instance has written in between is the outcome unknowable; the counts are then written again (the store
+     * may count them twice, never zero times) and SyncStats.doubtfulWrites says how often.
+     *
+     * Frames. A count belongs to the frame (window or sub-window start) of the request; the record holds the frames
+     * that still count, so it is as small as the algorithm's state, and it expires when its last frame stops
+     * counting. i-counts of a frame that stopped counting before they were flushed are dropped: they can no longer
+     * change a decision.
+     */
+
+    /** The default {@link Builder#flushInterval(Duration)}. */
+    public static final Duration DEFAULT_FLUSH_INTERVAL = Duration.ofMillis(100);
+    /** The default {@link Builder#batchSize(int)}. */
+    public static final int DEFAULT_BATCH_SIZE = 500;
+    /** How often one flush re-reads and writes again the keys whose write met a conflict. */
+    static final int CONFLICT_ROUNDS = 4;
+
+    private final CounterStore counterStore;
+    private final Duration flushInterval;
+    private final Duration refreshInterval;
+    private final int batchSize;
+    private final Duration idleTimeout;  // null: each limiter's window
+    private final Consumer<? super SluiceException> failureListener;
+    private final LongSupplier versions;
+    private final List<SynchronizedLimiter> limiters = new CopyOnWriteArrayList<>();
+    private final ReentrantLock round = new ReentrantLock();
+    private final ScheduledExecutorService scheduler;
+
+    private final LongAdder flushes = new LongAdder();
+    private final LongAdder refreshes = new LongAdder();
+    private final LongAdder storeCalls = new LongAdder();
+    private final LongAdder writes = new LongAdder();
+    private final LongAdder conflicts = new LongAdder();
+    private final LongAdder storeFailures = new LongAdder();
+    private final LongAdder doubtfulWrites = new LongAdder();
+    private final LongAdder evictions = new LongAdder();
+
+    private SynchronizedStore(Builder b) {
+        this.counterStore = b.counterStore;
+        this.flushInterval = b.flushInterval;
+        this.refreshInterval = b.refreshInterval != null ? b.refreshInterval : b.flushInterval;
+        this.batchSize = b.batchSize;
+        this.idleTimeout = b.idleTimeout;
+        this.failureListener = b.failureListener;
+        this.versions = b.versions;
+        this.scheduler = b.manual ? null : startScheduler();
+    }
+
+    /** A builder for a synchronized store sharing counts through {@code counterStore}. */
+    public static Builder builder(CounterStore counterStore) {
+        return new Builder(counterStore);
+    }
+
+    /**
+     * A limiter with {@code config} synchronized through this store. Its records live in the space
+     * {@link dev.sluice.spi.SharedStoreOptions#stateName stateName(config)}: limiters of the same shape share counts
+     * across instances (and within this one, through the store).
+     *
+     * @throws IllegalArgumentException if the algorithm is not {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER}
+     *                                  or {@code SLIDING_TAIL}
+     */
+    @Override
+    public RateLimiter bind(LimiterConfig config) {
+        Objects.requireNonNull(config, "config must not be null");
+        if (!FrameStates.supports(config.algorithm())) {
+            throw new IllegalArgumentException("synchronized mode supports FIXED_WINDOW, SLIDING_WINDOW_COUNTER and "
+                    + "SLIDING_TAIL, not " + config.algorithm() + ": a bucket's level and a log's order do not add up "
+                    + "across instances (use an exact-mode store for it)");
+        }
+        long idle = (idleTimeout != null ? idleTimeout : config.window()).toNanos();
+        SynchronizedLimiter limiter = new SynchronizedLimiter(this, config, idle);
+        limiters.add(limiter);
+        return limiter;
+    }
+
+    /**
+     * Writes {@code g + i} of every key with counts not yet written, in batches of at most the batch size per limiter
+     * (so a flush of {@code n} dirty keys of one limiter takes {@code ceil(n / batchSize)} calls), each write
+     * expecting the version last read; re-reads and writes again the keys that met a conflict (up to a few rounds).
+     * Writes whose outcome is in doubt from a failed call are settled first, by a read. A store failure stops the
+     * flush: nothing is lost, the counts stay pending for the next one, and the failure goes to the failure listener.
+     *
+     * @return whether every count pending when the flush began has been written
+     */
+    public boolean flush() {
+        round.lock();
+        try {
+            flushes.increment();
+            List<KeyState> doubtful = collect(ks -> ks.doubt != null);
+            if (!load(doubtful)) {
+                return false;
+            }
+            List<KeyState> dirty = collect(ks -> !ks.pending.isEmpty());
+            for (int attempt = 0; ; attempt++) {
+                List<KeyState> conflicted = new ArrayList<>();
+                if (!write(dirty, conflicted)) {
+                    return false;
+                }
+                if (conflicted.isEmpty()) {
+                    return true;
+                }
+                if (attempt + 1 == CONFLICT_ROUNDS || !load(conflicted)) {
+                    return false;
+                }
+                dirty = conflicted;
+            }
+        } finally {
+            round.unlock();
+        }
+    }
+
+    /**
+     * Drops idle keys (see {@link Builder#idleTimeout}), then reads every key still held so this instance sees the
+     * counts the others have flushed. A store failure stops the refresh; decisions go on with
+     * what was read before.
+     *
+     * @return whether every held key was read
+     */
+    public boolean refresh() {
+        round.lock();
+        try {
+            refreshes.increment();
+            for (SynchronizedLimiter limiter : limiters) {
+                evictions.add(limiter.evictIdle());
+            }
+            return load(collect(ks -> true));
+        } finally {
+            round.unlock();
+        }
+    }
+
+    /** What this store has done so far. */
+    public SyncStats stats() {
+        return new SyncStats(flushes.sum(), refreshes.sum(), storeCalls.sum(), writes.sum(), conflicts.sum(),
+                storeFailures.sum(), doubtfulWrites.sum(), evictions.sum());
+    }
+
+    /** The interval of the background flush. */
+    public Duration flushInterval() {
+        return flushInterval;
+    }
+
+    /** The interval of the background refresh. */
+    public Duration refreshInterval() {
+        return refreshInterval;
+    }
+
+    /** The most records in one call to the counter store. */
+    public int batchSize() {
+        return batchSize;
+    }
+
+    /**
+     * Stops the background thread (if any), waiting up to one flush interval for a running flush, then flushes once
+     * more. Counts that cannot be written then (the store is down) are lost with this instance. Limiters keep deciding
+     * after close, and {@link #flush()} and {@link #refresh()} still work when called.
+     */
+    @Override
+    public void close() {
+        if (scheduler != null) {
+            scheduler.shutdownNow();
+            try {
+                scheduler.awaitTermination(flushInterval.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        flush();
+    }
+
+    // ---- the flush and refresh rounds ---------------------------------------------------------------------------
+
+    private List<KeyState> collect(Predicate<KeyState> which) {
+        List<KeyState> keys = new ArrayList<>();
+        for (SynchronizedLimiter limiter : limiters) {
+            limiter.collect(which, keys);
+        }
+        return keys;
+    }
+
+    /**
+     * {@code keys} cut into the batches of the calls to the counter store: per limiter, so that one call concerns one
+     * space and never holds a key twice, and at most the batch size each.
+     */
+    private List<List<KeyState>> batches(List<KeyState> keys) {
+        Map<SynchronizedLimiter, List<KeyState>> byLimiter = new LinkedHashMap<>();
+        for (KeyState ks : keys) {
+            byLimiter.computeIfAbsent(ks.limiter, l -> new ArrayList<>()).add(ks);
+        }
+        List<List<KeyState>> batches = new ArrayList<>();
+        for (List<KeyState> group : byLimiter.values()) {
+            for (int from = 0; from < group.size(); from += batchSize) {
+                batches.add(group.subList(from, Math.min(group.size(), from + batchSize)));
+            }
+        }
+        return batches;
+    }
+
+    /** Writes {@code dirty} in batches; adds the keys that met a conflict to {@code conflicted}. */
+    private boolean write(List<KeyState> dirty, List<KeyState> conflicted) {
+        for (List<KeyState> batch : batches(dirty)) {
+            List<SynchronizedLimiter.Flight> flights = new ArrayList<>(batch.size());
+            List<CounterWrite> batchWrites = new ArrayList<>(batch.size());
+            for (KeyState ks : batch) {
+                SynchronizedLimiter.Flight f = ks.limiter.prepare(ks, versions);
+                if (f != null) {
+                    flights.add(f);
+                    batchWrites.add(f.write());
+                }
+            }
+            if (flights.isEmpty()) {
+                continue;
+            }
+            boolean[] applied;
+            try {
+                storeCalls.increment();
+                applied = counterStore.compareAndSet(batchWrites);
+                if (applied == null || applied.length != batchWrites.size()) {
+                    throw new SluiceException("the counter store answered " + (applied == null ? "nothing"
+                            : applied.length + " results") + " for " + batchWrites.size() + " writes");
+                }
+            } catch (RuntimeException e) {
+                for (SynchronizedLimiter.Flight f : flights) {
+                    f.state().limiter.unknown(f);
+                }
+                fail("writing " + batchWrites.size() + " records", e);
+                return false;
+            }
+            for (int j = 0; j < applied.length; j++) {
+                SynchronizedLimiter.Flight f = flights.get(j);
+                if (applied[j]) {
+                    writes.increment();
+                    f.state().limiter.written(f);
+                } else {
+                    conflicts.increment();
+                    conflicted.add(f.state());
+                }
+            }
+        }
+        return true;
+    }
+
+    /** Reads {@code keys} in batches and takes each record as the key's {@code g}. */
+    private boolean load(List<KeyState> keys) {
+        for (List<KeyState> batch : batches(keys)) {
+            List<CounterKey> ids = new ArrayList<>(batch.size());
+            for (KeyState ks : batch) {
+                ids.add(ks.id);
+            }
+            List<CounterSnapshot> snapshots;
+            try {
+                storeCalls.increment();
+                snapshots = counterStore.load(ids);
+                if (snapshots == null || snapshots.size() != ids.size()) {
+                    throw new SluiceException("the counter store answered " + (snapshots == null ? "nothing"
+                            : snapshots.size() + " records") + " for " + ids.size() + " keys");
+                }
+            } catch (RuntimeException e) {
+                fail("reading " + ids.size() + " records", e);
+                return false;
+            }
+            for (int j = 0; j < batch.size(); j++) {
+                CounterSnapshot s = Objects.requireNonNull(snapshots.get(j), "the counter store answered null");
+                KeyState ks = batch.get(j);
+                if (ks.limiter.loaded(ks, s)) {
+                    doubtfulWrites.increment();
+                }
+            }
+        }
+        return true;
+    }
+
+    private void fail(String what, RuntimeException e) {
+        storeFailures.increment();
+        SluiceException failure = e instanceof SluiceException ? (SluiceException) e
+                : new SluiceException("counter store failed " + what + ": " + e, e);
+        try {
+            failureListener.accept(failure);
+        } catch (RuntimeException listenerFailure) {
+            // a listener must not stop the flusher; its failure has nowhere else to go
+        }
+    }
+
+    private ScheduledExecutorService startScheduler() {
+        ScheduledExecutorService s = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sluice-sync");
+            t.setDaemon(true);
+            return t;
+        });
+        long flushNanos = flushInterval.toNanos();
+        long refreshNanos = refreshInterval.toNanos();
+        if (flushNanos == refreshNanos) {
+            s.scheduleWithFixedDelay(() -> quietly(() -> {
+                flush();
+                refresh();
+            }), flushNanos, flushNanos, TimeUnit.NANOSECONDS);
+        } else {
+            s.scheduleWithFixedDelay(() -> quietly(this::flush), flushNanos, flushNanos, TimeUnit.NANOSECONDS);
+            s.scheduleWithFixedDelay(() -> quietly(this::refresh), refreshNanos, refreshNanos, TimeUnit.NANOSECONDS);
+        }
+        return s;
+    }
+
+    /** Runs a round so that no exception ends the schedule; one that escapes goes to the failure listener. */
+    private void quietly(Runnable task) {
+        try {
+            task.run();
+        } catch (RuntimeException e) {
+            fail("in a background round", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "SynchronizedStore[" + counterStore + ", flush every " + flushInterval + ", refresh every "
+                + refreshInterval + ", batches of " + batchSize + (scheduler == null ? ", manual" : "") + "]";
+    }
+
+    /**
+     * Builds a {@link SynchronizedStore}. Not thread-safe; setters validate at once.
+     */
+    public static final class Builder {
+        private final CounterStore counterStore;
+        private Duration flushInterval = DEFAULT_FLUSH_INTERVAL;
+        private Duration refreshInterval;
+        private int batchSize = DEFAULT_BATCH_SIZE;
+        private Duration idleTimeout;
+        private Consumer<? super SluiceException> failureListener = e -> { };
+        private LongSupplier versions = () -> ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
+        private boolean manual;
+
+        private Builder(CounterStore counterStore) {
+            this.counterStore = Objects.requireNonNull(counterStore, "counterStore must not be null");
+        }
+
+        /**
+         * How often the background thread writes the counts taken here; default 100 ms. The shorter, the less the
+         * instances can pass the limit together, and the more round trips.
+         */
+        public Builder flushInterval(Duration interval) {
+            this.flushInterval = requirePositive("flushInterval", interval);
+            return this;
+        }
+
+        /**
+         * How often the background thread reads every held key to see the others' counts; default the flush interval,
+         * in which case each round flushes and then refreshes.
+         */
+        public Builder refreshInterval(Duration interval) {
+            this.refreshInterval = requirePositive("refreshInterval", interval);
+            return this;
+        }
+
+        /** The most records in one call (one round trip) to the counter store; default 500. */
+        public Builder batchSize(int batchSize) {
+            if (batchSize <= 0) {
+                throw new IllegalArgumentException("batchSize must be > 0, was " + batchSize);
+            }
+            this.batchSize = batchSize;
+            return this;
+        }
+
+        /**
+         * How long a key must go without a request here before it may be dropped from memory; default each limiter's
+         * window. A key is dropped (at a refresh) only when it also has nothing to write and none of the counts this
+         * instance knows for it still counts. A key that comes back is decided on what this instance takes for it
+         * until the next refresh reads its record.
+         */
+        public Builder idleTimeout(Duration timeout) {
+            this.idleTimeout = requirePositive("idleTimeout", timeout);
+            return this;
+        }
+
+        /** Told of every failed call to the counter store, e.g. to log it; must not block. Default: nothing. */
+        public Builder failureListener(Consumer<? super SluiceException> listener) {
+            this.failureListener = Objects.requireNonNull(listener, "failureListener must not be null");
+            return this;
+        }
+
+        /**
+         * No background thread: the application (or a test) calls {@link SynchronizedStore#flush()} and
+         * {@link SynchronizedStore#refresh()} itself.
+         */
+        public Builder manualSync() {
+            this.manual = true;
+            return this;
+        }
+
+        /** Where new versions come from; default random. For tests that want versions 1, 2, 3. */
+        Builder versions(LongSupplier versions) {
+            this.versions = Objects.requireNonNull(versions, "versions must not be null");
+            return this;
+        }
+
+        /** The store; starts its background thread unless {@link #manualSync()}. */
+        public SynchronizedStore build() {
+            return new SynchronizedStore(this);
+        }
+
+        private static Duration requirePositive(String name, Duration d) {
+            Objects.requireNonNull(d, name + " must not be null");
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(name + " must be > 0, was " + d);
+            }
+            try {
+                d.toNanos();
+            } catch (ArithmeticException e) {
+                throw new IllegalArgumentException(name + " must fit in a long of nanoseconds, was " + d, e);
+            }
+            return d;
+        }
+    }
+}

@@ -1,0 +1,172 @@
+package dev.sluice.sync;
+
+import dev.sluice.Algorithm;
+import dev.sluice.RateLimiter;
+import dev.sluice.RateLimiterBuilder;
+import dev.sluice.memory.InMemoryStore;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.function.UnaryOperator;
+
+/**
+ * A deterministic simulation of synchronized mode: {@code n} instances in one JVM on one virtual clock, one client
+ * limited to {@code limit} per second offering {@code offered} requests per second (one every {@code 1/offered} s),
+ * spread over the instances round-robin or at random, and every {@code interval} a sync round: every instance flushes,
+ * then every instance refreshes. Every instance holds the client's key from the start (it has served the client
+ * before), unless the setup is a cold start. No threads, no sleeps; the same setup always gives the same result.
+ *
+ * <p>Alongside, an exact limiter with an unreachable limit (the oracle) is told every admitted request; its
+ * {@code remaining} gives the algorithm's own measure of the admitted traffic ({@code M}: the window's count, the
+ * sliding tail's estimate, the live sub-windows' sum), which a single exact limiter keeps at most {@code L}.
+ *
+ * <p>The bound. After a round every instance that holds the key has read the store's record, which is everything
+ * admitted so far. Until the
+ * next round instance {@code j} admits {@code a_j} more, each time within the limit on the record plus its own
+ * {@code a_j}. The measure is monotone and grows by at most a request's cost per request added, so at the moment of
+ * any admission {@code M ≤ L + Σa − max a}: the limit, plus what the other instances admitted since the round (taking
+ * as "this" instance the one that admitted most). With the traffic offered in one interval {@code R·T}, spread over
+ * {@code n} instances, {@code Σa − max a ≤ ⌊R·T·(n−1)/n⌋}, and never more than {@code (n−1)·L}.
+ */
+final class SyncSimulation {
+
+    private static final long ORACLE_LIMIT = 1L << 40;
+    private static final String KEY = "client:abc";
+
+    /** One run's setup. */
+    record Setup(Algorithm algorithm, int instances, Duration interval, boolean randomSpread, boolean cold, long limit,
+                 int offeredPerSecond, int seconds, long seed) {
+
+        static Setup of(Algorithm algorithm, int instances, Duration interval) {
+            return new Setup(algorithm, instances, interval, false, false, 50, 500, 20, 1);
+        }
+
+        /** The requests go to instances at random. */
+        Setup randomly(long seed) {
+            return new Setup(algorithm, instances, interval, true, cold, limit, offeredPerSecond, seconds, seed);
+        }
+
+        /** No instance holds the client's key at the start: each takes it up with its first request. */
+        Setup coldStart() {
+            return new Setup(algorithm, instances, interval, randomSpread, true, limit, offeredPerSecond, seconds, seed);
+        }
+
+        /** {@code L + min(⌊R·T·(n−1)/n⌋, (n−1)·L)}: what the measure never exceeds. */
+        long bound() {
+            long perInterval = offeredPerSecond * interval.toNanos() / 1_000_000_000L;
+            return limit + Math.min(perInterval * (instances - 1) / instances, (long) (instances - 1) * limit);
+        }
+
+        @Override
+        public String toString() {
+            return algorithm + ", " + instances + " instances, sync every " + interval.toMillis() + " ms, "
+                    + (randomSpread ? "random spread (seed " + seed + ")" : "even spread") + (cold ? ", cold start" : "");
+        }
+    }
+
+    /**
+     * One run's outcome.
+     *
+     * @param perSecond     admitted in each second {@code [s, s+1)} of the run
+     * @param peakMeasure   the largest value of the algorithm's measure over the run
+     * @param worstSlack    the least of {@code L + Σa − max a − M} over all admissions (never negative if the bound holds)
+     * @param conflicts     write conflicts over all instances
+     */
+    record Result(Setup setup, long[] perSecond, long peakMeasure, long worstSlack, long conflicts) {
+
+        long admitted() {
+            long sum = 0;
+            for (long c : perSecond) {
+                sum += c;
+            }
+            return sum;
+        }
+
+        double meanPerSecond() {
+            return (double) admitted() / perSecond.length;
+        }
+
+        long maxPerSecond() {
+            long max = 0;
+            for (long c : perSecond) {
+                max = Math.max(max, c);
+            }
+            return max;
+        }
+    }
+
+    private SyncSimulation() {
+    }
+
+    static Result run(Setup s) {
+        TestClock clock = new TestClock("2026-01-01T12:00:00Z");
+        UnaryOperator<RateLimiterBuilder> options = b -> s.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER
+                ? b.buckets(10) : b;
+        InMemoryCounterStore shared = InMemoryCounterStore.create();
+        List<SynchronizedStore> stores = new ArrayList<>();
+        List<RateLimiter> limiters = new ArrayList<>();
+        for (int j = 0; j < s.instances(); j++) {
+            SynchronizedStore store = SynchronizedStore.builder(shared).manualSync().build();
+            stores.add(store);
+            limiters.add(options.apply(RateLimiter.builder(s.algorithm()).limit(s.limit(), Duration.ofSeconds(1))
+                    .clock(clock)).store(store).build());
+        }
+        RateLimiter oracle = options.apply(RateLimiter.builder(s.algorithm()).limit(ORACLE_LIMIT, Duration.ofSeconds(1))
+                .clock(clock)).store(InMemoryStore.create()).build();
+
+        if (!s.cold()) {
+            for (RateLimiter limiter : limiters) {
+                limiter.peek(KEY, 1);   // the steady state: every instance has served this client before
+            }
+        }
+        long start = clock.nanos();
+        long step = 1_000_000_000L / s.offeredPerSecond();
+        long interval = s.interval().toNanos();
+        long end = (long) s.seconds() * 1_000_000_000L;
+        long[] perSecond = new long[s.seconds()];
+        long[] sinceRound = new long[s.instances()];
+        Random random = new Random(s.seed());
+        long peak = 0;
+        long worstSlack = Long.MAX_VALUE;
+        long nextRound = interval;
+        int request = 0;
+        // requests at step/2, 3·step/2, ...: never at the instant of a round
+        for (long t = step / 2; t < end; t += step, request++) {
+            while (nextRound <= t) {
+                clock.set(Instant.ofEpochSecond(0, start + nextRound));
+                for (SynchronizedStore store : stores) {
+                    store.flush();
+                }
+                for (SynchronizedStore store : stores) {
+                    store.refresh();
+                }
+                Arrays.fill(sinceRound, 0);
+                nextRound += interval;
+            }
+            clock.set(Instant.ofEpochSecond(0, start + t));
+            int j = s.randomSpread() ? random.nextInt(s.instances()) : request % s.instances();
+            if (limiters.get(j).tryAcquire(KEY).allowed()) {
+                sinceRound[j]++;
+                perSecond[(int) (t / 1_000_000_000L)]++;
+                oracle.tryAcquire(KEY);
+                long measure = ORACLE_LIMIT - oracle.peek(KEY, 1).remaining();
+                peak = Math.max(peak, measure);
+                long sum = 0;
+                long max = 0;
+                for (long a : sinceRound) {
+                    sum += a;
+                    max = Math.max(max, a);
+                }
+                worstSlack = Math.min(worstSlack, s.limit() + sum - max - measure);
+            }
+        }
+        long conflicts = 0;
+        for (SynchronizedStore store : stores) {
+            conflicts += store.stats().conflicts();
+        }
+        return new Result(s, perSecond, peak, worstSlack, conflicts);
+    }
+}
