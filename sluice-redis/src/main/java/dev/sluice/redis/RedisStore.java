@@ -56,11 +56,12 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
      * Keys: namespace, the user's key as the hash tag, the state name (SharedStoreOptions.stateName). For the
      * namespace "sluice", a token bucket of 100 per minute and the user key "client:{abc}":
      *
-     *     sluice:{client:%7Babc%7D}:tb:60000000000   "42 17000000 1767268800000000"
+     *     sluice:{client:%7Babc%7D}:tb:60000000000   (42, 17000000, 1767268800000000, 1767268740000000)
      *
-     * (42 tokens and 17000000/60000000 of one, last refilled at 2026-01-01T12:00:00Z, in microseconds). The buckets
-     * and windows are strings, read by GET and written with their TTL by one SET ... PX: the fewest commands a
-     * script can run, which bounds a hot key. The logs are hashes of entries.
+     * 42 tokens and 17000000/60000000 of one, last refilled at 2026-01-01T12:00:00Z and last full a minute before
+     * (microseconds), packed as four little-endian doubles. The buckets and windows are such strings, read by GET
+     * and written with their TTL by one SET ... PX: the fewest commands a script can run, which bounds a hot key.
+     * The logs are hashes of entries.
      *
      * '%', '{' and '}' are percent-encoded in the namespace and the key, so the hash tag is exactly the user's key
      * (whatever characters it holds, at any length) and a key's state lives in one Redis Cluster slot.

@@ -10,17 +10,17 @@
 -- ARGV[9]  sub-window S (us), ARGV[10] strict '1' or '0' (sliding-window counter only)
 --
 -- Lua numbers are doubles: every value here is an integer below 2^53, so every sum, difference and comparison is
--- exact; products that may reach 2^53 go through muldivmod, which is exact for any operands below 2^53.
+-- exact; products that may reach 2^53 go through muldivmod, which is exact for any operands below 2^53. A bucket's or
+-- a window's state is a string of little-endian doubles (struct.pack '<d...'): exact, and the cheapest to read and
+-- write from Lua.
 -- Redis 5 and later replicate a script by its effects, so reading TIME before writing is allowed.
 
 local key = KEYS[1]
 local mode = ARGV[1]
-local now
-if ARGV[2] == 'T' then
+local now = tonumber(ARGV[2])
+if now == nil then  -- 'T'
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-else
-  now = tonumber(ARGV[2])
 end
 local L = tonumber(ARGV[3])
 local W = tonumber(ARGV[4])
@@ -124,7 +124,7 @@ local function ttl(expiresAt)
   return ms + margin
 end
 
--- Writes the state (a string) with its TTL, or deletes the key when the state is already equivalent to a fresh
+-- Writes the state (a string of packed doubles) with its TTL, or deletes the key when the state is already equivalent to a fresh
 -- one (expiresAt nil or passed).
 local function store(value, expiresAt)
   if expiresAt == nil or expiresAt <= now then

@@ -1,10 +1,9 @@
--- FIXED_WINDOW (dev.sluice.algorithm.FixedWindowState): "<w> <n>", the index w of the window [w*W, (w+1)*W) and its
+-- FIXED_WINDOW (dev.sluice.algorithm.FixedWindowState): (w, n), the index w of the window [w*W, (w+1)*W) and its
 -- count n. No key: no window.
 local w, n
 local v = redis.call('GET', key)
 if v then
-  local a, b = string.match(v, '^(%d+) (%d+)$')
-  w, n = tonumber(a), tonumber(b)
+  w, n = struct.unpack('<dd', v)
 else
   n = 0
 end
@@ -23,7 +22,7 @@ if mode == 'g' then
   if n == 0 then
     redis.call('DEL', key)
   else
-    store(string.format('%d %d', w, n), (w + 1) * W)
+    store(struct.pack('<dd', w, n), (w + 1) * W)
   end
   return {1}
 end
@@ -31,7 +30,7 @@ end
 local ok = n <= L - cost
 if consume and (ok or countRejected) then
   n = satadd(n, cost)
-  store(string.format('%d %d', w, n), (w + 1) * W)
+  store(struct.pack('<dd', w, n), (w + 1) * W)
 end
 local reset = 0
 if n > 0 then

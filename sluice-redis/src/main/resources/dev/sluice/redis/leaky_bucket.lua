@@ -1,11 +1,10 @@
--- LEAKY_BUCKET (dev.sluice.algorithm.LeakyBucketState), GCRA: "<tat> <frac> <last> <emptySeen>", the theoretical
--- arrival time, its fractional microsecond as a numerator over L, the newest time seen and the newest time the
--- bucket was seen empty. No key: an empty bucket, seen empty now.
+-- LEAKY_BUCKET (dev.sluice.algorithm.LeakyBucketState), GCRA: (tat, frac, last, emptySeen), the theoretical arrival
+-- time, its fractional microsecond as a numerator over L, the newest time seen and the newest time the bucket was
+-- seen empty. No key: an empty bucket, seen empty now.
 local tat, frac, last, emptySeen
 local v = redis.call('GET', key)
 if v then
-  local a, b, c, d = string.match(v, '^(%d+) (%d+) (%d+) (%d+)$')
-  tat, frac, last, emptySeen = tonumber(a), tonumber(b), tonumber(c), tonumber(d)
+  tat, frac, last, emptySeen = struct.unpack('<dddd', v)
   if frac >= L then  -- written under a higher limit: round the level up
     tat = tat + 1
     frac = 0
@@ -39,7 +38,7 @@ local function save()
     if frac > 0 then
       expiresAt = tat + 1
     end
-    store(string.format('%d %d %d %d', tat, frac, last, emptySeen), expiresAt)
+    store(struct.pack('<dddd', tat, frac, last, emptySeen), expiresAt)
   end
 end
 

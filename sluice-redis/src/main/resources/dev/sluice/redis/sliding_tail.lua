@@ -1,10 +1,9 @@
--- SLIDING_TAIL (dev.sluice.algorithm.SlidingTailState): "<w> <cur> <prev>", the index w of the current window, its
--- count and the previous window's count. No key: no counts.
+-- SLIDING_TAIL (dev.sluice.algorithm.SlidingTailState): (w, cur, prev), the index w of the current window, its count
+-- and the previous window's count. No key: no counts.
 local w, cur, prev
 local v = redis.call('GET', key)
 if v then
-  local a, b, c = string.match(v, '^(%d+) (%d+) (%d+)$')
-  w, cur, prev = tonumber(a), tonumber(b), tonumber(c)
+  w, cur, prev = struct.unpack('<ddd', v)
 else
   cur, prev = 0, 0
 end
@@ -27,7 +26,7 @@ local function save()
   elseif prev > 0 then
     expiresAt = (w + 1) * W
   end
-  store(string.format('%d %d %d', w, cur, prev), expiresAt)
+  store(struct.pack('<ddd', w, cur, prev), expiresAt)
 end
 
 if mode == 'g' then

@@ -1,11 +1,10 @@
--- TOKEN_BUCKET (dev.sluice.algorithm.TokenBucketState): "<tokens> <frac> <last> <fullSeen>", the whole tokens, the
+-- TOKEN_BUCKET (dev.sluice.algorithm.TokenBucketState): (tokens, frac, last, fullSeen), the whole tokens, the
 -- fractional token as a numerator over W, the newest time seen (that of the last refill) and the newest time the
 -- bucket was seen full. No key: a full bucket, seen full now.
 local tokens, frac, last, fullSeen
 local v = redis.call('GET', key)
 if v then
-  local a, b, c, d = string.match(v, '^(%d+) (%d+) (%d+) (%d+)$')
-  tokens, frac, last, fullSeen = tonumber(a), tonumber(b), tonumber(c), tonumber(d)
+  tokens, frac, last, fullSeen = struct.unpack('<dddd', v)
   if tokens > L then  -- written under a higher limit
     tokens = L
     frac = 0
@@ -54,7 +53,7 @@ local function save(reset)
   if tokens >= L then
     redis.call('DEL', key)
   else
-    store(string.format('%d %d %d %d', tokens, frac, last, fullSeen), last + reset)
+    store(struct.pack('<dddd', tokens, frac, last, fullSeen), last + reset)
   end
 end
 

@@ -1,5 +1,6 @@
 package dev.sluice.redis;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -102,17 +103,17 @@ class RedisContentionTest {
         long windowMicros = WINDOW.toNanos() / 1000;
         switch (algorithm) {
             case FIXED_WINDOW:  // window index, count
-                assertEquals(nowMicros / windowMicros + " 500", Servers.redis().get(redisKey));
+                assertArrayEquals(new long[] {nowMicros / windowMicros, 500}, Servers.packedState(redisKey));
                 break;
             case SLIDING_TAIL:  // window index, current count, previous count
-                assertEquals(nowMicros / windowMicros + " 500 0", Servers.redis().get(redisKey));
+                assertArrayEquals(new long[] {nowMicros / windowMicros, 500, 0}, Servers.packedState(redisKey));
                 break;
             case TOKEN_BUCKET:  // tokens, fraction, last refill, last seen full
-                assertEquals("0 0 " + nowMicros + " " + nowMicros, Servers.redis().get(redisKey));
+                assertArrayEquals(new long[] {0, 0, nowMicros, nowMicros}, Servers.packedState(redisKey));
                 break;
             case LEAKY_BUCKET:  // 500 requests of W/500 each: full to exactly now + W; last seen, last seen empty
-                assertEquals((nowMicros + windowMicros) + " 0 " + nowMicros + " " + nowMicros,
-                        Servers.redis().get(redisKey));
+                assertArrayEquals(new long[] {nowMicros + windowMicros, 0, nowMicros, nowMicros},
+                        Servers.packedState(redisKey));
                 break;
             case SLIDING_LOG:  // all at one instant: one entry of weight 500
                 assertEquals(Map.of("h", "0", "n", "1", "b", "0", "0", (nowMicros + windowMicros) + ":500"),

@@ -89,7 +89,7 @@ class RedisStoreClockTest {
         // one token per 20 min; a little of it may have refilled since the bucket was drained
         assertTrue(denied.retryAfterNanos() > 0 && denied.retryAfterNanos() <= HOUR_MICROS / 3 * 1000,
                 denied.toString());
-        long last = Long.parseLong(Servers.redis().get(store.redisKey(key, limiter.config())).split(" ")[2]);
+        long last = Servers.packedState(store.redisKey(key, limiter.config()))[2];
         assertTrue(last >= before && last <= after, "drained at Redis time " + before + ".." + after + ": " + last);
     }
 
@@ -100,7 +100,7 @@ class RedisStoreClockTest {
         long before = redisMicros();
         assertTrue(limiter.tryAcquire(key).allowed());
         long after = redisMicros();
-        long window = Long.parseLong(Servers.redis().get(store.redisKey(key, limiter.config())).split(" ")[0]);
+        long window = Servers.packedState(store.redisKey(key, limiter.config()))[0];
         assertTrue(window == before / HOUR_MICROS || window == after / HOUR_MICROS,
                 "the window of Redis time " + before + ".." + after + ": " + window);
     }
