@@ -34,6 +34,15 @@ local SAT = 4503599627370496    -- 2^52: counts saturate here
 local TWO53 = 9007199254740992
 local fmod = math.fmod          -- exact, unlike a / b rounded then floored
 
+-- floor(a / b) for b > 0, also for a < 0 (times before the epoch)
+local function floordiv(a, b)
+  local r = fmod(a, b)
+  if r < 0 then
+    r = r + b
+  end
+  return (a - r) / b
+end
+
 -- q, r with a*b = q*c + r, 0 <= r < c, for integers 0 <= a, b < 2^53, 0 < c < 2^53, q < 2^53
 local function muldivmod(a, b, c)
   local p = a * b

@@ -14,7 +14,7 @@ local writes = mode ~= 'p'
 local dirty = false
 
 local function entry(i)
-  local e, c = string.match(redis.call('HGET', key, i), '^(%d+):(%d+)$')
+  local e, c = string.match(redis.call('HGET', key, i), '^(-?%d+):(%d+)$')
   return tonumber(e), tonumber(c)
 end
 

@@ -7,7 +7,7 @@ if v then
 else
   n = 0
 end
-local k = (now - fmod(now, W)) / W
+local k = floordiv(now, W)
 if w == nil or k > w then
   w = k
   n = 0

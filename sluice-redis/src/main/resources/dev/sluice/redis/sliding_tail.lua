@@ -7,7 +7,7 @@ if v then
 else
   cur, prev = 0, 0
 end
-local k = (now - fmod(now, W)) / W
+local k = floordiv(now, W)
 if w == nil or k > w then
   if w ~= nil and k == w + 1 then
     prev = cur

@@ -3,7 +3,7 @@
 local S = tonumber(ARGV[9])
 local strict = ARGV[10] == '1'
 local function expiryOf()
-  local start = now - math.fmod(now, S)
+  local start = floordiv(now, S) * S
   if strict then
     return start + W + S
   end

@@ -122,42 +122,60 @@ class RedisExactArithmeticTest {
         long[] limits = {1_000_000, 1L << 40, 1_000_000_000, 1L << 40};
         Duration[] windows = {Duration.ofDays(1), Duration.ofDays(30), Duration.ofHours(1), LimiterConfig.MAX_WINDOW};
         Random random = new Random(algorithm.ordinal());
-        ManualClock clock = new ManualClock(Instant.parse("2026-01-01T12:00:00Z"));
         for (int round = 0; round < 8; round++) {
-            long limit = limits[round % 4];
-            Duration window = windows[round % 4];
-            boolean countRejected = round >= 4;
-            UnaryOperator<RateLimiterBuilder> options = b -> {
-                b.countRejected(countRejected).clock(clock).limit(limit, window);
-                return algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? b.buckets(60).strict(countRejected) : b;
-            };
-            clock.set(Instant.parse("2026-01-01T12:00:00Z"));
             // at most 30 days a step: a ten-year window must not carry the clock past what microseconds in a
             // double hold (about the year 2235)
+            Duration window = windows[round % 4];
             long maxStep = Math.min(window.toNanos() / 3, Duration.ofDays(30).toNanos());
-            RateLimiter redis = options.apply(RateLimiter.builder(algorithm)).store(store).build();
-            RateLimiter reference = options.apply(RateLimiter.builder(algorithm)).store(InMemoryStore.create()).build();
-            String[] keys = {"big:" + UUID.randomUUID(), "big:" + UUID.randomUUID()};
-            List<Reservation[]> reservations = new ArrayList<>();
-            for (int step = 0; step < 60; step++) {
-                clock.advance(Duration.ofNanos(1000 * (long) (random.nextDouble() * maxStep / 1000)));
-                String k = keys[random.nextInt(keys.length)];
-                long cost = 1 + (long) (random.nextDouble() * (random.nextBoolean() ? limit / 3 : limit));
-                String at = algorithm + " " + limit + "/" + window + " round " + round + " step " + step + " cost "
-                        + cost;
-                int op = random.nextInt(10);
-                if (op < 6) {
-                    assertSame(at + " tryAcquire", reference.tryAcquire(k, cost), redis.tryAcquire(k, cost));
-                } else if (op < 7) {
-                    assertSame(at + " peek", reference.peek(k, cost), redis.peek(k, cost));
-                } else if (op < 9 || reservations.isEmpty()) {
-                    Reservation[] pair = {reference.reserve(k, cost), redis.reserve(k, cost)};
-                    assertSame(at + " reserve", pair[0].decision(), pair[1].decision());
-                    reservations.add(pair);
-                } else {
-                    Reservation[] pair = reservations.remove(random.nextInt(reservations.size()));
-                    assertEquals(pair[0].cancel(), pair[1].cancel(), at + " cancel of " + pair[0]);
-                }
+            compare(algorithm, limits[round % 4], window, round >= 4, Instant.parse("2026-01-01T12:00:00Z"), maxStep,
+                    random, "round " + round);
+        }
+    }
+
+    /** Windows, sub-windows and log entries before the epoch and across it: negative microseconds. */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void timesBeforeTheEpochAgreeWithTheInMemoryReference(Algorithm algorithm) {
+        Random random = new Random(1969 + algorithm.ordinal());
+        for (boolean countRejected : new boolean[] {false, true}) {
+            compare(algorithm, 7, Duration.ofSeconds(60), countRejected, Instant.parse("1969-12-31T23:57:30Z"),
+                    Duration.ofSeconds(12).toNanos(), random, "countRejected=" + countRejected);
+        }
+    }
+
+    /**
+     * 60 random requests (tryAcquire, peek, reserve, cancel) on two keys, the clock moving by whole microseconds up
+     * to {@code maxStep} ns each time, decided by Redis and by the in-memory store: every answer must be the same.
+     */
+    private static void compare(Algorithm algorithm, long limit, Duration window, boolean countRejected, Instant start,
+                                long maxStep, Random random, String round) {
+        ManualClock clock = new ManualClock(start);
+        UnaryOperator<RateLimiterBuilder> options = b -> {
+            b.countRejected(countRejected).clock(clock).limit(limit, window);
+            return algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? b.buckets(60).strict(countRejected) : b;
+        };
+        RateLimiter redis = options.apply(RateLimiter.builder(algorithm)).store(store).build();
+        RateLimiter reference = options.apply(RateLimiter.builder(algorithm)).store(InMemoryStore.create()).build();
+        String[] keys = {"exact:" + UUID.randomUUID(), "exact:" + UUID.randomUUID()};
+        List<Reservation[]> reservations = new ArrayList<>();
+        for (int step = 0; step < 60; step++) {
+            clock.advance(Duration.ofNanos(1000 * (long) (random.nextDouble() * maxStep / 1000)));
+            String k = keys[random.nextInt(keys.length)];
+            long cost = 1 + (long) (random.nextDouble() * (random.nextBoolean() ? limit / 3 : limit));
+            String at = algorithm + " " + limit + "/" + window + " " + round + " step " + step + " at " + clock.instant()
+                    + " cost " + cost;
+            int op = random.nextInt(10);
+            if (op < 6) {
+                assertSame(at + " tryAcquire", reference.tryAcquire(k, cost), redis.tryAcquire(k, cost));
+            } else if (op < 7) {
+                assertSame(at + " peek", reference.peek(k, cost), redis.peek(k, cost));
+            } else if (op < 9 || reservations.isEmpty()) {
+                Reservation[] pair = {reference.reserve(k, cost), redis.reserve(k, cost)};
+                assertSame(at + " reserve", pair[0].decision(), pair[1].decision());
+                reservations.add(pair);
+            } else {
+                Reservation[] pair = reservations.remove(random.nextInt(reservations.size()));
+                assertEquals(pair[0].cancel(), pair[1].cancel(), at + " cancel of " + pair[0]);
             }
         }
     }
