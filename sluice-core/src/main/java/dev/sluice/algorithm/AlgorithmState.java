@@ -2,6 +2,7 @@ package dev.sluice.algorithm;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
+import java.util.Arrays;
 
 /**
  * The mutable state of one key under one algorithm. Not thread-safe: every method must be called while
@@ -72,6 +73,45 @@ public abstract class AlgorithmState {
      * then; {@link Long#MIN_VALUE} if it already does. A store may drop the state from then on and lose nothing.
      */
     public abstract long expiresAt(Params p);
+
+    /**
+     * This state as numbers, for a store that keeps each key's state on a server and runs the algorithm in the
+     * JVM; {@link #restore} rebuilds exactly this state from them. Guarded by this.
+     */
+    public abstract long[] snapshot();
+
+    /**
+     * The state of {@code algorithm} that {@code snapshot} (from {@link #snapshot()}) describes: it decides exactly
+     * as the state that was snapshotted.
+     *
+     * @throws IllegalArgumentException if {@code snapshot} is not a snapshot of an {@code algorithm} state
+     */
+    public static AlgorithmState restore(Algorithm algorithm, long[] snapshot) {
+        switch (algorithm) {
+            case FIXED_WINDOW:
+                return FixedWindowState.restore(snapshot);
+            case SLIDING_LOG:
+                return ExpiringLogState.restore(new SlidingLogState(), snapshot);
+            case SLIDING_WINDOW_COUNTER:
+                return ExpiringLogState.restore(new SlidingWindowCounterState(), snapshot);
+            case SLIDING_TAIL:
+                return SlidingTailState.restore(snapshot);
+            case TOKEN_BUCKET:
+                return TokenBucketState.restore(snapshot);
+            case LEAKY_BUCKET:
+                return LeakyBucketState.restore(snapshot);
+            default:
+                throw new IllegalArgumentException("unknown algorithm " + algorithm);
+        }
+    }
+
+    static long[] requireLength(String what, long[] snapshot, int length) {
+        if (snapshot == null || snapshot.length != length) {
+            throw new IllegalArgumentException("a " + what + " snapshot has " + length + " numbers, was "
+                    + (snapshot == null ? "null" : Arrays.toString(snapshot)));
+        }
+        return snapshot;
+    }
 
     /** Whether the owning store has dropped this state. Guarded by this. */
     public final boolean isRetired() {

@@ -1,6 +1,7 @@
 package dev.sluice.algorithm;
 
 import dev.sluice.Decision;
+import java.util.Arrays;
 
 /**
  * A log of {@code (expiresAt, weight)} entries in increasing {@code expiresAt}: the common shape of the sliding log
@@ -192,6 +193,44 @@ abstract class ExpiringLogState extends AlgorithmState {
             head = (head + 1) & (expiry.length - 1);
             size--;
         }
+    }
+
+    /** {@code [total, expiresAt₀, weight₀, expiresAt₁, weight₁, …]}, oldest entry first. */
+    @Override
+    public long[] snapshot() {
+        long[] s = new long[1 + 2 * size];
+        s[0] = total;
+        for (int i = 0; i < size; i++) {
+            s[1 + 2 * i] = expiry[at(i)];
+            s[2 + 2 * i] = weight[at(i)];
+        }
+        return s;
+    }
+
+    static ExpiringLogState restore(ExpiringLogState s, long[] snapshot) {
+        if (snapshot == null || snapshot.length % 2 != 1) {
+            throw new IllegalArgumentException("a log snapshot has an odd number of numbers, was "
+                    + (snapshot == null ? "null" : Arrays.toString(snapshot)));
+        }
+        int n = snapshot.length / 2;
+        if (n > 0) {
+            int capacity = n == 1 ? 2 : Integer.highestOneBit(n - 1) << 1;
+            s.expiry = new long[capacity];
+            s.weight = new long[capacity];
+        }
+        for (int i = 0; i < n; i++) {
+            long e = snapshot[1 + 2 * i];
+            long w = snapshot[2 + 2 * i];
+            if (w < 0 || (i > 0 && e <= s.expiry[i - 1])) {
+                throw new IllegalArgumentException("a log snapshot holds entries of increasing expiry and weight"
+                        + " >= 0, was " + Arrays.toString(snapshot));
+            }
+            s.expiry[i] = e;
+            s.weight[i] = w;
+        }
+        s.size = n;
+        s.total = snapshot[0];
+        return s;
     }
 
     @Override

@@ -59,6 +59,20 @@ final class FixedWindowState extends AlgorithmState {
         return true;
     }
 
+    /** {@code [window, count]}. */
+    @Override
+    public long[] snapshot() {
+        return new long[] {window, count};
+    }
+
+    static FixedWindowState restore(long[] snapshot) {
+        requireLength("fixed window", snapshot, 2);
+        FixedWindowState s = new FixedWindowState();
+        s.window = snapshot[0];
+        s.count = snapshot[1];
+        return s;
+    }
+
     @Override
     public long expiresAt(Params p) {
         return count == 0 ? Long.MIN_VALUE : (window + 1) * p.window;

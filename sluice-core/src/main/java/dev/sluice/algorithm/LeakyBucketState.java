@@ -111,6 +111,22 @@ final class LeakyBucketState extends AlgorithmState {
         return true;
     }
 
+    /** {@code [tat, frac, last, emptySeen]}. */
+    @Override
+    public long[] snapshot() {
+        return new long[] {tat, frac, last, emptySeen};
+    }
+
+    static LeakyBucketState restore(long[] snapshot) {
+        requireLength("leaky bucket", snapshot, 4);
+        LeakyBucketState s = new LeakyBucketState();
+        s.tat = snapshot[0];
+        s.frac = snapshot[1];
+        s.last = snapshot[2];
+        s.emptySeen = snapshot[3];
+        return s;
+    }
+
     @Override
     public long expiresAt(Params p) {
         return tat == Long.MIN_VALUE ? Long.MIN_VALUE : tat + (frac > 0 ? 1 : 0);

@@ -102,6 +102,21 @@ final class SlidingTailState extends AlgorithmState {
         return false;
     }
 
+    /** {@code [window, cur, prev]}. */
+    @Override
+    public long[] snapshot() {
+        return new long[] {window, cur, prev};
+    }
+
+    static SlidingTailState restore(long[] snapshot) {
+        requireLength("sliding tail", snapshot, 3);
+        SlidingTailState s = new SlidingTailState();
+        s.window = snapshot[0];
+        s.cur = snapshot[1];
+        s.prev = snapshot[2];
+        return s;
+    }
+
     @Override
     public long expiresAt(Params p) {
         if (cur > 0) {

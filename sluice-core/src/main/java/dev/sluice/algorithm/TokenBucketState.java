@@ -30,6 +30,13 @@ final class TokenBucketState extends AlgorithmState {
         this.tokens = p.limit;
     }
 
+    private TokenBucketState(long tokens, long frac, long last, long fullSeen) {
+        this.tokens = tokens;
+        this.frac = frac;
+        this.last = last;
+        this.fullSeen = fullSeen;
+    }
+
     /** Refills up to {@code now}; a {@code now} older than the newest time seen refills nothing. */
     private long advance(Params p, long now) {
         if (now > last) {
@@ -96,6 +103,17 @@ final class TokenBucketState extends AlgorithmState {
             fullSeen = t;
         }
         return true;
+    }
+
+    /** {@code [tokens, frac, last, fullSeen]}. */
+    @Override
+    public long[] snapshot() {
+        return new long[] {tokens, frac, last, fullSeen};
+    }
+
+    static TokenBucketState restore(long[] snapshot) {
+        requireLength("token bucket", snapshot, 4);
+        return new TokenBucketState(snapshot[0], snapshot[1], snapshot[2], snapshot[3]);
     }
 
     @Override

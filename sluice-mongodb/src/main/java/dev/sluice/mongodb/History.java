@@ -1,0 +1,178 @@
+package dev.sluice.mongodb;
+
+import dev.sluice.LimiterConfig;
+import dev.sluice.spi.StateMachine;
+import dev.sluice.spi.StoreDecision;
+import java.nio.ByteBuffer;
+import java.util.Date;
+import java.util.List;
+import org.bson.Document;
+import org.bson.types.Binary;
+
+/**
+ * A key's document as the server returned it: the state after the first {@code seq} requests and the requests since,
+ * in the order the server applied them. {@link #replay} runs them through the core state machines. Immutable, but
+ * each replay builds states of its own.
+ */
+final class History {
+
+    static final String SEQ = "seq";
+    static final String BASE = "base";
+    static final String OPS = "ops";
+    static final String AT = "at";
+    static final String NOW = "now";
+
+    static final String OP_ID = "i";
+    static final String COST = "c";
+    static final String LIMIT = "l";
+    static final String COUNT_REJECTED = "r";
+    static final String TIME = "t";
+    static final String GIVE_BACK = "g";
+
+    private static final long NANOS_PER_MILLI = 1_000_000;
+
+    final long seq;
+    private final long[] base;  // null: a fresh state
+    final List<Document> ops;
+    private final Document at;  // the server's time of each request timed by the store, by OpIds.field(id)
+
+    private History(long seq, long[] base, List<Document> ops, Document at) {
+        this.seq = seq;
+        this.base = base;
+        this.ops = ops;
+        this.at = at;
+    }
+
+    /** Reads a key's document; {@code null} (no document) is a key never seen. */
+    static History of(Document doc) {
+        if (doc == null) {
+            return new History(0, null, List.of(), null);
+        }
+        Binary b = doc.get(BASE, Binary.class);
+        long[] base = b == null ? null : decode(b);
+        Object seq = doc.get(SEQ);
+        List<Document> ops = doc.getList(OPS, Document.class, List.of());
+        return new History(seq == null ? 0 : number(seq, SEQ), base, ops, doc.get(AT, Document.class));
+    }
+
+    /** A state's numbers as stored: big-endian 64-bit integers, one after another, in one binary value. */
+    static Binary encode(long[] numbers) {
+        ByteBuffer bytes = ByteBuffer.allocate(Long.BYTES * numbers.length);
+        bytes.asLongBuffer().put(numbers);
+        return new Binary(bytes.array());
+    }
+
+    private static long[] decode(Binary b) {
+        byte[] bytes = b.getData();
+        if (bytes.length % Long.BYTES != 0) {
+            throw new IllegalStateException("malformed key document: " + BASE + " holds " + bytes.length + " bytes");
+        }
+        long[] numbers = new long[bytes.length / Long.BYTES];
+        ByteBuffer.wrap(bytes).asLongBuffer().get(numbers);
+        return numbers;
+    }
+
+    /** The state after the first {@link #seq} requests, as numbers; null for a fresh state. */
+    long[] base() {
+        return base == null ? null : base.clone();
+    }
+
+    private static long number(Object value, String field) {
+        if (!(value instanceof Long || value instanceof Integer)) {
+            throw new IllegalStateException("malformed key document: " + field + " holds " + value);
+        }
+        return ((Number) value).longValue();
+    }
+
+    /** The server's time of a document's {@code now} field, set by a peek timed by the store; in nanoseconds. */
+    static long nowOf(Document doc) {
+        Date now = doc.getDate(NOW);
+        if (now == null) {
+            throw new IllegalStateException("malformed key document: no " + NOW);
+        }
+        return Math.multiplyExact(now.getTime(), NANOS_PER_MILLI);
+    }
+
+    /** The time of request {@code op}: its own {@code t}, else the server's time recorded for it; nanoseconds. */
+    long timeOf(Document op) {
+        Object t = op.get(TIME);
+        if (t != null) {
+            return number(t, TIME);
+        }
+        Date server = at == null ? null : at.getDate(OpIds.field(id(op)));
+        if (server == null) {
+            throw new IllegalStateException("malformed key document: request " + op + " has no time");
+        }
+        return Math.multiplyExact(server.getTime(), NANOS_PER_MILLI);
+    }
+
+    static long id(Document op) {
+        return number(op.get(OP_ID), OP_ID);
+    }
+
+    /** Whether the server's time of request {@code op} is kept in {@code at}. */
+    boolean timedByServer(Document op) {
+        return op.get(TIME) == null;
+    }
+
+    /** The configurations requests were made with: the limiter's own, or another limit or countRejected. */
+    interface Configs {
+        LimiterConfig own();
+
+        LimiterConfig of(long limit, boolean countRejected);
+    }
+
+    /**
+     * Replays the history up to and including the request named {@code target}.
+     *
+     * @throws IllegalStateException if the history holds no such request or is malformed
+     */
+    Outcome replay(long target, Configs configs) {
+        StateMachine state = base == null ? null : StateMachine.restore(configs.own(), base);
+        for (int i = 0; i < ops.size(); i++) {
+            Document op = ops.get(i);
+            LimiterConfig config = configs.of(number(op.get(LIMIT), LIMIT),
+                    Boolean.TRUE.equals(op.get(COUNT_REJECTED)));
+            long time = timeOf(op);
+            long cost = number(op.get(COST), COST);
+            if (state == null) {
+                state = StateMachine.fresh(config);
+            }
+            Object place = op.get(GIVE_BACK);
+            StoreDecision decision = null;
+            boolean givenBack = false;
+            if (place == null) {
+                decision = state.decide(config, time, cost, true);
+            } else {
+                givenBack = state.giveBack(config, time, cost, number(place, GIVE_BACK));
+            }
+            if (id(op) == target) {
+                return new Outcome(decision, givenBack, i, time, state);
+            }
+        }
+        throw new IllegalStateException("the key document returned does not hold request " + target);
+    }
+
+    /** Replays the whole history, then decides a request of {@code cost} at {@code now} without consuming. */
+    StoreDecision peek(long now, long cost, Configs configs) {
+        if (ops.isEmpty()) {
+            StateMachine state = base == null ? StateMachine.fresh(configs.own())
+                    : StateMachine.restore(configs.own(), base);
+            return state.decide(configs.own(), now, cost, false);
+        }
+        StateMachine state = replay(id(ops.get(ops.size() - 1)), configs).state();
+        return state.decide(configs.own(), now, cost, false);
+    }
+
+    /**
+     * What replaying a request gave.
+     *
+     * @param decision  the decision of a request to decide; null for a give-back
+     * @param givenBack whether a give-back returned any permits
+     * @param position  the request's index in {@code ops}
+     * @param time      the request's time, nanoseconds
+     * @param state     the key's state right after the request
+     */
+    record Outcome(StoreDecision decision, boolean givenBack, int position, long time, StateMachine state) {
+    }
+}

@@ -1,0 +1,44 @@
+package dev.sluice.mongodb;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import dev.sluice.FailurePolicy;
+import dev.sluice.TimeSource;
+import dev.sluice.testkit.server.MongoServers;
+import java.time.Duration;
+
+/** Clients and stores for the tests, on the server of {@link MongoServers}. */
+final class Mongo {
+
+    /** The database the tests write to. */
+    static final String DATABASE = "sluice_test";
+    /** Generous: the machine is shared and a test must fail on a wrong answer, not on a slow one. */
+    static final Duration TIMEOUT = Duration.ofSeconds(10);
+
+    private Mongo() {
+    }
+
+    /** A new client (its own connection pool) for {@code connectionString}. */
+    static MongoClient client(String connectionString) {
+        return MongoClients.create(MongoClientSettings.builder()
+                .applyConnectionString(new ConnectionString(connectionString))
+                .build());
+    }
+
+    /** A new client of the shared test server. */
+    static MongoClient client() {
+        return client(MongoServers.connectionString());
+    }
+
+    /**
+     * A store on the limiter's clock that throws on failure: what the contract runs against. It creates no TTL
+     * index: the tests' clocks stand at dates a real server (see {@link MongoServers#URL_VARIABLE}) may already have
+     * passed, and its TTL monitor would delete documents in the middle of a test.
+     */
+    static MongoStore.Builder clockStore(MongoClient client) {
+        return MongoStore.builder(client, DATABASE).timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW)
+                .timeout(TIMEOUT).createIndex(false);
+    }
+}
