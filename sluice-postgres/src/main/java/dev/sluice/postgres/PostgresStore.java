@@ -1,0 +1,235 @@
+package dev.sluice.postgres;
+
+import dev.sluice.LimiterConfig;
+import dev.sluice.RateLimiter;
+import dev.sluice.SluiceException;
+import dev.sluice.spi.RateLimitStore;
+import dev.sluice.spi.SharedRateLimiter;
+import dev.sluice.spi.SharedStoreBuilder;
+import dev.sluice.spi.SharedStoreOptions;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+
+/**
+ * A store that keeps every limiter's per-key state in one PostgreSQL table, shared by every service instance that
+ * uses the same database: exact mode, one round trip per decision.
+ *
+ * <pre>{@code
+ * RateLimitStore store = PostgresStore.builder(dataSource)   // a pooling DataSource (HikariCP, ...)
+ *         .timeout(Duration.ofMillis(250))
+ *         .failurePolicy(FailurePolicy.FAIL_OPEN)
+ *         .build();                                          // creates the table and functions if missing
+ * RateLimiter limiter = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+ *         .limit(100, Duration.ofMinutes(1))
+ *         .store(store)
+ *         .build();
+ * }</pre>
+ *
+ * <ul>
+ *   <li><b>Atomic.</b> Each decision, peek or cancellation is one call of one PL/pgSQL function (one statement,
+ *       one transaction) that reads, decides and writes the key's row under its row lock. Every algorithm answers
+ *       exactly as the in-memory store does, to the nanosecond; there is no client-side read-modify-write.</li>
+ *   <li><b>Time.</b> By default ({@link dev.sluice.TimeSource#STORE}) the database's {@code clock_timestamp()} times
+ *       each decision, so instances whose clocks disagree still share one time line; with
+ *       {@link dev.sluice.TimeSource#CLOCK} the limiter's {@link java.time.Clock} does.</li>
+ *   <li><b>Keys.</b> A row is found by the SHA-256 of (namespace, state shape, key): any characters, any length. The
+ *       key itself is kept in a column for reading.</li>
+ *   <li><b>Expiry.</b> Each row carries the time from which it may be deleted: one window after it decides as a
+ *       missing row would. Every new row deletes the expired rows among the few that follow it in key order, so idle
+ *       keys do not pile up. Nothing runs in the background.</li>
+ *   <li><b>Failures.</b> Each call is bounded by {@link Builder#timeout(Duration)}: the socket read timeout of the
+ *       call ({@link java.sql.Connection#setNetworkTimeout}) and the server's {@code lock_timeout}. A failure or
+ *       timeout goes to the {@link dev.sluice.FailurePolicy}; a driver exception never reaches the caller. The store
+ *       keeps no connection of its own: each call borrows one from the {@link DataSource} and returns it, so when the
+ *       database comes back the next call works again.</li>
+ * </ul>
+ *
+ * <p><b>What the DataSource must do.</b> Pooling is the DataSource's: give a pool, or each call opens a connection.
+ * The store cannot interrupt {@link DataSource#getConnection()}, so the pool must bound it: a connection timeout at
+ * most the store's timeout (HikariCP {@code connectionTimeout}, at least 250 ms there), and the driver's
+ * {@code connectTimeout} and {@code loginTimeout} for new connections. Connections in auto-commit mode are used
+ * as they are; otherwise each call commits (or rolls back) its own transaction.
+ *
+ * <p>Immutable and thread-safe; limiters bound to one store share nothing but the DataSource.
+ */
+public final class PostgresStore implements RateLimitStore {
+
+    /*
+     * How a decision runs, and why.
+     *
+     * A decision is "SELECT * FROM sluice_limit_decide_tb(id, ..., cost, consume, now, ...)". The function reads the
+     * key's row without a lock and decides. If the answer writes nothing (a peek, or a rejection that is not
+     * counted), it returns at once: the answer is the one at its snapshot, and a crowd rejected on a hot key never
+     * queues for the row lock. Otherwise it reads the row again FOR NO KEY UPDATE, which at READ COMMITTED waits for
+     * any concurrent writer and then sees its committed version, decides on that, and writes the row back (or inserts
+     * a new one; a lost insert race is decided again on the winner's row). The read-decide-write is thus serialized
+     * per key by the row lock, inside one statement: no update is lost, and different keys never wait for each other.
+     *
+     * Example: a token bucket of 3 per 60 s, drained at 12:00:00, two instances A and B. At 12:00:20 both send a
+     * request. Both read tokens = 0, frac = 0, last = 12:00:00 and both see one token refilled, so both want to
+     * write; A locks first, refills to 1 token, takes it (tokens 0, last 12:00:20) and commits; B's locked read then
+     * returns A's version, refills nothing (no time has passed since 12:00:20) and rejects, retry after 20 s. One
+     * admitted, as on one machine.
+     *
+     * State is exact: token fractions, GCRA's fractional nanosecond, log entries merged per instant or sub-window, as
+     * in dev.sluice.algorithm, with numeric for products that overflow 64 bits. The contract suite in sluice-testkit
+     * compares every answer with the in-memory store, request by request.
+     *
+     * Rows expire without a background job: a new row deletes the expired rows among the four that follow it by id
+     * (SKIP LOCKED, so it never waits). Ids are uniform digests, so these are four random rows; in a steady state
+     * where keys come and go, about a quarter of the table is expired rows, whatever its size, and no index on
+     * expires_at slows every update. A decision never depends on whether an expired row is still there. A row
+     * expires one window after its state is idle: a key that comes back within that window is an update, not a
+     * delete and an insert (a token bucket far from its limit is idle again microseconds after each request).
+     */
+
+    /** The default {@link Builder#table(String)}. */
+    public static final String DEFAULT_TABLE = "sluice_limit";
+
+    private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,39}");
+    private static final Duration SCHEMA_TIMEOUT = Duration.ofSeconds(30);
+
+    private final DataSource dataSource;
+    private final SharedStoreOptions options;
+    private final Schema schema;
+    private final boolean createSchema;
+    private final boolean synchronousCommit;
+
+    private PostgresStore(Builder b, SharedStoreOptions options) {
+        this.dataSource = b.dataSource;
+        this.options = options;
+        this.schema = new Schema(b.schemaName, b.table);
+        this.createSchema = b.createSchema;
+        this.synchronousCommit = b.synchronousCommit;
+    }
+
+    /**
+     * A builder for a store on {@code dataSource}, which should pool connections and bound the time to get one (see
+     * the class comment).
+     */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(Objects.requireNonNull(dataSource, "dataSource must not be null"));
+    }
+
+    /**
+     * A limiter with {@code config} whose state lives in this store's table. Creates nothing on the database; the
+     * limiter is a {@link SharedRateLimiter}.
+     */
+    @Override
+    public RateLimiter bind(LimiterConfig config) {
+        Objects.requireNonNull(config, "config must not be null");
+        return SharedRateLimiter.create(config, new PostgresDecider(this, config), options);
+    }
+
+    /** The options every limiter of this store decides with. */
+    public SharedStoreOptions options() {
+        return options;
+    }
+
+    /** The table that holds the state, schema-qualified if a schema was given. */
+    public String table() {
+        return schema.table();
+    }
+
+    DataSource dataSource() {
+        return dataSource;
+    }
+
+    Schema schema() {
+        return schema;
+    }
+
+    boolean createsSchema() {
+        return createSchema;
+    }
+
+    boolean synchronousCommit() {
+        return synchronousCommit;
+    }
+
+    @Override
+    public String toString() {
+        return "PostgresStore[" + schema.table() + ", namespace=" + options.namespace() + ", " + options.timeSource()
+                + ", " + options.failurePolicy() + ", timeout=" + options.timeout() + "]";
+    }
+
+    /** Builds a {@link PostgresStore}. Not thread-safe; setters validate at once. */
+    public static final class Builder extends SharedStoreBuilder<Builder> {
+
+        private final DataSource dataSource;
+        private String table = DEFAULT_TABLE;
+        private String schemaName;
+        private boolean createSchema = true;
+        private boolean synchronousCommit;
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = dataSource;
+        }
+
+        /**
+         * The table that holds the state; default {@value PostgresStore#DEFAULT_TABLE}. Its functions are named after
+         * it ({@code <table>_decide_tb}, ...). A lower-case SQL identifier of at most 40 characters.
+         */
+        public Builder table(String table) {
+            this.table = identifier("table", table);
+            return this;
+        }
+
+        /** The schema of the table and functions; default none, that is the connection's {@code search_path}. */
+        public Builder schema(String schema) {
+            this.schemaName = identifier("schema", schema);
+            return this;
+        }
+
+        /**
+         * Whether {@link #build()} creates the table and functions when they are missing or out of date, and a call
+         * that finds them missing (a database restored without them) creates them again; default {@code true}. Needs
+         * the right to create in the schema. Without it, run {@link #schemaScript()} beforehand, e.g. in a migration.
+         */
+        public Builder createSchema(boolean createSchema) {
+            this.createSchema = createSchema;
+            return this;
+        }
+
+        /**
+         * Whether each decision's commit waits for its WAL record to reach disk (and synchronous standbys); default
+         * {@code false}. Rate-limit state is short-lived: an asynchronous commit is still atomic and crash-consistent,
+         * and loses at most the last fraction of a second of decisions if the server crashes, for a commit that costs
+         * no disk flush. Set {@code true} to use the server's {@code synchronous_commit} as it is.
+         */
+        public Builder synchronousCommit(boolean synchronousCommit) {
+            this.synchronousCommit = synchronousCommit;
+            return this;
+        }
+
+        /** The SQL script that creates this store's table and functions: idempotent, for running by hand. */
+        public String schemaScript() {
+            return new Schema(schemaName, table).script();
+        }
+
+        /**
+         * Builds the store; with {@link #createSchema(boolean)} (the default), first creates the table and functions
+         * if missing or out of date, waiting up to 30 s.
+         *
+         * @throws SluiceException if the database cannot be reached or refuses to create them
+         */
+        public PostgresStore build() {
+            PostgresStore store = new PostgresStore(this, options());
+            if (createSchema) {
+                store.schema.install(dataSource, false, SCHEMA_TIMEOUT.toNanos());
+            }
+            return store;
+        }
+
+        private static String identifier(String what, String name) {
+            Objects.requireNonNull(name, what + " must not be null");
+            if (!IDENTIFIER.matcher(name).matches()) {
+                throw new IllegalArgumentException(what + " must be a lower-case SQL identifier ([a-z_][a-z0-9_]*, at"
+                        + " most 40 characters), was '" + name + "'");
+            }
+            return name;
+        }
+    }
+}

@@ -1,0 +1,133 @@
+package dev.sluice.postgres;
+
+import dev.sluice.SluiceException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.HexFormat;
+import javax.sql.DataSource;
+
+/**
+ * The table and functions of one store: names, the script that creates them, and its installation. The installed
+ * version is the digest of the script, kept as the table's comment, so a store built against an up-to-date schema
+ * only reads one catalog row. Immutable and thread-safe.
+ */
+final class Schema {
+
+    private static final String SCRIPT_RESOURCE = "sluice-postgres.sql";
+    private static final String TEMPLATE = load();
+
+    private final String table;   // qualified
+    private final String prefix;  // of every function name, qualified
+    private final String script;
+    private final String version;
+
+    Schema(String schemaName, String tableName) {
+        String qualifier = schemaName == null ? "" : schemaName + ".";
+        this.table = qualifier + tableName;
+        this.prefix = qualifier + tableName;
+        this.script = TEMPLATE.replace("{{table}}", table).replace("{{fn}}", prefix);
+        this.version = "sluice-postgres " + sha256Hex(script).substring(0, 16);
+    }
+
+    String table() {
+        return table;
+    }
+
+    String script() {
+        return script;
+    }
+
+    /** {@code SELECT ... FROM <prefix>_decide_<suffix>(...)}: the one statement of a decision. */
+    String decideSql(String suffix) {
+        return "SELECT allowed, remaining, reset_after, retry_after, place FROM " + prefix + "_decide_" + suffix
+                + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    }
+
+    /** {@code SELECT <prefix>_give_back_<suffix>(...)}: the one statement of a cancellation. */
+    String giveBackSql(String suffix) {
+        return "SELECT " + prefix + "_give_back_" + suffix + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    }
+
+    /**
+     * Creates the table and functions unless this version is installed. Concurrent installers (instances starting
+     * together) serialize on a transaction-scoped advisory lock, so none sees another's half-made catalog.
+     *
+     * @param force        install even if the table says this version is installed (a function has gone missing)
+     * @param timeoutNanos bound on each network read and on the wait for the lock
+     * @throws SluiceException if the database fails or refuses
+     */
+    void install(DataSource dataSource, boolean force, long timeoutNanos) {
+        int timeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000));
+        try (Connection c = dataSource.getConnection()) {
+            c.setNetworkTimeout(PostgresDecider.DIRECT, timeoutMillis);
+            if (!force && installed(c)) {
+                return;
+            }
+            boolean autoCommit = c.getAutoCommit();
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                s.execute("SET LOCAL lock_timeout = " + timeoutMillis);
+                try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtext(?))")) {
+                    lock.setString(1, "sluice-postgres " + table);
+                    lock.execute();
+                }
+                if (force || !installed(c)) {
+                    s.execute(script);
+                    s.execute("COMMENT ON TABLE " + table + " IS '" + version + "'");
+                }
+                c.commit();
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            } finally {
+                c.setAutoCommit(autoCommit);
+            }
+        } catch (SQLException e) {
+            throw new SluiceException("cannot create the table " + table + " and its functions on PostgreSQL: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    private boolean installed(Connection c) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("SELECT obj_description(to_regclass(?), 'pg_class')")) {
+            s.setString(1, table);
+            try (ResultSet rs = s.executeQuery()) {
+                return rs.next() && version.equals(rs.getString(1));
+            }
+        }
+    }
+
+    private static String load() {
+        try (InputStream in = Schema.class.getResourceAsStream(SCRIPT_RESOURCE)) {
+            if (in == null) {
+                throw new IllegalStateException("missing resource " + SCRIPT_RESOURCE);
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + SCRIPT_RESOURCE, e);
+        }
+    }
+
+    private static String sha256Hex(String s) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Schema[" + table + ", " + version + "]";
+    }
+}

@@ -1,0 +1,9 @@
+/**
+ * Shared limits on PostgreSQL (JDBC): {@link dev.sluice.postgres.PostgresStore}. Needs a JDBC driver for PostgreSQL
+ * behind the {@link javax.sql.DataSource} it is given.
+ */
+module dev.sluice.postgres {
+    requires transitive dev.sluice;
+    requires transitive java.sql;
+    exports dev.sluice.postgres;
+}
