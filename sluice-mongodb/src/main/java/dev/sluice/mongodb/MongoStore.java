@@ -134,8 +134,9 @@ public final class MongoStore implements RateLimitStore {
      * <pre>{@code
      * { _id: { clientId: "abc", username: "jane" },        // the key "abc:jane", by the KeyCodec
      *   version: NumberLong("6108471327014410087"),        // random, new with every write
-     *   expire: ISODate("2026-01-01T12:03:00Z"),           // TTL index {expire: 1}, expireAfterSeconds: 0
-     *   requestCounters: { "1767268800": 12, "1767268860": 3 } }   // frame start in epoch seconds -> count
+     *   expire: ISODate("2026-01-01T12:04:00Z"),           // TTL index {expire: 1}, expireAfterSeconds: 0
+     *   requestCounters: { "1767268800": NumberLong(12),   // frame start in epoch seconds -> count
+     *                      "1767268860": NumberLong(3) } }
      * }</pre>
      *
      * <ul>
@@ -151,8 +152,9 @@ public final class MongoStore implements RateLimitStore {
      *       duplicate-key error at a write's index is a conflict. A write expecting a version whose record is gone
      *       (deleted by the TTL index) creates the record and is reported applied, which leaves the store holding
      *       what a refusal, a re-read and a create would have written.</li>
-     *   <li><b>Expiry.</b> {@code expire} is the record's expiry plus a minute (the server deletes by its own
-     *       clock); the store creates the TTL index {@value #EXPIRE_INDEX} on each collection it uses.</li>
+     *   <li><b>Expiry.</b> {@code expire} is the moment the record's last frame stops counting plus a minute, for
+     *       a server clock that runs ahead (above, a sliding tail over a minute: the frame of 12:01 counts until
+     *       12:03); the store creates the TTL index {@value #EXPIRE_INDEX} on each collection it uses.</li>
      *   <li><b>Failures.</b> Every call runs under the builder's {@link CounterStoreBuilder#timeout timeout}, applied
      *       as the driver's client-side operation timeout. A failure throws a {@link SluiceException} whose cause is
      *       the driver's exception; the synchronized store keeps the counts and writes them when the server is
