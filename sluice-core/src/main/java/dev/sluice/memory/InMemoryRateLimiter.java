@@ -28,9 +28,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * state would ({@link AlgorithmState#expiresAt}), so a key recreated after eviction decides exactly as if it
  * had been kept. A reservation whose state was evicted holds nothing any more, and its cancel returns false.
  *
- * <p>Eviction is amortized: each new key examines {@value #SWEEP_PER_INSERT} entries, and once per millisecond of
- * clock time a request examines {@value #SWEEP_PER_TICK}, through one cursor over the map that wraps around. At
- * most one thread sweeps at a time; the others skip it.
+ * <p>Eviction is amortized over one cursor that laps the map: once per millisecond of clock time a request examines
+ * up to {@value #SWEEP_PER_TICK} entries, starting a new lap if the last one is done, and each new key examines up to
+ * {@value #SWEEP_PER_INSERT} more entries of the current lap. No sweep examines an entry twice, and only the
+ * millisecond tick starts a lap, so a map that churns through few keys does not pay for a new iterator per
+ * insertion. At most one thread sweeps at a time; the others skip it.
  */
 final class InMemoryRateLimiter implements RateLimiter {
 
@@ -127,7 +129,7 @@ final class InMemoryRateLimiter implements RateLimiter {
             // Sweep only after deciding: a fresh state is idle by definition, and a sweep between its insertion
             // and its first decision would evict it and send this loop round again.
             if (inserted) {
-                sweep(now, SWEEP_PER_INSERT, false);
+                sweep(now, SWEEP_PER_INSERT, false, false);
             }
             return d;
         }
@@ -194,6 +196,15 @@ final class InMemoryRateLimiter implements RateLimiter {
 
     /** Examines up to {@code budget} entries from the cursor; with {@code wait}, waits for a concurrent sweep. */
     int sweep(long now, int budget, boolean wait) {
+        return sweep(now, budget, wait, true);
+    }
+
+    /**
+     * Examines up to {@code budget} entries, and at most every entry once, from the cursor. Only a sweep that
+     * {@code mayStartLap} restarts an exhausted cursor, and only once: an insertion's sweep just continues the
+     * current lap, or else a small map would get a new iterator (an allocation) on nearly every insertion.
+     */
+    private int sweep(long now, int budget, boolean wait, boolean mayStartLap) {
         if (wait) {
             sweepLock.lock();
         } else if (!sweepLock.tryLock()) {
@@ -201,8 +212,14 @@ final class InMemoryRateLimiter implements RateLimiter {
         }
         try {
             int evicted = 0;
-            for (int i = 0; i < budget; i++) {
+            int examine = Math.min(budget, size.get());
+            boolean startLap = mayStartLap;
+            for (int i = 0; i < examine; i++) {
                 if (cursor == null || !cursor.hasNext()) {
+                    if (!startLap) {
+                        break;
+                    }
+                    startLap = false;
                     cursor = states.entrySet().iterator();
                     if (!cursor.hasNext()) {
                         break;
