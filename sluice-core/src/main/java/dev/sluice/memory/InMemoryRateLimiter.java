@@ -19,11 +19,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <pre>
  * decide(key):  s = map.get(key) (or insert a fresh one)
- *               synchronized (s) { if s.retired: look up again;  else decide on s }
- * evict(s):     synchronized (s) { if now ≥ s.expiresAt: s.retired = true; map.remove(key, s) }
+ *               s.lock() { if s.retired: look up again;  else decide on s }
+ * evict(s):     s.lock() { if now ≥ s.expiresAt: s.retired = true; map.remove(key, s) }
  * </pre>
  *
- * A decision and an eviction of the same key serialize on the key's monitor, and a decision never applies to a
+ * A decision and an eviction of the same key serialize on the key's lock ({@link AlgorithmState#lock()}), and a decision never applies to a
  * retired state, so no admitted permit is ever lost to eviction. A state is evicted only once it decides as a fresh
  * state would ({@link AlgorithmState#expiresAt}), so a key recreated after eviction decides exactly as if it
  * had been kept. A reservation whose state was evicted holds nothing any more, and its cancel returns false.
@@ -74,10 +74,13 @@ final class InMemoryRateLimiter implements RateLimiter {
         long now = now();
         AlgorithmState s = states.get(key);
         if (s != null) {
-            synchronized (s) {
+            s.lock();
+            try {
                 if (!s.isRetired()) {
                     return s.decide(params, now, cost, false);
                 }
+            } finally {
+                s.unlock();
             }
         }
         return AlgorithmState.create(config.algorithm(), params, now).decide(params, now, cost, false);
@@ -97,8 +100,11 @@ final class InMemoryRateLimiter implements RateLimiter {
         if (s == null) {
             return false;
         }
-        synchronized (s) {
+        s.lock();
+        try {
             return !s.isRetired() && s.giveBack(params, now, r.cost, r.place);
+        } finally {
+            s.unlock();
         }
     }
 
@@ -117,7 +123,8 @@ final class InMemoryRateLimiter implements RateLimiter {
                 inserted = true;
             }
             Decision d;
-            synchronized (s) {
+            s.lock();
+            try {
                 if (s.isRetired()) {
                     continue;
                 }
@@ -125,6 +132,8 @@ final class InMemoryRateLimiter implements RateLimiter {
                 if (reservation != null && d.allowed()) {
                     reservation.place = s.place(params, now);
                 }
+            } finally {
+                s.unlock();
             }
             // Sweep only after deciding: a fresh state is idle by definition, and a sweep between its insertion
             // and its first decision would evict it and send this loop round again.
@@ -238,7 +247,8 @@ final class InMemoryRateLimiter implements RateLimiter {
 
     /** Evicts the state if idle at {@code now}: returns MIN_VALUE if it did, else when the state will be idle. */
     private long evictIfIdle(String key, AlgorithmState s, long now) {
-        synchronized (s) {
+        s.lock();
+        try {
             if (s.isRetired()) {
                 return Long.MAX_VALUE;
             }
@@ -251,6 +261,8 @@ final class InMemoryRateLimiter implements RateLimiter {
                 size.decrementAndGet();
             }
             return Long.MIN_VALUE;
+        } finally {
+            s.unlock();
         }
     }
 
