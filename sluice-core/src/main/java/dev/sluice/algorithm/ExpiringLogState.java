@@ -14,69 +14,82 @@ import dev.sluice.Decision;
  * </pre>
  *
  * Requests with the same expiry share one entry, so the sub-window counter holds at most {@code buckets + 1}
- * entries and the log one entry per distinct instant. Entries live in a ring of two parallel arrays whose
- * capacity is a power of two, grown and shrunk by halves.
+ * entries and the log one entry per distinct instant. Entries live in a ring of {@code (expiresAt, weight)}
+ * pairs in one array, {@code ring[2i]} and {@code ring[2i+1]}, whose capacity in pairs is a power of two,
+ * grown and shrunk by halves. A key with one entry, the common idle key, holds one array of two longs
+ * (32 bytes; two parallel arrays of two used to take 64).
  */
 abstract class ExpiringLogState extends AlgorithmState {
 
     private static final long[] EMPTY = new long[0];
 
-    private long[] expiry = EMPTY;
-    private long[] weight = EMPTY;
-    private int head;
+    private long[] ring = EMPTY;
+    private int head;  // slot of the oldest entry; slot i is ring[2i], ring[2i+1]
     private int size;
     private long total;  // sum of weight over the live entries, saturating
 
     /** The expiry of permits taken at {@code now}. */
     abstract long expiryOf(Params p, long now);
 
+    private int capacity() {
+        return ring.length >> 1;
+    }
+
+    /** The slot of the {@code i}-th oldest entry. */
     private int at(int i) {
-        return (head + i) & (expiry.length - 1);
+        return (head + i) & (capacity() - 1);
+    }
+
+    private long expiry(int slot) {
+        return ring[2 * slot];
+    }
+
+    private long weight(int slot) {
+        return ring[2 * slot + 1];
     }
 
     private long newest() {
-        return expiry[at(size - 1)];
+        return expiry(at(size - 1));
     }
 
     private void prune(long now) {
-        while (size > 0 && expiry[head] <= now) {
-            total -= weight[head];
-            head = (head + 1) & (expiry.length - 1);
+        while (size > 0 && expiry(head) <= now) {
+            total -= weight(head);
+            head = (head + 1) & (capacity() - 1);
             size--;
         }
         if (size == 0) {
             total = 0;
         }
-        if (expiry.length > 8 && size < expiry.length / 4) {
-            resize(expiry.length / 2);
+        if (capacity() > 8 && size < capacity() / 4) {
+            resize(capacity() / 2);
         }
     }
 
     private void append(long expiresAt, long cost) {
         if (size > 0 && newest() >= expiresAt) {  // same instant or sub-window (or a clock stepped back)
             int last = at(size - 1);
-            weight[last] = ExactMath.saturatedAdd(weight[last], cost);
+            ring[2 * last + 1] = ExactMath.saturatedAdd(weight(last), cost);
         } else {
-            if (size == expiry.length) {
-                resize(Math.max(2, expiry.length * 2));
+            if (size == capacity()) {
+                resize(Math.max(1, capacity() * 2));
             }
             int slot = at(size);
-            expiry[slot] = expiresAt;
-            weight[slot] = cost;
+            ring[2 * slot] = expiresAt;
+            ring[2 * slot + 1] = cost;
             size++;
         }
         total = ExactMath.saturatedAdd(total, cost);
     }
 
-    private void resize(int capacity) {
-        long[] e = new long[capacity];
-        long[] w = new long[capacity];
+    private void resize(int pairs) {
+        long[] r = new long[2 * pairs];
         for (int i = 0; i < size; i++) {
-            e[i] = expiry[at(i)];
-            w[i] = weight[at(i)];
+            int slot = at(i);
+            r[2 * i] = ring[2 * slot];
+            r[2 * i + 1] = ring[2 * slot + 1];
         }
-        expiry = e;
-        weight = w;
+        ring = r;
         head = 0;
     }
 
@@ -99,9 +112,9 @@ abstract class ExpiringLogState extends AlgorithmState {
     private long untilFreed(long excess, long now) {
         long freed = 0;
         for (int i = 0; i < size; i++) {
-            freed += weight[at(i)];
+            freed += weight(at(i));
             if (freed >= excess) {
-                return expiry[at(i)] - now;
+                return expiry(at(i)) - now;
             }
         }
         return newest() - now;  // only reachable when the total saturated
@@ -122,15 +135,15 @@ abstract class ExpiringLogState extends AlgorithmState {
         int hi = size - 1;
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;
-            long e = expiry[at(mid)];
+            long e = expiry(at(mid));
             if (e < place) {
                 lo = mid + 1;
             } else if (e > place) {
                 hi = mid - 1;
             } else {
                 int slot = at(mid);
-                long back = Math.min(weight[slot], cost);
-                weight[slot] -= back;
+                long back = Math.min(weight(slot), cost);
+                ring[2 * slot + 1] -= back;
                 total -= back;
                 dropEmptyEnds();
                 return back > 0;
@@ -140,11 +153,11 @@ abstract class ExpiringLogState extends AlgorithmState {
     }
 
     private void dropEmptyEnds() {
-        while (size > 0 && weight[at(size - 1)] == 0) {
+        while (size > 0 && weight(at(size - 1)) == 0) {
             size--;
         }
-        while (size > 0 && weight[head] == 0) {
-            head = (head + 1) & (expiry.length - 1);
+        while (size > 0 && weight(head) == 0) {
+            head = (head + 1) & (capacity() - 1);
             size--;
         }
     }
