@@ -38,6 +38,23 @@ final class TokenBucketState extends AlgorithmState {
             frac = 0;
             return;
         }
+        // Two common cases need no division: requests faster than the refill (less than one token accrues)
+        // and a bucket that refills to full between requests (a key below its rate).
+        long accrued = elapsed * p.limit;
+        if (Math.multiplyHigh(elapsed, p.limit) == 0 && accrued >= 0 && accrued + frac >= 0) {
+            long sum = accrued + frac;  // Δ·L + frac, over W: the tokens accrued since the last whole one
+            if (sum < p.window) {
+                frac = sum;
+                return;
+            }
+            long missing = p.limit - tokens;
+            long toFull = missing * p.window;
+            if (Math.multiplyHigh(missing, p.window) == 0 && toFull >= 0 && sum >= toFull) {
+                tokens = p.limit;
+                frac = 0;
+                return;
+            }
+        }
         long whole = ExactMath.mulAddDiv(elapsed, p.limit, frac, p.window);
         frac = elapsed * p.limit + frac - whole * p.window;  // exact: the true remainder is in [0, W)
         tokens += whole;
@@ -49,7 +66,13 @@ final class TokenBucketState extends AlgorithmState {
 
     /** Time until the bucket holds {@code n} tokens. */
     private long untilTokens(Params p, long n) {
-        return tokens >= n ? 0 : ExactMath.mulSubDivCeil(n - tokens, p.window, frac, p.limit);
+        if (tokens >= n) {
+            return 0;
+        }
+        if (frac == 0 && n - tokens == 1) {
+            return p.tokenNanos;  // one whole token short, the case after one request on a full bucket
+        }
+        return ExactMath.mulSubDivCeil(n - tokens, p.window, frac, p.limit);
     }
 
     @Override
