@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Builds sluice-bench and runs the whole in-memory set: every Sluice algorithm, Bucket4j, Resilience4j and
-# Guava on 1 and 1,000,000 keys, 1 and 2 threads, ALLOWED and DENIED loads, with -prof gc; then the heap per
-# idle key; then the Markdown tables of docs/benchmarks.md. About 13 minutes on 2 cores.
+# Guava on 1 and 1,000,000 keys, 1 and 2 threads, ALLOWED and DENIED loads, the token buckets by time source
+# and the floor costs, all with -prof gc (98 runs of about 8 s: 1 fork, 3 x 1 s warm-up, 3 x 1 s measured);
+# then the heap per idle key; then the Markdown tables of docs/benchmarks.md. About 14 minutes on 2 cores.
 #
 # Usage: sluice-bench/run-inmemory.sh [output-dir]        (default: sluice-bench/target/results)
 # Writes jmh-inmemory.json (JMH's JSON), heap-per-key.json, tables.md, and the console logs next to them.
-# JMH_OPTS is appended to the JMH command line, e.g. JMH_OPTS="-p keys=1 -p load=ALLOWED" for a quicker look.
+# JMH_OPTS is appended to the JMH command line, e.g. JMH_OPTS="-p keys=1 -p load=ALLOWED" for a quicker look;
+# BENCH_JAVA_OPTS goes to the JVM that runs JMH (JMH refuses to start while another JMH run holds its lock
+# file; -Djmh.ignoreLock=true overrides that, at the price of two runs disturbing each other).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -24,9 +27,9 @@ jar=sluice-bench/target/benchmarks.jar
   java -version 2>&1
 } | tee "$out/machine.txt"
 
-# shellcheck disable=SC2086
-java -jar "$jar" 'dev\.sluice\.bench\.(SluiceBench|Bucket4jBench|Resilience4jBench|GuavaBench|Floor)\.' \
-    -f 1 -wi 3 -w 1s -i 4 -r 1s -prof gc \
+# shellcheck disable=SC2086  # the option variables are word-split on purpose
+java ${BENCH_JAVA_OPTS:-} -jar "$jar" 'dev\.sluice\.bench\.(SluiceBench|Bucket4jBench|Resilience4jBench|GuavaBench|TimeSourceBench|Floor)\.' \
+    -f 1 -wi 3 -w 1s -i 3 -r 1s -prof gc \
     -rf json -rff "$out/jmh-inmemory.json" ${JMH_OPTS:-} | tee "$out/jmh-inmemory.txt"
 
 java -XX:+UseSerialGC -Xmx4g -cp "$jar" dev.sluice.bench.HeapPerKey 1000000 "$out/heap-per-key.json" \

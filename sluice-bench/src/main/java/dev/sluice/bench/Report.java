@@ -32,6 +32,7 @@ public final class Report {
 
     private final Map<String, Cell> cells = new HashMap<>();
     private final Map<String, double[]> floor = new LinkedHashMap<>();
+    private final Map<String, Cell> timeSource = new HashMap<>();
 
     private Report() {
     }
@@ -57,15 +58,25 @@ public final class Report {
                 floor.put(name.substring("Floor.".length()), new double[] {num(primary.get("score")), num(primary.get("scoreError"))});
                 continue;
             }
+            Map<String, Object> secondary = (Map<String, Object>) run.getOrDefault("secondaryMetrics", Map.of());
+            if (name.startsWith("TimeSourceBench.")) {
+                Cell c = timeSource.computeIfAbsent(name.substring("TimeSourceBench.".length()) + "|" + params.get("source")
+                        + "|" + params.get("load"), k -> new Cell());
+                fill(c, primary, secondary);
+                continue;
+            }
             String threads = name.endsWith("2T") ? "2" : "1";
             String subject = subject(name.substring(0, name.length() - 2), String.valueOf(params.get("algorithm")));
             String key = subject + "|" + params.get("keys") + "|" + params.get("load") + "|" + threads;
-            Cell c = cells.computeIfAbsent(key, k -> new Cell());
-            c.score = num(primary.get("score"));
-            c.error = num(primary.get("scoreError"));
-            Map<String, Object> secondary = (Map<String, Object>) run.getOrDefault("secondaryMetrics", Map.of());
-            secondary.forEach((metric, m) -> c.secondary.put(metric, num(((Map<String, Object>) m).get("score"))));
+            fill(cells.computeIfAbsent(key, k -> new Cell()), primary, secondary);
         }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void fill(Cell c, Map<String, Object> primary, Map<String, Object> secondary) {
+        c.score = num(primary.get("score"));
+        c.error = num(primary.get("scoreError"));
+        secondary.forEach((metric, m) -> c.secondary.put(metric, num(((Map<String, Object>) m).get("score"))));
     }
 
     private static String subject(String method, String algorithm) {
@@ -119,6 +130,24 @@ public final class Report {
                     out.append("| subject | 1 thread, ops/s | B/op | × Bucket4j | 2 threads, ops/s | B/op | × Bucket4j | allowed |\n");
                     out.append("|---|--:|--:|--:|--:|--:|--:|--:|\n");
                     out.append(rows);
+                }
+            }
+        }
+        if (!timeSource.isEmpty()) {
+            out.append(String.format(Locale.ROOT, "%n#### Token bucket by time source (1 key, 1 thread)%n%n"));
+            out.append("| time source | load | Sluice ops/s | B/op | Bucket4j ops/s | B/op | Sluice / Bucket4j |\n");
+            out.append("|---|---|--:|--:|--:|--:|--:|\n");
+            for (String source : new String[] {"SYSTEM_UTC", "MILLIS", "SYNTHETIC"}) {
+                for (String load : new String[] {"ALLOWED", "DENIED"}) {
+                    Cell sl = timeSource.get("sluiceTryAcquire|" + source + "|" + load);
+                    Cell bj = timeSource.get("bucket4jTryConsume|" + source + "|" + load);
+                    if (sl == null && bj == null) {
+                        continue;
+                    }
+                    out.append("| ").append(source).append(" | ").append(load)
+                            .append(" | ").append(throughput(sl)).append(" | ").append(alloc(sl))
+                            .append(" | ").append(throughput(bj)).append(" | ").append(alloc(bj))
+                            .append(" | ").append(ratio(sl, bj)).append(" |\n");
                 }
             }
         }
