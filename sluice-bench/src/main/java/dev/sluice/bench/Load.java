@@ -10,13 +10,14 @@ import java.time.Duration;
  *       can request, so every decision is "allowed". The window is short because {@code SLIDING_LOG} keeps one
  *       entry per admitted request: at about 10<sup>7</sup> requests/s on one hot key it holds about a million
  *       entries, which is the price of an exact log and not what this run should be about.</li>
- *   <li>{@link #DENIED}: 1,000 permits per hour, and every key is drained before measuring, so nearly every
- *       decision is "denied" (a token bucket gives back about one permit per key every 3.6 s).</li>
+ *   <li>{@link #DENIED}: 1,000 permits per day, and every key is drained before measuring, so every decision is
+ *       "denied": the buckets give a key back one permit every 86.4 s, longer than a run. (At 1,000 per hour a
+ *       million keys each visited about once a second got a permit back on one visit in five.)</li>
  * </ul>
  */
 public enum Load {
     ALLOWED(10_000_000, Duration.ofMillis(100)),
-    DENIED(1_000, Duration.ofHours(1));
+    DENIED(1_000, Duration.ofDays(1));
 
     /** Permits per window ({@code L}); also the bucket capacity. */
     public final long limit;
