@@ -137,7 +137,7 @@ public final class Report {
             out.append(String.format(Locale.ROOT, "%n#### Token bucket by time source (1 key, 1 thread)%n%n"));
             out.append("| time source | load | Sluice ops/s | B/op | Bucket4j ops/s | B/op | Sluice / Bucket4j |\n");
             out.append("|---|---|--:|--:|--:|--:|--:|\n");
-            for (String source : new String[] {"SYSTEM_UTC", "MILLIS", "SYNTHETIC"}) {
+            for (String source : new String[] {"SYSTEM_UTC", "MILLIS", "CACHED", "SYNTHETIC"}) {
                 for (String load : new String[] {"ALLOWED", "DENIED"}) {
                     Cell sl = timeSource.get("sluiceTryAcquire|" + source + "|" + load);
                     Cell bj = timeSource.get("bucket4jTryConsume|" + source + "|" + load);

@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -30,6 +31,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * <ul>
  *   <li>{@code SYSTEM_UTC}: {@code Clock.systemUTC().instant()} in nanoseconds, Sluice's default;</li>
  *   <li>{@code MILLIS}: {@code System.currentTimeMillis()}, Bucket4j's default time meter;</li>
+ *   <li>{@code CACHED}: {@code Clock.systemUTC()} read once per millisecond by a background thread into a volatile
+ *       field, which the limiters read: a coarse clock a user could inject, costing one volatile read;</li>
  *   <li>{@code SYNTHETIC}: a counter that advances 20 ns per read, costing next to nothing; the limiter alone.</li>
  * </ul>
  */
@@ -44,7 +47,7 @@ public class TimeSourceBench {
 
     /** How the limiters read the time. */
     public enum Source {
-        SYSTEM_UTC, MILLIS, SYNTHETIC
+        SYSTEM_UTC, MILLIS, CACHED, SYNTHETIC
     }
 
     @Param
@@ -100,6 +103,14 @@ public class TimeSourceBench {
                         return Instant.ofEpochMilli(System.currentTimeMillis());
                     }
                 };
+            case CACHED:
+                return new UtcClock() {
+                    @Override
+                    public Instant instant() {
+                        long n = CachedTime.nanos();
+                        return Instant.ofEpochSecond(n / 1_000_000_000L, n % 1_000_000_000L);
+                    }
+                };
             default:
                 return new UtcClock() {
                     @Override
@@ -129,6 +140,18 @@ public class TimeSourceBench {
                 };
             case MILLIS:
                 return TimeMeter.SYSTEM_MILLISECONDS;
+            case CACHED:
+                return new TimeMeter() {
+                    @Override
+                    public long currentTimeNanos() {
+                        return CachedTime.nanos();
+                    }
+
+                    @Override
+                    public boolean isWallClockBased() {
+                        return true;
+                    }
+                };
             default:
                 return new TimeMeter() {
                     @Override
@@ -141,6 +164,34 @@ public class TimeSourceBench {
                         return false;
                     }
                 };
+        }
+    }
+
+    /** The UTC time in nanoseconds, refreshed every millisecond by a daemon thread started on first use. */
+    private static final class CachedTime {
+        private static volatile long nanos = read();
+
+        static {
+            Thread t = new Thread(() -> {
+                while (true) {
+                    LockSupport.parkNanos(1_000_000);
+                    nanos = read();
+                }
+            }, "cached-clock");
+            t.setDaemon(true);
+            t.start();
+        }
+
+        private CachedTime() {
+        }
+
+        static long nanos() {
+            return nanos;
+        }
+
+        private static long read() {
+            Instant i = Clock.systemUTC().instant();
+            return i.getEpochSecond() * 1_000_000_000L + i.getNano();
         }
     }
 
