@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds sluice-bench and runs the whole in-memory set: every Sluice algorithm, Bucket4j, Resilience4j and
 # Guava on 1 and 1,000,000 keys, 1 and 2 threads, ALLOWED and DENIED loads, the token buckets by time source
-# and the floor costs, all with -prof gc (102 runs of 7-10 s: 1 fork, 2 x 1 s warm-up, 3 x 1 s measured);
+# and the floor costs, all with -prof gc (98 runs of 7-10 s: 1 fork, 2 x 1 s warm-up, 3 x 1 s measured);
 # then the heap per idle key; then the Markdown tables of docs/benchmarks.md. 12-15 minutes on 2 cores.
 #
 # Usage: sluice-bench/run-inmemory.sh [output-dir]        (default: sluice-bench/target/results)
