@@ -1,0 +1,185 @@
+package dev.sluice.redis;
+
+import dev.sluice.SluiceException;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * The one connection of a {@link RedisStore}, opened in the background from build time on, never waited for by the
+ * build, so that a store built while Redis is down works as soon as Redis is up. A failed attempt is retried by a later call, at most
+ * every {@value #RETRY_MILLIS} ms; once open, the connection reconnects by itself (Lettuce's auto-reconnect).
+ * Thread-safe.
+ *
+ * @param <C> the kind of connection (standalone or cluster)
+ */
+final class Connector<C extends StatefulConnection<String, String>> implements AutoCloseable {
+
+    static final long RETRY_MILLIS = 100;
+
+    private final Supplier<CompletableFuture<C>> connect;
+    private final Function<C, RedisScriptingAsyncCommands<String, String>> commandsOf;
+    private final String target;
+    private final Object lock = new Object();
+    private volatile RedisScriptingAsyncCommands<String, String> ready;
+    private CompletableFuture<C> attempt;  // guarded by lock
+    private long failedAt;                 // guarded by lock: System.nanoTime() of the last failed attempt
+    private C connection;                  // guarded by lock
+    private boolean closed;                // guarded by lock
+
+    private Connector(Supplier<CompletableFuture<C>> connect,
+                      Function<C, RedisScriptingAsyncCommands<String, String>> commandsOf, String target) {
+        this.connect = connect;
+        this.commandsOf = commandsOf;
+        this.target = target;
+    }
+
+    static Connector<StatefulRedisConnection<String, String>> standalone(RedisClient client) {
+        return new Connector<>(() -> inBackground(() -> client.connect(StringCodec.UTF8)),
+                StatefulRedisConnection::async, "Redis");
+    }
+
+    static Connector<StatefulRedisClusterConnection<String, String>> cluster(RedisClusterClient client) {
+        return new Connector<>(() -> inBackground(() -> client.connect(StringCodec.UTF8)),
+                StatefulRedisClusterConnection::async, "Redis Cluster");
+    }
+
+    /**
+     * Runs a blocking connect on a thread of its own. Lettuce's asynchronous connects do not fit: a
+     * {@code RedisClient} connects asynchronously only to a URI given with the call (it keeps its own private), and
+     * a {@code RedisClusterClient} only once its topology has been loaded, which blocks.
+     */
+    private static <C> CompletableFuture<C> inBackground(Supplier<C> connect) {
+        return CompletableFuture.supplyAsync(connect, task -> {
+            Thread t = new Thread(task, "sluice-redis-connect");
+            t.setDaemon(true);
+            t.start();
+        });
+    }
+
+    /** Starts connecting in the background unless connected or connecting; never blocks. */
+    void connectSoon() {
+        synchronized (lock) {
+            if (!closed && ready == null && attempt == null) {
+                attempt = start();
+            }
+        }
+    }
+
+    /**
+     * The connection's commands, connecting first if needed, by {@code deadline} ({@link System#nanoTime()}).
+     *
+     * @throws SluiceException if there is no connection by then, or the store is closed
+     */
+    RedisScriptingAsyncCommands<String, String> commands(long deadline, Duration timeout) {
+        RedisScriptingAsyncCommands<String, String> commands = ready;
+        if (commands != null) {
+            return commands;
+        }
+        CompletableFuture<C> current;
+        synchronized (lock) {
+            if (closed) {
+                throw new SluiceException("the Redis store is closed");
+            }
+            if (ready != null) {
+                return ready;
+            }
+            if (attempt == null || attempt.isCompletedExceptionally()
+                    && System.nanoTime() - failedAt >= TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS)) {
+                attempt = start();
+            }
+            current = attempt;
+        }
+        C c = await(current, deadline, timeout, "connecting to " + target);
+        synchronized (lock) {
+            if (closed) {
+                throw new SluiceException("the Redis store is closed");
+            }
+            opened(c);
+            return ready;
+        }
+    }
+
+    /** Takes {@code c} as the connection unless one is already taken. Guarded by lock. */
+    private void opened(C c) {
+        if (ready == null) {
+            connection = c;
+            ready = commandsOf.apply(c);
+        }
+    }
+
+    private CompletableFuture<C> start() {
+        CompletableFuture<C> f;
+        try {
+            f = connect.get();
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        f.whenComplete((c, error) -> {
+            synchronized (lock) {
+                if (error != null) {
+                    failedAt = System.nanoTime();
+                } else if (closed) {
+                    c.closeAsync();
+                } else {
+                    opened(c);  // also when no call is waiting for it
+                }
+            }
+        });
+        return f;
+    }
+
+    /**
+     * Waits for {@code f} until {@code deadline}; a future still pending then is cancelled (so a command queued
+     * while disconnected is never sent later).
+     *
+     * @throws SluiceException on timeout, failure or interruption, with the driver's exception as the cause
+     */
+    static <T> T await(Future<T> f, long deadline, Duration timeout, String what) {
+        try {
+            return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            f.cancel(false);
+            throw new SluiceException("no answer from Redis within " + timeout + " " + what, e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            throw new SluiceException("Redis failed " + what + ": " + cause, cause);
+        } catch (InterruptedException e) {
+            f.cancel(false);
+            Thread.currentThread().interrupt();
+            throw new SluiceException("interrupted while " + what, e);
+        }
+    }
+
+    /** Closes the connection (not the client, which belongs to the caller). Later calls fail. */
+    @Override
+    public void close() {
+        C c;
+        synchronized (lock) {
+            closed = true;
+            ready = null;
+            c = connection;
+            connection = null;
+        }
+        if (c != null) {
+            c.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return target;
+    }
+}

@@ -1,0 +1,90 @@
+package dev.sluice.redis;
+
+import dev.sluice.Algorithm;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.EnumMap;
+import java.util.Map;
+
+/**
+ * The Lua script of one algorithm: {@code common.lua} followed by the algorithm's own part(s), and its SHA-1
+ * digest for {@code EVALSHA}. Immutable.
+ */
+final class LuaScript {
+
+    private static final Map<Algorithm, LuaScript> SCRIPTS = new EnumMap<>(Algorithm.class);
+
+    static {
+        SCRIPTS.put(Algorithm.FIXED_WINDOW, load("fixed_window"));
+        SCRIPTS.put(Algorithm.SLIDING_LOG, load("sliding_log", "expiring_log"));
+        SCRIPTS.put(Algorithm.SLIDING_WINDOW_COUNTER, load("sliding_window_counter", "expiring_log"));
+        SCRIPTS.put(Algorithm.SLIDING_TAIL, load("sliding_tail"));
+        SCRIPTS.put(Algorithm.TOKEN_BUCKET, load("token_bucket"));
+        SCRIPTS.put(Algorithm.LEAKY_BUCKET, load("leaky_bucket"));
+    }
+
+    private final String name;
+    private final String text;
+    private final String sha;
+
+    private LuaScript(String name, String text) {
+        this.name = name;
+        this.text = text;
+        this.sha = sha1(text);
+    }
+
+    static LuaScript of(Algorithm algorithm) {
+        return SCRIPTS.get(algorithm);
+    }
+
+    /** The script's source, for {@code EVAL}. */
+    String text() {
+        return text;
+    }
+
+    /** The lowercase hex SHA-1 of {@link #text()}, for {@code EVALSHA}. */
+    String sha() {
+        return sha;
+    }
+
+    private static LuaScript load(String... parts) {
+        StringBuilder text = new StringBuilder(resource("common"));
+        for (String part : parts) {
+            text.append('\n').append(resource(part));
+        }
+        return new LuaScript(parts[0], text.toString());
+    }
+
+    static String resource(String name) {
+        try (InputStream in = LuaScript.class.getResourceAsStream(name + ".lua")) {
+            if (in == null) {
+                throw new IllegalStateException("missing script resource " + name + ".lua");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read script resource " + name + ".lua", e);
+        }
+    }
+
+    private static String sha1(String text) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8));
+            StringBuilder hex = new StringBuilder(40);
+            for (byte b : digest) {
+                hex.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
+            }
+            return hex.toString();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 is not available", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "LuaScript[" + name + ", " + sha + "]";
+    }
+}

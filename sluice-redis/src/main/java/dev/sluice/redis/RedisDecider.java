@@ -1,0 +1,163 @@
+package dev.sluice.redis;
+
+import dev.sluice.Algorithm;
+import dev.sluice.LimiterConfig;
+import dev.sluice.SluiceException;
+import dev.sluice.spi.AtomicDecider;
+import dev.sluice.spi.SharedStoreOptions;
+import dev.sluice.spi.StoreDecision;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Decides for one bound {@link LimiterConfig}: one {@code EVALSHA} of the algorithm's script per call, reloaded with
+ * {@code EVAL} when the server answers {@code NOSCRIPT} (a restarted or failed-over server, a new cluster node).
+ * Thread-safe and stateless beyond its configuration.
+ */
+final class RedisDecider implements AtomicDecider {
+
+    private final Connector<?> connector;
+    private final LuaScript script;
+    private final String keyPrefix;
+    private final String keySuffix;
+    private final String limit;
+    private final String window;
+    private final String countRejected;
+    private final String margin;
+    private final String subWindow;  // null unless a sliding-window counter
+    private final String strict;
+    private final Duration timeout;
+    private final long timeoutNanos;
+
+    RedisDecider(Connector<?> connector, LimiterConfig config, SharedStoreOptions options, long marginMillis) {
+        this.connector = connector;
+        this.script = LuaScript.of(config.algorithm());
+        this.keyPrefix = escape(options.namespace()) + ":{";
+        this.keySuffix = "}:" + SharedStoreOptions.stateName(config);
+        long windowMicros = config.windowNanos() / 1000;
+        this.limit = Long.toString(config.limit());
+        this.window = Long.toString(windowMicros);
+        this.countRejected = config.countRejected() ? "1" : "0";
+        this.margin = Long.toString(marginMillis);
+        boolean swc = config.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
+        this.subWindow = swc ? Long.toString(windowMicros / config.buckets()) : null;
+        this.strict = config.strict() ? "1" : "0";
+        this.timeout = options.timeout();
+        this.timeoutNanos = options.timeout().toNanos();
+    }
+
+    /** The Redis key holding {@code key}'s state. */
+    String redisKey(String key) {
+        return keyPrefix + escape(key) + keySuffix;
+    }
+
+    @Override
+    public StoreDecision decide(String key, long cost, boolean consume, long nowNanos) {
+        List<Object> r = run(key, consume ? "a" : "p", nowNanos, cost, 0);
+        if (r.size() != 5) {
+            throw new SluiceException("the Redis script answered " + r + ", not a decision");
+        }
+        return new StoreDecision(number(r, 0) == 1, number(r, 1), number(r, 2) * 1000, number(r, 3) * 1000,
+                number(r, 4));
+    }
+
+    @Override
+    public boolean giveBack(String key, long cost, long place, long nowNanos) {
+        List<Object> r = run(key, "g", nowNanos, cost, place);
+        if (r.size() != 1) {
+            throw new SluiceException("the Redis script answered " + r + ", not a give-back");
+        }
+        return number(r, 0) == 1;
+    }
+
+    private List<Object> run(String key, String mode, long nowNanos, long cost, long place) {
+        long deadline = System.nanoTime() + timeoutNanos;
+        String[] keys = {redisKey(key)};
+        String now = nowNanos == STORE_TIME ? "T" : Long.toString(Math.floorDiv(nowNanos, 1000));
+        String[] args;
+        if (subWindow != null) {
+            args = new String[] {mode, now, limit, window, Long.toString(cost), countRejected, margin,
+                    Long.toString(place), subWindow, strict};
+        } else if (mode.equals("g")) {
+            args = new String[] {mode, now, limit, window, Long.toString(cost), countRejected, margin,
+                    Long.toString(place)};
+        } else {
+            args = new String[] {mode, now, limit, window, Long.toString(cost), countRejected, margin};
+        }
+        try {
+            RedisScriptingAsyncCommands<String, String> commands = connector.commands(deadline, timeout);
+            try {
+                return Connector.await(commands.<List<Object>>evalsha(script.sha(), ScriptOutputType.MULTI, keys,
+                        args), deadline, timeout, "running " + script);
+            } catch (SluiceException e) {
+                if (!isNoScript(e.getCause())) {
+                    throw e;
+                }
+                return Connector.await(commands.<List<Object>>eval(script.text(), ScriptOutputType.MULTI, keys,
+                        args), deadline, timeout, "loading " + script);
+            }
+        } catch (SluiceException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new SluiceException("Redis failed running " + script + ": " + e, e);
+        }
+    }
+
+    private static boolean isNoScript(Throwable t) {
+        return t instanceof RedisNoScriptException
+                || t != null && t.getMessage() != null && t.getMessage().startsWith("NOSCRIPT");
+    }
+
+    private static long number(List<Object> r, int i) {
+        Object v = r.get(i);
+        if (!(v instanceof Long)) {
+            throw new SluiceException("the Redis script answered " + r + ": item " + i + " is not an integer");
+        }
+        return (Long) v;
+    }
+
+    /**
+     * {@code s} with {@code %}, <code>{</code> and <code>}</code> percent-encoded, and unpaired surrogates (which
+     * UTF-8 cannot carry) as {@code %uXXXX}: injective, and free of braces so that the hash tag is exactly the key.
+     */
+    static String escape(String s) {
+        int n = s.length();
+        int i = 0;
+        while (i < n) {
+            char c = s.charAt(i);
+            if (c == '%' || c == '{' || c == '}' || Character.isSurrogate(c)) {
+                break;
+            }
+            i++;
+        }
+        if (i == n) {
+            return s;
+        }
+        StringBuilder b = new StringBuilder(n + 16).append(s, 0, i);
+        for (; i < n; i++) {
+            char c = s.charAt(i);
+            if (c == '%') {
+                b.append("%25");
+            } else if (c == '{') {
+                b.append("%7B");
+            } else if (c == '}') {
+                b.append("%7D");
+            } else if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
+                b.append(c).append(s.charAt(++i));
+            } else if (Character.isSurrogate(c)) {
+                b.append(String.format("%%u%04X", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        return b.toString();
+    }
+
+    @Override
+    public String toString() {
+        return "RedisDecider[" + script + " on " + connector + "]";
+    }
+}

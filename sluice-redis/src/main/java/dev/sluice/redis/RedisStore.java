@@ -1,0 +1,220 @@
+package dev.sluice.redis;
+
+import dev.sluice.Algorithm;
+import dev.sluice.LimiterConfig;
+import dev.sluice.RateLimiter;
+import dev.sluice.TimeSource;
+import dev.sluice.spi.RateLimitStore;
+import dev.sluice.spi.SharedRateLimiter;
+import dev.sluice.spi.SharedStoreBuilder;
+import dev.sluice.spi.SharedStoreOptions;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+/**
+ * Limits shared across service instances through Redis or Redis Cluster (Lettuce), in exact mode: every decision,
+ * {@code peek}, reservation and cancel is one atomic Lua script on the server, one round trip, with no client-side
+ * retry loop.
+ *
+ * <pre>{@code
+ * RedisClient client = RedisClient.create("redis://localhost:6379");
+ * client.setOptions(RedisStore.recommendedClientOptions());
+ * RedisStore store = RedisStore.builder(client).failurePolicy(FailurePolicy.FAIL_OPEN).build();
+ * RateLimiter limiter = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+ *         .limit(100, Duration.ofMinutes(1))
+ *         .store(store)
+ *         .build();
+ * }</pre>
+ *
+ * <p>Each limiter a store binds answers as the in-memory store would, request by request, at a resolution of one
+ * microsecond: request times are floored to the microsecond and reported durations rounded up to it. Its state
+ * survives only as long as Redis keeps it (a server without persistence forgets on restart).
+ *
+ * <p>Thread-safe. A store holds one connection, opened in the background when built and reopened by Lettuce after
+ * an outage; every call returns within the builder's {@link Builder#timeout(Duration) timeout}, after which the
+ * {@link dev.sluice.FailurePolicy} decides. A call that times out after its command reached Redis may still take
+ * effect there. {@link #close()} closes the connection, not the client.
+ */
+public final class RedisStore implements RateLimitStore, AutoCloseable {
+
+    /*
+     * How the Redis store is designed, and why.
+     *
+     * One decision is one EVALSHA of the algorithm's script (resources dev/sluice/redis/*.lua: common.lua, then the
+     * algorithm's part). The script reads the key's state, runs the algorithm exactly as dev.sluice.algorithm does,
+     * writes the state back and sets its TTL. Redis runs a script atomically, so concurrent instances never
+     * interleave inside a decision and no compare-and-swap loop is needed: a hot key costs one script run per
+     * request, however many instances contend for it. A server that no longer knows the script (restarted, failed
+     * over, a new cluster node) answers NOSCRIPT, and the same call sends it with EVAL, which also caches it.
+     *
+     * Keys: namespace, the user's key as the hash tag, the state name (SharedStoreOptions.stateName). For the
+     * namespace "sluice", a token bucket of 100 per minute and the user key "client:{abc}":
+     *
+     *     sluice:{client:%7Babc%7D}:tb:60000000000   (42, 17000000, 1767268800000000, 1767268740000000)
+     *
+     * 42 tokens and 17000000/60000000 of one, last refilled at 2026-01-01T12:00:00Z and last full a minute before
+     * (microseconds), packed as four little-endian doubles. The buckets and windows are such strings, read by GET
+     * and written with their TTL by one SET ... PX: the fewest commands a script can run, which bounds a hot key.
+     * The logs are hashes of entries.
+     *
+     * '%', '{' and '}' are percent-encoded in the namespace and the key, so the hash tag is exactly the user's key
+     * (whatever characters it holds, at any length) and a key's state lives in one Redis Cluster slot.
+     *
+     * Time: microseconds since the epoch, from Redis TIME (TimeSource.STORE) or the limiter's Clock floored to the
+     * microsecond (TimeSource.CLOCK). Lua numbers are doubles, exact for integers below 2^53 (about 285 years of
+     * microseconds): times, counts and windows stay below that (windows are at most ten years, bind() checks the
+     * limit, counts saturate at 2^52), and the
+     * products that may exceed it (limit x window, count x window) go through an exact multiply-divide in the
+     * script. Example, 1,000,000 per day: a refill over 12 h computes 43,200,000,000 us x 1,000,000 / 86,400,000,000
+     * us; the product 4.32e16 is past 2^53 (9.0e15), so the script splits it and gets exactly 500,000 tokens.
+     *
+     * Expiry: a script that writes state sets the key's TTL to the time until the state is equivalent to a fresh one
+     * (a window over, a bucket full, the newest log entry expired), rounded up to the millisecond; a state that
+     * already is is deleted. With TimeSource.CLOCK the instances' clocks, not Redis's, say when that is, so keys
+     * outlive it by Builder.expiryMargin to cover skew between them.
+     */
+
+    /** The highest limit Redis can hold: 2^52, where counts saturate. */
+    static final long MAX_LIMIT = 1L << 52;
+
+    private final Connector<?> connector;
+    private final SharedStoreOptions options;
+    private final long marginMillis;
+
+    private RedisStore(Connector<?> connector, SharedStoreOptions options, Duration expiryMargin) {
+        this.connector = connector;
+        this.options = options;
+        this.marginMillis = options.timeSource() == TimeSource.CLOCK ? expiryMargin.toMillis() : 0;
+    }
+
+    /** A builder for a store on a standalone Redis (or a proxy) through {@code client}. */
+    public static Builder builder(RedisClient client) {
+        Objects.requireNonNull(client, "client must not be null");
+        return new Builder(() -> Connector.standalone(client));
+    }
+
+    /** A builder for a store on a Redis Cluster through {@code client}. */
+    public static Builder builder(RedisClusterClient client) {
+        Objects.requireNonNull(client, "client must not be null");
+        return new Builder(() -> Connector.cluster(client));
+    }
+
+    /**
+     * Client options that suit a rate limiter: commands fail at once while disconnected (instead of waiting in a
+     * queue for the timeout), and the client reconnects by itself. Set them with {@code client.setOptions(...)}
+     * before building the store. Without them the store still answers within its timeout.
+     */
+    public static ClientOptions recommendedClientOptions() {
+        return ClientOptions.builder()
+                .autoReconnect(true)
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .build();
+    }
+
+    /** {@link #recommendedClientOptions()} for a cluster client, also following topology changes as they happen. */
+    public static ClusterClientOptions recommendedClusterClientOptions() {
+        return ClusterClientOptions.builder()
+                .autoReconnect(true)
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                        .enableAllAdaptiveRefreshTriggers()
+                        .build())
+                .build();
+    }
+
+    /**
+     * A limiter with {@code config} whose state lives in Redis.
+     *
+     * @throws IllegalArgumentException if Redis cannot hold the configuration: a window that is not a whole number
+     *         of microseconds, a limit above 2^52, or a sub-window shorter than 1 µs
+     */
+    @Override
+    public RateLimiter bind(LimiterConfig config) {
+        Objects.requireNonNull(config, "config must not be null");
+        long windowNanos = config.windowNanos();
+        if (windowNanos % 1000 != 0) {
+            throw new IllegalArgumentException("window must be a whole number of microseconds on Redis, was "
+                    + config.window());
+        }
+        if (config.limit() > MAX_LIMIT) {
+            throw new IllegalArgumentException("limit must be at most 2^52 on Redis, was " + config.limit());
+        }
+        if (config.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER && windowNanos / 1000 < config.buckets()) {
+            throw new IllegalArgumentException("buckets must be at most the window in microseconds ("
+                    + windowNanos / 1000 + ") on Redis, was " + config.buckets());
+        }
+        return SharedRateLimiter.create(config, new RedisDecider(connector, config, options, marginMillis), options);
+    }
+
+    /** The Redis key that holds {@code key}'s state under {@code config}, for inspection and operations. */
+    public String redisKey(String key, LimiterConfig config) {
+        Objects.requireNonNull(config, "config must not be null");
+        config.checkRequest(key, 1);
+        return new RedisDecider(connector, config, options, marginMillis).redisKey(key);
+    }
+
+    /** The options this store was built with. */
+    public SharedStoreOptions options() {
+        return options;
+    }
+
+    /** Closes the store's connection; limiters bound to it fail from then on. The client stays open. */
+    @Override
+    public void close() {
+        connector.close();
+    }
+
+    @Override
+    public String toString() {
+        return "RedisStore[" + connector + ", " + options.timeSource() + ", " + options.failurePolicy() + ", timeout "
+                + options.timeout() + "]";
+    }
+
+    /**
+     * Builds a {@link RedisStore}; obtain one from {@link RedisStore#builder(RedisClient)} or
+     * {@link RedisStore#builder(RedisClusterClient)}. Not thread-safe; setters validate at once.
+     */
+    public static final class Builder extends SharedStoreBuilder<Builder> {
+
+        /** The default {@link #expiryMargin(Duration)}. */
+        public static final Duration DEFAULT_EXPIRY_MARGIN = Duration.ofSeconds(1);
+
+        private final Supplier<Connector<?>> connector;
+        private Duration expiryMargin = DEFAULT_EXPIRY_MARGIN;
+
+        private Builder(Supplier<Connector<?>> connector) {
+            this.connector = connector;
+        }
+
+        /**
+         * With {@link TimeSource#CLOCK}: how long a key outlives the moment its state becomes equivalent to a fresh
+         * one, to cover the skew between the instances' clocks (an instance whose clock is behind still needs the
+         * state). Default 1 s; zero allowed. Ignored with {@link TimeSource#STORE}, where Redis's clock both decides
+         * and expires.
+         */
+        public Builder expiryMargin(Duration margin) {
+            Objects.requireNonNull(margin, "expiryMargin must not be null");
+            if (margin.isNegative()) {
+                throw new IllegalArgumentException("expiryMargin must be >= 0, was " + margin);
+            }
+            this.expiryMargin = margin;
+            return this;
+        }
+
+        /**
+         * The store. It starts connecting in the background and does not wait: building succeeds while Redis is
+         * down, and calls made before the connection is up wait for it within their timeout.
+         */
+        public RedisStore build() {
+            Connector<?> c = connector.get();
+            c.connectSoon();
+            return new RedisStore(c, options(), expiryMargin);
+        }
+    }
+}

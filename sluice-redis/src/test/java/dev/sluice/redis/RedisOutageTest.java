@@ -1,0 +1,235 @@
+package dev.sluice.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.FailurePolicy;
+import dev.sluice.RateLimiter;
+import dev.sluice.Reservation;
+import dev.sluice.SluiceException;
+import dev.sluice.TimeSource;
+import dev.sluice.spi.SharedRateLimiter;
+import dev.sluice.testkit.ManualClock;
+import dev.sluice.testkit.server.RedisServer;
+import dev.sluice.testkit.server.RedisServers;
+import io.lettuce.core.RedisClient;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * A Redis that goes down, is down from the start, or stalls: every call answers by the failure policy (never a hang,
+ * never a raw driver exception), and once Redis is back the same limiter decides correctly again, without a restart.
+ *
+ * <p>Each test runs its own server, which it kills (as a crash) and restarts on the same port, empty. The
+ * {@code assertTimeoutPreemptively} bounds (30 s) are hang detectors, far above the 300 ms store timeout, not
+ * timing claims; that the store's own timeout ended a wait is shown by the failure's cause instead.
+ */
+class RedisOutageTest {
+
+    private static final Duration TIMEOUT = Duration.ofMillis(300);
+    private static final Duration FAIL_CLOSED_RETRY = Duration.ofSeconds(7);
+    private static final Duration HANG = Duration.ofSeconds(30);
+    private static final long RECOVERY_MILLIS = 60_000;
+    private static final Duration UNTIL_12_01 = Duration.ofSeconds(55);
+
+    static Stream<Arguments> policies() {
+        return Stream.of(Arguments.of(FailurePolicy.FAIL_OPEN, true), Arguments.of(FailurePolicy.FAIL_CLOSED, true),
+                Arguments.of(FailurePolicy.THROW, true), Arguments.of(FailurePolicy.FAIL_CLOSED, false));
+    }
+
+    @ParameterizedTest(name = "{0}, recommended client options: {1}")
+    @MethodSource("policies")
+    void aServerStoppedMidRunGetsThePolicyThenCorrectDecisionsOnceBack(FailurePolicy policy, boolean recommended) {
+        try (RedisServer server = RedisServers.start()) {
+            RedisClient client = RedisClient.create(server.uri());
+            if (recommended) {
+                client.setOptions(RedisStore.recommendedClientOptions());
+            }
+            List<SluiceException> failures = new CopyOnWriteArrayList<>();
+            try (RedisStore store = store(client, policy, failures)) {
+                SharedRateLimiter limiter = limiter(store);
+                awaitConnected(limiter, failures);
+                long failuresBefore = limiter.storeFailures();
+                String key = "outage:" + UUID.randomUUID();
+                assertEquals(Decision.allowed(3, 2, UNTIL_12_01.toNanos()), limiter.tryAcquire(key));
+                Reservation held = limiter.reserve(key, 1);
+                assertEquals(Decision.allowed(3, 1, UNTIL_12_01.toNanos()), held.decision());
+
+                server.stop();
+
+                expectPolicy(policy, () -> limiter.tryAcquire(key), Decision.allowed(3, 2, 0));
+                expectPolicy(policy, () -> limiter.peek(key, 3), Decision.allowed(3, 0, 0));
+                expectPolicy(policy, () -> limiter.reserve(key, 1).decision(), Decision.allowed(3, 2, 0));
+                if (policy == FailurePolicy.THROW) {
+                    assertThrows(SluiceException.class, held::cancel);
+                } else {
+                    assertFalse(assertTimeoutPreemptively(HANG, held::cancel), "a cancel that cannot reach Redis");
+                }
+                assertEquals(4, limiter.storeFailures() - failuresBefore, "failures counted");
+                assertEquals(4, failures.size(), "failures reported to the listener");
+                if (!recommended) {  // commands wait in Lettuce's queue while disconnected: the store's timeout ends it
+                    assertTrue(causedBy(failures.get(0), TimeoutException.class), "caused by the timeout: "
+                            + failures.get(0));
+                }
+
+                server.restart();
+                awaitRecovery(limiter);
+
+                // The restarted server is empty (and knows no script: NOSCRIPT, then EVAL): a new window on any key.
+                String after = key + ":after";
+                assertEquals(Decision.allowed(3, 2, UNTIL_12_01.toNanos()), limiter.tryAcquire(after));
+                assertEquals(Decision.allowed(3, 1, UNTIL_12_01.toNanos()), limiter.tryAcquire(after));
+                assertEquals(Decision.allowed(3, 0, UNTIL_12_01.toNanos()), limiter.tryAcquire(after));
+                assertEquals(Decision.denied(3, 0, UNTIL_12_01.toNanos(), UNTIL_12_01.toNanos()),
+                        limiter.tryAcquire(after));
+                Reservation again = limiter.reserve(key + ":reserve", 2);
+                assertTrue(again.cancel(), "a reservation made after the restart gives back");
+            } finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    @Test
+    void aStoreBuiltWhileRedisIsDownWorksOnceItIsUp() {
+        try (RedisServer server = RedisServers.start()) {
+            server.stop();
+            RedisClient client = RedisClient.create(server.uri());
+            client.setOptions(RedisStore.recommendedClientOptions());
+            List<SluiceException> failures = new CopyOnWriteArrayList<>();
+            try (RedisStore store = store(client, FailurePolicy.FAIL_CLOSED, failures)) {
+                SharedRateLimiter limiter = limiter(store);
+                String key = "down-at-start:" + UUID.randomUUID();
+                expectPolicy(FailurePolicy.FAIL_CLOSED, () -> limiter.tryAcquire(key), null);
+                assertEquals(1, limiter.storeFailures(), "failures counted");
+                assertEquals(1, failures.size(), "failures reported to the listener");
+
+                server.restart();
+                awaitRecovery(limiter);
+
+                assertEquals(Decision.allowed(3, 2, UNTIL_12_01.toNanos()), limiter.tryAcquire(key));
+                assertEquals(Decision.allowed(3, 0, UNTIL_12_01.toNanos()), limiter.tryAcquire(key, 2));
+                assertEquals(Decision.denied(3, 0, UNTIL_12_01.toNanos(), UNTIL_12_01.toNanos()),
+                        limiter.tryAcquire(key));
+            } finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    /** A server that answers nothing for 3 s ({@code CLIENT PAUSE}): the store's timeout ends each call. */
+    @Test
+    void aStalledServerGetsThePolicyWithinTheTimeout() {
+        try (RedisServer server = RedisServers.start()) {
+            RedisClient client = RedisClient.create(server.uri());
+            client.setOptions(RedisStore.recommendedClientOptions());
+            List<SluiceException> failures = new CopyOnWriteArrayList<>();
+            try (RedisStore store = store(client, FailurePolicy.FAIL_CLOSED, failures)) {
+                SharedRateLimiter limiter = limiter(store);
+                awaitConnected(limiter, failures);
+                String key = "stalled:" + UUID.randomUUID();
+                assertEquals(Decision.allowed(3, 2, UNTIL_12_01.toNanos()), limiter.tryAcquire(key));
+
+                server.call("CLIENT", "PAUSE", "3000");
+                expectPolicy(FailurePolicy.FAIL_CLOSED, () -> limiter.peek(key, 1), null);
+                assertTrue(causedBy(failures.get(0), TimeoutException.class), "caused by the timeout: "
+                        + failures.get(0));
+
+                awaitRecovery(limiter);
+                // peek consumes nothing, so the timed-out peek, run by Redis once the pause ended, changed nothing
+                assertEquals(Decision.allowed(3, 1, UNTIL_12_01.toNanos()), limiter.tryAcquire(key));
+            } finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    private static RedisStore store(RedisClient client, FailurePolicy policy, List<SluiceException> failures) {
+        return RedisStore.builder(client).timeSource(TimeSource.CLOCK).failurePolicy(policy).timeout(TIMEOUT)
+                .failClosedRetryAfter(FAIL_CLOSED_RETRY).failureListener(failures::add).build();
+    }
+
+    /** 3 per minute on a fixed window, at 12:00:05 on a clock that stands still. */
+    private static SharedRateLimiter limiter(RedisStore store) {
+        ManualClock clock = new ManualClock(Instant.parse("2026-01-01T12:00:05Z"));
+        return (SharedRateLimiter) RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(3, Duration.ofMinutes(1))
+                .clock(clock).store(store).build();
+    }
+
+    /** Runs {@code call} against an unreachable store and checks the policy's answer. */
+    private static void expectPolicy(FailurePolicy policy, Supplier<Decision> call, Decision failOpen) {
+        switch (policy) {
+            case FAIL_OPEN:
+                assertEquals(failOpen, assertTimeoutPreemptively(HANG, call::get));
+                break;
+            case FAIL_CLOSED:
+                assertEquals(Decision.denied(3, 0, FAIL_CLOSED_RETRY.toNanos(), FAIL_CLOSED_RETRY.toNanos()),
+                        assertTimeoutPreemptively(HANG, call::get));
+                break;
+            case THROW:
+                SluiceException e = assertThrows(SluiceException.class,
+                        () -> assertTimeoutPreemptively(HANG, call::get));
+                assertTrue(e.getCause() != null, "the driver's failure is the cause: " + e);
+                break;
+            default:
+                throw new AssertionError(policy);
+        }
+    }
+
+    /**
+     * Waits (bounded) for the first connection, which a slow machine may take longer than the store's timeout to
+     * open, then forgets the failures seen meanwhile, so that the test counts only its own.
+     */
+    private static void awaitConnected(SharedRateLimiter limiter, List<SluiceException> failures) {
+        awaitRecovery(limiter);
+        failures.clear();
+    }
+
+    /** Polls (bounded) until a call on the limiter no longer fails: Lettuce has reconnected. */
+    private static void awaitRecovery(SharedRateLimiter limiter) {
+        long deadline = System.nanoTime() + RECOVERY_MILLIS * 1_000_000;
+        while (System.nanoTime() < deadline) {
+            long before = limiter.storeFailures();
+            try {
+                limiter.peek("probe", 1);
+            } catch (SluiceException stillDown) {
+                // THROW: polled again
+            }
+            if (limiter.storeFailures() == before) {
+                return;
+            }
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted", e);
+            }
+        }
+        fail("the store did not recover within " + RECOVERY_MILLIS + " ms of Redis coming back");
+    }
+
+    private static boolean causedBy(Throwable t, Class<? extends Throwable> type) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (type.isInstance(c)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

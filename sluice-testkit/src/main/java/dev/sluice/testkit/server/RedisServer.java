@@ -1,0 +1,205 @@
+package dev.sluice.testkit.server;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * One Redis server for tests: a {@code redis-server} process on a loopback port that this JVM started (and can
+ * stop and restart on the same port, as a crash and recovery), or an external server named by
+ * {@value RedisServers#URL_VARIABLE}. Obtain one from {@link RedisServers}. Thread-safe.
+ */
+public final class RedisServer implements AutoCloseable {
+
+    private static final long READY_TIMEOUT_MILLIS = 20_000;
+
+    private final String host;
+    private final int port;
+    private final Path binary;         // null for an external server
+    private final Path dir;            // likewise
+    private final List<String> options;
+    private Process process;           // guarded by this; null while stopped
+
+    private RedisServer(String host, int port, Path binary, Path dir, List<String> options) {
+        this.host = host;
+        this.port = port;
+        this.binary = binary;
+        this.dir = dir;
+        this.options = List.copyOf(options);
+    }
+
+    static RedisServer external(String host, int port) {
+        return new RedisServer(host, port, null, null, List.of());
+    }
+
+    /** Starts a server process on {@code port}; fails with what to install if it cannot. */
+    static RedisServer launch(Path binary, int port, List<String> options) {
+        Path dir;
+        try {
+            dir = Files.createTempDirectory("sluice-redis-" + port + "-");
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot create a directory for a Redis server", e);
+        }
+        RedisServer server = new RedisServer("127.0.0.1", port, binary, dir, options);
+        server.restart();
+        return server;
+    }
+
+    /** The host to connect to. */
+    public String host() {
+        return host;
+    }
+
+    /** The port to connect to. */
+    public int port() {
+        return port;
+    }
+
+    /** {@code redis://host:port}, as Lettuce's {@code RedisURI.create} takes it. */
+    public String uri() {
+        return "redis://" + host + ":" + port;
+    }
+
+    /** Whether this server was not started here (so it cannot be stopped or restarted). */
+    public boolean external() {
+        return binary == null;
+    }
+
+    /** The server's version, from {@code INFO server}. */
+    public String version() {
+        String info = (String) call("INFO", "server");
+        for (String line : info.split("\r\n")) {
+            if (line.startsWith("redis_version:")) {
+                return line.substring("redis_version:".length());
+            }
+        }
+        return "unknown";
+    }
+
+    /**
+     * Runs one command and returns its reply ({@code String}, {@code Long}, {@code List} or {@code null}).
+     *
+     * @throws IllegalStateException if the server cannot be reached or answers with an error
+     */
+    public Object call(String... command) {
+        try {
+            return Resp.call(host, port, command);
+        } catch (IOException e) {
+            throw new IllegalStateException("Redis at " + uri() + ": " + String.join(" ", command) + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Kills the server process at once, as a crash would; its data is gone. The port stays this server's. */
+    public synchronized void stop() {
+        requireLocal("stop");
+        if (process == null) {
+            return;
+        }
+        process.destroyForcibly();
+        try {
+            if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("Redis at " + uri() + " did not stop");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while stopping Redis at " + uri(), e);
+        }
+        process = null;
+    }
+
+    /** Starts the server again on the same port (empty), and waits until it answers. */
+    public synchronized void restart() {
+        requireLocal("restart");
+        if (process != null) {
+            return;
+        }
+        List<String> command = new ArrayList<>(List.of(binary.toString(), "--port", Integer.toString(port),
+                "--bind", host, "--save", "", "--appendonly", "no", "--protected-mode", "no",
+                "--dir", dir.toString()));
+        command.addAll(options);
+        Path log = dir.resolve("redis.log");
+        try {
+            process = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot run " + binary + ": " + e.getMessage() + ". "
+                    + RedisServers.INSTALL_HINT, e);
+        }
+        RedisServers.register(this);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READY_TIMEOUT_MILLIS);
+        while (true) {
+            try {
+                if ("PONG".equals(Resp.call(host, port, "PING"))) {
+                    return;
+                }
+            } catch (IOException notYet) {
+                // polled again below, within the bound
+            }
+            if (!process.isAlive() || System.nanoTime() > deadline) {
+                String output = tail(log);
+                process.destroyForcibly();
+                process = null;
+                throw new IllegalStateException("Redis (" + binary + ") did not start on port " + port + ". "
+                        + RedisServers.INSTALL_HINT + "\nIts output:\n" + output);
+            }
+            pause();
+        }
+    }
+
+    /** Stops a server started here and deletes its files; does nothing to an external server. */
+    @Override
+    public synchronized void close() {
+        if (external()) {
+            return;
+        }
+        stop();
+        try (Stream<Path> files = Files.walk(dir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException ignored) {
+            // a leftover temporary directory is harmless
+        }
+    }
+
+    /** {@link #close()}, for a shutdown hook: never throws. */
+    void closeQuietly() {
+        try {
+            close();
+        } catch (RuntimeException ignored) {
+            // the JVM is exiting; a server that would not stop is killed with it
+        }
+    }
+
+    private void requireLocal(String what) {
+        if (external()) {
+            throw new IllegalStateException("cannot " + what + " the external Redis at " + uri());
+        }
+    }
+
+    static void pause() {
+        try {
+            Thread.sleep(20);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for Redis", e);
+        }
+    }
+
+    private static String tail(Path log) {
+        try {
+            String all = Files.readString(log);
+            return all.length() > 4000 ? all.substring(all.length() - 4000) : all;
+        } catch (IOException e) {
+            return "(no output: " + e.getMessage() + ")";
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RedisServer[" + uri() + (external() ? ", external" : "") + "]";
+    }
+}

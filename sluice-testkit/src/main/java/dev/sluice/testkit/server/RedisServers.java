@@ -1,0 +1,256 @@
+package dev.sluice.testkit.server;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Real Redis servers for tests, started by the tests themselves.
+ *
+ * <p>The binary is a {@code redis-server} on the {@code PATH} if there is one, else the one shipped in the
+ * {@code com.github.codemonstur:embedded-redis} jar (Redis 6.2 for Linux and macOS), which must then be on the class
+ * path. Servers listen on free loopback ports and are killed (their files deleted) when the JVM exits.
+ * {@value #URL_VARIABLE} ({@code redis://host:port}) points {@link #shared()} at an external server instead, and
+ * {@value #CLUSTER_URL_VARIABLE} (comma-separated {@code redis://host:port}) {@link #sharedCluster()} at an external
+ * cluster. Thread-safe.
+ */
+public final class RedisServers {
+
+    /** Names an external server for {@link #shared()}: {@code redis://host:port}. */
+    public static final String URL_VARIABLE = "SLUICE_REDIS_URL";
+    /** Names an external cluster for {@link #sharedCluster()}: comma-separated {@code redis://host:port}. */
+    public static final String CLUSTER_URL_VARIABLE = "SLUICE_REDIS_CLUSTER_URL";
+
+    static final String INSTALL_HINT = "Install Redis (apt-get install redis-server), put redis-server on the PATH, "
+            + "or set " + URL_VARIABLE + " to a running server.";
+
+    private static final int SLOTS = 16384;
+    private static final int CLUSTER_BUS_OFFSET = 10000;
+    private static final long CLUSTER_READY_MILLIS = 30_000;
+    private static final List<RedisServer> STARTED = new CopyOnWriteArrayList<>();
+    private static Path binary;          // guarded by RedisServers.class
+    private static RedisServer shared;   // likewise
+    private static RedisCluster sharedCluster;  // likewise
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> STARTED.forEach(RedisServer::closeQuietly),
+                "sluice-redis-servers-stop"));
+    }
+
+    private RedisServers() {
+    }
+
+    /** One server for the whole JVM: the external one if {@value #URL_VARIABLE} is set, else started once here. */
+    public static synchronized RedisServer shared() {
+        if (shared == null) {
+            String url = System.getenv(URL_VARIABLE);
+            shared = url == null || url.isBlank() ? start() : external(url);
+        }
+        return shared;
+    }
+
+    /** A new server process of its own (never external), for tests that stop and restart it. Close it after use. */
+    public static RedisServer start() {
+        return launch(List.of());
+    }
+
+    /**
+     * One 3-master cluster for the whole JVM: the external one if {@value #CLUSTER_URL_VARIABLE} is set, else started
+     * once here.
+     */
+    public static synchronized RedisCluster sharedCluster() {
+        if (sharedCluster == null) {
+            String urls = System.getenv(CLUSTER_URL_VARIABLE);
+            if (urls == null || urls.isBlank()) {
+                sharedCluster = startCluster(3);
+            } else {
+                List<RedisServer> nodes = new ArrayList<>();
+                for (String url : urls.split(",")) {
+                    nodes.add(external(url.trim()));
+                }
+                sharedCluster = new RedisCluster(nodes);
+            }
+        }
+        return sharedCluster;
+    }
+
+    /**
+     * Starts a Redis Cluster of {@code masters} masters on loopback (no replicas), slots split evenly, and waits until
+     * every node reports {@code cluster_state:ok}. Close it after use.
+     */
+    public static RedisCluster startCluster(int masters) {
+        if (masters < 1) {
+            throw new IllegalArgumentException("masters must be > 0, was " + masters);
+        }
+        List<RedisServer> nodes = new ArrayList<>();
+        try {
+            for (int i = 0; i < masters; i++) {
+                nodes.add(launch(List.of("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                        "--cluster-node-timeout", "5000")));
+            }
+            for (int i = 0; i < masters; i++) {
+                List<String> addSlots = new ArrayList<>(List.of("CLUSTER", "ADDSLOTS"));
+                for (int slot = i * SLOTS / masters; slot < (i + 1) * SLOTS / masters; slot++) {
+                    addSlots.add(Integer.toString(slot));
+                }
+                nodes.get(i).call(addSlots.toArray(new String[0]));
+            }
+            for (int i = 1; i < masters; i++) {
+                nodes.get(0).call("CLUSTER", "MEET", nodes.get(i).host(), Integer.toString(nodes.get(i).port()));
+            }
+            awaitClusterReady(nodes);
+            return new RedisCluster(nodes);
+        } catch (RuntimeException e) {
+            nodes.forEach(RedisServer::close);
+            throw e;
+        }
+    }
+
+    private static void awaitClusterReady(List<RedisServer> nodes) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLUSTER_READY_MILLIS);
+        String known = "cluster_known_nodes:" + nodes.size();
+        for (RedisServer node : nodes) {
+            while (true) {
+                String info = (String) node.call("CLUSTER", "INFO");
+                if (info.contains("cluster_state:ok") && info.contains(known)
+                        && info.contains("cluster_slots_assigned:" + SLOTS)) {
+                    break;
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("Redis Cluster " + nodes + " did not become ready; " + node
+                            + " reports:\n" + info);
+                }
+                RedisServer.pause();
+            }
+        }
+    }
+
+    static void register(RedisServer server) {
+        if (!STARTED.contains(server)) {
+            STARTED.add(server);
+        }
+    }
+
+    private static RedisServer launch(List<String> options) {
+        Path executable = binary();
+        IllegalStateException failure = null;
+        for (int attempt = 0; attempt < 3; attempt++) {  // a free port may be taken before the server binds it
+            try {
+                return RedisServer.launch(executable, freePort(options.contains("--cluster-enabled")), options);
+            } catch (IllegalStateException e) {
+                failure = e;
+            }
+        }
+        throw failure;
+    }
+
+    private static RedisServer external(String url) {
+        URI uri = URI.create(url);
+        if (uri.getHost() == null) {
+            throw new IllegalArgumentException("a Redis URL must be redis://host:port, was " + url);
+        }
+        RedisServer server = RedisServer.external(uri.getHost(), uri.getPort() < 0 ? 6379 : uri.getPort());
+        try {
+            server.call("PING");
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException("no Redis answers at " + url + " (from an environment variable)", e);
+        }
+        return server;
+    }
+
+    /** A free loopback port; for a cluster node, one whose cluster bus port (the port + 10000) is free too. */
+    private static int freePort(boolean cluster) {
+        for (int attempt = 0; attempt < 100; attempt++) {
+            int port = bind(0);
+            if (!cluster || port + CLUSTER_BUS_OFFSET <= 65535 && bind(port + CLUSTER_BUS_OFFSET) > 0) {
+                return port;
+            }
+        }
+        throw new IllegalStateException("no free loopback port for a Redis Cluster node and its bus");
+    }
+
+    /** Binds {@code port} (0: any) on loopback and lets it go; answers the port, or -1 if it is taken. */
+    private static int bind(int port) {
+        try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            if (port == 0) {
+                throw new IllegalStateException("no free loopback port", e);
+            }
+            return -1;
+        }
+    }
+
+    private static synchronized Path binary() {
+        if (binary == null) {
+            binary = onPath("redis-server");
+            if (binary == null) {
+                binary = embedded();
+            }
+        }
+        return binary;
+    }
+
+    private static Path onPath(String name) {
+        String path = System.getenv("PATH");
+        if (path == null) {
+            return null;
+        }
+        for (String dir : path.split(File.pathSeparator)) {
+            Path candidate = Path.of(dir, name);
+            if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
+                return candidate;
+            }
+        }
+        return null;
+    }
+
+    /** Extracts embedded-redis's binary for this platform. */
+    private static Path embedded() {
+        String resource = embeddedResource();
+        try (InputStream in = RedisServers.class.getClassLoader().getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException("No redis-server on the PATH, and no " + resource
+                        + " on the class path (com.github.codemonstur:embedded-redis). " + INSTALL_HINT);
+            }
+            Path file = Files.createTempFile("sluice-" + resource, "");
+            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+            file.toFile().deleteOnExit();
+            if (!file.toFile().setExecutable(true)) {
+                throw new IllegalStateException("cannot make " + file + " executable. " + INSTALL_HINT);
+            }
+            return file;
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot extract " + resource + ": " + e.getMessage() + ". " + INSTALL_HINT, e);
+        }
+    }
+
+    private static String embeddedResource() {
+        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
+        boolean arm = arch.equals("aarch64") || arch.equals("arm64");
+        boolean x64 = arch.equals("amd64") || arch.equals("x86_64");
+        if (os.contains("linux")) {
+            return arm ? "redis-server-6.2.7-linux-arm64" : x64 ? "redis-server-6.2.6-v5-linux-amd64"
+                    : "redis-server-6.2.7-linux-386";
+        }
+        if (os.contains("mac") || os.contains("darwin")) {
+            return arm ? "redis-server-6.2.6-v5-darwin-arm64" : "redis-server-6.2.6-v5-darwin-amd64";
+        }
+        if (os.contains("windows")) {
+            return "redis-server-5.0.14.1-windows-amd64.exe";
+        }
+        throw new IllegalStateException("no embedded Redis for " + os + "/" + arch + ". " + INSTALL_HINT);
+    }
+}
