@@ -20,8 +20,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -96,8 +98,77 @@ class CounterRoundTripTest {
         assertEquals(expected, proxy.roundTrips() - tripsBefore, "a refresh reads every held key, in batches");
         assertEquals(List.of(), counting.failures());
 
-        assertTotals(counters, tail, tailKeys, 2L * requestsPerKey);
-        assertTotals(counters, fixed, fixedKeys, 2L * requestsPerKey);
+        assertTotals(counters, tail, tailKeys, 2L * requestsPerKey, BATCH);
+        assertTotals(counters, fixed, fixedKeys, 2L * requestsPerKey, BATCH);
+    }
+
+    /**
+     * A thousand dirty keys of one limiter, in batches of 500 and of 100, on fresh keys each repetition: the round
+     * trips on the wire of a flush that creates the records, one that updates them, one of an instance whose every
+     * write meets a conflict (refused, read again, written again), and a refresh of an instance that holds all of them.
+     * Counted exactly, every repetition; afterwards each record holds every count of both instances. The time each
+     * takes is printed (median of the repetitions, milliseconds), never asserted: docs/sync-mode.md quotes it.
+     */
+    @ParameterizedTest(name = "batch size {0}")
+    @ValueSource(ints = {500, 100})
+    void aThousandKeysTakeOneRoundTripPerBatchToCreateUpdateConflictAndRefresh(int batchSize) throws Exception {
+        int keyCount = 1_000;
+        int repetitions = 7;
+        long trips = (keyCount + batchSize - 1) / batchSize;
+        PostgresStore.counterStoreBuilder(Databases.shared()).table(TABLE).build();
+        List<List<Long>> micros = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        try (RoundTripProxy proxy = new RoundTripProxy(PostgresServers.shared());
+             Connection connection = DriverManager.getConnection(proxy.url())) {
+            CounterStore counters = PostgresStore.counterStoreBuilder(only(connection)).table(TABLE)
+                    .createSchema(false).timeout(Databases.PATIENCE).build();
+            for (int rep = 0; rep < repetitions; rep++) {
+                SynchronizedStore a = SynchronizedStore.builder(counters).manualSync().batchSize(batchSize).build();
+                SynchronizedStore b = SynchronizedStore.builder(counters).manualSync().batchSize(batchSize).build();
+                SynchronizedStore c = SynchronizedStore.builder(counters).manualSync().batchSize(batchSize).build();
+                RateLimiter atA = tail(a);
+                RateLimiter atB = tail(b);
+                RateLimiter atC = tail(c);
+                List<String> keys = keys("thousand:" + batchSize + ":" + rep, keyCount);
+                traffic(atA, keys, 1);
+                traffic(atB, keys, 1);  // b has read nothing: its every write expects no record
+                String what = "batch size " + batchSize + ", repetition " + rep + ": ";
+                assertEquals(trips, timed(proxy, micros.get(0), a::flush), what + "round trips to create");
+                traffic(atA, keys, 1);
+                assertEquals(trips, timed(proxy, micros.get(1), a::flush), what + "round trips to update");
+                assertEquals(3 * trips, timed(proxy, micros.get(2), b::flush),
+                        what + "round trips when every write conflicts: refused, read, written");
+                assertEquals(keyCount, b.stats().conflicts(), what + "conflicts");
+                traffic(atC, keys, 1);
+                assertTrue(c.flush(), "c meets a conflict on every key, reads and holds them all");
+                assertEquals(trips, timed(proxy, micros.get(3), c::refresh), what + "round trips to refresh");
+                assertTotals(counters, atA, keys, 4, batchSize);
+                clock.advance(Duration.ofSeconds(1));
+            }
+        }
+        System.out.printf("PostgreSQL counter store, %d keys in %d batches of %d, median ms of %d: flush that"
+                        + " creates %.1f, updates %.1f, meets a conflict on every key %.1f; refresh %.1f%n",
+                keyCount, trips, batchSize, repetitions, median(micros.get(0)), median(micros.get(1)),
+                median(micros.get(2)), median(micros.get(3)));
+    }
+
+    private RateLimiter tail(SynchronizedStore store) {
+        return RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(1_000_000, Duration.ofHours(1)).clock(clock)
+                .store(store).build();
+    }
+
+    /** Runs {@code call}, which must succeed; adds its time to {@code micros} and returns its round trips. */
+    private static long timed(RoundTripProxy proxy, List<Long> micros, BooleanSupplier call) {
+        long trips = proxy.roundTrips();
+        long start = System.nanoTime();
+        assertTrue(call.getAsBoolean());
+        micros.add((System.nanoTime() - start) / 1_000);
+        return proxy.roundTrips() - trips;
+    }
+
+    private static double median(List<Long> micros) {
+        List<Long> sorted = new ArrayList<>(micros);
+        Collections.sort(sorted);
+        return sorted.get(sorted.size() / 2) / 1_000.0;
     }
 
     /** A DataSource that hands out {@code connection} every time, and never closes it. */
@@ -138,11 +209,12 @@ class CounterRoundTripTest {
         }
     }
 
-    private static void assertTotals(CounterStore counters, RateLimiter limiter, List<String> keys, long total) {
+    private static void assertTotals(CounterStore counters, RateLimiter limiter, List<String> keys, long total,
+                                     int batchSize) {
         String space = SharedStoreOptions.stateName(limiter.config());
-        for (int from = 0; from < keys.size(); from += BATCH) {
+        for (int from = 0; from < keys.size(); from += batchSize) {
             List<CounterKey> ids = new ArrayList<>();
-            for (String key : keys.subList(from, Math.min(keys.size(), from + BATCH))) {
+            for (String key : keys.subList(from, Math.min(keys.size(), from + batchSize))) {
                 ids.add(new CounterKey(space, key));
             }
             List<CounterSnapshot> records = counters.load(ids);
