@@ -34,9 +34,9 @@ final class PostgresCounterStore implements CounterStore {
      * arguments are parallel arrays, one element per write. The function (sluice-postgres-counters.sql) runs four
      * set-based statements in the call's transaction: it locks the batch's existing rows in id order; inserts the
      * records of the writes that expect none (ON CONFLICT DO NOTHING), in id order; updates the rows whose version is
-     * the one expected (already locked, so this waits for nothing); and deletes expired rows near the new ones. It
-     * answers the positions of the writes applied. At READ COMMITTED a row lock granted after a wait returns the
-     * row's newest version, so two instances that read the same version and write at once never both win: the second
+     * the one expected (already locked, so this waits for nothing); and deletes rows near the new ones that expired
+     * over a minute ago. It answers the positions of the writes applied. At READ COMMITTED a row lock granted after
+     * a wait returns the row's newest version, so two instances that read the same version and write at once never both win: the second
      * finds the first's version.
      *
      * Example: instances A and B both read key k at version 7 (count 4). A writes count 5 as version 91, B count 6 as

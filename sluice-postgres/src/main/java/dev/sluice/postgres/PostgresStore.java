@@ -273,9 +273,10 @@ public final class PostgresStore implements RateLimitStore {
      *       statements, atomically: all of a batch's applied writes commit together. Of two instances writing the
      *       same version of a record at once, exactly one is applied; concurrent batches never deadlock (rows are
      *       locked in id order).</li>
-     *   <li><b>Expiry.</b> Each new record deletes the expired records (by the database's clock) among the four that
-     *       follow it in id order, as the exact-mode store's rows do: nothing runs in the background, and idle keys do
-     *       not pile up.</li>
+     *   <li><b>Expiry.</b> Each new record deletes the records among the four that follow it in id order whose
+     *       {@code expires_at} passed over a minute ago by the database's clock (the minute covers a database clock
+     *       ahead of the instances'), as the exact-mode store's rows are swept: nothing runs in the background, and
+     *       idle keys do not pile up. A record is read as it is until its row is deleted.</li>
      *   <li><b>Failures.</b> Each call is bounded by {@link #timeout(Duration)} (the socket read timeout of the call,
      *       and four fifths of it as the server's {@code lock_timeout}) and throws a {@link SluiceException} wrapping
      *       the driver's; the synchronized store keeps the counts and writes them when the database answers again. A

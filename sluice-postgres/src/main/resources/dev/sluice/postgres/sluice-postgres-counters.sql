@@ -12,7 +12,7 @@ CREATE TABLE IF NOT EXISTS {{table}} (
     version    bigint   NOT NULL CHECK (version <> 0),  -- set by every write, at random; 0 means "no record"
     frames     bigint[] NOT NULL,     -- frame starts, increasing
     counts     bigint[] NOT NULL,     -- the count of each frame, positive
-    expires_at bigint   NOT NULL      -- from then on (on the database's clock) the row may be deleted
+    expires_at bigint   NOT NULL      -- no frame counts from then on; the row is deleted a minute later at the earliest
 ) WITH (fillfactor = 70);             -- room for HOT updates: a write rewrites its row in place
 
 -- Applies each write of a batch whose expected version is the row's version (0: whose row does not exist), and no
@@ -24,7 +24,8 @@ CREATE TABLE IF NOT EXISTS {{table}} (
 --   2. insert the new records (the writes that expect none), in id order; one that meets an existing row, or one
 --      inserted by a concurrent call, is not applied (ON CONFLICT DO NOTHING waits for that call to end first);
 --   3. update the rows whose version is the one expected: all locked in step 1, so this waits for nothing;
---   4. sweep: delete the expired rows among the 4 that follow each new row, skipping rows locked by anyone.
+--   4. sweep: delete the rows among the 4 that follow each new row that expired over a minute ago (by the
+--      database's clock: the minute covers a database clock ahead of the instances'), skipping rows locked by anyone.
 -- A call waits only in steps 1 and 2, and in each only for rows of a greater id than any it has written. At READ
 -- COMMITTED a lock granted after a wait returns the row's newest version, so of two calls expecting the same version
 -- of a row exactly one applies its write; the other sees the new version and is not applied.
@@ -73,7 +74,7 @@ BEGIN
             SELECT id FROM {{table}}
             WHERE id IN (SELECT f.id FROM unnest(v_new) AS n(id),
                                 LATERAL (SELECT x.id FROM {{table}} x WHERE x.id > n.id ORDER BY x.id LIMIT 4) f)
-              AND id <> ALL (p_ids) AND expires_at <= v_now
+              AND id <> ALL (p_ids) AND expires_at <= v_now - 60000000000
             FOR UPDATE SKIP LOCKED);
     END IF;
 
