@@ -36,8 +36,8 @@ final class PostgresCounterStore implements CounterStore {
      * records of the writes that expect none (ON CONFLICT DO NOTHING), in id order; updates the rows whose version is
      * the one expected (already locked, so this waits for nothing); and deletes rows near the new ones that expired
      * over a minute ago. It answers the positions of the writes applied. At READ COMMITTED a row lock granted after
-     * a wait returns the row's newest version, so two instances that read the same version and write at once never both win: the second
-     * finds the first's version.
+     * a wait returns the row's newest version, so two instances that read the same version and write at once never
+     * both win: the second finds the first's version.
      *
      * Example: instances A and B both read key k at version 7 (count 4). A writes count 5 as version 91, B count 6 as
      * version 33, at once. A's call locks k first; B's waits in its step 1. A updates k to 5 at 91 and commits; B's
