@@ -18,7 +18,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The one connection of a {@link RedisStore}, opened in the background from build time on, never waited for by the
+ * The one connection of a {@link RedisStore} or a {@link RedisCounterStore}, opened in the background from build time on, never waited for by the
  * build, so that a store built while Redis is down works as soon as Redis is up. A failed attempt is retried by a later call, at most
  * every {@value #RETRY_MILLIS} ms; once open, the connection reconnects by itself (Lettuce's auto-reconnect).
  * Thread-safe.
@@ -33,11 +33,14 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
     private final Function<C, RedisScriptingAsyncCommands<String, String>> commandsOf;
     private final String target;
     private final Object lock = new Object();
-    private volatile RedisScriptingAsyncCommands<String, String> ready;
+    private volatile Open<C> ready;        // written under lock; null until connected and after close
     private CompletableFuture<C> attempt;  // guarded by lock
     private long failedAt;                 // guarded by lock: System.nanoTime() of the last failed attempt
-    private C connection;                  // guarded by lock
     private boolean closed;                // guarded by lock
+
+    /** An open connection and its commands. */
+    private record Open<C>(C connection, RedisScriptingAsyncCommands<String, String> commands) {
+    }
 
     private Connector(Supplier<CompletableFuture<C>> connect,
                       Function<C, RedisScriptingAsyncCommands<String, String>> commandsOf, String target) {
@@ -84,9 +87,23 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
      * @throws SluiceException if there is no connection by then, or the store is closed
      */
     RedisScriptingAsyncCommands<String, String> commands(long deadline, Duration timeout) {
-        RedisScriptingAsyncCommands<String, String> commands = ready;
-        if (commands != null) {
-            return commands;
+        return open(deadline, timeout).commands();
+    }
+
+    /**
+     * The connection itself, for commands sent together ({@code dispatch} of a collection), connecting first if
+     * needed, by {@code deadline} ({@link System#nanoTime()}).
+     *
+     * @throws SluiceException if there is no connection by then, or the store is closed
+     */
+    C connection(long deadline, Duration timeout) {
+        return open(deadline, timeout).connection();
+    }
+
+    private Open<C> open(long deadline, Duration timeout) {
+        Open<C> open = ready;
+        if (open != null) {
+            return open;
         }
         CompletableFuture<C> current;
         synchronized (lock) {
@@ -115,8 +132,7 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
     /** Takes {@code c} as the connection unless one is already taken. Guarded by lock. */
     private void opened(C c) {
         if (ready == null) {
-            connection = c;
-            ready = commandsOf.apply(c);
+            ready = new Open<>(c, commandsOf.apply(c));
         }
     }
 
@@ -166,15 +182,14 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
     /** Closes the connection (not the client, which belongs to the caller). Later calls fail. */
     @Override
     public void close() {
-        C c;
+        Open<C> open;
         synchronized (lock) {
             closed = true;
+            open = ready;
             ready = null;
-            c = connection;
-            connection = null;
         }
-        if (c != null) {
-            c.close();
+        if (open != null) {
+            open.connection().close();
         }
     }
 
