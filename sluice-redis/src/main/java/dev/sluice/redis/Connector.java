@@ -9,6 +9,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -119,7 +120,7 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
             }
             current = attempt;
         }
-        C c = await(current, deadline, timeout, "connecting to " + target);
+        C c = await(current, deadline, timeout, "connecting to " + target, false);
         synchronized (lock) {
             if (closed) {
                 throw new SluiceException("the Redis store is closed");
@@ -161,19 +162,35 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
      * Waits for {@code f} until {@code deadline}; a future still pending then is cancelled (so a command queued
      * while disconnected is never sent later).
      *
-     * @throws SluiceException on timeout, failure or interruption, with the driver's exception as the cause
+     * @throws SluiceException on timeout, failure, cancellation or interruption, with the driver's exception as the
+     *                         cause
      */
     static <T> T await(Future<T> f, long deadline, Duration timeout, String what) {
+        return await(f, deadline, timeout, what, true);
+    }
+
+    /**
+     * {@link #await(Future, long, Duration, String)}, leaving {@code f} running on timeout or interruption unless
+     * {@code cancel}: a connection attempt is shared by every call waiting for it, and the connection it opens late
+     * serves the calls after them (cancelled, it would be opened anyway, and never used nor closed).
+     */
+    private static <T> T await(Future<T> f, long deadline, Duration timeout, String what, boolean cancel) {
         try {
             return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            f.cancel(false);
+            if (cancel) {
+                f.cancel(false);
+            }
             throw new SluiceException("no answer from Redis within " + timeout + " " + what, e);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
             throw new SluiceException("Redis failed " + what + ": " + cause, cause);
+        } catch (CancellationException e) {
+            throw new SluiceException("cancelled while " + what, e);
         } catch (InterruptedException e) {
-            f.cancel(false);
+            if (cancel) {
+                f.cancel(false);
+            }
             Thread.currentThread().interrupt();
             throw new SluiceException("interrupted while " + what, e);
         }
