@@ -117,6 +117,22 @@ class RedisCounterStoreRoundTripTest {
     }
 
     /**
+     * 1,000 dirty keys ({@link RedisCounterStoreCost}): at batch size 500 a flush that creates every record is 2
+     * calls, a flush whose every write meets a conflict 6 (refused, re-read, written), a refresh 2 and a flush that
+     * updates every record 2; at batch size 100, 10, 30, 10 and 10. Each call is one network write.
+     */
+    @ParameterizedTest(name = "batch size {0}")
+    @ValueSource(ints = {500, 100})
+    void aThousandDirtyKeysCostOneCallPerBatchAndThreeWhenEveryWriteConflicts(int batch) {
+        List<RedisCounterStoreCost.Step> steps = RedisCounterStoreCost.run(client, writes, 1000, batch);
+        long perPass = 1000 / batch;
+        List<String> expected = List.of("create " + perPass + " " + perPass, "conflict " + 3 * perPass + " "
+                + 3 * perPass, "refresh " + perPass + " " + perPass, "update " + perPass + " " + perPass);
+        assertEquals(expected, steps.stream().map(s -> s.name() + " " + s.calls() + " " + s.networkWrites())
+                .collect(Collectors.toList()), "step, calls, network writes");
+    }
+
+    /**
      * A server that does not know the script (here: flushed) refuses every EVALSHA of the pipeline with NOSCRIPT,
      * which has no effect; the same call sends those writes again with EVAL: two network writes, once.
      */
