@@ -1,12 +1,13 @@
 /**
  * Sluice on MongoDB (sync driver): limits shared by every service instance that reaches the same database, each
- * decision one {@code findOneAndUpdate}. Entry point: {@link dev.sluice.mongodb.MongoStore}.
+ * decision one {@code findOneAndUpdate} (exact mode), or counts shared in bulk through the counter store of
+ * synchronized mode. Entry point: {@link dev.sluice.mongodb.MongoStore}.
  */
 @SuppressWarnings({"requires-automatic", "requires-transitive-automatic"})  // the MongoDB driver's jars are automatic modules
 module dev.sluice.mongodb {
     requires transitive dev.sluice;
     requires transitive org.mongodb.driver.sync.client;
     requires org.mongodb.driver.core;
-    requires org.mongodb.bson;
+    requires transitive org.mongodb.bson;
     exports dev.sluice.mongodb;
 }

@@ -2,12 +2,15 @@ package dev.sluice.algorithm;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 
 /**
- * The mutable state of one key under one algorithm. Not thread-safe: every method must be called while
- * holding this object's monitor ({@code synchronized (state)}), which is how a store makes a decision atomic
- * per key without a lock shared across keys.
+ * The mutable state of one key under one algorithm. Not thread-safe: a state that threads share must be used only
+ * between {@link #lock()} and {@link #unlock()} on it, which is how the in-memory store makes a decision atomic per
+ * key without a lock shared across keys (a state confined to one thread, or guarded by its owner's own lock, needs
+ * no more). The lock is not reentrant.
  *
  * <p>Time never runs backwards inside a state: a clock stepped back neither resets a window nor refills or drains
  * a bucket. The window states decide an older {@code now} in the newest window they have seen (at its start if
@@ -16,10 +19,64 @@ import java.util.Arrays;
  */
 public abstract class AlgorithmState {
 
-    /** Guarded by this. Set once, when the owning store has dropped this state from its map. */
-    private boolean retired;
+    /*
+     * Why a lock word and not synchronized: a decision holds the key's lock for a few dozen nanoseconds of
+     * arithmetic, and an uncontended monitor costs two atomic instructions (enter and exit, about 19 ns on the
+     * machine of docs/benchmarks.md), as much as the decision itself. Here taking the lock is one
+     * compare-and-set of an int and dropping it a plain store with release semantics. A thread that finds
+     * the lock held spins briefly (the holder is almost always running and about to finish), then yields so
+     * that a holder descheduled mid-decision gets the core back.
+     *
+     *   word = 0                 free
+     *   word = HELD              a thread is deciding
+     *   word = RETIRED [| HELD]  dropped by its store; whoever takes the lock must look the key up again
+     *
+     * The word fits the 4 bytes between the object header and the first long field, where the retired
+     * flag used to sit, so a state is no bigger than before.
+     */
+    private static final int HELD = 1;
+    private static final int RETIRED = 2;
+    private static final int SPINS = 128;
+    private static final VarHandle WORD;
+
+    static {
+        try {
+            WORD = MethodHandles.lookup().findVarHandle(AlgorithmState.class, "word", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** HELD and RETIRED bits; changed only by a compare-and-set to 'HELD' or by the holder. */
+    private int word;
 
     AlgorithmState() {
+    }
+
+    /** Takes this state's lock, waiting (spinning, then yielding) while another thread holds it. */
+    public final void lock() {
+        if (!WORD.compareAndSet(this, 0, HELD)) {
+            lockContended();
+        }
+    }
+
+    private void lockContended() {
+        for (int spins = 0; ; spins++) {
+            int w = (int) WORD.getVolatile(this);
+            if ((w & HELD) == 0 && WORD.compareAndSet(this, w, w | HELD)) {
+                return;
+            }
+            if (spins < SPINS) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
+    }
+
+    /** Releases this state's lock; everything written while holding it is visible to the next holder. */
+    public final void unlock() {
+        WORD.setRelease(this, word & ~HELD);
     }
 
     /**
@@ -76,7 +133,7 @@ public abstract class AlgorithmState {
 
     /**
      * This state as numbers, for a store that keeps each key's state on a server and runs the algorithm in the
-     * JVM; {@link #restore} rebuilds exactly this state from them. Guarded by this.
+     * JVM; {@link #restore} rebuilds exactly this state from them. Call while holding the lock.
      */
     public abstract long[] snapshot();
 
@@ -113,14 +170,14 @@ public abstract class AlgorithmState {
         return snapshot;
     }
 
-    /** Whether the owning store has dropped this state. Guarded by this. */
+    /** Whether the owning store has dropped this state. Call while holding the lock. */
     public final boolean isRetired() {
-        return retired;
+        return (word & RETIRED) != 0;
     }
 
-    /** Marks this state as dropped by its store; later callers must look the key up again. Guarded by this. */
+    /** Marks this state as dropped by its store; later holders must look the key up again. Call while holding the lock. */
     public final void retire() {
-        retired = true;
+        word |= RETIRED;
     }
 
     static long remaining(long limit, long used) {

@@ -16,16 +16,16 @@ import java.util.Arrays;
  *
  * Requests with the same expiry share one entry, so the sub-window counter holds one entry per sub-window that
  * counts ({@code buckets}, one more when {@code S} does not divide {@code W}, one more when strict) and the log one
- * entry per distinct instant. Entries live in a ring of two parallel arrays whose
- * capacity is a power of two, grown and shrunk by halves.
+ * entry per distinct instant. Entries live in a ring of {@code (expiresAt, weight)} pairs in one array,
+ * {@code ring[2i]} and {@code ring[2i+1]}, whose capacity in pairs is a power of two, grown and shrunk by halves. A
+ * key with one entry, the common idle key, holds one array of two longs (32 bytes; two parallel arrays took 64).
  */
 abstract class ExpiringLogState extends AlgorithmState {
 
     private static final long[] EMPTY = new long[0];
 
-    private long[] expiry = EMPTY;
-    private long[] weight = EMPTY;
-    private int head;
+    private long[] ring = EMPTY;
+    private int head;  // slot of the oldest entry; slot i is ring[2i], ring[2i+1]
     private int size;
     private long total;  // sum of weight over the live entries, saturating at Long.MAX_VALUE
 
@@ -34,18 +34,17 @@ abstract class ExpiringLogState extends AlgorithmState {
      * increasing, the weights positive.
      */
     final void restore(long[] expiries, long[] weights, int n) {
-        int capacity = 2;
-        while (capacity < n) {
-            capacity *= 2;
+        int pairs = 1;
+        while (pairs < n) {
+            pairs *= 2;
         }
-        expiry = new long[capacity];
-        weight = new long[capacity];
+        ring = new long[2 * pairs];
         head = 0;
         size = n;
         total = 0;
         for (int j = 0; j < n; j++) {
-            expiry[j] = expiries[j];
-            weight[j] = weights[j];
+            ring[2 * j] = expiries[j];
+            ring[2 * j + 1] = weights[j];
             total = ExactMath.saturatedAdd(total, weights[j]);
         }
     }
@@ -53,41 +52,54 @@ abstract class ExpiringLogState extends AlgorithmState {
     /** The expiry of permits taken at {@code now}. */
     abstract long expiryOf(Params p, long now);
 
+    private int capacity() {
+        return ring.length >> 1;
+    }
+
+    /** The slot of the {@code i}-th oldest entry. */
     private int at(int i) {
-        return (head + i) & (expiry.length - 1);
+        return (head + i) & (capacity() - 1);
+    }
+
+    private long expiry(int slot) {
+        return ring[2 * slot];
+    }
+
+    private long weight(int slot) {
+        return ring[2 * slot + 1];
     }
 
     private long newest() {
-        return expiry[at(size - 1)];
+        return expiry(at(size - 1));
     }
 
     private void prune(long now) {
         int before = size;
         long expired = 0;
-        while (size > 0 && expiry[head] <= now) {
-            expired += weight[head];  // may wrap when the total has saturated; then it is not used
-            head = (head + 1) & (expiry.length - 1);
+        while (size > 0 && expiry(head) <= now) {
+            expired += weight(head);  // may wrap when the total has saturated; then it is not used
+            head = (head + 1) & (capacity() - 1);
             size--;
         }
         if (size != before) {
             subtract(expired);
         }
-        if (expiry.length > 8 && size < expiry.length / 4) {
-            resize(expiry.length / 2);
+        if (capacity() > 8 && size < capacity() / 4) {
+            resize(capacity() / 2);
         }
     }
 
     private void append(long expiresAt, long cost) {
         if (size > 0 && newest() >= expiresAt) {  // same instant or sub-window (or a clock stepped back)
             int last = at(size - 1);
-            weight[last] = ExactMath.saturatedAdd(weight[last], cost);
+            ring[2 * last + 1] = ExactMath.saturatedAdd(weight(last), cost);
         } else {
-            if (size == expiry.length) {
-                resize(Math.max(2, expiry.length * 2));
+            if (size == capacity()) {
+                resize(Math.max(1, capacity() * 2));
             }
             int slot = at(size);
-            expiry[slot] = expiresAt;
-            weight[slot] = cost;
+            ring[2 * slot] = expiresAt;
+            ring[2 * slot + 1] = cost;
             size++;
         }
         total = ExactMath.saturatedAdd(total, cost);
@@ -101,7 +113,7 @@ abstract class ExpiringLogState extends AlgorithmState {
         if (total == Long.MAX_VALUE) {
             long sum = 0;
             for (int i = 0; i < size; i++) {
-                sum = ExactMath.saturatedAdd(sum, weight[at(i)]);
+                sum = ExactMath.saturatedAdd(sum, weight(at(i)));
             }
             total = sum;
         } else {
@@ -109,15 +121,14 @@ abstract class ExpiringLogState extends AlgorithmState {
         }
     }
 
-    private void resize(int capacity) {
-        long[] e = new long[capacity];
-        long[] w = new long[capacity];
+    private void resize(int pairs) {
+        long[] r = new long[2 * pairs];
         for (int i = 0; i < size; i++) {
-            e[i] = expiry[at(i)];
-            w[i] = weight[at(i)];
+            int slot = at(i);
+            r[2 * i] = ring[2 * slot];
+            r[2 * i + 1] = ring[2 * slot + 1];
         }
-        expiry = e;
-        weight = w;
+        ring = r;
         head = 0;
     }
 
@@ -144,9 +155,9 @@ abstract class ExpiringLogState extends AlgorithmState {
     private long untilAtMost(long target, long now) {
         long held = 0;
         for (int i = size - 1; i >= 0; i--) {
-            long w = weight[at(i)];
+            long w = weight(at(i));
             if (w > target - held) {
-                return expiry[at(i)] - now;
+                return expiry(at(i)) - now;
             }
             held += w;
         }
@@ -168,15 +179,15 @@ abstract class ExpiringLogState extends AlgorithmState {
         int hi = size - 1;
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;
-            long e = expiry[at(mid)];
+            long e = expiry(at(mid));
             if (e < place) {
                 lo = mid + 1;
             } else if (e > place) {
                 hi = mid - 1;
             } else {
                 int slot = at(mid);
-                long back = Math.min(weight[slot], cost);
-                weight[slot] -= back;
+                long back = Math.min(weight(slot), cost);
+                ring[2 * slot + 1] -= back;
                 dropEmptyEnds();
                 subtract(back);
                 return back > 0;
@@ -186,11 +197,11 @@ abstract class ExpiringLogState extends AlgorithmState {
     }
 
     private void dropEmptyEnds() {
-        while (size > 0 && weight[at(size - 1)] == 0) {
+        while (size > 0 && weight(at(size - 1)) == 0) {
             size--;
         }
-        while (size > 0 && weight[head] == 0) {
-            head = (head + 1) & (expiry.length - 1);
+        while (size > 0 && weight(head) == 0) {
+            head = (head + 1) & (capacity() - 1);
             size--;
         }
     }
@@ -201,8 +212,9 @@ abstract class ExpiringLogState extends AlgorithmState {
         long[] s = new long[1 + 2 * size];
         s[0] = total;
         for (int i = 0; i < size; i++) {
-            s[1 + 2 * i] = expiry[at(i)];
-            s[2 + 2 * i] = weight[at(i)];
+            int slot = at(i);
+            s[1 + 2 * i] = expiry(slot);
+            s[2 + 2 * i] = weight(slot);
         }
         return s;
     }
@@ -214,19 +226,18 @@ abstract class ExpiringLogState extends AlgorithmState {
         }
         int n = snapshot.length / 2;
         if (n > 0) {
-            int capacity = n == 1 ? 2 : Integer.highestOneBit(n - 1) << 1;
-            s.expiry = new long[capacity];
-            s.weight = new long[capacity];
+            int pairs = n == 1 ? 1 : Integer.highestOneBit(n - 1) << 1;
+            s.ring = new long[2 * pairs];
         }
         for (int i = 0; i < n; i++) {
             long e = snapshot[1 + 2 * i];
             long w = snapshot[2 + 2 * i];
-            if (w < 0 || (i > 0 && e <= s.expiry[i - 1])) {
+            if (w < 0 || (i > 0 && e <= s.ring[2 * (i - 1)])) {
                 throw new IllegalArgumentException("a log snapshot holds entries of increasing expiry and weight"
                         + " >= 0, was " + Arrays.toString(snapshot));
             }
-            s.expiry[i] = e;
-            s.weight[i] = w;
+            s.ring[2 * i] = e;
+            s.ring[2 * i + 1] = w;
         }
         s.size = n;
         s.total = snapshot[0];

@@ -42,8 +42,15 @@ final class LeakyBucketState extends AlgorithmState {
     @Override
     public Decision decide(Params p, long time, long cost, boolean consume) {
         long now = advance(time);
-        long inc = ExactMath.mulDiv(cost, p.window, p.limit);
-        long incFrac = cost * p.window - inc * p.limit;  // exact: the true remainder is in [0, L)
+        long inc;
+        long incFrac;
+        if (cost == 1) {
+            inc = p.tokenNanosFloor;
+            incFrac = p.tokenNanosRemainder;
+        } else {
+            inc = ExactMath.mulDiv(cost, p.window, p.limit);
+            incFrac = cost * p.window - inc * p.limit;  // exact: the true remainder is in [0, L)
+        }
         boolean empty = tat == Long.MIN_VALUE;
         long next = (empty ? now : tat) + inc;
         long nextFrac;

@@ -10,6 +10,12 @@ public final class Params {
     final long subWindow;
     final boolean countRejected;
     final boolean strict;
+    /** {@code W/L} rounded down: the nanoseconds one permit takes to refill or leak, whole part. */
+    final long tokenNanosFloor;
+    /** {@code W − L·tokenNanosFloor}: the remainder of {@code W/L}, in {@code [0, L)}. */
+    final long tokenNanosRemainder;
+    /** {@code W/L} rounded up. */
+    final long tokenNanos;
 
     public Params(LimiterConfig config) {
         this.limit = config.limit();
@@ -17,6 +23,9 @@ public final class Params {
         this.subWindow = config.subWindowNanos();
         this.countRejected = config.countRejected();
         this.strict = config.strict();
+        this.tokenNanosFloor = window / limit;
+        this.tokenNanosRemainder = window - tokenNanosFloor * limit;
+        this.tokenNanos = tokenNanosFloor + (tokenNanosRemainder == 0 ? 0 : 1);
     }
 
     /** {@code L}. */

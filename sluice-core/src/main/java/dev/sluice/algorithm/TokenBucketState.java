@@ -45,7 +45,7 @@ final class TokenBucketState extends AlgorithmState {
                 if (elapsed >= p.window) {
                     tokens = p.limit;
                     frac = 0;
-                } else {
+                } else if (!refillWithoutDivision(p, elapsed)) {
                     long whole = ExactMath.mulAddDiv(elapsed, p.limit, frac, p.window);
                     if (whole >= p.limit - tokens) {  // not tokens + whole ≥ L: that sum overflows for L > 2^62
                         tokens = p.limit;
@@ -64,9 +64,40 @@ final class TokenBucketState extends AlgorithmState {
         return last;
     }
 
+    /**
+     * The two common refills that need no division: requests faster than the refill (less than one token accrues)
+     * and a bucket that refills to full between requests (a key below its rate). Returns false, changing nothing,
+     * when neither applies or when a product would overflow a long; then the caller divides.
+     */
+    private boolean refillWithoutDivision(Params p, long elapsed) {
+        long accrued = elapsed * p.limit;
+        if (Math.multiplyHigh(elapsed, p.limit) != 0 || accrued < 0 || accrued + frac < 0) {
+            return false;
+        }
+        long sum = accrued + frac;  // Δ·L + frac, over W: what has accrued since the last whole token
+        if (sum < p.window) {
+            frac = sum;
+            return true;
+        }
+        long missing = p.limit - tokens;
+        long toFull = missing * p.window;
+        if (Math.multiplyHigh(missing, p.window) == 0 && toFull >= 0 && sum >= toFull) {
+            tokens = p.limit;
+            frac = 0;
+            return true;
+        }
+        return false;
+    }
+
     /** Time until the bucket holds {@code n} tokens. */
     private long untilTokens(Params p, long n) {
-        return tokens >= n ? 0 : ExactMath.mulSubDivCeil(n - tokens, p.window, frac, p.limit);
+        if (tokens >= n) {
+            return 0;
+        }
+        if (frac == 0 && n - tokens == 1) {
+            return p.tokenNanos;  // one whole token short, the case after one request on a full bucket
+        }
+        return ExactMath.mulSubDivCeil(n - tokens, p.window, frac, p.limit);
     }
 
     @Override

@@ -19,12 +19,12 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <pre>
  * decide(key):  s = map.get(key), or a fresh s, locked, then put into the map
- *               synchronized (s) { now = clock;  if s.retired: look up again;  else decide on s at now }
- * evict(s):     synchronized (s) { if now ≥ s.expiresAt: s.retired = true; map.remove(key, s) }
+ *               s.lock() { now = clock;  if s.retired: look up again;  else decide on s at now }
+ * evict(s):     s.lock() { if now ≥ s.expiresAt: s.retired = true; map.remove(key, s) }
  * </pre>
  *
- * A decision and an eviction of the same key serialize on the key's monitor, and a decision never applies to a
- * retired state, so no admitted permit is ever lost to eviction. A state is evicted only once it decides as a fresh
+ * A decision and an eviction of the same key serialize on the key's lock ({@link AlgorithmState#lock()}), and a
+ * decision never applies to a retired state, so no admitted permit is ever lost to eviction. A state is evicted only once it decides as a fresh
  * state would ({@link AlgorithmState#expiresAt}), so a key recreated after eviction decides exactly as if it
  * had been kept. Two details make that hold under contention:
  * <ul>
@@ -37,9 +37,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * </ul>
  * A reservation whose state was evicted holds nothing any more, and its cancel returns false.
  *
- * <p>Eviction is amortized: each new key examines {@value #SWEEP_PER_INSERT} entries, and once per millisecond of
- * clock time a request examines {@value #SWEEP_PER_TICK}, through one cursor over the map that wraps around. At
- * most one thread sweeps at a time; the others skip it.
+ * <p>Eviction is amortized over one cursor that laps the map: once per millisecond of clock time a request examines
+ * up to {@value #SWEEP_PER_TICK} entries, starting a new lap if the last one is done, and each new key examines up to
+ * {@value #SWEEP_PER_INSERT} more entries of the current lap. No sweep examines an entry twice, and only the
+ * millisecond tick starts a lap, so a map that churns through few keys does not pay for a new iterator per
+ * insertion. At most one thread sweeps at a time; the others skip it.
  *
  * <p>At the bound on keys, a new key first makes room by evicting every idle key (one full pass, under the sweep
  * lock). If every key is live, the request is denied with {@code retryAfter} until the earliest live key is idle;
@@ -86,11 +88,14 @@ final class InMemoryRateLimiter implements RateLimiter {
         config.checkRequest(key, cost);
         AlgorithmState s = states.get(key);
         if (s != null) {
-            synchronized (s) {
+            s.lock();
+            try {
                 long now = now();
                 if (!s.isRetired()) {
                     return s.decide(params, now, cost, false);
                 }
+            } finally {
+                s.unlock();
             }
         }
         long now = now();
@@ -101,11 +106,14 @@ final class InMemoryRateLimiter implements RateLimiter {
                 if (s == null) {
                     return noRoom(until, now);
                 }
-                synchronized (s) {
+                s.lock();
+                try {
                     now = now();
                     if (!s.isRetired()) {
                         return s.decide(params, now, cost, false);
                     }
+                } finally {
+                    s.unlock();
                 }
             }
         }
@@ -125,9 +133,12 @@ final class InMemoryRateLimiter implements RateLimiter {
         if (s == null) {
             return false;
         }
-        synchronized (s) {
+        s.lock();
+        try {
             long now = now();
             return !s.isRetired() && s.giveBack(params, now, r.cost, r.place);
+        } finally {
+            s.unlock();
         }
     }
 
@@ -137,12 +148,15 @@ final class InMemoryRateLimiter implements RateLimiter {
             if (s != null) {
                 long now;
                 Decision d;
-                synchronized (s) {
+                s.lock();
+                try {
                     now = now();
                     if (s.isRetired()) {
                         continue;
                     }
                     d = decideOn(s, now, cost, reservation);
+                } finally {
+                    s.unlock();
                 }
                 afterDecision(now, false);
                 return d;
@@ -158,13 +172,16 @@ final class InMemoryRateLimiter implements RateLimiter {
             AlgorithmState fresh = AlgorithmState.create(config.algorithm(), params);
             long now = 0;
             Decision d = null;
-            synchronized (fresh) {
+            fresh.lock();
+            try {
                 if (states.putIfAbsent(key, fresh) == null) {
                     now = now();
                     if (!fresh.isRetired()) {
                         d = decideOn(fresh, now, cost, reservation);
                     }
                 }
+            } finally {
+                fresh.unlock();
             }
             if (d == null) {  // another thread inserted the key first (or a sweep ran inside our clock read)
                 if (!fresh.isRetired()) {
@@ -188,11 +205,11 @@ final class InMemoryRateLimiter implements RateLimiter {
 
     private void afterDecision(long now, boolean inserted) {
         if (inserted) {
-            sweep(now, SWEEP_PER_INSERT, false);
+            sweep(now, SWEEP_PER_INSERT, false, false);
         }
         if (now >= nextTick) {
             nextTick = now + TICK_NANOS;
-            sweep(now, SWEEP_PER_TICK, false);
+            sweep(now, SWEEP_PER_TICK, false, true);
         }
     }
 
@@ -247,6 +264,15 @@ final class InMemoryRateLimiter implements RateLimiter {
 
     /** Examines up to {@code budget} entries from the cursor; with {@code wait}, waits for a concurrent sweep. */
     int sweep(long now, int budget, boolean wait) {
+        return sweep(now, budget, wait, true);
+    }
+
+    /**
+     * Examines up to {@code budget} entries, and at most every entry once, from the cursor. Only a sweep that
+     * {@code mayStartLap} restarts an exhausted cursor, and only once: an insertion's sweep just continues the
+     * current lap, or else a small map would get a new iterator (an allocation) on nearly every insertion.
+     */
+    private int sweep(long now, int budget, boolean wait, boolean mayStartLap) {
         if (wait) {
             sweepLock.lock();
         } else if (!sweepLock.tryLock()) {
@@ -254,8 +280,14 @@ final class InMemoryRateLimiter implements RateLimiter {
         }
         try {
             int evicted = 0;
-            for (int i = 0; i < budget; i++) {
+            int examine = Math.min(budget, size.get());
+            boolean startLap = mayStartLap;
+            for (int i = 0; i < examine; i++) {
                 if (cursor == null || !cursor.hasNext()) {
+                    if (!startLap) {
+                        break;
+                    }
+                    startLap = false;
                     cursor = states.entrySet().iterator();
                     if (!cursor.hasNext()) {
                         break;
@@ -277,7 +309,8 @@ final class InMemoryRateLimiter implements RateLimiter {
      * when the state will be idle.
      */
     private long evictIfIdle(String key, AlgorithmState s, long now) {
-        synchronized (s) {
+        s.lock();
+        try {
             if (s.isRetired()) {
                 return Long.MAX_VALUE;
             }
@@ -290,6 +323,8 @@ final class InMemoryRateLimiter implements RateLimiter {
                 size.decrementAndGet();
             }
             return Long.MIN_VALUE;
+        } finally {
+            s.unlock();
         }
     }
 

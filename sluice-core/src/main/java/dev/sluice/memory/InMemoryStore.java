@@ -8,7 +8,7 @@ import dev.sluice.spi.RateLimitStore;
  * The default store: state in this JVM's heap, one entry per active key.
  *
  * <ul>
- *   <li><b>Atomic per key, no global lock.</b> Each key's state is its own monitor; keys never contend.</li>
+ *   <li><b>Atomic per key, no global lock.</b> Each key's state carries its own lock; keys never contend.</li>
  *   <li><b>Idle keys are evicted</b> once their state has become indistinguishable from a fresh one (a window
  *       that has passed, a bucket that has refilled), so eviction never changes a decision and memory follows the
  *       keys active within the last window or two. Eviction is amortized over requests; nothing runs in the

@@ -37,7 +37,11 @@ public interface CounterStore {
 
     /**
      * Applies each write whose expected version is the record's current version ({@link CounterSnapshot#ABSENT}:
-     * whose record does not exist), and no other.
+     * whose record does not exist), and no other, with one allowance: a write that expects a version whose record
+     * no longer exists may be applied as a creation (and answered {@code true}) where the store cannot refuse it in
+     * the same round trip (a MongoDB upsert). That is safe because a record is deleted only once it has expired,
+     * when none of its frames counts any more: the stale frames such a write carries count for nothing, and the
+     * counts it adds were admitted by the writer and belong in the store.
      *
      * @param writes at most the batch size, no key twice
      * @return one flag per write, in the order of {@code writes}: {@code true} if it was applied, {@code false} if the

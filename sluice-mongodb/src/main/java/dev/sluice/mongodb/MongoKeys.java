@@ -4,11 +4,15 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
+import org.bson.BsonDocument;
+import org.bson.BsonString;
+import org.bson.BsonValue;
 import org.bson.Document;
 
 /**
  * The {@code _id} of a key's document: {@code {n: namespace, s: state name, k: key}}, or {@code {n, s, h: hash}} for
- * a key that is long, holds a NUL or is not valid UTF-16. Stateless.
+ * a key that is long, holds a NUL or is not valid UTF-16 (exact mode); and the {@code _id}s of the counter store's
+ * key codecs ({@link MongoStore.KeyCodec}), with {@code {sha256: hash}} for such keys. Stateless.
  *
  * <p>A BSON string is UTF-8, and Java writes an unpaired surrogate as {@code '?'}: two such keys would share a
  * document. A NUL ends a string for some servers (mongo-java-server reads {@code "a\0b"} as {@code "a"}). Those keys,
@@ -25,6 +29,10 @@ final class MongoKeys {
     static final String KEY = "k";
     static final String HASH = "h";
 
+    static final String CLIENT_ID = "clientId";
+    static final String USERNAME = "username";
+    static final String SHA256 = "sha256";
+
     private MongoKeys() {
     }
 
@@ -32,6 +40,33 @@ final class MongoKeys {
     static Document id(String namespace, String stateName, String key) {
         Document id = new Document(NAMESPACE, namespace).append(STATE, stateName);
         return hashed(key) ? id.append(HASH, sha256(key)) : id.append(KEY, key);
+    }
+
+    /**
+     * Allegro's {@code {clientId, username}}: {@code "abc:jane"} gives {@code {clientId: "abc", username: "jane"}}
+     * (split at the first colon, so a username may hold colons), {@code "abc"} gives {@code {clientId: "abc"}}
+     * without a username; a key {@link #hashed} gives {@code {sha256: hash}}. Injective: the key is the clientId,
+     * then a colon and the username if there is one.
+     */
+    static BsonValue clientAndUser(String key) {
+        if (hashed(key)) {
+            return hashedId(key);
+        }
+        int colon = key.indexOf(':');
+        if (colon < 0) {
+            return new BsonDocument(CLIENT_ID, new BsonString(key));
+        }
+        return new BsonDocument(CLIENT_ID, new BsonString(key.substring(0, colon)))
+                .append(USERNAME, new BsonString(key.substring(colon + 1)));
+    }
+
+    /** The key itself as a string; a key {@link #hashed} gives {@code {sha256: hash}}, which no string equals. */
+    static BsonValue string(String key) {
+        return hashed(key) ? hashedId(key) : new BsonString(key);
+    }
+
+    private static BsonDocument hashedId(String key) {
+        return new BsonDocument(SHA256, new BsonString(sha256(key)));
     }
 
     /** Whether {@code key} is stored as its hash (and then kept in the document's {@code key} field). */
@@ -59,7 +94,7 @@ final class MongoKeys {
         return true;
     }
 
-    private static String sha256(String key) {
+    static String sha256(String key) {
         try {
             byte[] units = new byte[2 * key.length()];  // not getBytes(UTF_16BE), which replaces unpaired surrogates
             for (int i = 0; i < key.length(); i++) {

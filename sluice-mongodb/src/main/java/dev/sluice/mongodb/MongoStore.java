@@ -12,13 +12,18 @@ import com.mongodb.client.model.Indexes;
 import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
+import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.spi.SharedStoreBuilder;
 import dev.sluice.spi.SharedStoreOptions;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.bson.BsonValue;
 import org.bson.Document;
 
 /**
@@ -51,6 +56,9 @@ import org.bson.Document;
  * </ul>
  *
  * The client is the caller's: the store never closes it. Thread-safe.
+ *
+ * <p><b>Synchronized mode.</b> {@link #counterStoreBuilder(MongoDatabase)} builds the {@link CounterStore} that
+ * {@link dev.sluice.sync.SynchronizedStore} shares counts through, in the document shape of Allegro's rate limiter.
  */
 public final class MongoStore implements RateLimitStore {
 
@@ -97,6 +105,66 @@ public final class MongoStore implements RateLimitStore {
         return new Builder(Objects.requireNonNull(database, "database must not be null"));
     }
 
+    /** A builder for the counter store of synchronized mode in {@code database} of {@code client}. */
+    public static CounterStoreBuilder counterStoreBuilder(MongoClient client, String database) {
+        Objects.requireNonNull(client, "client must not be null");
+        Objects.requireNonNull(database, "database must not be null");
+        if (database.isEmpty()) {
+            throw new IllegalArgumentException("database must not be empty");
+        }
+        return new CounterStoreBuilder(client.getDatabase(database));
+    }
+
+    /**
+     * A builder for the counter store of synchronized mode ({@link dev.sluice.sync.SynchronizedStore}) in
+     * {@code database}: the records every instance flushes its counts to and refreshes them from.
+     *
+     * <pre>{@code
+     * CounterStore counters = MongoStore.counterStoreBuilder(database).build();
+     * SynchronizedStore sync = SynchronizedStore.builder(counters).build();
+     * RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL)
+     *         .limit(100, Duration.ofMinutes(1))
+     *         .store(sync)
+     *         .build();
+     * }</pre>
+     *
+     * <p>A record is one document, in a collection per space (per limiter shape, such as {@code tail:60000000000}),
+     * shaped as in Allegro's write-up:
+     *
+     * <pre>{@code
+     * { _id: { clientId: "abc", username: "jane" },        // the key "abc:jane", by the KeyCodec
+     *   version: NumberLong("6108471327014410087"),        // random, new with every write
+     *   expire: ISODate("2026-01-01T12:04:00Z"),           // TTL index {expire: 1}, expireAfterSeconds: 0
+     *   requestCounters: { "1767268800": NumberLong(12),   // frame start in epoch seconds -> count
+     *                      "1767268860": NumberLong(3) } }
+     * }</pre>
+     *
+     * <ul>
+     *   <li><b>Keys.</b> The {@link KeyCodec} maps a limiter's key to {@code _id}; by default
+     *       {@link KeyCodec#clientAndUser()}. Any key is safe: dots, dollars and any Unicode are string values, and a
+     *       key that is long, holds a NUL or is not valid UTF-16 is named by a hash.</li>
+     *   <li><b>Frames.</b> {@code requestCounters} maps each frame (a window or sub-window) to its count
+     *       ({@code NumberLong}), named by its start in epoch seconds; a frame that does not start on a whole second
+     *       (sub-windows shorter than a second) is named with the nanoseconds too, {@code "1767268800_250000000"}.
+     *       Counts are exact whatever the frame size.</li>
+     *   <li><b>Calls.</b> {@code load} is one {@code find({_id: {$in: [...]}})}; {@code compareAndSet} is one unordered
+     *       {@code bulkWrite} of {@code replaceOne({_id, version: expected}, record, {upsert: true})}: a
+     *       duplicate-key error at a write's index is a conflict. A write expecting a version whose record is gone
+     *       (deleted by the TTL index) creates the record and is reported applied, which leaves the store holding
+     *       what a refusal, a re-read and a create would have written.</li>
+     *   <li><b>Expiry.</b> {@code expire} is the moment the record's last frame stops counting plus a minute, for
+     *       a server clock that runs ahead (above, a sliding tail over a minute: the frame of 12:01 counts until
+     *       12:03); the store creates the TTL index {@value #EXPIRE_INDEX} on each collection it uses.</li>
+     *   <li><b>Failures.</b> Every call runs under the builder's {@link CounterStoreBuilder#timeout timeout}, applied
+     *       as the driver's client-side operation timeout. A failure throws a {@link SluiceException} whose cause is
+     *       the driver's exception; the synchronized store keeps the counts and writes them when the server is
+     *       back.</li>
+     * </ul>
+     */
+    public static CounterStoreBuilder counterStoreBuilder(MongoDatabase database) {
+        return new CounterStoreBuilder(Objects.requireNonNull(database, "database must not be null"));
+    }
+
     /** A limiter with {@code config} whose state lives in this store's collection. */
     @Override
     public RateLimiter bind(LimiterConfig config) {
@@ -141,9 +209,19 @@ public final class MongoStore implements RateLimitStore {
     }
 
     /** {@code collection} with the time left until {@code deadline} as its timeout; null if less than a millisecond. */
-    static MongoCollection<Document> within(MongoCollection<Document> collection, long deadline) {
+    static <T> MongoCollection<T> within(MongoCollection<T> collection, long deadline) {
         long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
         return left < 1 ? null : collection.withTimeout(left, TimeUnit.MILLISECONDS);
+    }
+
+    /** {@code name} if MongoDB accepts it as a collection name. */
+    static String requireCollectionName(String name) {
+        Objects.requireNonNull(name, "collection must not be null");
+        if (name.isEmpty() || name.contains("$") || name.startsWith("system.") || name.indexOf('\0') >= 0) {
+            throw new IllegalArgumentException("collection must be a valid MongoDB collection name, was '" + name
+                    + "'");
+        }
+        return name;
     }
 
     @Override
@@ -173,12 +251,7 @@ public final class MongoStore implements RateLimitStore {
 
         /** The collection that holds the limits; default {@value MongoStore#DEFAULT_COLLECTION}. */
         public Builder collection(String name) {
-            Objects.requireNonNull(name, "collection must not be null");
-            if (name.isEmpty() || name.contains("$") || name.startsWith("system.") || name.indexOf('\0') >= 0) {
-                throw new IllegalArgumentException("collection must be a valid MongoDB collection name, was '"
-                        + name + "'");
-            }
-            this.collection = name;
+            this.collection = requireCollectionName(name);
             return this;
         }
 
@@ -207,6 +280,138 @@ public final class MongoStore implements RateLimitStore {
          */
         public MongoStore build() {
             return new MongoStore(this, options());
+        }
+    }
+    /**
+     * Maps a limiter's key to the {@code _id} of its document in the counter store
+     * ({@link MongoStore#counterStoreBuilder}). It must be injective, two keys never getting equal {@code _id}s (the
+     * store checks within each call, and throws if two keys of a call get one), and give a value MongoDB accepts as
+     * {@code _id}. Implementations are stateless and thread-safe.
+     */
+    @FunctionalInterface
+    public interface KeyCodec {
+
+        /** The {@code _id} of the document of {@code key}, a non-empty key. */
+        BsonValue id(String key);
+
+        /**
+         * Allegro's {@code {clientId, username}}, the default: the key is split at its first colon,
+         * {@code "abc:jane"} giving {@code {clientId: "abc", username: "jane"}}, {@code "abc:jane:x"}
+         * {@code {clientId: "abc", username: "jane:x"}}, and a key without a colon, as a client-credentials key,
+         * {@code "abc"} giving {@code {clientId: "abc"}} with no username (not a null one: {@code "abc:"} is
+         * {@code {clientId: "abc", username: ""}}). A key over 256 UTF-8 bytes, holding a NUL or an unpaired
+         * surrogate is {@code {sha256: "<the SHA-256 of its UTF-16 code units, base64url>"}} instead, which no other
+         * key's {@code _id} equals.
+         */
+        static KeyCodec clientAndUser() {
+            return MongoKeys::clientAndUser;
+        }
+
+        /**
+         * The key itself as a string {@code _id}; a key over 256 UTF-8 bytes, holding a NUL or an unpaired surrogate is
+         * {@code {sha256: "<hash>"}} instead, as with {@link #clientAndUser()}.
+         */
+        static KeyCodec string() {
+            return MongoKeys::string;
+        }
+    }
+
+    /**
+     * Builds the {@link CounterStore} of synchronized mode: see {@link MongoStore#counterStoreBuilder(MongoDatabase)}.
+     * Not thread-safe; setters validate at once.
+     */
+    public static final class CounterStoreBuilder {
+
+        /** The default {@link #timeout(Duration)}. */
+        public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1);
+
+        private final MongoDatabase database;
+        private String namespace = SharedStoreBuilder.DEFAULT_NAMESPACE;
+        private Function<? super String, String> naming;
+        private KeyCodec keyCodec = KeyCodec.clientAndUser();
+        private Duration timeout = DEFAULT_TIMEOUT;
+        private boolean createIndex = true;
+        private Consumer<? super SluiceException> failureListener = e -> { };
+
+        private CounterStoreBuilder(MongoDatabase database) {
+            this.database = database;
+        }
+
+        /**
+         * The prefix of the collections; default {@code "sluice"}. The records of a space are in the collection
+         * {@code <namespace>_counters_<space>}, with each {@code ':'} of the space written {@code '_'}: for example
+         * {@code sluice_counters_tail_60000000000} for a sliding tail over a minute, and
+         * {@code sluice_counters_swc_1000000000_4} for a sub-window counter over a second with four sub-windows.
+         * (Another character than a letter, digit, {@code '-'} or {@code ':'} is written {@code '.'} and four hex
+         * digits, so that different spaces never share a collection.)
+         */
+        public CounterStoreBuilder namespace(String namespace) {
+            Objects.requireNonNull(namespace, "namespace must not be null");
+            if (namespace.isEmpty() || namespace.contains("$") || namespace.startsWith("system.")
+                    || namespace.indexOf('\0') >= 0) {
+                throw new IllegalArgumentException("namespace must start a valid MongoDB collection name, was '"
+                        + namespace + "'");
+            }
+            this.namespace = namespace;
+            return this;
+        }
+
+        /**
+         * Names the collection of each space instead of {@link #namespace}; it must give different spaces different
+         * names, each a valid collection name (checked at the first use of a space).
+         */
+        public CounterStoreBuilder collectionNaming(Function<? super String, String> naming) {
+            this.naming = Objects.requireNonNull(naming, "collectionNaming must not be null");
+            return this;
+        }
+
+        /** Maps keys to {@code _id}s; default {@link KeyCodec#clientAndUser()}. */
+        public CounterStoreBuilder keyCodec(KeyCodec codec) {
+            this.keyCodec = Objects.requireNonNull(codec, "keyCodec must not be null");
+            return this;
+        }
+
+        /**
+         * How long one call (a read or a write of a batch, and the TTL index's creation after it) may take before it
+         * fails; default 1 s. Applied as the driver's client-side operation timeout, so it bounds server selection,
+         * the connection and the reply, whatever the client's own settings. Flushes run in the background, so this
+         * may be longer than an exact-mode store's timeout.
+         */
+        public CounterStoreBuilder timeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "timeout must not be null");
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("timeout must be > 0, was " + timeout);
+            }
+            this.timeout = timeout;
+            return this;
+        }
+
+        /**
+         * Whether the store creates the TTL index {@value MongoStore#EXPIRE_INDEX} on {@code expire} in each
+         * collection it uses (default {@code true}), at its first call there. Turn it off where the application's
+         * user may not create indexes, and create {@code {expire: 1}, {expireAfterSeconds: 0}} by other means:
+         * without it records are never deleted.
+         */
+        public CounterStoreBuilder createIndex(boolean createIndex) {
+            this.createIndex = createIndex;
+            return this;
+        }
+
+        /**
+         * Told when the TTL index cannot be created (tried again a minute later), e.g. to log it; must not block.
+         * Failed reads and writes are not reported here: they throw, and the synchronized store reports them.
+         */
+        public CounterStoreBuilder failureListener(Consumer<? super SluiceException> listener) {
+            this.failureListener = Objects.requireNonNull(listener, "failureListener must not be null");
+            return this;
+        }
+
+        /** The counter store. Makes no call to the server until it is used. */
+        public CounterStore build() {
+            String ns = namespace;
+            Function<? super String, String> n = naming != null ? naming
+                    : space -> MongoCounterStore.defaultCollection(ns, space);
+            return new MongoCounterStore(database, n, keyCodec, timeout.toNanos(), createIndex, failureListener);
         }
     }
 }

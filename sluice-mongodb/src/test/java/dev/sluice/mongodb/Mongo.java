@@ -8,6 +8,7 @@ import dev.sluice.FailurePolicy;
 import dev.sluice.TimeSource;
 import dev.sluice.testkit.server.MongoServers;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 /** Clients and stores for the tests, on the server of {@link MongoServers}. */
 final class Mongo {
@@ -24,6 +25,17 @@ final class Mongo {
     static MongoClient client(String connectionString) {
         return MongoClients.create(MongoClientSettings.builder()
                 .applyConnectionString(new ConnectionString(connectionString))
+                .build());
+    }
+
+    /**
+     * A new client for {@code connectionString} that gives up selecting a server after {@code serverSelection}: a
+     * call to a stopped server then fails that soon, however long the store's timeout.
+     */
+    static MongoClient client(String connectionString, Duration serverSelection) {
+        return MongoClients.create(MongoClientSettings.builder()
+                .applyConnectionString(new ConnectionString(connectionString))
+                .applyToClusterSettings(c -> c.serverSelectionTimeout(serverSelection.toMillis(), TimeUnit.MILLISECONDS))
                 .build());
     }
 
