@@ -11,8 +11,8 @@ import java.util.Objects;
  * exactly as the application passed it ({@code "client:abc"}); core never parses it.
  *
  * <p>How a key maps to a store's own identity is the counter store's choice: a Redis key
- * {@code <namespace>:<space>:{<key>}}, a PostgreSQL row {@code (space, key)}, a MongoDB document per key in a
- * collection per space whose {@code _id} a key codec derives from the key, for instance
+ * {@code <namespace>:{<key>}:sync:<space>}, a PostgreSQL row whose id is the SHA-256 of {@code (space, key)}, a
+ * MongoDB document per key in a collection per space whose {@code _id} a key codec derives from the key, for instance
  * {@code "abc:jane"} to {@code {clientId: "abc", username: "jane"}}. A store never has to turn its identity back
  * into a key: {@link CounterStore#load} answers in the order it was asked.
  *

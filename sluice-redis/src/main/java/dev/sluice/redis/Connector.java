@@ -9,6 +9,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -18,7 +19,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The one connection of a {@link RedisStore}, opened in the background from build time on, never waited for by the
+ * The one connection of a {@link RedisStore} or a {@link RedisCounterStore}, opened in the background from build time on, never waited for by the
  * build, so that a store built while Redis is down works as soon as Redis is up. A failed attempt is retried by a later call, at most
  * every {@value #RETRY_MILLIS} ms; once open, the connection reconnects by itself (Lettuce's auto-reconnect).
  * Thread-safe.
@@ -33,11 +34,14 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
     private final Function<C, RedisScriptingAsyncCommands<String, String>> commandsOf;
     private final String target;
     private final Object lock = new Object();
-    private volatile RedisScriptingAsyncCommands<String, String> ready;
+    private volatile Open<C> ready;        // written under lock; null until connected and after close
     private CompletableFuture<C> attempt;  // guarded by lock
     private long failedAt;                 // guarded by lock: System.nanoTime() of the last failed attempt
-    private C connection;                  // guarded by lock
     private boolean closed;                // guarded by lock
+
+    /** An open connection and its commands. */
+    private record Open<C>(C connection, RedisScriptingAsyncCommands<String, String> commands) {
+    }
 
     private Connector(Supplier<CompletableFuture<C>> connect,
                       Function<C, RedisScriptingAsyncCommands<String, String>> commandsOf, String target) {
@@ -84,9 +88,23 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
      * @throws SluiceException if there is no connection by then, or the store is closed
      */
     RedisScriptingAsyncCommands<String, String> commands(long deadline, Duration timeout) {
-        RedisScriptingAsyncCommands<String, String> commands = ready;
-        if (commands != null) {
-            return commands;
+        return open(deadline, timeout).commands();
+    }
+
+    /**
+     * The connection itself, for commands sent together ({@code dispatch} of a collection), connecting first if
+     * needed, by {@code deadline} ({@link System#nanoTime()}).
+     *
+     * @throws SluiceException if there is no connection by then, or the store is closed
+     */
+    C connection(long deadline, Duration timeout) {
+        return open(deadline, timeout).connection();
+    }
+
+    private Open<C> open(long deadline, Duration timeout) {
+        Open<C> open = ready;
+        if (open != null) {
+            return open;
         }
         CompletableFuture<C> current;
         synchronized (lock) {
@@ -102,7 +120,7 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
             }
             current = attempt;
         }
-        C c = await(current, deadline, timeout, "connecting to " + target);
+        C c = await(current, deadline, timeout, "connecting to " + target, false);
         synchronized (lock) {
             if (closed) {
                 throw new SluiceException("the Redis store is closed");
@@ -115,8 +133,7 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
     /** Takes {@code c} as the connection unless one is already taken. Guarded by lock. */
     private void opened(C c) {
         if (ready == null) {
-            connection = c;
-            ready = commandsOf.apply(c);
+            ready = new Open<>(c, commandsOf.apply(c));
         }
     }
 
@@ -145,19 +162,35 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
      * Waits for {@code f} until {@code deadline}; a future still pending then is cancelled (so a command queued
      * while disconnected is never sent later).
      *
-     * @throws SluiceException on timeout, failure or interruption, with the driver's exception as the cause
+     * @throws SluiceException on timeout, failure, cancellation or interruption, with the driver's exception as the
+     *                         cause
      */
     static <T> T await(Future<T> f, long deadline, Duration timeout, String what) {
+        return await(f, deadline, timeout, what, true);
+    }
+
+    /**
+     * {@link #await(Future, long, Duration, String)}, leaving {@code f} running on timeout or interruption unless
+     * {@code cancel}: a connection attempt is shared by every call waiting for it, and the connection it opens late
+     * serves the calls after them (cancelled, it would be opened anyway, and never used nor closed).
+     */
+    private static <T> T await(Future<T> f, long deadline, Duration timeout, String what, boolean cancel) {
         try {
             return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            f.cancel(false);
+            if (cancel) {
+                f.cancel(false);
+            }
             throw new SluiceException("no answer from Redis within " + timeout + " " + what, e);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
             throw new SluiceException("Redis failed " + what + ": " + cause, cause);
+        } catch (CancellationException e) {
+            throw new SluiceException("cancelled while " + what, e);
         } catch (InterruptedException e) {
-            f.cancel(false);
+            if (cancel) {
+                f.cancel(false);
+            }
             Thread.currentThread().interrupt();
             throw new SluiceException("interrupted while " + what, e);
         }
@@ -166,15 +199,14 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
     /** Closes the connection (not the client, which belongs to the caller). Later calls fail. */
     @Override
     public void close() {
-        C c;
+        Open<C> open;
         synchronized (lock) {
             closed = true;
+            open = ready;
             ready = null;
-            c = connection;
-            connection = null;
         }
-        if (c != null) {
-            c.close();
+        if (open != null) {
+            open.connection().close();
         }
     }
 

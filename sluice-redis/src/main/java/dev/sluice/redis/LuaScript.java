@@ -11,8 +11,8 @@ import java.util.EnumMap;
 import java.util.Map;
 
 /**
- * The Lua script of one algorithm: {@code common.lua} followed by the algorithm's own part(s), and its SHA-1
- * digest for {@code EVALSHA}. Immutable.
+ * The Lua script of one algorithm ({@code common.lua} followed by the algorithm's own part(s)), or of the counter
+ * store's compare-and-set, and its SHA-1 digest for {@code EVALSHA}. Immutable.
  */
 final class LuaScript {
 
@@ -36,6 +36,9 @@ final class LuaScript {
         this.text = text;
         this.sha = sha1(text);
     }
+
+    /** The compare-and-set of synchronized mode's counter records ({@code counter_cas.lua}, on its own). */
+    static final LuaScript COUNTER_CAS = new LuaScript("counter_cas", resource("counter_cas"));
 
     static LuaScript of(Algorithm algorithm) {
         return SCRIPTS.get(algorithm);

@@ -36,6 +36,9 @@ import java.util.function.Supplier;
  * microsecond: request times are floored to the microsecond and reported durations rounded up to it. Its state
  * survives only as long as Redis keeps it (a server without persistence forgets on restart).
  *
+ * <p>Synchronized mode, where instances decide from memory and share counts in bulk instead of a round trip per
+ * decision, runs on the counter store from {@link #counterStoreBuilder(RedisClient)} (or the cluster variant).
+ *
  * <p>Thread-safe. A store holds one connection, opened in the background when built and reopened by Lettuce after
  * an outage; every call returns within the builder's {@link Builder#timeout(Duration) timeout}, after which the
  * {@link dev.sluice.FailurePolicy} decides. A call that times out after its command reached Redis may still take
@@ -103,6 +106,25 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
     public static Builder builder(RedisClusterClient client) {
         Objects.requireNonNull(client, "client must not be null");
         return new Builder(() -> Connector.cluster(client));
+    }
+
+    /**
+     * A builder for the counter store of synchronized mode ({@link dev.sluice.sync.SynchronizedStore}) on a
+     * standalone Redis (or a proxy) through {@code client}: instances decide from memory and share their counts
+     * through Redis in bulk, one pipeline per batch.
+     */
+    public static RedisCounterStore.Builder counterStoreBuilder(RedisClient client) {
+        Objects.requireNonNull(client, "client must not be null");
+        return new RedisCounterStore.Builder(() -> Connector.standalone(client));
+    }
+
+    /**
+     * A builder for the counter store of synchronized mode ({@link dev.sluice.sync.SynchronizedStore}) on a Redis
+     * Cluster through {@code client}; a batch spans slots and nodes (see {@link RedisCounterStore}).
+     */
+    public static RedisCounterStore.Builder counterStoreBuilder(RedisClusterClient client) {
+        Objects.requireNonNull(client, "client must not be null");
+        return new RedisCounterStore.Builder(() -> Connector.cluster(client));
     }
 
     /**

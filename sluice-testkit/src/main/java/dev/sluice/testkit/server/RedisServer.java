@@ -94,7 +94,11 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
-    /** Kills the server process at once, as a crash would; its data is gone. The port stays this server's. */
+    /**
+     * Kills the server process at once, as a crash would. Its data is gone unless it was started with persistence
+     * options that had written it to disk (such as {@code --appendonly yes --appendfsync always}); the port and the
+     * data directory stay this server's.
+     */
     public synchronized void stop() {
         requireLocal("stop");
         if (process == null) {
@@ -112,15 +116,23 @@ public final class RedisServer implements AutoCloseable {
         process = null;
     }
 
-    /** Starts the server again on the same port (empty), and waits until it answers. */
+    /**
+     * Starts the server again on the same port and data directory, and waits until it answers. It is empty unless
+     * its persistence options had it write its data to disk, in which case it loads that data.
+     */
     public synchronized void restart() {
         requireLocal("restart");
         if (process != null) {
             return;
         }
         List<String> command = new ArrayList<>(List.of(binary.toString(), "--port", Integer.toString(port),
-                "--bind", host, "--save", "", "--appendonly", "no", "--protected-mode", "no",
-                "--dir", dir.toString()));
+                "--bind", host, "--protected-mode", "no", "--dir", dir.toString()));
+        if (!options.contains("--save")) {
+            command.addAll(List.of("--save", ""));
+        }
+        if (!options.contains("--appendonly")) {
+            command.addAll(List.of("--appendonly", "no"));
+        }
         command.addAll(options);
         Path log = dir.resolve("redis.log");
         try {

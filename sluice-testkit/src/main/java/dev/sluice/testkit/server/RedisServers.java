@@ -66,6 +66,16 @@ public final class RedisServers {
     }
 
     /**
+     * A new server process of its own, as {@link #start()}, with extra {@code redis-server} options, kept across
+     * {@link RedisServer#restart()}. An option given here replaces the default of the same name: the defaults are
+     * no persistence ({@code --save "" --appendonly no}); {@code start("--appendonly", "yes", "--appendfsync",
+     * "always")} gives a server that comes back from a kill with every write it acknowledged.
+     */
+    public static RedisServer start(String... options) {
+        return launch(List.of(options));
+    }
+
+    /**
      * One 3-master cluster for the whole JVM: the external one if {@value #CLUSTER_URL_VARIABLE} is set, else started
      * once here.
      */
@@ -90,14 +100,25 @@ public final class RedisServers {
      * every node reports {@code cluster_state:ok}. Close it after use.
      */
     public static RedisCluster startCluster(int masters) {
+        return startCluster(masters, new String[0]);
+    }
+
+    /**
+     * {@link #startCluster(int)} with extra {@code redis-server} options for every node, as {@link #start(String...)}.
+     * A node restarted after {@link RedisServer#stop()} keeps its cluster configuration (its {@code nodes.conf}) and
+     * rejoins; {@link #awaitClusterReady(RedisCluster)} waits for that.
+     */
+    public static RedisCluster startCluster(int masters, String... options) {
         if (masters < 1) {
             throw new IllegalArgumentException("masters must be > 0, was " + masters);
         }
+        List<String> nodeOptions = new ArrayList<>(List.of("--cluster-enabled", "yes", "--cluster-config-file",
+                "nodes.conf", "--cluster-node-timeout", "5000"));
+        nodeOptions.addAll(List.of(options));
         List<RedisServer> nodes = new ArrayList<>();
         try {
             for (int i = 0; i < masters; i++) {
-                nodes.add(launch(List.of("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                        "--cluster-node-timeout", "5000")));
+                nodes.add(launch(nodeOptions));
             }
             for (int i = 0; i < masters; i++) {
                 List<String> addSlots = new ArrayList<>(List.of("CLUSTER", "ADDSLOTS"));
@@ -115,6 +136,16 @@ public final class RedisServers {
             nodes.forEach(RedisServer::close);
             throw e;
         }
+    }
+
+    /**
+     * Waits until every node of {@code cluster} reports {@code cluster_state:ok} with all nodes known and all slots
+     * assigned, as after {@link #startCluster(int)}; for a cluster whose nodes were stopped and restarted.
+     *
+     * @throws IllegalStateException if it is not ready within 30 s
+     */
+    public static void awaitClusterReady(RedisCluster cluster) {
+        awaitClusterReady(cluster.nodes());
     }
 
     private static void awaitClusterReady(List<RedisServer> nodes) {

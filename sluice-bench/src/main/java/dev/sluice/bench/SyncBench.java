@@ -1,0 +1,89 @@
+package dev.sluice.bench;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.RateLimiter;
+import dev.sluice.sync.InMemoryCounterStore;
+import dev.sluice.sync.SynchronizedStore;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The request path of synchronized mode against the in-memory store: {@code tryAcquire} of the three algorithms
+ * synchronized mode offers, on one key or on 10,000, from one thread, with the default clock and the
+ * {@link Load#ALLOWED} limit. The synchronized store runs as in production, with its background flush (every
+ * 100 ms) and refresh (every 100 ms) against an {@link InMemoryCounterStore}, so the measurement includes what the
+ * flusher costs the request path (the dirty marks, the hand-over of in-flight counts) but no network: the store's
+ * round trips are counted by {@link SyncRoundTrips} instead.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-XX:+AlwaysPreTouch"})
+public class SyncBench {
+
+    /** Where the limiter keeps its state. */
+    public enum Store {
+        IN_MEMORY, SYNCHRONIZED
+    }
+
+    @Param({"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "SLIDING_TAIL"})
+    public Algorithm algorithm;
+
+    @Param
+    public Store store;
+
+    /** Read by {@link KeyCursor} too; run-sync.sh passes {@code -p keys=1,10000}. */
+    @Param({"1", "10000"})
+    public int keys;
+
+    private SynchronizedStore sync;
+    private RateLimiter limiter;
+    private String[] names;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        names = Keys.generate(keys);
+        var builder = RateLimiter.builder(algorithm).limit(Load.ALLOWED.limit, Load.ALLOWED.window);
+        if (store == Store.SYNCHRONIZED) {
+            sync = SynchronizedStore.builder(InMemoryCounterStore.create()).build();
+            builder.store(sync);
+        }
+        limiter = builder.build();
+        for (String name : names) {
+            if (!limiter.tryAcquire(name).allowed()) {
+                throw new IllegalStateException("setup request denied for " + name);
+            }
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        if (sync != null) {
+            sync.close();
+        }
+    }
+
+    @Benchmark
+    @Threads(1)
+    public Decision tryAcquire(KeyCursor cursor, Outcomes outcomes) {
+        Decision d = limiter.tryAcquire(names[cursor.next()]);
+        outcomes.count(d.allowed());
+        return d;
+    }
+}

@@ -1,0 +1,273 @@
+package dev.sluice.redis;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.sluice.Algorithm;
+import dev.sluice.RateLimiter;
+import dev.sluice.SluiceException;
+import dev.sluice.spi.CounterKey;
+import dev.sluice.spi.CounterSnapshot;
+import dev.sluice.spi.CounterWrite;
+import dev.sluice.sync.SynchronizedStore;
+import dev.sluice.testkit.ManualClock;
+import dev.sluice.testkit.server.RedisServer;
+import dev.sluice.testkit.server.RedisServers;
+import io.lettuce.core.RedisClient;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A Redis that goes down or stalls under the counter store: every call fails with a {@link SluiceException} within the
+ * store's timeout (never a hang, never a raw driver exception), a write whose answer was lost may still have been
+ * applied (which is why the store throws rather than answer "not applied"), and the synchronized store settles it by
+ * a read instead of writing the counts twice. Each test runs its own server.
+ *
+ * <p>The {@code assertTimeoutPreemptively} bounds (30 s) are hang detectors, far above the 300 ms store timeout, not
+ * timing claims; that the store's own timeout ended a wait is shown by the failure's cause instead.
+ */
+class RedisCounterStoreOutageTest {
+
+    private static final Duration TIMEOUT = Duration.ofMillis(300);
+    private static final Duration HANG = Duration.ofSeconds(30);
+    private static final long RECOVERY_MILLIS = 60_000;
+
+    private final String run = UUID.randomUUID().toString().substring(0, 8);
+
+    /**
+     * A server killed mid-run: reads and writes fail with a {@link SluiceException} (with the recommended options at
+     * once; with Lettuce's defaults, where commands wait in a queue while disconnected, when the store's timeout
+     * ends the wait); restarted on the same port, the same store works again.
+     */
+    @ParameterizedTest(name = "recommended client options: {0}")
+    @ValueSource(booleans = {true, false})
+    void aKilledServerFailsEveryCallThenTheSameStoreWorksOnceItIsBack(boolean recommended) {
+        try (RedisServer server = RedisServers.start()) {
+            RedisClient client = RedisClient.create(server.uri());
+            if (recommended) {
+                client.setOptions(RedisStore.recommendedClientOptions());
+            }
+            try (RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build()) {
+                CounterKey id = new CounterKey("outage", run);
+                awaitRecovery(store, id);
+                assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(write(id, CounterSnapshot.ABSENT, 1))));
+
+                server.stop();
+
+                SluiceException read = assertThrows(SluiceException.class,
+                        () -> assertTimeoutPreemptively(HANG, () -> store.load(List.of(id))));
+                SluiceException written = assertThrows(SluiceException.class,
+                        () -> assertTimeoutPreemptively(HANG, () -> store.compareAndSet(List.of(write(id, 1, 2)))));
+                for (SluiceException e : List.of(read, written)) {
+                    assertTrue(e.getCause() != null, "the driver's failure is the cause: " + e);
+                    if (!recommended) {
+                        assertTrue(causedBy(e, TimeoutException.class), "caused by the timeout: " + e);
+                    }
+                }
+
+                server.restart();
+                awaitRecovery(store, id);
+                // this server keeps nothing across a kill: the record is gone, and is created again
+                assertEquals(CounterSnapshot.absent(), store.load(List.of(id)).get(0));
+                assertArrayEquals(new boolean[] {true, false}, store.compareAndSet(List.of(
+                        write(id, CounterSnapshot.ABSENT, 3), write(new CounterKey("outage", run + ":other"), 9, 4))));
+                assertEquals(new CounterSnapshot(3, Map.of(60_000L, 3L)), store.load(List.of(id)).get(0));
+            } finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    /**
+     * A server that answers nothing for 2 s ({@code CLIENT PAUSE}) while a compare-and-set is in flight: the call
+     * fails by the store's timeout, yet Redis runs the write once the pause ends. Answering "not applied" would have
+     * been wrong; the store throws, and the outcome is for the caller to read.
+     */
+    @Test
+    void aWriteWhoseAnswerIsLostFailsAndMayStillBeApplied() {
+        try (RedisServer server = RedisServers.start()) {
+            RedisClient client = RedisClient.create(server.uri());
+            client.setOptions(RedisStore.recommendedClientOptions());
+            try (RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build()) {
+                CounterKey id = new CounterKey("stalled", run);
+                awaitRecovery(store, id);
+                assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(write(id, CounterSnapshot.ABSENT, 1))));
+
+                server.call("CLIENT", "PAUSE", "2000");
+                SluiceException e = assertThrows(SluiceException.class,
+                        () -> assertTimeoutPreemptively(HANG, () -> store.compareAndSet(List.of(write(id, 1, 2)))));
+                assertTrue(causedBy(e, TimeoutException.class), "caused by the timeout: " + e);
+
+                awaitRecovery(store, id);
+                assertEquals(new CounterSnapshot(2, Map.of(60_000L, 2L)), store.load(List.of(id)).get(0),
+                        "applied after the pause");
+            } finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    /**
+     * The same through a synchronized store: 3 requests admitted and flushed, 2 more, and that flush cut off by a
+     * stall; the next flush reads the record first, finds its own write applied, and writes nothing again. The record
+     * holds 5, not 7, and no write is counted as doubtful. (The first flush also has the server cache the script: an
+     * {@code EVALSHA} of a script the server does not know yet would be refused with {@code NOSCRIPT} once the pause
+     * ends, and its cancelled call would never resend it, so that write would be settled as not applied instead.)
+     */
+    @Test
+    void aFlushCutOffByAStallIsSettledByAReadNotWrittenTwice() {
+        try (RedisServer server = RedisServers.start()) {
+            RedisClient client = RedisClient.create(server.uri());
+            client.setOptions(RedisStore.recommendedClientOptions());
+            try (RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build()) {
+                ManualClock clock = new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
+                SynchronizedStore sync = SynchronizedStore.builder(store).manualSync().build();
+                RateLimiter limiter = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(100, Duration.ofHours(1))
+                        .clock(clock).store(sync).build();
+                String key = run + ":flush";
+                CounterKey id = new CounterKey("fw:3600000000000", key);
+                awaitRecovery(store, id);
+                assertEquals(3, admitted(limiter, key, 3));
+                assertTrue(sync.flush());
+                assertEquals(3, store.load(List.of(id)).get(0).total());
+                assertEquals(2, admitted(limiter, key, 2));
+
+                server.call("CLIENT", "PAUSE", "2000");
+                assertFalse(assertTimeoutPreemptively(HANG, sync::flush), "a flush during the stall");
+                assertEquals(1, sync.stats().storeFailures());
+                assertEquals(1, sync.stats().writes());
+
+                awaitRecovery(store, id);
+                assertTrue(sync.flush());
+                assertEquals(1, sync.stats().writes(), "nothing written again");
+                assertEquals(0, sync.stats().doubtfulWrites());
+                assertEquals(1, sync.stats().storeFailures());
+                assertEquals(5, store.load(List.of(id)).get(0).total());
+                assertEquals(95, limiter.peek(key, 1).remaining());
+            } finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    /**
+     * A connection attempt outlives the call that started it: a server that accepts the connection but answers
+     * nothing for 2 s (paused before the store is built) holds up Lettuce's handshake; the first two calls fail by
+     * the store's timeout (both waited for the one attempt, which neither cancelled), and the connection it opens once
+     * the pause ends is the store's one connection, serving the calls after them: the server sees one connection of
+     * the store, not a leaked one beside a second, and none once the store is closed.
+     */
+    @Test
+    void aConnectionAttemptCutOffByOneCallsTimeoutServesTheNextAndIsClosedWithTheStore() {
+        try (RedisServer server = RedisServers.start()) {
+            RedisClient client = RedisClient.create(server.uri());
+            client.setOptions(RedisStore.recommendedClientOptions());
+            try {
+                CounterKey id = new CounterKey("connect", run);
+                server.call("CLIENT", "PAUSE", "2000");
+                RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build();
+                for (int call = 0; call < 2; call++) {
+                    SluiceException e = assertThrows(SluiceException.class,
+                            () -> assertTimeoutPreemptively(HANG, () -> store.load(List.of(id))));
+                    assertTrue(causedBy(e, TimeoutException.class), "caused by the timeout: " + e);
+                    assertTrue(e.getMessage().contains("connecting"), e.getMessage());
+                }
+
+                awaitRecovery(store, id);
+                assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(write(id, CounterSnapshot.ABSENT, 1))));
+                assertEquals(1, otherConnections(server), "the store's connections");
+                store.close();
+                awaitConnections(server, 0);
+                assertThrows(SluiceException.class, () -> store.load(List.of(id)));
+            } finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    /** Connections to {@code server} other than the one asking ({@code CLIENT LIST}). */
+    private static int otherConnections(RedisServer server) {
+        String list = (String) server.call("CLIENT", "LIST");
+        return (int) list.lines().filter(line -> !line.isBlank()).count() - 1;
+    }
+
+    /** Polls (bounded) until the server has dropped the connections a client closed. */
+    private static void awaitConnections(RedisServer server, int expected) {
+        long deadline = System.nanoTime() + RECOVERY_MILLIS * 1_000_000;
+        while (otherConnections(server) != expected) {
+            if (System.nanoTime() > deadline) {
+                fail("connections to the server: " + otherConnections(server) + ", expected " + expected);
+            }
+            pause();
+        }
+    }
+
+    private static int admitted(RateLimiter limiter, String key, int requests) {
+        int n = 0;
+        for (int j = 0; j < requests; j++) {
+            if (limiter.tryAcquire(key).allowed()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** A write of {@code version} frames at 60 µs after the epoch, expiring in an hour of real time. */
+    private static CounterWrite write(CounterKey id, long expected, long version) {
+        return new CounterWrite(id, expected, version, Map.of(60_000L, version),
+                (System.currentTimeMillis() + 3_600_000L) * 1_000_000L);
+    }
+
+    /** Polls (bounded) until a read succeeds: Lettuce has (re)connected and the server answers. */
+    private static void awaitRecovery(RedisCounterStore store, CounterKey id) {
+        long deadline = System.nanoTime() + RECOVERY_MILLIS * 1_000_000;
+        Supplier<Boolean> read = () -> {
+            try {
+                store.load(List.of(id));
+                return true;
+            } catch (SluiceException stillDown) {
+                return false;
+            }
+        };
+        while (System.nanoTime() < deadline) {
+            if (read.get()) {
+                return;
+            }
+            pause();
+        }
+        fail("the store did not answer within " + RECOVERY_MILLIS + " ms of Redis coming back");
+    }
+
+    /** Waits a little between polls; a poll, not a test of timing. */
+    private static void pause() {
+        try {
+            Thread.sleep(50);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    private static boolean causedBy(Throwable t, Class<? extends Throwable> type) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (type.isInstance(c)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
