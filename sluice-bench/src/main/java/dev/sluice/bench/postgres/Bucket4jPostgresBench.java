@@ -1,6 +1,8 @@
 package dev.sluice.bench.postgres;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.bench.Outcomes;
+import dev.sluice.bench.StoreKeyCursor;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.ConsumptionProbe;
 import io.github.bucket4j.distributed.BucketProxy;
@@ -80,17 +82,17 @@ public class Bucket4jPostgresBench {
 
     @Benchmark
     @Threads(1)
-    public ConsumptionProbe probe1T(PgKeyCursor cursor, PgOutcomes outcomes) {
+    public ConsumptionProbe probe1T(StoreKeyCursor cursor, Outcomes outcomes) {
         return probe(cursor, outcomes);
     }
 
     @Benchmark
     @Threads(BenchDatabase.CALLERS)
-    public ConsumptionProbe probe64T(PgKeyCursor cursor, PgOutcomes outcomes) {
+    public ConsumptionProbe probe64T(StoreKeyCursor cursor, Outcomes outcomes) {
         return probe(cursor, outcomes);
     }
 
-    private ConsumptionProbe probe(PgKeyCursor cursor, PgOutcomes outcomes) {
+    private ConsumptionProbe probe(StoreKeyCursor cursor, Outcomes outcomes) {
         ConsumptionProbe p = buckets[cursor.next()].tryConsumeAndReturnRemaining(1);
         outcomes.count(p.isConsumed());
         return p;

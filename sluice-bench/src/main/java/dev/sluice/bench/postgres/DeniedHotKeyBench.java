@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.Algorithm;
 import dev.sluice.FailurePolicy;
 import dev.sluice.RateLimiter;
+import dev.sluice.bench.Outcomes;
 import dev.sluice.postgres.PostgresStore;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.distributed.BucketProxy;
@@ -85,7 +86,7 @@ public class DeniedHotKeyBench {
 
     @Benchmark
     @Threads(BenchDatabase.CALLERS)
-    public boolean decide64T(PgOutcomes outcomes) {
+    public boolean decide64T(Outcomes outcomes) {
         boolean allowed = limiter == Limiter.SLUICE ? sluice.tryAcquire("hot").allowed()
                 : bucket.tryConsumeAndReturnRemaining(1).isConsumed();
         return outcomes.count(allowed);

@@ -5,6 +5,8 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.FailurePolicy;
 import dev.sluice.RateLimiter;
+import dev.sluice.bench.Outcomes;
+import dev.sluice.bench.StoreKeyCursor;
 import dev.sluice.postgres.PostgresStore;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -69,17 +71,17 @@ public class SluicePostgresBench {
 
     @Benchmark
     @Threads(1)
-    public Decision tryAcquire1T(PgKeyCursor cursor, PgOutcomes outcomes) {
+    public Decision tryAcquire1T(StoreKeyCursor cursor, Outcomes outcomes) {
         return decide(cursor, outcomes);
     }
 
     @Benchmark
     @Threads(BenchDatabase.CALLERS)
-    public Decision tryAcquire64T(PgKeyCursor cursor, PgOutcomes outcomes) {
+    public Decision tryAcquire64T(StoreKeyCursor cursor, Outcomes outcomes) {
         return decide(cursor, outcomes);
     }
 
-    private Decision decide(PgKeyCursor cursor, PgOutcomes outcomes) {
+    private Decision decide(StoreKeyCursor cursor, Outcomes outcomes) {
         Decision d = limiter.tryAcquire(names[cursor.next()]);
         outcomes.count(d.allowed());
         return d;
