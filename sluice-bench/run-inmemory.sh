@@ -11,19 +11,13 @@
 # file; -Djmh.ignoreLock=true overrides that, at the price of two runs disturbing each other).
 set -euo pipefail
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
-out="${1:-$root/sluice-bench/target/results}"
-mkdir -p "$out"
-out="$(cd "$out" && pwd)"
-cd "$root"
-
-mvn -B -q -pl sluice-bench -am package -DskipTests
-jar=sluice-bench/target/benchmarks.jar
+# shellcheck source=bench-common.sh
+source "$(dirname "$0")/bench-common.sh"
+bench_start results "${1:-}"
 
 {
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x $(nproc)"
-  echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  date_and_cpu
+  echo "load average at start: $(load_average)"
   java -version 2>&1
 } | tee "$out/machine.txt"
 
@@ -36,5 +30,5 @@ java -XX:+UseSerialGC -Xmx4g -cp "$jar" dev.sluice.bench.HeapPerKey 1000000 "$ou
     | tee "$out/heap-per-key.txt"
 
 java -cp "$jar" dev.sluice.bench.Report "$out/jmh-inmemory.json" > "$out/tables.md"
-echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/machine.txt"
+echo "load average at end: $(load_average)" | tee -a "$out/machine.txt"
 echo "results in $out"

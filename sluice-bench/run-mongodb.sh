@@ -8,20 +8,14 @@
 # JMH_OPTS is appended to the JMH command line, e.g. JMH_OPTS="-p keys=1" for a quicker look.
 set -euo pipefail
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
-out="${1:-$root/sluice-bench/target/results}"
-mkdir -p "$out"
-out="$(cd "$out" && pwd)"
-cd "$root"
-
-mvn -B -q -pl sluice-bench -am package -DskipTests
-jar=sluice-bench/target/benchmarks.jar
+# shellcheck source=bench-common.sh
+source "$(dirname "$0")/bench-common.sh"
+bench_start results "${1:-}"
 
 {
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x $(nproc)"
+  date_and_cpu
   echo "server: ${SLUICE_MONGODB_URL:-mongo-java-server in the benchmark JVM}"
-  echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "load average at start: $(load_average)"
   java -version 2>&1
 } | tee "$out/machine-mongodb.txt"
 
@@ -29,5 +23,5 @@ jar=sluice-bench/target/benchmarks.jar
 java -Djmh.ignoreLock=true -jar "$jar" 'dev\.sluice\.bench\.mongodb\.' \
     -rf json -rff "$out/jmh-mongodb.json" ${JMH_OPTS:-} | tee "$out/jmh-mongodb.txt"
 
-echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/machine-mongodb.txt"
+echo "load average at end: $(load_average)" | tee -a "$out/machine-mongodb.txt"
 echo "results in $out"

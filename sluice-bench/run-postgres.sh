@@ -9,14 +9,9 @@
 # JMH_OPTS is appended to the JMH command line, e.g. JMH_OPTS="-p keys=1 -p algorithm=TOKEN_BUCKET".
 set -euo pipefail
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
-out="${1:-$root/sluice-bench/target/results}"
-mkdir -p "$out"
-out="$(cd "$out" && pwd)"
-cd "$root"
-
-mvn -B -q -pl sluice-bench -am package -DskipTests
-jar=sluice-bench/target/benchmarks.jar
+# shellcheck source=bench-common.sh
+source "$(dirname "$0")/bench-common.sh"
+bench_start results "${1:-}"
 
 if [[ -z "${SLUICE_POSTGRES_URL:-}" ]]; then
   coproc SERVER { java -cp "$jar" dev.sluice.bench.postgres.PostgresServerMain 2>"$out/postgres-server.log"; }
@@ -27,9 +22,8 @@ fi
 echo "server: $SLUICE_POSTGRES_URL"
 
 {
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x $(nproc)"
-  echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  date_and_cpu
+  echo "load average at start: $(load_average)"
   java -version 2>&1
   psql "${SLUICE_POSTGRES_URL#jdbc:}" -Atc "SELECT version(); SHOW synchronous_commit; SHOW fsync; SHOW shared_buffers" \
       2>/dev/null || echo "(psql not found: server settings not recorded)"
@@ -47,5 +41,5 @@ fi
 java -jar "$jar" 'dev\.sluice\.bench\.postgres\.' -rf json -rff "$out/jmh-postgres.json" ${JMH_OPTS:-} \
     | tee "$out/jmh-postgres.txt"
 
-echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/machine.txt"
+echo "load average at end: $(load_average)" | tee -a "$out/machine.txt"
 echo "results in $out"

@@ -14,15 +14,10 @@
 # JMH_OPTS="-p keys=1" for a quicker look.
 set -euo pipefail
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
-out="${1:-$root/sluice-bench/target/results-redis}"
-mkdir -p "$out"
-out="$(cd "$out" && pwd)"
-cd "$root"
+# shellcheck source=bench-common.sh
+source "$(dirname "$0")/bench-common.sh"
+bench_start results-redis "${1:-}"
 port="${REDIS_PORT:-16379}"
-
-mvn -B -q -pl sluice-bench -am package -DskipTests
-jar=sluice-bench/target/benchmarks.jar
 
 server="$(command -v redis-server || true)"
 if [ -z "$server" ]; then
@@ -44,9 +39,8 @@ for _ in $(seq 100); do
 done
 
 {
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x $(nproc)"
-  echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  date_and_cpu
+  echo "load average at start: $(load_average)"
   echo "redis: $("$server" --version)"
   java -version 2>&1
 } | tee "$out/machine.txt"
@@ -115,5 +109,5 @@ if [ "${PAIRS:-0}" -gt 0 ]; then
       | tee -a "$out/pairs.txt"
 fi
 
-echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/machine.txt"
+echo "load average at end: $(load_average)" | tee -a "$out/machine.txt"
 echo "results in $out"

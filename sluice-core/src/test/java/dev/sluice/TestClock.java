@@ -6,7 +6,10 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 
-/** A UTC clock moved by hand, for the core's own tests (the testkit's ManualClock is out of reach here). */
+/**
+ * A UTC clock moved by hand, for the core's own tests in every package. Thread-safe. The testkit's ManualClock is out
+ * of reach here: sluice-testkit depends on sluice-core, so the core's tests cannot depend on it.
+ */
 public final class TestClock extends Clock {
 
     /** 2026-01-01T12:00:00Z, minute-aligned. */
@@ -20,6 +23,11 @@ public final class TestClock extends Clock {
 
     public TestClock(Instant start) {
         this.now = start;
+    }
+
+    /** A clock at {@code start}, an ISO-8601 instant such as {@code 2026-01-01T12:00:00Z}. */
+    public TestClock(String start) {
+        this(Instant.parse(start));
     }
 
     public void set(Instant instant) {

@@ -27,13 +27,13 @@ public class Bucket4jBench {
     @Benchmark
     @Threads(1)
     public boolean tryConsume1T(Bucket4jState state, KeyCursor cursor, Outcomes outcomes) {
-        return outcomes.count(state.bucketAt(cursor.next()).tryConsume(1));
+        return outcomes.count(state.limiterAt(cursor.next()).tryConsume(1));
     }
 
     @Benchmark
     @Threads(2)
     public boolean tryConsume2T(Bucket4jState state, KeyCursor cursor, Outcomes outcomes) {
-        return outcomes.count(state.bucketAt(cursor.next()).tryConsume(1));
+        return outcomes.count(state.limiterAt(cursor.next()).tryConsume(1));
     }
 
     @Benchmark
@@ -49,7 +49,7 @@ public class Bucket4jBench {
     }
 
     private static ConsumptionProbe probe(Bucket4jState state, KeyCursor cursor, Outcomes outcomes) {
-        ConsumptionProbe p = state.bucketAt(cursor.next()).tryConsumeAndReturnRemaining(1);
+        ConsumptionProbe p = state.limiterAt(cursor.next()).tryConsumeAndReturnRemaining(1);
         outcomes.count(p.isConsumed());
         return p;
     }

@@ -8,28 +8,24 @@ import org.openjdk.jmh.annotations.State;
 
 /**
  * Counts each thread's allowed and denied decisions, reported by JMH next to the throughput as the secondary
- * results {@code allowed} and {@code denied} (per second), so a run shows which load it really measured.
+ * results {@code allowed} and {@code denied}, as events (each iteration's total), so a run shows which load it
+ * really measured. The in-memory and PostgreSQL benchmarks use it; the Redis ones report per second
+ * ({@code redis.Decisions}).
  */
 @State(Scope.Thread)
 @AuxCounters(AuxCounters.Type.EVENTS)
-public class Outcomes {
-
-    public long allowed;
-    public long denied;
+public class Outcomes extends Tally {
 
     @Setup(Level.Iteration)
     public void reset() {
-        allowed = 0;
-        denied = 0;
+        clear();
     }
 
-    /** Counts one decision; returns it. */
-    boolean count(boolean wasAllowed) {
-        if (wasAllowed) {
-            allowed++;
-        } else {
-            denied++;
-        }
-        return wasAllowed;
+    public long allowed() {
+        return allowed;
+    }
+
+    public long denied() {
+        return denied;
     }
 }

@@ -48,7 +48,7 @@ public class SyncBench {
     @Param
     public Store store;
 
-    /** Read by {@link KeyCursor} too; run-sync.sh passes {@code -p keys=1,10000}. */
+    /** Read by {@link KeyCursor} too. */
     @Param({"1", "10000"})
     public int keys;
 

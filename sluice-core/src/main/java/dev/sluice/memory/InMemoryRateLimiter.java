@@ -124,7 +124,7 @@ final class InMemoryRateLimiter implements RateLimiter {
     public Reservation reserve(String key, long cost) {
         config.checkRequest(key, cost);
         MemoryReservation r = new MemoryReservation(this, key, cost);
-        r.decision = decide(key, cost, r);
+        r.decide(decide(key, cost, r));
         return r;
     }
 

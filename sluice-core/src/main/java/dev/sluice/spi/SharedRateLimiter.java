@@ -7,8 +7,8 @@ import dev.sluice.RateLimiter;
 import dev.sluice.Reservation;
 import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
+import dev.sluice.algorithm.OnceReservation;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -67,7 +67,7 @@ public final class SharedRateLimiter implements RateLimiter {
     public Reservation reserve(String key, long cost) {
         config.checkRequest(key, cost);
         SharedReservation r = new SharedReservation(key, cost);
-        r.decision = decide(key, cost, true, r);
+        r.decide(decide(key, cost, true, r));
         return r;
     }
 
@@ -140,35 +140,22 @@ public final class SharedRateLimiter implements RateLimiter {
     }
 
     /** A reservation on a shared store: remembers where its permits were taken from. */
-    private final class SharedReservation implements Reservation {
-        final String key;
-        final long cost;
-        Decision decision;  // set once by reserve(), before the reservation is published
-        long place;         // likewise
+    private final class SharedReservation extends OnceReservation {
+        long place;         // set once by reserve(), before the reservation is published
         boolean holds;      // likewise: admitted by the store itself, not by a fail-open fallback
-        private final AtomicBoolean done = new AtomicBoolean();
 
         SharedReservation(String key, long cost) {
-            this.key = key;
-            this.cost = cost;
+            super(key, cost);
         }
 
         @Override
-        public Decision decision() {
-            return decision;
+        protected boolean holds() {
+            return holds;
         }
 
         @Override
-        public boolean cancel() {
-            if (!holds || !done.compareAndSet(false, true)) {
-                return false;
-            }
-            return giveBack(this);
-        }
-
-        @Override
-        public String toString() {
-            return "Reservation[" + key + ", cost=" + cost + ", " + decision + (done.get() ? ", cancelled" : "") + "]";
+        protected boolean giveBack() {
+            return SharedRateLimiter.this.giveBack(this);
         }
     }
 }

@@ -7,6 +7,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.Reservation;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.FrameStates;
+import dev.sluice.algorithm.OnceReservation;
 import dev.sluice.algorithm.Params;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
@@ -17,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
@@ -69,7 +69,7 @@ final class SynchronizedLimiter implements RateLimiter {
     public Reservation reserve(String key, long cost) {
         config.checkRequest(key, cost);
         SyncReservation r = new SyncReservation(key, cost);
-        r.decision = decide(key, cost, true, r);
+        r.decide(decide(key, cost, true, r));
         return r;
     }
 
@@ -336,35 +336,17 @@ final class SynchronizedLimiter implements RateLimiter {
     }
 
     /** A reservation: remembers the frame its permits were counted in. */
-    private final class SyncReservation implements Reservation {
-        final String key;
-        final long cost;
-        Decision decision;  // set once by reserve(), before the reservation is published
-        long place;         // likewise; meaningful only when the decision was allowed
+    private final class SyncReservation extends OnceReservation {
+        long place;         // set once by reserve(), before the reservation is published; meaningful only if allowed
         long frame;         // likewise
-        private final AtomicBoolean done = new AtomicBoolean();
 
         SyncReservation(String key, long cost) {
-            this.key = key;
-            this.cost = cost;
+            super(key, cost);
         }
 
         @Override
-        public Decision decision() {
-            return decision;
-        }
-
-        @Override
-        public boolean cancel() {
-            if (!decision.allowed() || !done.compareAndSet(false, true)) {
-                return false;
-            }
+        protected boolean giveBack() {
             return SynchronizedLimiter.this.cancel(this);
-        }
-
-        @Override
-        public String toString() {
-            return "Reservation[" + key + ", cost=" + cost + ", " + decision + (done.get() ? ", cancelled" : "") + "]";
         }
     }
 }

@@ -61,17 +61,37 @@ class OracleTest {
         return ok ? Decision.allowed(limit, remaining, reset) : Decision.denied(limit, remaining, reset, retry);
     }
 
-    /** {@code FIXED_WINDOW}: a count per epoch-aligned window. */
-    private static final class FixedWindowOracle implements Oracle {
+    /**
+     * The oracles that keep a count per epoch-aligned window, {@code floor(now / W)}: a request's place is its
+     * window.
+     */
+    private abstract static class WindowCountOracle implements Oracle {
         final long limit;
         final long window;
         final boolean countRejected;
         final Map<Long, BigInteger> counts = new HashMap<>();
 
-        FixedWindowOracle(LimiterConfig c) {
+        WindowCountOracle(LimiterConfig c) {
             limit = c.limit();
             window = c.windowNanos();
             countRejected = c.countRejected();
+        }
+
+        @Override
+        public Object place(long now) {
+            return Math.floorDiv(now, window);
+        }
+
+        @Override
+        public boolean beyondLong() {
+            return counts.values().stream().anyMatch(c -> c.compareTo(LONG_MAX) > 0);
+        }
+    }
+
+    /** {@code FIXED_WINDOW}: a count per epoch-aligned window. */
+    private static final class FixedWindowOracle extends WindowCountOracle {
+        FixedWindowOracle(LimiterConfig c) {
+            super(c);
         }
 
         @Override
@@ -89,11 +109,6 @@ class OracleTest {
         }
 
         @Override
-        public Object place(long now) {
-            return Math.floorDiv(now, window);
-        }
-
-        @Override
         public boolean cancel(long now, long cost, Object place) {
             long k = (Long) place;
             if (k != Math.floorDiv(now, window)) {
@@ -101,11 +116,6 @@ class OracleTest {
             }
             counts.put(k, counts.get(k).subtract(big(cost)).max(BigInteger.ZERO));
             return true;
-        }
-
-        @Override
-        public boolean beyondLong() {
-            return counts.values().stream().anyMatch(c -> c.compareTo(LONG_MAX) > 0);
         }
     }
 
@@ -224,16 +234,9 @@ class OracleTest {
     }
 
     /** {@code SLIDING_TAIL}: a count per window; the estimate's decline searched by bisection. */
-    private static final class TailOracle implements Oracle {
-        final long limit;
-        final long window;
-        final boolean countRejected;
-        final Map<Long, BigInteger> counts = new HashMap<>();
-
+    private static final class TailOracle extends WindowCountOracle {
         TailOracle(LimiterConfig c) {
-            limit = c.limit();
-            window = c.windowNanos();
-            countRejected = c.countRejected();
+            super(c);
         }
 
         /** {@code floor(prev·(W−e)/W) + cur}. */
@@ -272,11 +275,6 @@ class OracleTest {
         }
 
         @Override
-        public Object place(long now) {
-            return Math.floorDiv(now, window);
-        }
-
-        @Override
         public boolean cancel(long now, long cost, Object place) {
             long k = (Long) place;
             long current = Math.floorDiv(now, window);
@@ -289,11 +287,6 @@ class OracleTest {
             }
             counts.put(k, count.subtract(big(cost)).max(BigInteger.ZERO));
             return true;
-        }
-
-        @Override
-        public boolean beyondLong() {
-            return counts.values().stream().anyMatch(c -> c.compareTo(LONG_MAX) > 0);
         }
     }
 

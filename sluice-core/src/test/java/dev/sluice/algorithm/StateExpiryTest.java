@@ -8,13 +8,12 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.LimiterConfig;
 import dev.sluice.TestClock;
+import dev.sluice.Variants;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -24,26 +23,13 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class StateExpiryTest {
 
-    static Stream<Arguments> variants() {
-        Stream.Builder<Arguments> b = Stream.builder();
-        for (Algorithm algorithm : Algorithm.values()) {
-            for (boolean countRejected : new boolean[] {false, true}) {
-                b.add(Arguments.of(algorithm, countRejected, false));
-                if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
-                    b.add(Arguments.of(algorithm, countRejected, true));
-                }
-            }
-        }
-        return b.build();
-    }
-
     @ParameterizedTest(name = "{0} countRejected={1} strict={2}")
-    @MethodSource("variants")
+    @MethodSource("dev.sluice.Variants#all")
     void fromItsExpiryAStateDecidesAsAFreshOne(Algorithm algorithm, boolean countRejected, boolean strict) {
         long window = 1_000;
         Params p = new Params(new LimiterConfig(algorithm, 5, Duration.ofNanos(window), new TestClock(),
                 countRejected, 4, strict));
-        Random random = new Random(algorithm.ordinal() * 4L + (countRejected ? 1 : 0) + (strict ? 2 : 0));
+        Random random = new Random(Variants.seed(algorithm, countRejected, strict));
         int expiredAtSomePoint = 0;
         for (int run = 0; run < 300; run++) {
             AlgorithmState state = AlgorithmState.create(algorithm, p);

@@ -8,6 +8,7 @@ import dev.sluice.Decision;
 import dev.sluice.LimiterConfig;
 import dev.sluice.Reservation;
 import dev.sluice.TestClock;
+import dev.sluice.Variants;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.Params;
 import java.time.Duration;
@@ -16,10 +17,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** Idle keys are evicted, and eviction never changes an answer. */
@@ -31,32 +30,19 @@ class InMemoryEvictionTest {
         return (InMemoryRateLimiter) InMemoryStore.create().bind(config);
     }
 
-    static Stream<Arguments> variants() {
-        Stream.Builder<Arguments> b = Stream.builder();
-        for (Algorithm algorithm : Algorithm.values()) {
-            for (boolean countRejected : new boolean[] {false, true}) {
-                b.add(Arguments.of(algorithm, countRejected, false));
-                if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
-                    b.add(Arguments.of(algorithm, countRejected, true));
-                }
-            }
-        }
-        return b.build();
-    }
-
     /**
      * Random traffic on ten keys, every idle key evicted after every request, against states kept forever in a
      * plain map: every decision and every cancel must be the same.
      */
     @ParameterizedTest(name = "{0} countRejected={1} strict={2}")
-    @MethodSource("variants")
+    @MethodSource("dev.sluice.Variants#all")
     void evictionNeverChangesADecision(Algorithm algorithm, boolean countRejected, boolean strict) {
         LimiterConfig config = new LimiterConfig(algorithm, 3, Duration.ofSeconds(1), clock, countRejected, 4, strict);
         InMemoryRateLimiter limiter = limiter(config);
         Params p = new Params(config);
         Map<String, AlgorithmState> kept = new HashMap<>();
         List<Object[]> reservations = new ArrayList<>();  // {Reservation, cost, kept state, place}
-        Random random = new Random(algorithm.ordinal() * 4L + (countRejected ? 1 : 0) + (strict ? 2 : 0));
+        Random random = new Random(Variants.seed(algorithm, countRejected, strict));
         long[] steps = {0, 1, 7, 50, 100, 333, 1_000, 2_500};
         int evicted = 0;
         for (int i = 0; i < 2_000; i++) {

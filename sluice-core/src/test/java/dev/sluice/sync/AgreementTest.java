@@ -8,6 +8,7 @@ import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
 import dev.sluice.RateLimiterBuilder;
 import dev.sluice.Reservation;
+import dev.sluice.TestClock;
 import dev.sluice.memory.InMemoryStore;
 import java.time.Duration;
 import java.util.ArrayList;

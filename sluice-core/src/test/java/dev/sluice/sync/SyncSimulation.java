@@ -3,6 +3,7 @@ package dev.sluice.sync;
 import dev.sluice.Algorithm;
 import dev.sluice.RateLimiter;
 import dev.sluice.RateLimiterBuilder;
+import dev.sluice.TestClock;
 import dev.sluice.memory.InMemoryStore;
 import java.time.Duration;
 import java.time.Instant;

@@ -20,6 +20,8 @@ import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
 import dev.sluice.sync.SynchronizedStore;
+import dev.sluice.testkit.FreezingProxy;
+import dev.sluice.testkit.FreezingProxy.WhileFrozen;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.server.EmbeddedMongoServer;
 import dev.sluice.testkit.server.MongoServers;
@@ -497,8 +499,8 @@ class MongoCounterStoreTest {
     @Test
     void aHungServerIsCutOffByTheTimeout() {
         try (EmbeddedMongoServer server = MongoServers.start();
-             FreezingProxy proxy = new FreezingProxy(server.port());
-             MongoClient proxied = Mongo.client(proxy.connectionString())) {
+             FreezingProxy proxy = new FreezingProxy(server.port(), WhileFrozen.HOLD);
+             MongoClient proxied = Mongo.client("mongodb://127.0.0.1:" + proxy.port())) {
             CounterStore counters = MongoStore.counterStoreBuilder(proxied, Mongo.DATABASE)
                     .timeout(Duration.ofSeconds(1)).createIndex(false).build();
             CounterKey k = new CounterKey("fw:1000", "hung");

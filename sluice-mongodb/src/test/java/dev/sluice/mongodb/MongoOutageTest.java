@@ -17,6 +17,8 @@ import dev.sluice.Reservation;
 import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
 import dev.sluice.spi.SharedRateLimiter;
+import dev.sluice.testkit.FreezingProxy;
+import dev.sluice.testkit.FreezingProxy.WhileFrozen;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.server.EmbeddedMongoServer;
 import dev.sluice.testkit.server.MongoServers;
@@ -138,8 +140,8 @@ class MongoOutageTest {
     void aHungServerIsCutOffByTheTimeoutAndDecisionsResumeWhenItAnswersAgain() throws InterruptedException {
         ManualClock clock = new ManualClock(Instant.parse("2026-01-01T12:00:00Z"));
         try (EmbeddedMongoServer server = MongoServers.start();
-             FreezingProxy proxy = new FreezingProxy(server.port());
-             MongoClient client = Mongo.client(proxy.connectionString())) {
+             FreezingProxy proxy = new FreezingProxy(server.port(), WhileFrozen.HOLD);
+             MongoClient client = Mongo.client("mongodb://127.0.0.1:" + proxy.port())) {
             MongoStore store = MongoStore.builder(client, Mongo.DATABASE).timeSource(TimeSource.CLOCK)
                     .failurePolicy(FailurePolicy.FAIL_CLOSED).timeout(TIMEOUT)
                     .failClosedRetryAfter(FAIL_CLOSED_RETRY_AFTER).build();

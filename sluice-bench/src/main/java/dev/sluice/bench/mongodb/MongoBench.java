@@ -8,6 +8,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.FailurePolicy;
 import dev.sluice.RateLimiter;
+import dev.sluice.bench.StoreKeyCursor;
 import dev.sluice.mongodb.MongoStore;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.testkit.server.MongoServers;
@@ -34,7 +35,6 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
-import org.openjdk.jmh.infra.ThreadParams;
 
 /**
  * Decisions per second of a limiter on {@link MongoStore}: {@code tryAcquire} from 1 and from 64 concurrent callers,
@@ -116,39 +116,15 @@ public class MongoBench {
         }
     }
 
-    /** Each caller's walk over the keys: a stride coprime with the key count, callers starting apart. */
-    @State(Scope.Thread)
-    public static class Cursor {
-        private static final int STRIDE = 7_919;
-        private int index;
-        private int stride;
-        private int keys;
-
-        @Setup
-        public void setUp(MongoBench bench, ThreadParams thread) {
-            keys = bench.keys;
-            stride = STRIDE % keys;
-            index = (int) ((long) keys * thread.getThreadIndex() / thread.getThreadCount());
-        }
-
-        int next() {
-            index += stride;
-            if (index >= keys) {
-                index -= keys;
-            }
-            return index;
-        }
-    }
-
     @Benchmark
     @Threads(1)
-    public Decision tryAcquire1(Cursor cursor) {
+    public Decision tryAcquire1(StoreKeyCursor cursor) {
         return limiter.tryAcquire(names[cursor.next()]);
     }
 
     @Benchmark
     @Threads(CALLERS)
-    public Decision tryAcquire64(Cursor cursor) {
+    public Decision tryAcquire64(StoreKeyCursor cursor) {
         return limiter.tryAcquire(names[cursor.next()]);
     }
 }

@@ -1,27 +1,16 @@
 package dev.sluice.bench.postgres;
 
-import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.bench.Outcomes;
+import dev.sluice.bench.StoreKeyCursor;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.ConsumptionProbe;
 import io.github.bucket4j.distributed.BucketProxy;
 import io.github.bucket4j.distributed.proxy.ProxyManager;
 import io.github.bucket4j.postgresql.Bucket4jPostgreSQL;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
-import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Bucket4j's PostgreSQL backend ({@code bucket4j_jdk17-postgresql}) as its documentation sets it up: a table
@@ -30,13 +19,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * Both of its locking schemes: {@code SELECT ... FOR UPDATE} and {@code pg_advisory_xact_lock}, each a transaction of
  * several round trips. Same server, same pool settings, same keys as {@link SluicePostgresBench}.
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.Throughput)
-@OutputTimeUnit(TimeUnit.SECONDS)
-@Warmup(iterations = 3, time = 2)
-@Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
-public class Bucket4jPostgresBench {
+public class Bucket4jPostgresBench extends PostgresBench {
 
     static final String TABLE = "bucket4j_bench";
 
@@ -49,12 +32,14 @@ public class Bucket4jPostgresBench {
     @Param({"1", "100000"})
     public int keys;
 
-    private HikariDataSource pool;
     private BucketProxy[] buckets;
 
-    @Setup(Level.Trial)
-    public void setUp() {
-        pool = BenchDatabase.pool("bucket4j");
+    public Bucket4jPostgresBench() {
+        super("bucket4j");
+    }
+
+    @Override
+    protected void prepare() {
         BenchDatabase.execute(pool, "CREATE TABLE IF NOT EXISTS " + TABLE
                 + " (id bigint PRIMARY KEY, state bytea, expires_at bigint)");
         BenchDatabase.execute(pool, "TRUNCATE " + TABLE);
@@ -73,24 +58,19 @@ public class Bucket4jPostgresBench {
         BenchDatabase.populate(keys, i -> buckets[i].tryConsume(1));
     }
 
-    @TearDown(Level.Trial)
-    public void tearDown() {
-        pool.close();
-    }
-
     @Benchmark
     @Threads(1)
-    public ConsumptionProbe probe1T(PgKeyCursor cursor, PgOutcomes outcomes) {
+    public ConsumptionProbe probe1T(StoreKeyCursor cursor, Outcomes outcomes) {
         return probe(cursor, outcomes);
     }
 
     @Benchmark
     @Threads(BenchDatabase.CALLERS)
-    public ConsumptionProbe probe64T(PgKeyCursor cursor, PgOutcomes outcomes) {
+    public ConsumptionProbe probe64T(StoreKeyCursor cursor, Outcomes outcomes) {
         return probe(cursor, outcomes);
     }
 
-    private ConsumptionProbe probe(PgKeyCursor cursor, PgOutcomes outcomes) {
+    private ConsumptionProbe probe(StoreKeyCursor cursor, Outcomes outcomes) {
         ConsumptionProbe p = buckets[cursor.next()].tryConsumeAndReturnRemaining(1);
         outcomes.count(p.isConsumed());
         return p;

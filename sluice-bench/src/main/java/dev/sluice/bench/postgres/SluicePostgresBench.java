@@ -1,27 +1,16 @@
 package dev.sluice.bench.postgres;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.FailurePolicy;
 import dev.sluice.RateLimiter;
+import dev.sluice.bench.Outcomes;
+import dev.sluice.bench.StoreKeyCursor;
 import dev.sluice.postgres.PostgresStore;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
-import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Sluice's {@link PostgresStore} as shipped (the store's clock, asynchronous commit), one call per decision, for
@@ -29,13 +18,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * key's row exists before measuring. A store failure throws ({@link FailurePolicy#THROW}), so a failing store can
  * never pass for a fast one.
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.Throughput)
-@OutputTimeUnit(TimeUnit.SECONDS)
-@Warmup(iterations = 3, time = 2)
-@Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
-public class SluicePostgresBench {
+public class SluicePostgresBench extends PostgresBench {
 
     static final String TABLE = "sluice_bench";
 
@@ -45,13 +28,15 @@ public class SluicePostgresBench {
     @Param({"1", "100000"})
     public int keys;
 
-    private HikariDataSource pool;
     private RateLimiter limiter;
     private String[] names;
 
-    @Setup(Level.Trial)
-    public void setUp() {
-        pool = BenchDatabase.pool("sluice");
+    public SluicePostgresBench() {
+        super("sluice");
+    }
+
+    @Override
+    protected void prepare() {
         PostgresStore store = PostgresStore.builder(pool).table(TABLE).failurePolicy(FailurePolicy.THROW)
                 .timeout(Duration.ofSeconds(5)).build();
         BenchDatabase.execute(pool, "TRUNCATE " + TABLE);
@@ -62,24 +47,19 @@ public class SluicePostgresBench {
         BenchDatabase.populate(keys, i -> limiter.tryAcquire(names[i]));
     }
 
-    @TearDown(Level.Trial)
-    public void tearDown() {
-        pool.close();
-    }
-
     @Benchmark
     @Threads(1)
-    public Decision tryAcquire1T(PgKeyCursor cursor, PgOutcomes outcomes) {
+    public Decision tryAcquire1T(StoreKeyCursor cursor, Outcomes outcomes) {
         return decide(cursor, outcomes);
     }
 
     @Benchmark
     @Threads(BenchDatabase.CALLERS)
-    public Decision tryAcquire64T(PgKeyCursor cursor, PgOutcomes outcomes) {
+    public Decision tryAcquire64T(StoreKeyCursor cursor, Outcomes outcomes) {
         return decide(cursor, outcomes);
     }
 
-    private Decision decide(PgKeyCursor cursor, PgOutcomes outcomes) {
+    private Decision decide(StoreKeyCursor cursor, Outcomes outcomes) {
         Decision d = limiter.tryAcquire(names[cursor.next()]);
         outcomes.count(d.allowed());
         return d;

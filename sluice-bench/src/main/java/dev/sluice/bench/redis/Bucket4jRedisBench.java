@@ -6,24 +6,10 @@ import io.github.bucket4j.distributed.BucketProxy;
 import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
 import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
 import io.github.bucket4j.redis.lettuce.cas.LettuceBasedProxyManager;
-import io.lettuce.core.RedisClient;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
-import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Bucket4j's Redis backend for Lettuce as its documentation builds it: {@code Bucket4jLettuce.casBasedBuilder}
@@ -32,23 +18,12 @@ import org.openjdk.jmh.annotations.Warmup;
  * {@code TOKEN_BUCKET}), keys expiring once full. {@code tryConsumeAndReturnRemaining} answers what a Sluice
  * {@code Decision} does (remaining tokens, time to refill). Same limit, callers and keys as {@link SluiceRedisBench}.
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.Throughput)
-@OutputTimeUnit(TimeUnit.SECONDS)
-@Warmup(iterations = 3, time = 2)
-@Measurement(iterations = 5, time = 2)
-@Fork(1)
-public class Bucket4jRedisBench {
+public class Bucket4jRedisBench extends RedisBench {
 
-    @Param({"1", "100000"})
-    public int keys;
-
-    private RedisClient client;
     private BucketProxy[] buckets;
 
-    @Setup(Level.Trial)
-    public void setUp(RedisTarget target) {
-        client = RedisClient.create(target.uri);
+    @Override
+    protected void prepare(String[] names) {
         LettuceBasedProxyManager<byte[]> proxies = Bucket4jLettuce.casBasedBuilder(client)
                 .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(
                         Duration.ofSeconds(1)))
@@ -56,7 +31,6 @@ public class Bucket4jRedisBench {
         BucketConfiguration configuration = BucketConfiguration.builder()
                 .addLimit(l -> l.capacity(RedisTarget.LIMIT).refillGreedy(RedisTarget.LIMIT, RedisTarget.WINDOW))
                 .build();
-        String[] names = target.keys(keys);
         buckets = new BucketProxy[keys];
         for (int i = 0; i < keys; i++) {
             buckets[i] = proxies.builder().build(names[i].getBytes(StandardCharsets.UTF_8), () -> configuration);
@@ -64,11 +38,6 @@ public class Bucket4jRedisBench {
                 throw new IllegalStateException("setup request denied for " + names[i]);
             }
         }
-    }
-
-    @TearDown(Level.Trial)
-    public void tearDown() {
-        client.shutdown();
     }
 
     @Benchmark

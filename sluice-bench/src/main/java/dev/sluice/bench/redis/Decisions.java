@@ -1,5 +1,6 @@
 package dev.sluice.bench.redis;
 
+import dev.sluice.bench.Tally;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Scope;
@@ -13,24 +14,18 @@ import org.openjdk.jmh.annotations.State;
  */
 @State(Scope.Thread)
 @AuxCounters(AuxCounters.Type.OPERATIONS)
-public class Decisions {
-
-    public long allowed;
-    public long denied;
+public class Decisions extends Tally {
 
     @Setup(Level.Iteration)
     public void reset() {
-        allowed = 0;
-        denied = 0;
+        clear();
     }
 
-    /** Counts one decision; returns it. */
-    boolean count(boolean wasAllowed) {
-        if (wasAllowed) {
-            allowed++;
-        } else {
-            denied++;
-        }
-        return wasAllowed;
+    public long allowed() {
+        return allowed;
+    }
+
+    public long denied() {
+        return denied;
     }
 }

@@ -1,13 +1,8 @@
 package dev.sluice.bench.state;
 
 import com.google.common.util.concurrent.RateLimiter;
-import dev.sluice.bench.Keys;
-import dev.sluice.bench.Load;
 import java.util.concurrent.ConcurrentHashMap;
-import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
-import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 
 /**
@@ -18,39 +13,22 @@ import org.openjdk.jmh.annotations.State;
  * on many keys it is looked up in a {@link ConcurrentHashMap}.
  */
 @State(Scope.Benchmark)
-public class GuavaState {
-
-    @Param({"1", "1000000"})
-    public int keys;
-
-    @Param
-    public Load load;
+public class GuavaState extends PerKeyState<RateLimiter> {
 
     private double permitsPerSecond;
-    private RateLimiter single;
-    private final ConcurrentHashMap<String, RateLimiter> limiters = new ConcurrentHashMap<>();
-    private String[] names;
 
-    @Setup(Level.Trial)
-    public void setUp() {
+    @Override
+    protected void configure() {
         permitsPerSecond = load.limit * 1e9 / load.window.toNanos();
-        names = Keys.generate(keys);
-        for (String name : names) {
-            RateLimiter r = limiter(name);
-            if (load.drained() && !r.tryAcquire(Math.toIntExact(load.limit))) {
-                throw new IllegalStateException("setup request denied for " + name);
-            }
-        }
-        single = limiters.get(names[0]);
     }
 
-    /** The limiter of key {@code index}: the only limiter on one key, a map look-up otherwise. */
-    public RateLimiter limiterAt(int index) {
-        return keys == 1 ? single : limiter(names[index]);
+    @Override
+    protected RateLimiter create(String key) {
+        return RateLimiter.create(permitsPerSecond);
     }
 
-    private RateLimiter limiter(String key) {
-        RateLimiter r = limiters.get(key);
-        return r != null ? r : limiters.computeIfAbsent(key, k -> RateLimiter.create(permitsPerSecond));
+    @Override
+    protected boolean drain(RateLimiter limiter) {
+        return limiter.tryAcquire(Math.toIntExact(load.limit));
     }
 }

@@ -1,0 +1,64 @@
+package dev.sluice.algorithm;
+
+import dev.sluice.Decision;
+import dev.sluice.Reservation;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * What every limiter's {@link Reservation} shares: its key, cost and decision, and a {@link #cancel()} that gives
+ * the permits back at most once however many threads call it. Each limiter subclasses it (privately) to say where
+ * the permits were taken from and how to return them. Public only to reach the limiters in the other packages of
+ * this module; the module does not export this package.
+ *
+ * <p>Thread-safe once published: {@link #decide} is called once, by the limiter's {@code reserve}, before the
+ * reservation is handed out.
+ */
+public abstract class OnceReservation implements Reservation {
+
+    /** The key the permits were requested on. */
+    public final String key;
+    /** The permits requested. */
+    public final long cost;
+
+    private Decision decision;
+    private final AtomicBoolean done = new AtomicBoolean();
+
+    protected OnceReservation(String key, long cost) {
+        this.key = key;
+        this.cost = cost;
+    }
+
+    /** Records the decision; once, before the reservation is published. */
+    public final void decide(Decision d) {
+        decision = d;
+    }
+
+    @Override
+    public final Decision decision() {
+        return decision;
+    }
+
+    /**
+     * Whether there are permits to give back. By default whether the decision admitted the request; a limiter whose
+     * admissions do not all hold permits (a fail-open answer) says so here.
+     */
+    protected boolean holds() {
+        return decision.allowed();
+    }
+
+    /** Gives the permits back; called at most once, and only if {@link #holds()}. Whether they were returned. */
+    protected abstract boolean giveBack();
+
+    @Override
+    public final boolean cancel() {
+        if (!holds() || !done.compareAndSet(false, true)) {
+            return false;
+        }
+        return giveBack();
+    }
+
+    @Override
+    public String toString() {
+        return "Reservation[" + key + ", cost=" + cost + ", " + decision + (done.get() ? ", cancelled" : "") + "]";
+    }
+}
