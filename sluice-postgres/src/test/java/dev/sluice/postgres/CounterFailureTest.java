@@ -17,6 +17,7 @@ import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
 import dev.sluice.spi.SharedStoreOptions;
 import dev.sluice.sync.SynchronizedStore;
+import dev.sluice.testkit.FreezingProxy;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.server.PostgresServers;
 import java.sql.Connection;
@@ -103,7 +104,7 @@ class CounterFailureTest {
     @Test
     void aCallWhoseAnswerIsLostThrowsAndCoreSettlesItByARead() throws Exception {
         List<SluiceException> reported = new CopyOnWriteArrayList<>();
-        try (FreezableProxy proxy = new FreezableProxy(server.port());
+        try (FreezingProxy proxy = new FreezingProxy(server.port(), FreezingProxy.WhileFrozen.DROP);
              HikariDataSource proxied = Databases.pool("jdbc:postgresql://localhost:" + proxy.port()
                      + "/postgres?user=postgres", 2, BORROW);
              HikariDataSource direct = Databases.pool(server.url(), 1, BORROW)) {

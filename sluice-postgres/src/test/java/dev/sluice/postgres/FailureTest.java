@@ -15,6 +15,7 @@ import dev.sluice.Reservation;
 import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
 import dev.sluice.spi.SharedRateLimiter;
+import dev.sluice.testkit.FreezingProxy;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.server.PostgresServers;
 import java.sql.Connection;
@@ -134,7 +135,7 @@ class FailureTest {
 
     @Test
     void aHungServerIsCutOffByTheTimeout() throws Exception {
-        try (FreezableProxy proxy = new FreezableProxy(server.port());
+        try (FreezingProxy proxy = new FreezingProxy(server.port(), FreezingProxy.WhileFrozen.DROP);
              HikariDataSource pool = Databases.pool("jdbc:postgresql://localhost:" + proxy.port()
                      + "/postgres?user=postgres", 2, BORROW)) {
             SharedRateLimiter open = limiter(store(pool, FailurePolicy.FAIL_OPEN, TIMEOUT));
