@@ -37,11 +37,42 @@ public record SharedStoreOptions(TimeSource timeSource, FailurePolicy failurePol
         Objects.requireNonNull(failureListener, "failureListener must not be null");
     }
 
-    static void requirePositive(String name, Duration d) {
+    /**
+     * {@code d}, checked for a store's builder: not null, greater than zero and within a long of nanoseconds.
+     *
+     * @throws NullPointerException     if {@code d} is null, naming {@code name}
+     * @throws IllegalArgumentException if {@code d} is zero, negative or too long, naming {@code name} and {@code d}
+     */
+    public static Duration requirePositive(String name, Duration d) {
         Objects.requireNonNull(d, name + " must not be null");
         if (d.isNegative() || d.isZero()) {
             throw new IllegalArgumentException(name + " must be > 0, was " + d);
         }
+        return requireNanos(name, d);
+    }
+
+    /**
+     * {@code d}, checked for a store's builder: not null and zero or more (any length: a store that adds it to a time
+     * saturates).
+     *
+     * @throws NullPointerException     if {@code d} is null, naming {@code name}
+     * @throws IllegalArgumentException if {@code d} is negative, naming {@code name} and {@code d}
+     */
+    public static Duration requireNonNegative(String name, Duration d) {
+        Objects.requireNonNull(d, name + " must not be null");
+        if (d.isNegative()) {
+            throw new IllegalArgumentException(name + " must be >= 0, was " + d);
+        }
+        return d;
+    }
+
+    private static Duration requireNanos(String name, Duration d) {
+        try {
+            d.toNanos();
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException(name + " must fit in a long of nanoseconds, was " + d, e);
+        }
+        return d;
     }
 
     /**

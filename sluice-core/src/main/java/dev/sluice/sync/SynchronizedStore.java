@@ -9,6 +9,7 @@ import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
 import dev.sluice.spi.RateLimitStore;
+import dev.sluice.spi.SharedStoreOptions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -495,16 +496,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         }
 
         private static Duration requirePositive(String name, Duration d) {
-            Objects.requireNonNull(d, name + " must not be null");
-            if (d.isNegative() || d.isZero()) {
-                throw new IllegalArgumentException(name + " must be > 0, was " + d);
-            }
-            try {
-                d.toNanos();
-            } catch (ArithmeticException e) {
-                throw new IllegalArgumentException(name + " must fit in a long of nanoseconds, was " + d, e);
-            }
-            return d;
+            return SharedStoreOptions.requirePositive(name, d);
         }
     }
 }

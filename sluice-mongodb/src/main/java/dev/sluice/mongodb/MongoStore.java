@@ -378,11 +378,7 @@ public final class MongoStore implements RateLimitStore {
          * may be longer than an exact-mode store's timeout.
          */
         public CounterStoreBuilder timeout(Duration timeout) {
-            Objects.requireNonNull(timeout, "timeout must not be null");
-            if (timeout.isNegative() || timeout.isZero()) {
-                throw new IllegalArgumentException("timeout must be > 0, was " + timeout);
-            }
-            this.timeout = timeout;
+            this.timeout = SharedStoreOptions.requirePositive("timeout", timeout);
             return this;
         }
 

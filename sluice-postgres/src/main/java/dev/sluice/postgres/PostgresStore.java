@@ -329,11 +329,7 @@ public final class PostgresStore implements RateLimitStore {
          * @throws IllegalArgumentException if not positive
          */
         public CounterStoreBuilder timeout(Duration timeout) {
-            Objects.requireNonNull(timeout, "timeout must not be null");
-            if (timeout.isNegative() || timeout.isZero()) {
-                throw new IllegalArgumentException("timeout must be > 0, was " + timeout);
-            }
-            this.timeout = timeout;
+            this.timeout = SharedStoreOptions.requirePositive("timeout", timeout);
             return this;
         }
 

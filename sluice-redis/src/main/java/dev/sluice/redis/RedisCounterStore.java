@@ -6,6 +6,7 @@ import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
 import dev.sluice.spi.SharedStoreBuilder;
+import dev.sluice.spi.SharedStoreOptions;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.codec.StringCodec;
@@ -377,11 +378,7 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
          * default 1 s. Only the synchronized store's background rounds wait for it, never a request.
          */
         public Builder timeout(Duration timeout) {
-            Objects.requireNonNull(timeout, "timeout must not be null");
-            if (timeout.isNegative() || timeout.isZero()) {
-                throw new IllegalArgumentException("timeout must be > 0, was " + timeout);
-            }
-            this.timeout = timeout;
+            this.timeout = SharedStoreOptions.requirePositive("timeout", timeout);
             return this;
         }
 
@@ -391,11 +388,7 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
          * still counts the record's frames). Default 1 s; zero allowed.
          */
         public Builder expiryMargin(Duration margin) {
-            Objects.requireNonNull(margin, "expiryMargin must not be null");
-            if (margin.isNegative()) {
-                throw new IllegalArgumentException("expiryMargin must be >= 0, was " + margin);
-            }
-            this.expiryMargin = margin;
+            this.expiryMargin = SharedStoreOptions.requireNonNegative("expiryMargin", margin);
             return this;
         }
 

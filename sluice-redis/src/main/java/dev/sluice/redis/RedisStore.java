@@ -221,11 +221,7 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
          * and expires.
          */
         public Builder expiryMargin(Duration margin) {
-            Objects.requireNonNull(margin, "expiryMargin must not be null");
-            if (margin.isNegative()) {
-                throw new IllegalArgumentException("expiryMargin must be >= 0, was " + margin);
-            }
-            this.expiryMargin = margin;
+            this.expiryMargin = SharedStoreOptions.requireNonNegative("expiryMargin", margin);
             return this;
         }
 
