@@ -6,13 +6,13 @@ import java.util.TreeMap;
 
 /**
  * A small mutable map from frame start to a signed count, in increasing frame order, without zero entries. The
- * requests of one key land in one or two frames at a time, so a scan from the end finds the frame at once.
+ * requests of one key land in one or two frames at a time, so a scan from the end finds the frame at once. Entry
+ * {@code j} is {@code (a[2j], a[2j+1])} in one array, so a decision touches one array, not two.
  * Not thread-safe: guarded by the owning key's monitor.
  */
 final class FrameCounts {
 
-    private long[] frames;
-    private long[] counts;
+    private long[] a;  // frame, count, frame, count, ...
     private int size;
 
     FrameCounts() {
@@ -20,8 +20,7 @@ final class FrameCounts {
     }
 
     private FrameCounts(int capacity) {
-        frames = new long[capacity];
-        counts = new long[capacity];
+        a = new long[2 * capacity];
     }
 
     static FrameCounts of(Map<Long, Long> counters) {
@@ -41,22 +40,22 @@ final class FrameCounts {
     }
 
     long frame(int j) {
-        return frames[j];
+        return a[2 * j];
     }
 
     long count(int j) {
-        return counts[j];
+        return a[2 * j + 1];
     }
 
     long get(long frame) {
         int j = find(frame);
-        return j >= 0 ? counts[j] : 0;
+        return j >= 0 ? count(j) : 0;
     }
 
     long total() {
         long sum = 0;
         for (int j = 0; j < size; j++) {
-            sum += counts[j];
+            sum += count(j);
         }
         return sum;
     }
@@ -68,48 +67,44 @@ final class FrameCounts {
         }
         int j = find(frame);
         if (j >= 0) {
-            counts[j] += delta;
-            if (counts[j] == 0) {
+            a[2 * j + 1] += delta;
+            if (a[2 * j + 1] == 0) {
                 remove(j);
             }
             return;
         }
         int at = -j - 1;
-        if (size == frames.length) {
-            frames = Arrays.copyOf(frames, size * 2);
-            counts = Arrays.copyOf(counts, size * 2);
+        if (2 * size == a.length) {
+            a = Arrays.copyOf(a, a.length * 2);
         }
-        System.arraycopy(frames, at, frames, at + 1, size - at);
-        System.arraycopy(counts, at, counts, at + 1, size - at);
-        frames[at] = frame;
-        counts[at] = delta;
+        System.arraycopy(a, 2 * at, a, 2 * at + 2, 2 * (size - at));
+        a[2 * at] = frame;
+        a[2 * at + 1] = delta;
         size++;
     }
 
     /** Adds every count of {@code other} times {@code sign}. */
     void addAll(FrameCounts other, int sign) {
         for (int j = 0; j < other.size; j++) {
-            add(other.frames[j], sign * other.counts[j]);
+            add(other.frame(j), sign * other.count(j));
         }
     }
 
     /** Drops the frames that start before {@code start}. */
     void dropBefore(long start) {
         int k = 0;
-        while (k < size && frames[k] < start) {
+        while (k < size && frame(k) < start) {
             k++;
         }
         if (k > 0) {
-            System.arraycopy(frames, k, frames, 0, size - k);
-            System.arraycopy(counts, k, counts, 0, size - k);
+            System.arraycopy(a, 2 * k, a, 0, 2 * (size - k));
             size -= k;
         }
     }
 
     FrameCounts copy() {
         FrameCounts c = new FrameCounts(Math.max(2, size));
-        System.arraycopy(frames, 0, c.frames, 0, size);
-        System.arraycopy(counts, 0, c.counts, 0, size);
+        System.arraycopy(a, 0, c.a, 0, 2 * size);
         c.size = size;
         return c;
     }
@@ -118,17 +113,18 @@ final class FrameCounts {
     TreeMap<Long, Long> toMap() {
         TreeMap<Long, Long> m = new TreeMap<>();
         for (int j = 0; j < size; j++) {
-            m.put(frames[j], counts[j]);
+            m.put(frame(j), count(j));
         }
         return m;
     }
 
     private int find(long frame) {
         for (int j = size - 1; j >= 0; j--) {
-            if (frames[j] == frame) {
+            long f = a[2 * j];
+            if (f == frame) {
                 return j;
             }
-            if (frames[j] < frame) {
+            if (f < frame) {
                 return -(j + 1) - 1;
             }
         }
@@ -136,8 +132,7 @@ final class FrameCounts {
     }
 
     private void remove(int j) {
-        System.arraycopy(frames, j + 1, frames, j, size - j - 1);
-        System.arraycopy(counts, j + 1, counts, j, size - j - 1);
+        System.arraycopy(a, 2 * j + 2, a, 2 * j, 2 * (size - j - 1));
         size--;
     }
 
