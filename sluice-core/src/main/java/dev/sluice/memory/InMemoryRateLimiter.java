@@ -24,9 +24,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * </pre>
  *
  * A decision and an eviction of the same key serialize on the key's lock ({@link AlgorithmState#lock()}), and a
- * decision never applies to a retired state, so no admitted permit is ever lost to eviction. A state is evicted only once it decides as a fresh
- * state would ({@link AlgorithmState#expiresAt}), so a key recreated after eviction decides exactly as if it
- * had been kept. Two details make that hold under contention:
+ * decision never applies to a retired state, so no admitted permit is ever lost to eviction. A state is evicted
+ * only once it decides as a fresh state would ({@link AlgorithmState#expiresAt}), so a key recreated after eviction
+ * decides exactly as if it had been kept. Two details make that hold under contention:
  * <ul>
  *   <li>The time of a decision is read while its state is held. Read before, a request that stalls between its
  *       reading and its decision could find the state evicted by a later time and decide on a fresh one at its

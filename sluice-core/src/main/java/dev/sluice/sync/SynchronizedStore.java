@@ -436,7 +436,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
          * instances can pass the limit together, and the more round trips.
          */
         public Builder flushInterval(Duration interval) {
-            this.flushInterval = requirePositive("flushInterval", interval);
+            this.flushInterval = SharedStoreOptions.requirePositive("flushInterval", interval);
             return this;
         }
 
@@ -445,7 +445,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
          * in which case each round flushes and then refreshes.
          */
         public Builder refreshInterval(Duration interval) {
-            this.refreshInterval = requirePositive("refreshInterval", interval);
+            this.refreshInterval = SharedStoreOptions.requirePositive("refreshInterval", interval);
             return this;
         }
 
@@ -465,7 +465,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
          * until the next refresh reads its record.
          */
         public Builder idleTimeout(Duration timeout) {
-            this.idleTimeout = requirePositive("idleTimeout", timeout);
+            this.idleTimeout = SharedStoreOptions.requirePositive("idleTimeout", timeout);
             return this;
         }
 
@@ -493,10 +493,6 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         /** The store; starts its background thread unless {@link #manualSync()}. */
         public SynchronizedStore build() {
             return new SynchronizedStore(this);
-        }
-
-        private static Duration requirePositive(String name, Duration d) {
-            return SharedStoreOptions.requirePositive(name, d);
         }
     }
 }
