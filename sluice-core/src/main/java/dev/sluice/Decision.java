@@ -59,8 +59,27 @@ public abstract sealed class Decision {
         }
     }
 
+    /**
+     * The same answer marked as given by a store's {@link FailurePolicy}: the store failed or timed out, so the
+     * decision is the policy's ({@code FAIL_OPEN} allows, {@code FAIL_CLOSED} denies), not the limit's.
+     */
+    public static Decision fromFailurePolicy(Decision d) {
+        if (d.failed()) {
+            return d;
+        }
+        return new Fallback(d.limit(), d.remaining(), d.resetAfterNanos(), d.retryAfterNanos());
+    }
+
     /** Whether the request may proceed. */
     public abstract boolean allowed();
+
+    /**
+     * Whether the store behind the limiter failed and this answer is its {@link FailurePolicy}'s rather than the
+     * limit's: a fail-open admission that counted nothing, or a fail-closed refusal.
+     */
+    public boolean failed() {
+        return false;
+    }
 
     /** The limit of the window or bucket that decided ({@code L}). */
     public abstract long limit();
@@ -97,13 +116,13 @@ public abstract sealed class Decision {
             return false;
         }
         Decision d = (Decision) o;
-        return allowed() == d.allowed() && limit() == d.limit() && remaining() == d.remaining()
+        return allowed() == d.allowed() && failed() == d.failed() && limit() == d.limit() && remaining() == d.remaining()
                 && resetAfterNanos() == d.resetAfterNanos() && retryAfterNanos() == d.retryAfterNanos();
     }
 
     @Override
     public final int hashCode() {
-        int h = Boolean.hashCode(allowed());
+        int h = Boolean.hashCode(allowed()) + (failed() ? 2 : 0);
         h = 31 * h + Long.hashCode(limit());
         h = 31 * h + Long.hashCode(remaining());
         h = 31 * h + Long.hashCode(resetAfterNanos());
@@ -112,7 +131,7 @@ public abstract sealed class Decision {
 
     @Override
     public final String toString() {
-        return "Decision[allowed=" + allowed() + ", limit=" + limit() + ", remaining=" + remaining()
+        return "Decision[allowed=" + allowed() + (failed() ? ", failed" : "") + ", limit=" + limit() + ", remaining=" + remaining()
                 + ", resetAfter=" + resetAfter() + ", retryAfter=" + retryAfter() + "]";
     }
 
@@ -208,6 +227,51 @@ public abstract sealed class Decision {
         @Override
         public boolean allowed() {
             return retryAfterNanos == 0;
+        }
+
+        @Override
+        public long limit() {
+            return limit;
+        }
+
+        @Override
+        public long remaining() {
+            return remaining;
+        }
+
+        @Override
+        public long resetAfterNanos() {
+            return resetAfterNanos;
+        }
+
+        @Override
+        public long retryAfterNanos() {
+            return retryAfterNanos;
+        }
+    }
+
+    /** An answer of the failure policy: any limit, flagged {@link #failed()}. */
+    private static final class Fallback extends Decision {
+        private final long limit;
+        private final long remaining;
+        private final long resetAfterNanos;
+        private final long retryAfterNanos;
+
+        Fallback(long limit, long remaining, long resetAfterNanos, long retryAfterNanos) {
+            this.limit = limit;
+            this.remaining = remaining;
+            this.resetAfterNanos = resetAfterNanos;
+            this.retryAfterNanos = retryAfterNanos;
+        }
+
+        @Override
+        public boolean allowed() {
+            return retryAfterNanos == 0;
+        }
+
+        @Override
+        public boolean failed() {
+            return true;
         }
 
         @Override

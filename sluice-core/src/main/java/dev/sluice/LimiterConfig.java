@@ -15,9 +15,11 @@ import java.util.Objects;
  * @param countRejected whether rejected requests consume their cost too
  * @param buckets       sub-windows per window; used by {@link Algorithm#SLIDING_WINDOW_COUNTER} only
  * @param strict        {@link Algorithm#SLIDING_WINDOW_COUNTER} only: also count the partly overlapping sub-window
+ * @param listener      told of the limiter's decisions, store failures and store calls; {@link RateLimitListener#NONE}
+ *                      for none
  */
 public record LimiterConfig(Algorithm algorithm, long limit, Duration window, Clock clock,
-                            boolean countRejected, int buckets, boolean strict) {
+                            boolean countRejected, int buckets, boolean strict, RateLimitListener listener) {
 
     /** Sub-windows per window when none is given. */
     public static final int DEFAULT_BUCKETS = 60;
@@ -32,6 +34,7 @@ public record LimiterConfig(Algorithm algorithm, long limit, Duration window, Cl
     /** Validates every field; the message names the bad value. */
     public LimiterConfig {
         Objects.requireNonNull(algorithm, "algorithm must not be null");
+        Objects.requireNonNull(listener, "listener must not be null");
         Objects.requireNonNull(window, "window must not be null");
         Objects.requireNonNull(clock, "clock must not be null");
         if (limit <= 0) {
@@ -46,6 +49,12 @@ public record LimiterConfig(Algorithm algorithm, long limit, Duration window, Cl
             throw new IllegalArgumentException("buckets must be at most the window in nanoseconds (" + windowNanos
                     + "), was " + buckets);
         }
+    }
+
+    /** A configuration without a listener. */
+    public LimiterConfig(Algorithm algorithm, long limit, Duration window, Clock clock, boolean countRejected,
+                         int buckets, boolean strict) {
+        this(algorithm, limit, window, clock, countRejected, buckets, strict, RateLimitListener.NONE);
     }
 
     static void checkWindow(Duration window) {

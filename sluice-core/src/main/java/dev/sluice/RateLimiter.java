@@ -1,5 +1,9 @@
 package dev.sluice;
 
+import dev.sluice.spi.JointDecider;
+import java.util.List;
+import java.util.Objects;
+
 /**
  * Limits the rate of requests per key. Build one with {@link #builder(Algorithm)}.
  *
@@ -19,7 +23,7 @@ package dev.sluice;
  * <p>Each request method throws {@link IllegalArgumentException} when the key is null or empty or the cost is
  * not in {@code [1, limit]}, and a {@link SluiceException} when the store behind the limiter fails.
  */
-public interface RateLimiter {
+public interface RateLimiter extends AutoCloseable {
 
     /** A builder for a limiter running {@code algorithm}; the in-memory store is the default. */
     static RateLimiterBuilder builder(Algorithm algorithm) {
@@ -50,4 +54,66 @@ public interface RateLimiter {
      * Acquires like {@link #tryAcquire(String, long)} and returns a handle that can give the permits back.
      */
     Reservation reserve(String key, long cost);
+
+    /**
+     * Acquires every part of a request or none: the request passes only if each limit allows its part, and a request
+     * that is refused consumes from none of them. The limits that refuse it and count rejections
+     * ({@link RateLimiterBuilder#countRejected(boolean)}) count it, as they would alone; no other limit changes.
+     *
+     * <p>Atomic when every limiter is on the same store, or every limiter on the in-memory store: no other request
+     * sees some parts taken and not the others (see each store for how). Across stores, the parts are taken in order
+     * and given back at the first refusal ({@link dev.sluice.spi.JointDecider#takeAndGiveBack()}): never over the
+     * limit, but a concurrent request may be refused for the permits a refused request held for that moment.
+     *
+     * @param parts the limits, in the order the answer lists them; at least one, and no limiter with the same key
+     *              twice (add the costs instead)
+     * @throws IllegalArgumentException if {@code parts} is empty or names a limiter and key twice
+     * @throws IllegalStateException    if a limiter is closed
+     */
+    static JointDecision tryAcquireAll(List<Acquisition> parts) {
+        Objects.requireNonNull(parts, "parts must not be null");
+        if (parts.isEmpty()) {
+            throw new IllegalArgumentException("parts must not be empty");
+        }
+        JointDecider decider = null;
+        for (int i = 0; i < parts.size(); i++) {
+            Acquisition a = Objects.requireNonNull(parts.get(i), "parts must not contain null");
+            for (int j = 0; j < i; j++) {
+                Acquisition b = parts.get(j);
+                if (b.limiter() == a.limiter() && b.key().equals(a.key())) {
+                    throw new IllegalArgumentException("parts must not name one limiter and key twice, was key '"
+                            + a.key() + "' at " + j + " and " + i + " (add the costs instead)");
+                }
+            }
+            JointDecider d = Objects.requireNonNull(a.limiter().jointDecider(), "limiter returned no joint decider");
+            if (decider == null) {
+                decider = d;
+            } else if (!decider.equals(d)) {
+                decider = JointDecider.takeAndGiveBack();
+            }
+        }
+        return decider.decideAll(parts);
+    }
+
+    /** {@link #tryAcquireAll(List)} of the parts given. */
+    static JointDecision tryAcquireAll(Acquisition... parts) {
+        return tryAcquireAll(List.of(parts));
+    }
+
+    /**
+     * For stores: the decider of joint requests ({@link #tryAcquireAll}) on this limiter's store. Default
+     * {@link JointDecider#takeAndGiveBack()}.
+     */
+    default JointDecider jointDecider() {
+        return JointDecider.takeAndGiveBack();
+    }
+
+    /**
+     * Lets the limiter go: its per-key state, and its share of any background work of its store, are released. Every
+     * request method throws {@link IllegalStateException} afterwards. Idempotent. The store itself stays open for
+     * its other limiters. Default: nothing to release.
+     */
+    @Override
+    default void close() {
+    }
 }

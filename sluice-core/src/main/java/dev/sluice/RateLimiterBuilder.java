@@ -21,6 +21,7 @@ public final class RateLimiterBuilder {
     private boolean bucketsSet;
     private boolean strict;
     private RateLimitStore store;
+    private RateLimitListener listener = RateLimitListener.NONE;
 
     private RateLimiterBuilder(Algorithm algorithm) {
         this.algorithm = Objects.requireNonNull(algorithm, "algorithm must not be null");
@@ -89,12 +90,21 @@ public final class RateLimiterBuilder {
         return this;
     }
 
+    /**
+     * Told of this limiter's decisions, and of the failures and latency of its store calls; default none. A store's
+     * own listener (set on its builder) hears every limiter of the store besides.
+     */
+    public RateLimiterBuilder listener(RateLimitListener listener) {
+        this.listener = Objects.requireNonNull(listener, "listener must not be null");
+        return this;
+    }
+
     /** The validated configuration this builder describes. */
     public LimiterConfig config() {
         if (window == null) {
             throw new IllegalStateException("limit(permits, window) must be set before build()");
         }
-        return new LimiterConfig(algorithm, limit, window, clock, countRejected, buckets, strict);
+        return new LimiterConfig(algorithm, limit, window, clock, countRejected, buckets, strict, listener);
     }
 
     /** Builds the limiter on the configured store. */

@@ -2,14 +2,18 @@ package dev.sluice.memory;
 
 import dev.sluice.Decision;
 import dev.sluice.LimiterConfig;
+import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.Reservation;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.Params;
+import dev.sluice.spi.JointDecider;
+import dev.sluice.spi.Listeners;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -46,6 +50,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>At the bound on keys, a new key first makes room by evicting every idle key (one full pass, under the sweep
  * lock). If every key is live, the request is denied with {@code retryAfter} until the earliest live key is idle;
  * that instant is remembered, so until then a new key is denied without another pass.
+ *
+ * <p>A joint request ({@link MemoryJoint}) holds the locks of all its keys at once, taken in one global order
+ * ({@link #serial}, then key), so two joint requests never wait on each other in a cycle; it never makes room while
+ * holding a lock, since a pass over the map locks every state of this limiter.
+ *
+ * <p>{@link #close()} retires and drops every state: a reservation taken before returns nothing afterwards.
  */
 final class InMemoryRateLimiter implements RateLimiter {
 
@@ -55,9 +65,15 @@ final class InMemoryRateLimiter implements RateLimiter {
     /** What {@link #makeRoom} answers when the caller should try to take a slot again. */
     private static final long ROOM = Long.MIN_VALUE;
 
+    private static final AtomicLong SERIALS = new AtomicLong();
+
     private final LimiterConfig config;
     private final Params params;
     private final int maximumKeys;
+    private final RateLimitListener listener;
+    /** This limiter's place in the order in which a joint request locks the keys of several limiters. */
+    final long serial = SERIALS.incrementAndGet();
+    private volatile boolean closed;
     private final ConcurrentHashMap<String, AlgorithmState> states = new ConcurrentHashMap<>();
     private final AtomicInteger size = new AtomicInteger();  // entries in states, counted before insertion
 
@@ -70,6 +86,7 @@ final class InMemoryRateLimiter implements RateLimiter {
         this.config = config;
         this.params = new Params(config);
         this.maximumKeys = maximumKeys;
+        this.listener = config.listener();
     }
 
     @Override
@@ -80,12 +97,16 @@ final class InMemoryRateLimiter implements RateLimiter {
     @Override
     public Decision tryAcquire(String key, long cost) {
         config.checkRequest(key, cost);
-        return decide(key, cost, null);
+        checkOpen();
+        Decision d = decide(key, cost, null);
+        Listeners.decision(listener, this, key, cost, d);
+        return d;
     }
 
     @Override
     public Decision peek(String key, long cost) {
         config.checkRequest(key, cost);
+        checkOpen();
         AlgorithmState s = states.get(key);
         if (s != null) {
             s.lock();
@@ -123,9 +144,56 @@ final class InMemoryRateLimiter implements RateLimiter {
     @Override
     public Reservation reserve(String key, long cost) {
         config.checkRequest(key, cost);
+        checkOpen();
         MemoryReservation r = new MemoryReservation(this, key, cost);
         r.decide(decide(key, cost, r));
+        Listeners.decision(listener, this, key, cost, r.decision());
         return r;
+    }
+
+    @Override
+    public JointDecider jointDecider() {
+        return MemoryJoint.INSTANCE;
+    }
+
+    /** Retires and drops every state; requests throw from now on. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        sweepLock.lock();
+        try {
+            for (Map.Entry<String, AlgorithmState> e : states.entrySet()) {
+                AlgorithmState s = e.getValue();
+                s.lock();
+                try {
+                    if (!s.isRetired()) {
+                        s.retire();
+                        if (states.remove(e.getKey(), s)) {
+                            size.decrementAndGet();
+                        }
+                    }
+                } finally {
+                    s.unlock();
+                }
+            }
+            cursor = null;
+        } finally {
+            sweepLock.unlock();
+        }
+    }
+
+    /** Whether {@link #close()} was called. */
+    boolean isClosed() {
+        return closed;
+    }
+
+    void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("this limiter is closed: " + this);
+        }
     }
 
     boolean cancel(MemoryReservation r) {
@@ -201,6 +269,67 @@ final class InMemoryRateLimiter implements RateLimiter {
             reservation.place = s.place(params, now);
         }
         return d;
+    }
+
+    // ---- for a joint request (MemoryJoint) --------------------------------------------------------------------------
+
+    /**
+     * The state of {@code key}, locked for the caller, created if absent; null if the bound on keys leaves no slot
+     * for it (the caller then lets go of every lock it holds and calls {@link #roomFor}).
+     */
+    AlgorithmState lockForJoint(String key) {
+        while (true) {
+            AlgorithmState s = states.get(key);
+            if (s != null) {
+                s.lock();
+                if (!s.isRetired()) {
+                    return s;
+                }
+                s.unlock();
+                continue;
+            }
+            if (!takeSlot()) {
+                return null;
+            }
+            AlgorithmState fresh = AlgorithmState.create(config.algorithm(), params);
+            fresh.lock();
+            if (states.putIfAbsent(key, fresh) == null) {
+                return fresh;
+            }
+            fresh.unlock();
+            size.decrementAndGet();
+        }
+    }
+
+    /**
+     * At the bound, with no lock held: makes room for {@code key} if it can. Null if the caller should try again,
+     * else the denial a new key gets now.
+     */
+    Decision roomFor(String key) {
+        long now = now();
+        long until = makeRoom(now);
+        if (until == ROOM || states.containsKey(key)) {
+            return null;
+        }
+        return noRoom(until, now);
+    }
+
+    /** Decides on {@code s}, held by the caller, at {@code now}. */
+    Decision decideHeld(AlgorithmState s, long now, long cost, boolean consume) {
+        return s.decide(params, now, cost, consume);
+    }
+
+    /** After a joint request let go of its locks: the amortized sweep. */
+    void afterJoint(long now) {
+        afterDecision(now, false);
+    }
+
+    RateLimitListener listener() {
+        return listener;
+    }
+
+    long now() {
+        return config.clockNanos();
     }
 
     private void afterDecision(long now, boolean inserted) {
@@ -337,10 +466,6 @@ final class InMemoryRateLimiter implements RateLimiter {
     /** Keys held. */
     int keyCount() {
         return size.get();
-    }
-
-    private long now() {
-        return config.clockNanos();
     }
 
     @Override

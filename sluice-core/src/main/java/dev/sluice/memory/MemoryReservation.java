@@ -1,6 +1,6 @@
 package dev.sluice.memory;
 
-import dev.sluice.algorithm.OnceReservation;
+import dev.sluice.spi.OnceReservation;
 
 /** A reservation on the in-memory store: remembers where its permits were taken from. */
 final class MemoryReservation extends OnceReservation {

@@ -14,7 +14,7 @@ import java.util.List;
  * <p><b>One round trip per call.</b> Each call is one request to the server, whatever its size (a MongoDB
  * {@code find} with {@code $in} and an unordered {@code bulkWrite}, a JDBC batch or one statement over arrays, a Redis
  * pipeline). In one call core passes at most the configured batch size of entries, all of one
- * {@linkplain CounterKey#space() space} (a store may keep a space in a table or collection of its own), and never the
+ * {@linkplain CounterKey#shape() shape} (a store may keep a shape in a table or collection of its own), and never the
  * same key twice; so a flush of {@code n} dirty keys of one limiter costs {@code ceil(n / batchSize)} calls.
  *
  * <p><b>Failure.</b> A call that fails throws a {@link RuntimeException} (preferably a

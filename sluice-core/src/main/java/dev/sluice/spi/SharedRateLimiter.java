@@ -3,18 +3,23 @@ package dev.sluice.spi;
 import dev.sluice.Decision;
 import dev.sluice.FailurePolicy;
 import dev.sluice.LimiterConfig;
+import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.Reservation;
 import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
-import dev.sluice.algorithm.OnceReservation;
 import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A {@link RateLimiter} whose every decision is one call to a shared store's {@link AtomicDecider}: what every
  * shared store's {@link RateLimitStore#bind} returns. It validates arguments, times requests
- * ({@link TimeSource}), applies the {@link FailurePolicy} when the store fails, and keeps reservations.
+ * ({@link TimeSource}), applies the {@link FailurePolicy} when the store fails, keeps reservations, and tells the
+ * limiter's and the store's {@link RateLimitListener}s of every decision, failure and call.
+ *
+ * <p>Joint requests ({@link RateLimiter#tryAcquireAll}) over limiters of one store go to that store's
+ * {@link SharedJoint}: one atomic call where the store offers it ({@link AtomicJointDecider}), else take and give
+ * back.
  *
  * <p>Thread-safe; holds no lock and no per-key state of its own.
  */
@@ -23,17 +28,37 @@ public final class SharedRateLimiter implements RateLimiter {
     private final LimiterConfig config;
     private final AtomicDecider decider;
     private final SharedStoreOptions options;
+    private final SharedJoint joint;
+    private final RateLimitListener limiterListener;
+    private final RateLimitListener storeListener;
     private final LongAdder failures = new LongAdder();
+    private volatile boolean closed;
 
-    private SharedRateLimiter(LimiterConfig config, AtomicDecider decider, SharedStoreOptions options) {
+    private SharedRateLimiter(LimiterConfig config, AtomicDecider decider, SharedStoreOptions options,
+                              SharedJoint joint) {
         this.config = Objects.requireNonNull(config, "config must not be null");
         this.decider = Objects.requireNonNull(decider, "decider must not be null");
         this.options = Objects.requireNonNull(options, "options must not be null");
+        this.joint = Objects.requireNonNull(joint, "joint must not be null");
+        this.limiterListener = config.listener();
+        this.storeListener = options.listener();
     }
 
-    /** A limiter with {@code config} deciding through {@code decider}. */
+    /**
+     * A limiter with {@code config} deciding through {@code decider}, alone: joint requests over it take and give
+     * back.
+     */
     public static SharedRateLimiter create(LimiterConfig config, AtomicDecider decider, SharedStoreOptions options) {
-        return new SharedRateLimiter(config, decider, options);
+        return new SharedRateLimiter(config, decider, options, new SharedJoint(options, null));
+    }
+
+    /**
+     * A limiter with {@code config} deciding through {@code decider}, whose joint requests go to {@code joint}: the
+     * store's one {@link SharedJoint}, the same for every limiter it binds.
+     */
+    public static SharedRateLimiter create(LimiterConfig config, AtomicDecider decider, SharedStoreOptions options,
+                                           SharedJoint joint) {
+        return new SharedRateLimiter(config, decider, options, joint);
     }
 
     @Override
@@ -46,7 +71,15 @@ public final class SharedRateLimiter implements RateLimiter {
         return options;
     }
 
-    /** How many calls to the store have failed or timed out since this limiter was built. */
+    /** The store's decider behind this limiter. */
+    AtomicDecider decider() {
+        return decider;
+    }
+
+    /**
+     * How many calls to the store have failed or timed out since this limiter was built. The same count reaches a
+     * {@link RateLimitListener#onStoreFailure listener}, which needs no cast.
+     */
     public long storeFailures() {
         return failures.sum();
     }
@@ -54,37 +87,61 @@ public final class SharedRateLimiter implements RateLimiter {
     @Override
     public Decision tryAcquire(String key, long cost) {
         config.checkRequest(key, cost);
-        return decide(key, cost, true, null);
+        checkOpen();
+        Decision d = decide(key, cost, true, null);
+        notifyDecision(key, cost, d);
+        return d;
     }
 
     @Override
     public Decision peek(String key, long cost) {
         config.checkRequest(key, cost);
+        checkOpen();
         return decide(key, cost, false, null);
     }
 
     @Override
     public Reservation reserve(String key, long cost) {
         config.checkRequest(key, cost);
+        checkOpen();
         SharedReservation r = new SharedReservation(key, cost);
         r.decide(decide(key, cost, true, r));
+        notifyDecision(key, cost, r.decision());
         return r;
     }
 
-    private Decision decide(String key, long cost, boolean consume, SharedReservation reservation) {
+    @Override
+    public JointDecider jointDecider() {
+        return joint;
+    }
+
+    /** Marks the limiter closed: it holds no state of its own, and the store stays open for other limiters. */
+    @Override
+    public void close() {
+        closed = true;
+    }
+
+    void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("this limiter is closed: " + this);
+        }
+    }
+
+    /** Decides one request; a store failure is answered by the failure policy. */
+    Decision decide(String key, long cost, boolean consume, SharedReservation reservation) {
         StoreDecision s;
-        Decision d;
+        long start = System.nanoTime();
         try {
             s = decider.decide(key, cost, consume, now());
             if (s == null) {
                 throw new SluiceException("the store returned no decision");
             }
-            d = s.allowed()
-                    ? Decision.allowed(config.limit(), s.remaining(), s.resetAfterNanos())
-                    : Decision.denied(config.limit(), s.remaining(), s.resetAfterNanos(), s.retryAfterNanos());
         } catch (RuntimeException e) {
+            storeCall(start);
             return fallback(key, cost, e);
         }
+        storeCall(start);
+        Decision d = toDecision(s);
         if (reservation != null && d.allowed()) {
             reservation.place = s.place();
             reservation.holds = true;
@@ -92,11 +149,21 @@ public final class SharedRateLimiter implements RateLimiter {
         return d;
     }
 
-    private boolean giveBack(SharedReservation r) {
+    Decision toDecision(StoreDecision s) {
+        return s.allowed()
+                ? Decision.allowed(config.limit(), s.remaining(), s.resetAfterNanos())
+                : Decision.denied(config.limit(), s.remaining(), s.resetAfterNanos(), s.retryAfterNanos());
+    }
+
+    boolean giveBack(String key, long cost, long place) {
+        long start = System.nanoTime();
         try {
-            return decider.giveBack(r.key, r.cost, r.place, now());
+            boolean returned = decider.giveBack(key, cost, place, now());
+            storeCall(start);
+            return returned;
         } catch (RuntimeException e) {
-            SluiceException failure = recordFailure("giving back " + r.cost + " for", r.key, e);
+            storeCall(start);
+            SluiceException failure = recordFailure("giving back " + cost + " for", key, e);
             if (options.failurePolicy() == FailurePolicy.THROW) {
                 throw failure;
             }
@@ -104,43 +171,56 @@ public final class SharedRateLimiter implements RateLimiter {
         }
     }
 
-    private long now() {
+    long now() {
         return options.timeSource() == TimeSource.CLOCK ? config.clockNanos() : AtomicDecider.STORE_TIME;
     }
 
-    private Decision fallback(String key, long cost, RuntimeException e) {
+    /** The failure policy's answer to a request the store failed to decide. */
+    Decision fallback(String key, long cost, RuntimeException e) {
         SluiceException failure = recordFailure("deciding", key, e);
         switch (options.failurePolicy()) {
             case FAIL_OPEN:
-                return Decision.allowed(config.limit(), config.limit() - cost, 0);
+                return Decision.fromFailurePolicy(Decision.allowed(config.limit(), config.limit() - cost, 0));
             case FAIL_CLOSED:
                 long wait = options.failClosedRetryAfter().toNanos();
-                return Decision.denied(config.limit(), 0, wait, wait);
+                return Decision.fromFailurePolicy(Decision.denied(config.limit(), 0, wait, wait));
             default:
                 throw failure;
         }
     }
 
-    private SluiceException recordFailure(String what, String key, RuntimeException e) {
+    SluiceException recordFailure(String what, String key, RuntimeException e) {
         failures.increment();
         SluiceException failure = e instanceof SluiceException ? (SluiceException) e
                 : new SluiceException("store failed " + what + " key '" + key + "': " + e, e);
-        try {
-            options.failureListener().accept(failure);
-        } catch (RuntimeException listenerFailure) {
-            failure.addSuppressed(listenerFailure);
-        }
+        Listeners.failure(limiterListener, this, failure);
+        Listeners.failure(storeListener, this, failure);
         return failure;
+    }
+
+    void storeCall(long startNanos) {
+        if (limiterListener == RateLimitListener.NONE && storeListener == RateLimitListener.NONE) {
+            return;
+        }
+        long nanos = System.nanoTime() - startNanos;
+        Listeners.call(limiterListener, this, nanos);
+        Listeners.call(storeListener, this, nanos);
+    }
+
+    void notifyDecision(String key, long cost, Decision d) {
+        Listeners.decision(limiterListener, this, key, cost, d);
+        Listeners.decision(storeListener, this, key, cost, d);
     }
 
     @Override
     public String toString() {
         return "SharedRateLimiter[" + config.algorithm() + ", " + config.limit() + "/" + config.window() + ", "
-                + decider + ", " + options.timeSource() + ", " + options.failurePolicy() + "]";
+                + decider + ", " + options.timeSource() + ", " + options.failurePolicy() + (closed ? ", closed" : "")
+                + "]";
     }
 
     /** A reservation on a shared store: remembers where its permits were taken from. */
-    private final class SharedReservation extends OnceReservation {
+    final class SharedReservation extends OnceReservation {
         long place;         // set once by reserve(), before the reservation is published
         boolean holds;      // likewise: admitted by the store itself, not by a fail-open fallback
 
@@ -155,7 +235,7 @@ public final class SharedRateLimiter implements RateLimiter {
 
         @Override
         protected boolean giveBack() {
-            return SharedRateLimiter.this.giveBack(this);
+            return SharedRateLimiter.this.giveBack(key, cost, place);
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.sluice.spi;
 
 import dev.sluice.FailurePolicy;
+import dev.sluice.RateLimitListener;
 import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
 import java.time.Duration;
@@ -27,7 +28,7 @@ public abstract class SharedStoreBuilder<B extends SharedStoreBuilder<B>> {
     private Duration timeout = DEFAULT_TIMEOUT;
     private Duration failClosedRetryAfter = DEFAULT_FAIL_CLOSED_RETRY_AFTER;
     private String namespace = DEFAULT_NAMESPACE;
-    private Consumer<? super SluiceException> failureListener = e -> { };
+    private RateLimitListener listener = RateLimitListener.NONE;
 
     protected SharedStoreBuilder() {
     }
@@ -73,15 +74,23 @@ public abstract class SharedStoreBuilder<B extends SharedStoreBuilder<B>> {
         return self();
     }
 
-    /** Told of every store failure, e.g. to log it; must not block. Default: nothing. */
-    public B failureListener(Consumer<? super SluiceException> listener) {
-        this.failureListener = Objects.requireNonNull(listener, "failureListener must not be null");
+    /**
+     * Told of every decision, store failure and store call of every limiter bound to the store (besides each
+     * limiter's own listener); must not block. Default: none.
+     */
+    public B listener(RateLimitListener listener) {
+        this.listener = Objects.requireNonNull(listener, "listener must not be null");
         return self();
+    }
+
+    /** Shorthand for a {@link #listener} told only of store failures. */
+    public B failureListener(Consumer<? super SluiceException> onFailure) {
+        return listener(RateLimitListener.ofFailures(onFailure));
     }
 
     /** The options set so far. */
     protected SharedStoreOptions options() {
         return new SharedStoreOptions(timeSource, failurePolicy, timeout, failClosedRetryAfter, namespace,
-                failureListener);
+                listener);
     }
 }

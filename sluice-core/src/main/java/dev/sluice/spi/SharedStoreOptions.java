@@ -3,11 +3,10 @@ package dev.sluice.spi;
 import dev.sluice.Algorithm;
 import dev.sluice.FailurePolicy;
 import dev.sluice.LimiterConfig;
-import dev.sluice.SluiceException;
+import dev.sluice.RateLimitListener;
 import dev.sluice.TimeSource;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.function.Consumer;
 
 /**
  * What every shared store is configured with, whatever the store: set through {@link SharedStoreBuilder}.
@@ -18,11 +17,10 @@ import java.util.function.Consumer;
  * @param failClosedRetryAfter the {@code retryAfter} of a denial under {@link FailurePolicy#FAIL_CLOSED}
  * @param namespace            the prefix of every name the store writes, so limiters of several applications
  *                             can share one server
- * @param failureListener      told of every store failure (after it is counted), e.g. to log it
+ * @param listener             told of every decision, store failure and store call of every limiter of the store
  */
 public record SharedStoreOptions(TimeSource timeSource, FailurePolicy failurePolicy, Duration timeout,
-                                 Duration failClosedRetryAfter, String namespace,
-                                 Consumer<? super SluiceException> failureListener) {
+                                 Duration failClosedRetryAfter, String namespace, RateLimitListener listener) {
 
     /** Validates every field; the message names the bad value. */
     public SharedStoreOptions {
@@ -34,7 +32,7 @@ public record SharedStoreOptions(TimeSource timeSource, FailurePolicy failurePol
         if (namespace.isEmpty()) {
             throw new IllegalArgumentException("namespace must not be empty");
         }
-        Objects.requireNonNull(failureListener, "failureListener must not be null");
+        Objects.requireNonNull(listener, "listener must not be null");
     }
 
     /**
@@ -81,30 +79,11 @@ public record SharedStoreOptions(TimeSource timeSource, FailurePolicy failurePol
      * minute, {@code swc:60000000000:60s} for a strict sub-window counter with 60 sub-windows. The limit is not part
      * of it: a limit raised or lowered keeps the counts already taken.
      */
-    public static String stateName(LimiterConfig config) {
-        String base = code(config.algorithm()) + ":" + config.windowNanos();
+    public static String shape(LimiterConfig config) {
+        String base = config.algorithm().code() + ":" + config.windowNanos();
         if (config.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER) {
             return base + ":" + config.buckets() + (config.strict() ? "s" : "");
         }
         return base;
-    }
-
-    private static String code(Algorithm algorithm) {
-        switch (algorithm) {
-            case FIXED_WINDOW:
-                return "fw";
-            case SLIDING_LOG:
-                return "log";
-            case SLIDING_WINDOW_COUNTER:
-                return "swc";
-            case SLIDING_TAIL:
-                return "tail";
-            case TOKEN_BUCKET:
-                return "tb";
-            case LEAKY_BUCKET:
-                return "lb";
-            default:
-                throw new IllegalArgumentException("unknown algorithm " + algorithm);
-        }
     }
 }

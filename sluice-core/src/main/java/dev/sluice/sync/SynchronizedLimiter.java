@@ -7,7 +7,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.Reservation;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.FrameStates;
-import dev.sluice.algorithm.OnceReservation;
+import dev.sluice.spi.OnceReservation;
 import dev.sluice.algorithm.Params;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
@@ -32,7 +32,7 @@ final class SynchronizedLimiter implements RateLimiter {
     private final LimiterConfig config;
     private final Algorithm algorithm;
     private final Params params;
-    private final String space;
+    private final String shape;
     private final long lifetime;
     private final long idleNanos;
     private final ConcurrentHashMap<String, KeyState> states = new ConcurrentHashMap<>();
@@ -42,7 +42,7 @@ final class SynchronizedLimiter implements RateLimiter {
         this.config = config;
         this.algorithm = config.algorithm();
         this.params = new Params(config);
-        this.space = SharedStoreOptions.stateName(config);
+        this.shape = SharedStoreOptions.shape(config);
         this.lifetime = FrameStates.lifetime(algorithm, params);
         this.idleNanos = idleNanos;
     }
@@ -78,7 +78,7 @@ final class SynchronizedLimiter implements RateLimiter {
         while (true) {
             KeyState ks = states.get(key);
             if (ks == null) {
-                KeyState created = new KeyState(this, key, new CounterKey(space, key), fresh(), now);
+                KeyState created = new KeyState(this, key, new CounterKey(shape, key), fresh(), now);
                 ks = states.putIfAbsent(key, created);
                 if (ks == null) {
                     ks = created;
@@ -295,9 +295,9 @@ final class SynchronizedLimiter implements RateLimiter {
         return states.size();
     }
 
-    /** The counter space of this limiter's records. */
-    String space() {
-        return space;
+    /** The counter shape of this limiter's records. */
+    String shape() {
+        return shape;
     }
 
     /** The store this limiter belongs to. */
@@ -331,7 +331,7 @@ final class SynchronizedLimiter implements RateLimiter {
 
     @Override
     public String toString() {
-        return "SynchronizedLimiter[" + algorithm + ", " + config.limit() + "/" + config.window() + ", space=" + space
+        return "SynchronizedLimiter[" + algorithm + ", " + config.limit() + "/" + config.window() + ", shape=" + shape
                 + ", keys=" + states.size() + "]";
     }
 

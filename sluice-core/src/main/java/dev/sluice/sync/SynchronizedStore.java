@@ -150,8 +150,8 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     }
 
     /**
-     * A limiter with {@code config} synchronized through this store. Its records live in the space
-     * {@link dev.sluice.spi.SharedStoreOptions#stateName stateName(config)}: limiters of the same shape share counts
+     * A limiter with {@code config} synchronized through this store. Its records live in the shape
+     * {@link dev.sluice.spi.SharedStoreOptions#shape shape(config)}: limiters of the same shape share counts
      * across instances (and within this one, through the store).
      *
      * @throws IllegalArgumentException if the algorithm is not {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER}
@@ -278,7 +278,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
 
     /**
      * {@code keys} cut into the batches of the calls to the counter store: per limiter, so that one call concerns one
-     * space and never holds a key twice, and at most the batch size each.
+     * shape and never holds a key twice, and at most the batch size each.
      */
     private List<List<KeyState>> batches(List<KeyState> keys) {
         Map<SynchronizedLimiter, List<KeyState>> byLimiter = new LinkedHashMap<>();

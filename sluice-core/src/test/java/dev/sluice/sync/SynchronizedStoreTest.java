@@ -59,7 +59,7 @@ class SynchronizedStoreTest {
     }
 
     private CounterSnapshot record(RateLimiter limiter, String key) {
-        return shared.read(new CounterKey(((SynchronizedLimiter) limiter).space(), key));
+        return shared.read(new CounterKey(((SynchronizedLimiter) limiter).shape(), key));
     }
 
     private static int admitted(RateLimiter limiter, String key, int requests) {
@@ -177,7 +177,7 @@ class SynchronizedStoreTest {
         };
         SynchronizedStore s = SynchronizedStore.builder(spy).manualSync().batchSize(4).build();
         RateLimiter first = limiter(s, Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1));
-        RateLimiter same = limiter(s, Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1));   // the same space
+        RateLimiter same = limiter(s, Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1));   // the same shape
         RateLimiter other = limiter(s, Algorithm.SLIDING_TAIL, 100, Duration.ofMinutes(1));
         for (int k = 0; k < 6; k++) {
             first.tryAcquire("k" + k);
@@ -188,7 +188,7 @@ class SynchronizedStoreTest {
         // 2 writes per limiter (4 + 2 keys); the second limiter's met the first's records: 2 reads, 2 writes again
         assertEquals(10, calls.size(), calls.toString());
         for (List<CounterKey> call : calls) {
-            assertEquals(1, call.stream().map(CounterKey::space).distinct().count(), call.toString());
+            assertEquals(1, call.stream().map(CounterKey::shape).distinct().count(), call.toString());
             assertEquals(call.size(), call.stream().distinct().count(), call.toString());
         }
         assertEquals(2, record(first, "k0").total());   // two limiters of one shape share the record
@@ -450,7 +450,7 @@ class SynchronizedStoreTest {
         assertTrue(a.flush());
         assertEquals(5, record(counted, "k").total());
         assertEquals(3, record(plain, "k").total());
-        assertNotEquals(((SynchronizedLimiter) counted).space(), ((SynchronizedLimiter) plain).space());
+        assertNotEquals(((SynchronizedLimiter) counted).shape(), ((SynchronizedLimiter) plain).shape());
     }
 
     @Test
@@ -482,7 +482,7 @@ class SynchronizedStoreTest {
         SynchronizedStore b = instance(expiring);
         RateLimiter atA = limiter(a, Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
         RateLimiter atB = limiter(b, Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
-        CounterKey id = new CounterKey(((SynchronizedLimiter) atA).space(), "k");
+        CounterKey id = new CounterKey(((SynchronizedLimiter) atA).shape(), "k");
         assertEquals(5, admitted(atA, "k", 5));
         assertTrue(a.flush());
         long old = expiring.read(id).version();

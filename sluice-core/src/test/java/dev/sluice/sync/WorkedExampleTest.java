@@ -48,7 +48,7 @@ class WorkedExampleTest {
 
     /** "count (version)" of the key's record in the store. */
     private String store(RateLimiter limiter) {
-        CounterSnapshot s = shared.read(new CounterKey(((SynchronizedLimiter) limiter).space(), KEY));
+        CounterSnapshot s = shared.read(new CounterKey(((SynchronizedLimiter) limiter).shape(), KEY));
         return s.total() + " (v" + s.version() + ")";
     }
 

@@ -41,7 +41,7 @@ import org.bson.BsonInt64;
 import org.bson.BsonValue;
 
 /**
- * The counter store of synchronized mode on MongoDB: a document per key in a collection per space, read with one
+ * The counter store of synchronized mode on MongoDB: a document per key in a collection per shape, read with one
  * {@code find} and written with one unordered {@code bulkWrite} per call. Built by
  * {@link MongoStore#counterStoreBuilder}; see there for the document shape. Thread-safe; keeps no per-key state.
  */
@@ -110,13 +110,13 @@ final class MongoCounterStore implements CounterStore {
     private static final ReplaceOptions UPSERT = new ReplaceOptions().upsert(true);
     private static final BulkWriteOptions UNORDERED = new BulkWriteOptions().ordered(false);
 
-    /** A space's collection, and whether its TTL index is known to exist. */
-    private static final class Space {
+    /** A shape's collection, and whether its TTL index is known to exist. */
+    private static final class Shape {
         final MongoCollection<BsonDocument> collection;
         volatile boolean indexed;
         final AtomicLong nextIndexAttempt = new AtomicLong(System.nanoTime());  // System.nanoTime()
 
-        Space(MongoCollection<BsonDocument> collection, boolean indexed) {
+        Shape(MongoCollection<BsonDocument> collection, boolean indexed) {
             this.collection = collection;
             this.indexed = indexed;
         }
@@ -128,7 +128,7 @@ final class MongoCounterStore implements CounterStore {
     private final long timeoutNanos;
     private final boolean createIndex;
     private final Consumer<? super SluiceException> failureListener;
-    private final ConcurrentHashMap<String, Space> spaces = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Shape> shapes = new ConcurrentHashMap<>();
 
     MongoCounterStore(MongoDatabase database, Function<? super String, String> naming, MongoStore.KeyCodec codec,
                       long timeoutNanos, boolean createIndex, Consumer<? super SluiceException> failureListener) {
@@ -144,11 +144,11 @@ final class MongoCounterStore implements CounterStore {
         this.failureListener = failureListener;
     }
 
-    /** The default name of the collection of {@code space}: see {@link MongoStore.CounterStoreBuilder#namespace}. */
-    static String defaultCollection(String namespace, String space) {
+    /** The default name of the collection of {@code shape}: see {@link MongoStore.CounterStoreBuilder#namespace}. */
+    static String defaultCollection(String namespace, String shape) {
         StringBuilder name = new StringBuilder(namespace).append("_counters_");
-        for (int i = 0; i < space.length(); i++) {
-            char c = space.charAt(i);
+        for (int i = 0; i < shape.length(); i++) {
+            char c = shape.charAt(i);
             if (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
                 name.append(c);
             } else if (c == ':') {
@@ -163,11 +163,11 @@ final class MongoCounterStore implements CounterStore {
     /**
      * {@inheritDoc}
      *
-     * <p>One {@code find({_id: {$in: [...]}})} in the space's collection, answered in one batch.
+     * <p>One {@code find({_id: {$in: [...]}})} in the shape's collection, answered in one batch.
      *
      * @throws SluiceException          if the server fails or does not answer within the timeout (the driver's
      *                                  exception is the cause), or a document is not a counter record
-     * @throws IllegalArgumentException if the keys are of more than one space, or the key codec gives two of them one
+     * @throws IllegalArgumentException if the keys are of more than one shape, or the key codec gives two of them one
      *                                  {@code _id}
      */
     @Override
@@ -177,7 +177,7 @@ final class MongoCounterStore implements CounterStore {
             return List.of();
         }
         long deadline = System.nanoTime() + timeoutNanos;
-        Space space = space(keys.get(0).space());
+        Shape shape = shape(keys.get(0).shape());
         Map<BsonValue, Integer> positions = new HashMap<>();
         BsonArray ids = new BsonArray();
         for (int j = 0; j < keys.size(); j++) {
@@ -188,27 +188,27 @@ final class MongoCounterStore implements CounterStore {
         Arrays.fill(out, CounterSnapshot.absent());
         try {
             // one more than can match: the first batch then holds every match and the server closes the cursor
-            for (BsonDocument doc : space.collection.find(new BsonDocument("_id", new BsonDocument("$in", ids)))
+            for (BsonDocument doc : shape.collection.find(new BsonDocument("_id", new BsonDocument("$in", ids)))
                     .projection(PROJECTION).batchSize(keys.size() + 1)) {
                 Integer j = positions.get(doc.get("_id"));
                 if (j == null) {
                     throw new SluiceException("MongoDB answered a document " + doc.get("_id") + " in "
-                            + space.collection.getNamespace() + " that was not asked for");
+                            + shape.collection.getNamespace() + " that was not asked for");
                 }
-                out[j] = decode(doc, keys.get(j), space);
+                out[j] = decode(doc, keys.get(j), shape);
             }
         } catch (MongoException e) {
             throw new SluiceException("MongoDB failed reading " + keys.size() + " counter records from "
-                    + space.collection.getNamespace() + ": " + e, e);
+                    + shape.collection.getNamespace() + ": " + e, e);
         }
-        ensureIndex(space, deadline);
+        ensureIndex(shape, deadline);
         return Arrays.asList(out);
     }
 
     /**
      * {@inheritDoc}
      *
-     * <p>One unordered {@code bulkWrite} of {@code replaceOne({_id, version: expected}, record, upsert)} in the space's
+     * <p>One unordered {@code bulkWrite} of {@code replaceOne({_id, version: expected}, record, upsert)} in the shape's
      * collection; a duplicate-key error at a write's index is its conflict. A write that expects a version to a record
      * that is gone creates the record and is reported applied (see {@link MongoStore#counterStoreBuilder}).
      *
@@ -216,7 +216,7 @@ final class MongoCounterStore implements CounterStore {
      *                                  the timeout (the driver's exception is the cause), reports an error other
      *                                  than a duplicate key or a write concern error; core then settles each write by
      *                                  reading its record
-     * @throws IllegalArgumentException if the writes are of more than one space, or the key codec gives two of them
+     * @throws IllegalArgumentException if the writes are of more than one shape, or the key codec gives two of them
      *                                  one {@code _id}
      */
     @Override
@@ -230,7 +230,7 @@ final class MongoCounterStore implements CounterStore {
         for (CounterWrite w : writes) {
             keys.add(Objects.requireNonNull(w, "write must not be null").key());
         }
-        Space space = space(keys.get(0).space());
+        Shape shape = shape(keys.get(0).shape());
         Map<BsonValue, Integer> positions = new HashMap<>();
         List<ReplaceOneModel<BsonDocument>> models = new ArrayList<>(writes.size());
         for (int j = 0; j < writes.size(); j++) {
@@ -241,16 +241,16 @@ final class MongoCounterStore implements CounterStore {
         }
         boolean[] applied;
         try {
-            applied = outcomes(writes.size(), space.collection.bulkWrite(models, UNORDERED), List.of(), space, null);
+            applied = outcomes(writes.size(), shape.collection.bulkWrite(models, UNORDERED), List.of(), shape, null);
         } catch (MongoBulkWriteException e) {
             if (e.getWriteConcernError() != null) {
-                throw unknown(writes.size(), space, "a write concern error", e);
+                throw unknown(writes.size(), shape, "a write concern error", e);
             }
-            applied = outcomes(writes.size(), e.getWriteResult(), e.getWriteErrors(), space, e);
+            applied = outcomes(writes.size(), e.getWriteResult(), e.getWriteErrors(), shape, e);
         } catch (MongoException e) {
-            throw unknown(writes.size(), space, "a failure", e);
+            throw unknown(writes.size(), shape, "a failure", e);
         }
-        ensureIndex(space, deadline);
+        ensureIndex(shape, deadline);
         return applied;
     }
 
@@ -259,11 +259,11 @@ final class MongoCounterStore implements CounterStore {
      *
      * @param cause the exception that carried the reply, if any: the cause of what this throws
      */
-    private static boolean[] outcomes(int n, BulkWriteResult result, List<BulkWriteError> errors, Space space,
+    private static boolean[] outcomes(int n, BulkWriteResult result, List<BulkWriteError> errors, Shape shape,
                                       MongoBulkWriteException cause) {
         if (!result.wasAcknowledged()) {
             throw new SluiceException("MongoDB did not acknowledge " + n + " counter record writes to "
-                    + space.collection.getNamespace() + ": their outcome is unknown", cause);
+                    + shape.collection.getNamespace() + ": their outcome is unknown", cause);
         }
         boolean[] applied = new boolean[n];
         Arrays.fill(applied, true);
@@ -272,11 +272,11 @@ final class MongoCounterStore implements CounterStore {
             int j = error.getIndex();
             if (j < 0 || j >= n || !applied[j]) {
                 throw new SluiceException("MongoDB reported an error at index " + j + " of " + n
-                        + " counter record writes to " + space.collection.getNamespace() + ": " + errors, cause);
+                        + " counter record writes to " + shape.collection.getNamespace() + ": " + errors, cause);
             }
             if (ErrorCategory.fromErrorCode(error.getCode()) != ErrorCategory.DUPLICATE_KEY) {
                 throw new SluiceException("MongoDB failed a counter record write (index " + j + " of " + n + ") to "
-                        + space.collection.getNamespace() + ", so the outcome of the others is unknown: " + error,
+                        + shape.collection.getNamespace() + ", so the outcome of the others is unknown: " + error,
                         cause);
             }
             applied[j] = false;
@@ -286,29 +286,29 @@ final class MongoCounterStore implements CounterStore {
         for (BulkWriteUpsert u : result.getUpserts()) {
             if (u.getIndex() < 0 || u.getIndex() >= n || !applied[u.getIndex()]) {
                 throw new SluiceException("MongoDB reported an upsert at index " + u.getIndex() + " of " + n
-                        + " counter record writes to " + space.collection.getNamespace() + ", which it failed", cause);
+                        + " counter record writes to " + shape.collection.getNamespace() + ", which it failed", cause);
             }
             upserts++;
         }
         if (result.getMatchedCount() != n - conflicts - upserts) {
             throw new SluiceException("MongoDB's answer to " + n + " counter record writes to "
-                    + space.collection.getNamespace() + " does not add up: " + result.getMatchedCount()
+                    + shape.collection.getNamespace() + " does not add up: " + result.getMatchedCount()
                     + " matched, " + upserts + " inserted, " + conflicts + " conflicts", cause);
         }
         return applied;
     }
 
-    private static SluiceException unknown(int n, Space space, String what, MongoException e) {
+    private static SluiceException unknown(int n, Shape shape, String what, MongoException e) {
         return new SluiceException("MongoDB answered " + n + " counter record writes to "
-                + space.collection.getNamespace() + " with " + what + ", so their outcome is unknown: " + e, e);
+                + shape.collection.getNamespace() + " with " + what + ", so their outcome is unknown: " + e, e);
     }
 
-    /** The {@code _id} of the {@code j}th key, checking that all keys are of one space and no two share an id. */
+    /** The {@code _id} of the {@code j}th key, checking that all keys are of one shape and no two share an id. */
     private BsonValue id(List<CounterKey> keys, int j, Map<BsonValue, Integer> positions) {
         CounterKey key = Objects.requireNonNull(keys.get(j), "key must not be null");
-        if (!key.space().equals(keys.get(0).space())) {
-            throw new IllegalArgumentException("one call must concern one space, was '" + keys.get(0).space()
-                    + "' and '" + key.space() + "'");
+        if (!key.shape().equals(keys.get(0).shape())) {
+            throw new IllegalArgumentException("one call must concern one shape, was '" + keys.get(0).shape()
+                    + "' and '" + key.shape() + "'");
         }
         BsonValue id = Objects.requireNonNull(codec.id(key.key()), "the key codec gave no _id for '" + key.key()
                 + "'");
@@ -320,36 +320,36 @@ final class MongoCounterStore implements CounterStore {
         return id;
     }
 
-    private Space space(String name) {
-        return spaces.computeIfAbsent(name, s -> {
+    private Shape shape(String name) {
+        return shapes.computeIfAbsent(name, s -> {
             String collection = Objects.requireNonNull(naming.apply(s), "the collection naming gave no name for '"
                     + s + "'");
             MongoStore.requireCollectionName(collection);
-            return new Space(database.getCollection(collection, BsonDocument.class), !createIndex);
+            return new Shape(database.getCollection(collection, BsonDocument.class), !createIndex);
         });
     }
 
     /**
-     * Creates the space's TTL index unless it is known to exist, in the time left until {@code deadline}: a failure
+     * Creates the shape's TTL index unless it is known to exist, in the time left until {@code deadline}: a failure
      * goes to the failure listener and is tried again a minute later at the earliest.
      */
-    private void ensureIndex(Space space, long deadline) {
-        if (space.indexed) {
+    private void ensureIndex(Shape shape, long deadline) {
+        if (shape.indexed) {
             return;
         }
         long now = System.nanoTime();
-        long due = space.nextIndexAttempt.get();
-        MongoCollection<BsonDocument> rest = MongoStore.within(space.collection, deadline);
-        if (now - due < 0 || rest == null || !space.nextIndexAttempt.compareAndSet(due, now + INDEX_RETRY_NANOS)) {
+        long due = shape.nextIndexAttempt.get();
+        MongoCollection<BsonDocument> rest = MongoStore.within(shape.collection, deadline);
+        if (now - due < 0 || rest == null || !shape.nextIndexAttempt.compareAndSet(due, now + INDEX_RETRY_NANOS)) {
             return;
         }
         try {
             rest.createIndex(Indexes.ascending(EXPIRE),
                     new IndexOptions().name(MongoStore.EXPIRE_INDEX).expireAfter(0L, TimeUnit.SECONDS));
-            space.indexed = true;
+            shape.indexed = true;
         } catch (MongoException e) {
             SluiceException failure = new SluiceException("could not create the TTL index " + MongoStore.EXPIRE_INDEX
-                    + " on " + space.collection.getNamespace() + " (tried again in a minute): " + e, e);
+                    + " on " + shape.collection.getNamespace() + " (tried again in a minute): " + e, e);
             try {
                 failureListener.accept(failure);
             } catch (RuntimeException listenerFailure) {
@@ -432,7 +432,7 @@ final class MongoCounterStore implements CounterStore {
         }
     }
 
-    private static CounterSnapshot decode(BsonDocument doc, CounterKey key, Space space) {
+    private static CounterSnapshot decode(BsonDocument doc, CounterKey key, Shape shape) {
         try {
             long version = integer(doc.get(VERSION), VERSION);
             if (version == CounterSnapshot.ABSENT) {
@@ -450,7 +450,7 @@ final class MongoCounterStore implements CounterStore {
             }
             return new CounterSnapshot(version, frames);
         } catch (IllegalArgumentException e) {
-            throw new SluiceException("the document of key '" + key.key() + "' in " + space.collection.getNamespace()
+            throw new SluiceException("the document of key '" + key.key() + "' in " + shape.collection.getNamespace()
                     + " is not a Sluice counter record: " + e.getMessage(), e);
         }
     }

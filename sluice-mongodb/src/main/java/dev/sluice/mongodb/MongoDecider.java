@@ -11,6 +11,7 @@ import dev.sluice.LimiterConfig;
 import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
 import dev.sluice.spi.AtomicDecider;
+import dev.sluice.spi.Listeners;
 import dev.sluice.spi.SharedStoreOptions;
 import dev.sluice.spi.StoreDecision;
 import java.util.ArrayList;
@@ -96,7 +97,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     private final int compactAfter;
     private final LongConsumer afterSuccess;
     private final long timeoutNanos;
-    private final String stateName;
+    private final String shape;
     private final ConcurrentHashMap<List<Object>, LimiterConfig> others = new ConcurrentHashMap<>();
     private volatile long serverOffsetNanos;  // server time minus the limiter's clock, as last seen
 
@@ -109,7 +110,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
         this.compactAfter = compactAfter;
         this.afterSuccess = afterSuccess;
         this.timeoutNanos = options.timeout().toNanos();
-        this.stateName = SharedStoreOptions.stateName(config);
+        this.shape = SharedStoreOptions.shape(config);
     }
 
     /**
@@ -122,7 +123,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     public StoreDecision decide(String key, long cost, boolean consume, long nowNanos) {
         long deadline = System.nanoTime() + timeoutNanos;
         try {
-            Document id = MongoKeys.id(options.namespace(), stateName, key);
+            Document id = MongoKeys.id(options.namespace(), shape, key);
             StoreDecision d;
             if (consume) {
                 Document op = request(cost, nowNanos);
@@ -143,7 +144,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     public boolean giveBack(String key, long cost, long place, long nowNanos) {
         long deadline = System.nanoTime() + timeoutNanos;
         try {
-            Document id = MongoKeys.id(options.namespace(), stateName, key);
+            Document id = MongoKeys.id(options.namespace(), shape, key);
             Document op = request(cost, nowNanos).append(History.GIVE_BACK, place);
             boolean given = append(id, key, op, nowNanos, deadline).givenBack();
             afterSuccess.accept(deadline);
@@ -162,7 +163,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
 
     private SluiceException malformed(String key, RuntimeException e) {
         return new SluiceException("the document of key '" + key + "' in " + collection.getNamespace()
-                + " is not a Sluice " + stateName + " history: " + e.getMessage(), e);
+                + " is not a Sluice " + shape + " history: " + e.getMessage(), e);
     }
 
     private Document request(long cost, long nowNanos) {
@@ -270,7 +271,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
         try {
             rest.updateOne(new Document(filter).append(History.SEQ, history.seq), update);
         } catch (MongoException e) {
-            options.failureListener().accept(new SluiceException("MongoDB failed folding " + n
+            Listeners.failure(options.listener(), null, new SluiceException("MongoDB failed folding " + n
                     + " requests into their key's state in " + collection.getNamespace()
                     + " (left to the next batch): " + e, e));
         }
@@ -353,6 +354,6 @@ final class MongoDecider implements AtomicDecider, History.Configs {
 
     @Override
     public String toString() {
-        return "MongoDecider[" + collection.getNamespace() + ", " + options.namespace() + "/" + stateName + "]";
+        return "MongoDecider[" + collection.getNamespace() + ", " + options.namespace() + "/" + shape + "]";
     }
 }

@@ -25,7 +25,7 @@ final class MongoKeys {
     static final int MAX_KEY_BYTES = 256;
 
     static final String NAMESPACE = "n";
-    static final String STATE = "s";
+    static final String SHAPE = "s";
     static final String KEY = "k";
     static final String HASH = "h";
 
@@ -37,8 +37,8 @@ final class MongoKeys {
     }
 
     /** The {@code _id} of {@code key}'s document. */
-    static Document id(String namespace, String stateName, String key) {
-        Document id = new Document(NAMESPACE, namespace).append(STATE, stateName);
+    static Document id(String namespace, String shape, String key) {
+        Document id = new Document(NAMESPACE, namespace).append(SHAPE, shape);
         return hashed(key) ? id.append(HASH, sha256(key)) : id.append(KEY, key);
     }
 

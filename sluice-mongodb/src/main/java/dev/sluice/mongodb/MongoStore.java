@@ -13,6 +13,7 @@ import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
 import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.Listeners;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.spi.SharedStoreBuilder;
@@ -128,7 +129,7 @@ public final class MongoStore implements RateLimitStore {
      *         .build();
      * }</pre>
      *
-     * <p>A record is one document, in a collection per space (per limiter shape, such as {@code tail:60000000000}),
+     * <p>A record is one document, in a collection per limiter shape (such as {@code tail:60000000000}),
      * shaped as in Allegro's write-up:
      *
      * <pre>{@code
@@ -203,7 +204,7 @@ public final class MongoStore implements RateLimitStore {
                     new IndexOptions().name(EXPIRE_INDEX).expireAfter(0L, TimeUnit.SECONDS));
             indexed = true;
         } catch (MongoException e) {
-            options.failureListener().accept(new SluiceException("could not create the TTL index " + EXPIRE_INDEX
+            Listeners.failure(options.listener(), null, new SluiceException("could not create the TTL index " + EXPIRE_INDEX
                     + " on " + collection.getNamespace() + " (tried again in a minute): " + e, e));
         }
     }
@@ -338,12 +339,12 @@ public final class MongoStore implements RateLimitStore {
         }
 
         /**
-         * The prefix of the collections; default {@code "sluice"}. The records of a space are in the collection
-         * {@code <namespace>_counters_<space>}, with each {@code ':'} of the space written {@code '_'}: for example
+         * The prefix of the collections; default {@code "sluice"}. The records of a shape are in the collection
+         * {@code <namespace>_counters_<shape>}, with each {@code ':'} of the shape written {@code '_'}: for example
          * {@code sluice_counters_tail_60000000000} for a sliding tail over a minute, and
          * {@code sluice_counters_swc_1000000000_4} for a sub-window counter over a second with four sub-windows.
          * (Another character than a letter, digit, {@code '-'} or {@code ':'} is written {@code '.'} and four hex
-         * digits, so that different spaces never share a collection.)
+         * digits, so that different shapes never share a collection.)
          */
         public CounterStoreBuilder namespace(String namespace) {
             Objects.requireNonNull(namespace, "namespace must not be null");
@@ -357,8 +358,8 @@ public final class MongoStore implements RateLimitStore {
         }
 
         /**
-         * Names the collection of each space instead of {@link #namespace}; it must give different spaces different
-         * names, each a valid collection name (checked at the first use of a space).
+         * Names the collection of each shape instead of {@link #namespace}; it must give different shapes different
+         * names, each a valid collection name (checked at the first use of a shape).
          */
         public CounterStoreBuilder collectionNaming(Function<? super String, String> naming) {
             this.naming = Objects.requireNonNull(naming, "collectionNaming must not be null");
@@ -406,7 +407,7 @@ public final class MongoStore implements RateLimitStore {
         public CounterStore build() {
             String ns = namespace;
             Function<? super String, String> n = naming != null ? naming
-                    : space -> MongoCounterStore.defaultCollection(ns, space);
+                    : shape -> MongoCounterStore.defaultCollection(ns, shape);
             return new MongoCounterStore(database, n, keyCodec, timeout.toNanos(), createIndex, failureListener);
         }
     }

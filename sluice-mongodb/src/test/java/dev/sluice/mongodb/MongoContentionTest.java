@@ -76,7 +76,7 @@ class MongoContentionTest {
 
             LimiterConfig config = limiters.get(0).config();
             Document doc = clients.get(0).getDatabase(Mongo.DATABASE).getCollection(MongoStore.DEFAULT_COLLECTION)
-                    .find(new Document("_id", MongoKeys.id("sluice", SharedStoreOptions.stateName(config), key)))
+                    .find(new Document("_id", MongoKeys.id("sluice", SharedStoreOptions.shape(config), key)))
                     .first();
             History history = History.of(doc);
             assertEquals(INSTANCES * THREADS * REQUESTS_PER_THREAD, history.seq + history.ops.size(),

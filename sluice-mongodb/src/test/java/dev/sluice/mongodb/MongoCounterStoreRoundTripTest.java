@@ -147,7 +147,7 @@ class MongoCounterStoreRoundTripTest {
 
         List<CounterKey> ids = new ArrayList<>();
         for (int k = 0; k < keys; k++) {
-            ids.add(new CounterKey(SharedStoreOptions.stateName(limiter.config()), "c" + k + ":u"));
+            ids.add(new CounterKey(SharedStoreOptions.shape(limiter.config()), "c" + k + ":u"));
         }
         for (int from = 0; from < keys; from += batchSize) {
             for (CounterSnapshot s : counters().load(ids.subList(from, Math.min(keys, from + batchSize)))) {

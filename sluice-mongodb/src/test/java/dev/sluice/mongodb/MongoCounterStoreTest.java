@@ -234,10 +234,10 @@ class MongoCounterStoreTest {
                 "a.b:c.d", "$where:$gt", "{\"$ne\":1}", "a\0b", "a\0c", "\0", "\uD800", "\uDC00", "x\uD800y",
                 "x\uDC00y", "é:ü", "\uD83D\uDE42:\u4E2D", tenK, tenK + "x", "sha256", " ");
         CounterStore counters = counters().build();
-        String space = "odd:" + run;
+        String shape = "odd:" + run;
         List<CounterWrite> writes = new ArrayList<>();
         for (int j = 0; j < keys.size(); j++) {
-            writes.add(new CounterWrite(new CounterKey(space, keys.get(j)), CounterSnapshot.ABSENT, 100 + j,
+            writes.add(new CounterWrite(new CounterKey(shape, keys.get(j)), CounterSnapshot.ABSENT, 100 + j,
                     Map.of(S * NANOS, j + 1L), S * NANOS));
         }
         boolean[] all = new boolean[keys.size()];
@@ -246,7 +246,7 @@ class MongoCounterStoreTest {
 
         List<CounterKey> backwards = new ArrayList<>();
         for (int j = keys.size() - 1; j >= 0; j--) {
-            backwards.add(new CounterKey(space, keys.get(j)));
+            backwards.add(new CounterKey(shape, keys.get(j)));
         }
         List<CounterSnapshot> read = counters.load(backwards);
         for (int j = 0; j < keys.size(); j++) {
@@ -276,12 +276,12 @@ class MongoCounterStoreTest {
     @Test
     void theStringCodecUsesTheKeyItselfAsId() {
         CounterStore counters = counters().keyCodec(MongoStore.KeyCodec.string()).build();
-        String space = "plain:" + run;
+        String shape = "plain:" + run;
         List<String> keys = List.of("abc:jane", "abc", "a\0b");
         List<CounterWrite> writes = new ArrayList<>();
         List<CounterKey> ids = new ArrayList<>();
         for (int j = 0; j < keys.size(); j++) {
-            ids.add(new CounterKey(space, keys.get(j)));
+            ids.add(new CounterKey(shape, keys.get(j)));
             writes.add(new CounterWrite(ids.get(j), CounterSnapshot.ABSENT, 1 + j, Map.of(0L, 5L + j), S * NANOS));
         }
         assertArrayEquals(new boolean[] {true, true, true}, counters.compareAndSet(writes));
@@ -296,17 +296,17 @@ class MongoCounterStoreTest {
     @Test
     void aCodecThatGivesTwoKeysOneIdAndACallOverTwoSpacesAreRefused() {
         CounterStore counters = counters().keyCodec(key -> new BsonString(key.toLowerCase())).build();
-        String space = "refused:" + run;
+        String shape = "refused:" + run;
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> counters.load(List.of(
-                new CounterKey(space, "Jane"), new CounterKey(space, "jane"))));
+                new CounterKey(shape, "Jane"), new CounterKey(shape, "jane"))));
         assertTrue(e.getMessage().contains("'Jane' and 'jane'"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> counters.compareAndSet(List.of(
-                new CounterWrite(new CounterKey(space, "Jane"), 0, 1, Map.of(), 0),
-                new CounterWrite(new CounterKey(space, "jane"), 0, 2, Map.of(), 0))));
+                new CounterWrite(new CounterKey(shape, "Jane"), 0, 1, Map.of(), 0),
+                new CounterWrite(new CounterKey(shape, "jane"), 0, 2, Map.of(), 0))));
         assertTrue(e.getMessage().contains("'Jane' and 'jane'"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> counters.load(List.of(
-                new CounterKey(space, "a"), new CounterKey(space + "x", "b"))));
-        assertTrue(e.getMessage().contains("'" + space + "x'"), e.getMessage());
+                new CounterKey(shape, "a"), new CounterKey(shape + "x", "b"))));
+        assertTrue(e.getMessage().contains("'" + shape + "x'"), e.getMessage());
         assertEquals(0, raw("sluice_counters_refused_" + run).countDocuments(), "nothing was written");
         assertEquals(List.of(), counters.load(List.of()));
         assertEquals(0, counters.compareAndSet(List.of()).length);
@@ -322,12 +322,12 @@ class MongoCounterStoreTest {
     @Test
     void eachWriteOfACallHasItsOwnOutcome() {
         CounterStore counters = counters().build();
-        String space = "cas:" + run;
-        CounterKey a = new CounterKey(space, "a");
-        CounterKey b = new CounterKey(space, "b");
-        CounterKey c = new CounterKey(space, "c");
-        CounterKey d = new CounterKey(space, "d");
-        CounterKey gone = new CounterKey(space, "gone");
+        String shape = "cas:" + run;
+        CounterKey a = new CounterKey(shape, "a");
+        CounterKey b = new CounterKey(shape, "b");
+        CounterKey c = new CounterKey(shape, "c");
+        CounterKey d = new CounterKey(shape, "d");
+        CounterKey gone = new CounterKey(shape, "gone");
         long f = S * NANOS;
         assertArrayEquals(new boolean[] {true, true, true}, counters.compareAndSet(List.of(
                 new CounterWrite(a, 0, 11, Map.of(f, 1L), f), new CounterWrite(b, 0, 21, Map.of(f, 2L), f),
@@ -351,10 +351,10 @@ class MongoCounterStoreTest {
     void aWriteErrorOtherThanADuplicateKeyThrows() {
         CounterStore counters = counters().keyCodec(key -> key.equals("array") ? new BsonArray(List.of(
                 new BsonInt32(1))) : new BsonString(key)).build();
-        String space = "error:" + run;
+        String shape = "error:" + run;
         SluiceException e = assertThrows(SluiceException.class, () -> counters.compareAndSet(List.of(
-                new CounterWrite(new CounterKey(space, "fine"), 0, 1, Map.of(0L, 1L), 0),
-                new CounterWrite(new CounterKey(space, "array"), 0, 2, Map.of(0L, 1L), 0))));
+                new CounterWrite(new CounterKey(shape, "fine"), 0, 1, Map.of(0L, 1L), 0),
+                new CounterWrite(new CounterKey(shape, "array"), 0, 2, Map.of(0L, 1L), 0))));
         assertTrue(e.getMessage().contains("index 1 of 2"), e.getMessage());
         assertInstanceOf(MongoException.class, e.getCause());
     }
@@ -370,23 +370,23 @@ class MongoCounterStoreTest {
         "{version: 5, requestCounters: {'1767268800': -3}}",
         "{version: 5, requestCounters: {'1767268800': 2.5}}"})
     void aDocumentThatIsNoCounterRecordIsReportedWithItsKey(String json) {
-        String space = "malformed:" + run;
+        String shape = "malformed:" + run;
         raw("sluice_counters_malformed_" + run).insertOne(BsonDocument.parse(json).append("_id", user("bad", "x")));
         CounterStore counters = counters().build();
         SluiceException e = assertThrows(SluiceException.class, () -> counters.load(List.of(
-                new CounterKey(space, "bad:x"))));
+                new CounterKey(shape, "bad:x"))));
         assertTrue(e.getMessage().contains("'bad:x'") && e.getMessage().contains("not a Sluice counter record"),
                 e.getMessage());
     }
 
     @Test
     void countsWrittenByHandAsIntegersOrWholeDoublesAreRead() {
-        String space = "byhand:" + run;
+        String shape = "byhand:" + run;
         raw("sluice_counters_byhand_" + run).insertOne(BsonDocument.parse(
                 "{_id: {clientId: 'h'}, version: 7, requestCounters: {'1767268800': 3, '1767268860': 4.0, "
                         + "'1767268920': {$numberLong: '5'}}}"));
         assertEquals(new CounterSnapshot(7, Map.of(S * NANOS, 3L, (S + 60) * NANOS, 4L, (S + 120) * NANOS, 5L)),
-                counters().build().load(List.of(new CounterKey(space, "h"))).get(0));
+                counters().build().load(List.of(new CounterKey(shape, "h"))).get(0));
     }
 
     // ---- collections and the TTL index ---------------------------------------------------------------------------
@@ -407,11 +407,11 @@ class MongoCounterStoreTest {
         assertTrue(named.compareAndSet(List.of(new CounterWrite(k, 0, 1, Map.of(0L, 1L), 0)))[0]);
         assertEquals(1, raw(ns + "_counters_fw_1000").countDocuments());
 
-        CounterStore custom = counters().collectionNaming(space -> "mine_" + run + "_" + space.length()).build();
+        CounterStore custom = counters().collectionNaming(shape -> "mine_" + run + "_" + shape.length()).build();
         assertTrue(custom.compareAndSet(List.of(new CounterWrite(k, 0, 1, Map.of(0L, 1L), 0)))[0]);
         assertEquals(1, raw("mine_" + run + "_7").countDocuments());
 
-        CounterStore invalid = counters().collectionNaming(space -> "a$b").build();
+        CounterStore invalid = counters().collectionNaming(shape -> "a$b").build();
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> invalid.load(List.of(k)));
         assertTrue(e.getMessage().contains("'a$b'"), e.getMessage());
     }

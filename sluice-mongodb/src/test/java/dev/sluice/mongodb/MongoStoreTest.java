@@ -65,7 +65,7 @@ class MongoStoreTest {
 
     private static Document document(RateLimiter limiter, String key) {
         return collection.find(new Document("_id",
-                MongoKeys.id("sluice", SharedStoreOptions.stateName(limiter.config()), key))).first();
+                MongoKeys.id("sluice", SharedStoreOptions.shape(limiter.config()), key))).first();
     }
 
     private void at(String time) {
@@ -279,7 +279,7 @@ class MongoStoreTest {
         String key = run + ":elsewhere";
         assertTrue(limiter.tryAcquire(key).allowed());
         assertEquals("sluice_other", other.collectionName());
-        Document id = MongoKeys.id("app2", SharedStoreOptions.stateName(limiter.config()), key);
+        Document id = MongoKeys.id("app2", SharedStoreOptions.shape(limiter.config()), key);
         assertNotNull(client.getDatabase(Mongo.DATABASE).getCollection("sluice_other").find(new Document("_id", id))
                 .first(), "the document in sluice_other under namespace app2");
         assertNull(document(limiter, key), "nothing in the default collection");

@@ -30,7 +30,7 @@ final class PostgresCounterStore implements CounterStore {
     /*
      * How a batch is written, and why.
      *
-     * compareAndSet is one statement, "SELECT <table>_cas(ids, spaces, keys, expected, versions, ...)", whose
+     * compareAndSet is one statement, "SELECT <table>_cas(ids, shapes, keys, expected, versions, ...)", whose
      * arguments are parallel arrays, one element per write. The function (sluice-postgres-counters.sql) runs four
      * set-based statements in the call's transaction: it locks the batch's existing rows in id order; inserts the
      * records of the writes that expect none (ON CONFLICT DO NOTHING), in id order; updates the rows whose version is
@@ -158,7 +158,7 @@ final class PostgresCounterStore implements CounterStore {
             return new boolean[0];
         }
         byte[][] ids = new byte[n][];
-        String[] spaces = new String[n];
+        String[] shapes = new String[n];
         String[] keys = new String[n];
         long[] expected = new long[n];
         long[] versions = new long[n];
@@ -175,7 +175,7 @@ final class PostgresCounterStore implements CounterStore {
                 throw new IllegalArgumentException("the key " + describe(w.key()) + " is written twice in one batch,"
                         + " at " + earlier + " and " + i);
             }
-            spaces[i] = Keys.readable(w.key().space());
+            shapes[i] = Keys.readable(w.key().shape());
             keys[i] = Keys.readable(w.key().key());
             expected[i] = w.expectedVersion();
             versions[i] = w.newVersion();
@@ -199,7 +199,7 @@ final class PostgresCounterStore implements CounterStore {
             applied = Calls.run(dataSource, schema, createSchema, timeout, c -> {
                 try (PreparedStatement s = c.prepareStatement(casSql)) {
                     s.setObject(1, ids);
-                    s.setArray(2, c.createArrayOf("text", spaces));
+                    s.setArray(2, c.createArrayOf("text", shapes));
                     s.setArray(3, c.createArrayOf("text", keys));
                     s.setObject(4, expected);
                     s.setObject(5, versions);
@@ -243,15 +243,15 @@ final class PostgresCounterStore implements CounterStore {
     }
 
     /**
-     * The row id of {@code key}: SHA-256 over its space and its key, each as its length and its UTF-16 code units
+     * The row id of {@code key}: SHA-256 over its shape and its key, each as its length and its UTF-16 code units
      * (see {@link Keys}).
      */
     static byte[] id(CounterKey key) {
-        return Keys.digest(Keys.parts(key.space()), key.key());
+        return Keys.digest(Keys.parts(key.shape()), key.key());
     }
 
     private static String describe(CounterKey key) {
-        return key.space() + " '" + Keys.abbreviate(key.key()) + "'";
+        return key.shape() + " '" + Keys.abbreviate(key.key()) + "'";
     }
 
     /** The table that holds the records, schema-qualified if a schema was given. */

@@ -21,7 +21,7 @@ final class PostgresDecider implements AtomicDecider {
     private final String decideSql;
     private final String giveBackSql;
     private final String namespace;
-    private final String state;
+    private final String shape;
     private final byte[] idPrefix;
     private final long limit;
     private final long window;
@@ -37,8 +37,8 @@ final class PostgresDecider implements AtomicDecider {
         this.decideSql = store.schema().decideSql(suffix);
         this.giveBackSql = store.schema().giveBackSql(suffix);
         this.namespace = store.options().namespace();
-        this.state = SharedStoreOptions.stateName(config);
-        this.idPrefix = Keys.parts(namespace, state);
+        this.shape = SharedStoreOptions.shape(config);
+        this.idPrefix = Keys.parts(namespace, shape);
         this.limit = config.limit();
         this.window = config.windowNanos();
         this.subWindow = config.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER ? config.subWindowNanos() : 0;
@@ -48,22 +48,9 @@ final class PostgresDecider implements AtomicDecider {
         this.async = !store.synchronousCommit();
     }
 
+    /** The suffix of the algorithm's functions: its code, but for the sub-window counter, which runs on the log's. */
     private static String suffix(Algorithm algorithm) {
-        switch (algorithm) {
-            case FIXED_WINDOW:
-                return "fw";
-            case SLIDING_LOG:
-            case SLIDING_WINDOW_COUNTER:
-                return "log";
-            case SLIDING_TAIL:
-                return "tail";
-            case TOKEN_BUCKET:
-                return "tb";
-            case LEAKY_BUCKET:
-                return "lb";
-            default:
-                throw new IllegalArgumentException("unknown algorithm " + algorithm);
-        }
+        return algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? Algorithm.SLIDING_LOG.code() : algorithm.code();
     }
 
     @Override
@@ -72,7 +59,7 @@ final class PostgresDecider implements AtomicDecider {
             try (PreparedStatement s = c.prepareStatement(decideSql)) {
                 s.setBytes(1, id(key));
                 s.setString(2, namespace);
-                s.setString(3, state);
+                s.setString(3, shape);
                 s.setString(4, Keys.readable(key));
                 s.setLong(5, limit);
                 s.setLong(6, window);
@@ -143,7 +130,7 @@ final class PostgresDecider implements AtomicDecider {
     }
 
     /**
-     * The row id of {@code key}: SHA-256 over the namespace, the state shape and the key, each as its length and its
+     * The row id of {@code key}: SHA-256 over the namespace, the shape and the key, each as its length and its
      * UTF-16 code units (see {@link Keys}).
      */
     byte[] id(String key) {
@@ -152,6 +139,6 @@ final class PostgresDecider implements AtomicDecider {
 
     @Override
     public String toString() {
-        return "PostgresDecider[" + store.table() + ", " + namespace + ", " + state + "]";
+        return "PostgresDecider[" + store.table() + ", " + namespace + ", " + shape + "]";
     }
 }

@@ -264,8 +264,8 @@ public final class PostgresStore implements RateLimitStore {
      * Not thread-safe; setters validate at once.
      *
      * <ul>
-     *   <li><b>Records.</b> One row per counter key (space and key) in one table: the SHA-256 of the space and the key
-     *       as the primary key (any characters, any length), the space and the key for reading, a {@code version},
+     *   <li><b>Records.</b> One row per counter key (shape and key) in one table: the SHA-256 of the shape and the key
+     *       as the primary key (any characters, any length), the shape and the key for reading, a {@code version},
      *       the counts as two {@code bigint[]} (frame starts in nanoseconds and their counts: exact), and an
      *       {@code expires_at}.</li>
      *   <li><b>One round trip per batch.</b> {@link CounterStore#load} is one {@code SELECT ... WHERE id = ANY(?)};

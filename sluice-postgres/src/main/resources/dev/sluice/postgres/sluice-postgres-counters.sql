@@ -6,8 +6,8 @@
 -- round trip each, whatever the number of records. Times are nanoseconds since the epoch (bigint).
 
 CREATE TABLE IF NOT EXISTS {{table}} (
-    id         bytea    PRIMARY KEY,  -- SHA-256 of (space, key): fixed width, whatever the key
-    space      text     NOT NULL,     -- the shape of the counters, e.g. tail:60000000000 (CounterKey.space)
+    id         bytea    PRIMARY KEY,  -- SHA-256 of (shape, key): fixed width, whatever the key
+    shape      text     NOT NULL,     -- the shape of the counters, e.g. tail:60000000000 (CounterKey.shape)
     key        text     NOT NULL,     -- the key as given, for reading only (U+0000 is shown as U+2400)
     version    bigint   NOT NULL CHECK (version <> 0),  -- set by every write, at random; 0 means "no record"
     frames     bigint[] NOT NULL,     -- frame starts, increasing
@@ -46,10 +46,10 @@ BEGIN
 
     WITH w AS (
         SELECT * FROM unnest(p_ids, p_spaces, p_keys, p_expected, p_versions, p_expires, p_offsets, p_sizes)
-            WITH ORDINALITY AS w(id, space, key, expected, version, expires_at, off, size, pos)
+            WITH ORDINALITY AS w(id, shape, key, expected, version, expires_at, off, size, pos)
     ), created AS (
-        INSERT INTO {{table}} (id, space, key, version, frames, counts, expires_at)
-        SELECT w.id, w.space, w.key, w.version, p_frames[w.off + 1 : w.off + w.size],
+        INSERT INTO {{table}} (id, shape, key, version, frames, counts, expires_at)
+        SELECT w.id, w.shape, w.key, w.version, p_frames[w.off + 1 : w.off + w.size],
                p_counts[w.off + 1 : w.off + w.size], w.expires_at
         FROM w WHERE w.expected = 0 ORDER BY w.id
         ON CONFLICT (id) DO NOTHING

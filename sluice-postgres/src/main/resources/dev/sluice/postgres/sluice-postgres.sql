@@ -10,7 +10,7 @@
 CREATE TABLE IF NOT EXISTS {{table}} (
     id         bytea  PRIMARY KEY,  -- SHA-256 of (namespace, state, key): fixed width, whatever the key
     namespace  text   NOT NULL,
-    state      text   NOT NULL,     -- the shape of the state, e.g. tb:60000000000 (SharedStoreOptions.stateName)
+    state      text   NOT NULL,     -- the shape of the state, e.g. tb:60000000000 (SharedStoreOptions.shape)
     key        text   NOT NULL,     -- the key as given, for reading only (U+0000 is shown as U+2400)
     expires_at bigint NOT NULL,     -- from then on the row may be deleted: a window after it decides as a missing one
     win        bigint,              -- FIXED_WINDOW, SLIDING_TAIL: index of the current window

@@ -118,7 +118,7 @@ class CounterFailureTest {
                     .build();
             RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(100, Duration.ofHours(1))
                     .clock(clock).store(sync).build();
-            CounterKey id = new CounterKey(SharedStoreOptions.stateName(limiter.config()), "lost-" + clock.instant());
+            CounterKey id = new CounterKey(SharedStoreOptions.shape(limiter.config()), "lost-" + clock.instant());
             limiter.tryAcquire(id.key(), 3);
             assertTrue(sync.flush());
             assertEquals(3, observer.load(List.of(id)).get(0).total());

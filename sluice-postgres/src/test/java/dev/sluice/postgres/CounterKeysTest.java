@@ -56,13 +56,13 @@ class CounterKeysTest {
     /** The key column of {@code key}'s row, null if there is none. */
     private String storedKey(CounterKey key) throws SQLException {
         try (Connection c = dataSource.getConnection();
-             PreparedStatement s = c.prepareStatement("SELECT space, key FROM " + TABLE + " WHERE id = ?")) {
+             PreparedStatement s = c.prepareStatement("SELECT shape, key FROM " + TABLE + " WHERE id = ?")) {
             s.setBytes(1, PostgresCounterStore.id(key));
             try (ResultSet rs = s.executeQuery()) {
                 if (!rs.next()) {
                     return null;
                 }
-                assertEquals(key.space(), rs.getString(1));
+                assertEquals(key.shape(), rs.getString(1));
                 return rs.getString(2);
             }
         }
@@ -70,11 +70,11 @@ class CounterKeysTest {
 
     @Test
     void oddKeysAreRecordsOfTheirOwnReadBackExactly() throws SQLException {
-        String space = "keys:" + run;
+        String shape = "keys:" + run;
         List<CounterKey> keys = new ArrayList<>();
         List<CounterWrite> writes = new ArrayList<>();
         for (int i = 0; i < ODD.size(); i++) {
-            CounterKey key = new CounterKey(space, ODD.get(i));
+            CounterKey key = new CounterKey(shape, ODD.get(i));
             keys.add(key);
             writes.add(new CounterWrite(key, CounterSnapshot.ABSENT, 100 + i, Map.of(FRAME, 1L + i), Long.MAX_VALUE));
         }
@@ -129,11 +129,11 @@ class CounterKeysTest {
         assertEquals(true, one.flush());
         assertEquals(true, two.flush());
         assertEquals(true, one.refresh());
-        String space = SharedStoreOptions.stateName(atOne.config());
+        String shape = SharedStoreOptions.shape(atOne.config());
         for (int i = 0; i < ODD.size(); i++) {
             String key = run + ODD.get(i);
             long taken = i + 1 + 2;
-            assertEquals(taken, store.load(List.of(new CounterKey(space, key))).get(0).total(), abbreviate(key));
+            assertEquals(taken, store.load(List.of(new CounterKey(shape, key))).get(0).total(), abbreviate(key));
             assertEquals(100 - taken, atOne.peek(key, 1).remaining(), "instance one sees both: " + abbreviate(key));
         }
     }

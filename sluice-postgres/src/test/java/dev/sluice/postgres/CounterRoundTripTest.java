@@ -211,11 +211,11 @@ class CounterRoundTripTest {
 
     private static void assertTotals(CounterStore counters, RateLimiter limiter, List<String> keys, long total,
                                      int batchSize) {
-        String space = SharedStoreOptions.stateName(limiter.config());
+        String shape = SharedStoreOptions.shape(limiter.config());
         for (int from = 0; from < keys.size(); from += batchSize) {
             List<CounterKey> ids = new ArrayList<>();
             for (String key : keys.subList(from, Math.min(keys.size(), from + batchSize))) {
-                ids.add(new CounterKey(space, key));
+                ids.add(new CounterKey(shape, key));
             }
             List<CounterSnapshot> records = counters.load(ids);
             for (int i = 0; i < ids.size(); i++) {

@@ -73,8 +73,8 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
      *
      * A record is a hash: field "v" the version, one field per frame (its start, nanoseconds since the epoch) holding
      * the frame's count. The key has the exact-mode store's shape and escaping: namespace, the limiter's key as the
-     * hash tag, then "sync" and the space, so that a record lives in its key's Redis Cluster slot, next to that key's
-     * exact-mode state, and never meets it (exact mode's names end in the space without "sync"). For the namespace
+     * hash tag, then "sync" and the shape, so that a record lives in its key's Redis Cluster slot, next to that key's
+     * exact-mode state, and never meets it (exact mode's names end in the shape without "sync"). For the namespace
      * "sluice", a fixed window of 100 per minute and the key "client:{abc}", after 12 requests at 12:00:05 on
      * 2026-01-01:
      *
@@ -134,12 +134,12 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
     }
 
     /**
-     * The Redis key of {@code key}'s record, {@code <namespace>:{<key>}:sync:<space>} with {@code %}, <code>{</code>
+     * The Redis key of {@code key}'s record, {@code <namespace>:{<key>}:sync:<shape>} with {@code %}, <code>{</code>
      * and <code>}</code> percent-encoded in each part, for inspection and operations.
      */
     public String redisKey(CounterKey key) {
         Objects.requireNonNull(key, "key must not be null");
-        return keyPrefix + RedisDecider.escape(key.key()) + "}:sync:" + RedisDecider.escape(key.space());
+        return keyPrefix + RedisDecider.escape(key.key()) + "}:sync:" + RedisDecider.escape(key.shape());
     }
 
     /**

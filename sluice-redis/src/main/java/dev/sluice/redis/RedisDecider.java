@@ -36,7 +36,7 @@ final class RedisDecider implements AtomicDecider {
         this.connector = connector;
         this.script = LuaScript.of(config.algorithm());
         this.keyPrefix = escape(options.namespace()) + ":{";
-        this.keySuffix = "}:" + SharedStoreOptions.stateName(config);
+        this.keySuffix = "}:" + SharedStoreOptions.shape(config);
         long windowMicros = config.windowNanos() / 1000;
         this.limit = Long.toString(config.limit());
         this.window = Long.toString(windowMicros);

@@ -56,7 +56,7 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
      * request, however many instances contend for it. A server that no longer knows the script (restarted, failed
      * over, a new cluster node) answers NOSCRIPT, and the same call sends it with EVAL, which also caches it.
      *
-     * Keys: namespace, the user's key as the hash tag, the state name (SharedStoreOptions.stateName). For the
+     * Keys: namespace, the user's key as the hash tag, the state name (SharedStoreOptions.shape). For the
      * namespace "sluice", a token bucket of 100 per minute and the user key "client:{abc}":
      *
      *     sluice:{client:%7Babc%7D}:tb:60000000000   (42, 17000000, 1767268800000000, 1767268740000000)

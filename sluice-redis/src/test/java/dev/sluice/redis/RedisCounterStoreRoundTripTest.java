@@ -191,7 +191,7 @@ class RedisCounterStoreRoundTripTest {
             }
             List<CounterKey> together = new ArrayList<>();
             for (int k = 0; k < BATCH; k++) {
-                together.add(new CounterKey("together:" + k, run));  // one key: one slot, seven spaces
+                together.add(new CounterKey("together:" + k, run));  // one key: one slot, seven shapes
             }
             for (List<CounterKey> ids : List.of(spread, together)) {
                 counters.load(ids);  // opens the node connections this batch needs

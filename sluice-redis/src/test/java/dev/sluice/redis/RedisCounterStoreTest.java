@@ -98,10 +98,10 @@ class RedisCounterStoreTest {
     // ---- keys ------------------------------------------------------------------------------------------------------
 
     private static final String[] ODD = {"a{b}c", "a%7Bb%7Dc", "{", "}{", "%", "é漢字🙂", "\u0000", "line\nbreak",
-        "lone \uD800 surrogate", "x".repeat(10_000), "with spaces"};
+        "lone \uD800 surrogate", "x".repeat(10_000), "with shapes"};
 
     /**
-     * Keys and spaces of any characters are records of their own, named with the exact-mode store's hash tag and
+     * Keys and shapes of any characters are records of their own, named with the exact-mode store's hash tag and
      * escaping; {@code a{b}c} and {@code a%7Bb%7Dc} are two records.
      */
     @Test
@@ -109,10 +109,10 @@ class RedisCounterStoreTest {
         try (RedisCounterStore store = store()) {
             List<CounterKey> ids = new ArrayList<>();
             List<CounterWrite> writes = new ArrayList<>();
-            String[] spaces = {"fw:60000000000", "odd{space}%"};
-            for (String space : spaces) {
+            String[] shapes = {"fw:60000000000", "odd{shape}%"};
+            for (String shape : shapes) {
                 for (int i = 0; i < ODD.length; i++) {
-                    CounterKey id = new CounterKey(space, run + ODD[i]);
+                    CounterKey id = new CounterKey(shape, run + ODD[i]);
                     ids.add(id);
                     writes.add(new CounterWrite(id, CounterSnapshot.ABSENT, ids.size(), Map.of(1_000L, (long) ids.size()),
                             inAnHour()));
@@ -128,12 +128,12 @@ class RedisCounterStoreTest {
             }
             assertEquals("sluice:{" + run + "a%7Bb%7Dc}:sync:fw:60000000000", store.redisKey(ids.get(0)));
             assertEquals("sluice:{" + run + "a%257Bb%257Dc}:sync:odd%7Bspace%7D%25",
-                    store.redisKey(new CounterKey("odd{space}%", run + "a%7Bb%7Dc")));
+                    store.redisKey(new CounterKey("odd{shape}%", run + "a%7Bb%7Dc")));
             assertEquals("hash", Servers.redis().type(store.redisKey(ids.get(0))));
         }
     }
 
-    /** On a cluster, a record lives in the slot of its key's hash tag: the escaped key, whatever the space. */
+    /** On a cluster, a record lives in the slot of its key's hash tag: the escaped key, whatever the shape. */
     @Test
     void onAClusterARecordLivesInItsKeysSlot() {
         RedisClusterClient client = Servers.clusterClient();
@@ -143,7 +143,7 @@ class RedisCounterStoreTest {
             List<CounterKey> ids = new ArrayList<>();
             List<CounterWrite> writes = new ArrayList<>();
             for (int i = 0; i < ODD.length; i++) {
-                CounterKey id = new CounterKey("space:" + i, run + ODD[i]);
+                CounterKey id = new CounterKey("shape:" + i, run + ODD[i]);
                 ids.add(id);
                 writes.add(new CounterWrite(id, CounterSnapshot.ABSENT, 100 + i, Map.of(-5L, 1L + i), inAnHour()));
             }
@@ -170,7 +170,7 @@ class RedisCounterStoreTest {
         ManualClock clock = new ManualClock(Instant.ofEpochMilli(System.currentTimeMillis()));
         try (RedisStore exact = RedisStore.builder(Servers.client()).timeSource(TimeSource.CLOCK).build();
              RedisCounterStore counters = store()) {
-            CounterKey id = new CounterKey(SharedStoreOptions.stateName(config), key);
+            CounterKey id = new CounterKey(SharedStoreOptions.shape(config), key);
             assertNotEquals(exact.redisKey(key, config), counters.redisKey(id));
             RateLimiter exactLimiter = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(3, Duration.ofMinutes(1))
                     .clock(clock).store(exact).build();

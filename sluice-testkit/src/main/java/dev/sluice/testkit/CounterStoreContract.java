@@ -117,7 +117,7 @@ public abstract class CounterStoreContract {
     }
 
     private static CounterKey id(LimiterConfig config, String key) {
-        return new CounterKey(SharedStoreOptions.stateName(config), key);
+        return new CounterKey(SharedStoreOptions.shape(config), key);
     }
 
     private long nanos(Instant i) {
@@ -129,10 +129,10 @@ public abstract class CounterStoreContract {
     @Test
     void aRecordIsCreatedOnceReplacedOnlyAtTheVersionReadAndReadBackExactly() {
         CounterStore store = counterStore();
-        String space = "contract:" + run;
-        CounterKey a = new CounterKey(space, key("a"));
-        CounterKey b = new CounterKey(space, key("b"));
-        CounterKey c = new CounterKey(space, key("c"));
+        String shape = "contract:" + run;
+        CounterKey a = new CounterKey(shape, key("a"));
+        CounterKey b = new CounterKey(shape, key("b"));
+        CounterKey c = new CounterKey(shape, key("c"));
         long f1 = nanos(clock.instant());
         long f2 = f1 + 500_000_000;                 // frames need not start on a whole second
         long f3 = f1 + 60_000_000_000L;

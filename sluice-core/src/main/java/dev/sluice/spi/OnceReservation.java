@@ -1,14 +1,13 @@
-package dev.sluice.algorithm;
+package dev.sluice.spi;
 
 import dev.sluice.Decision;
 import dev.sluice.Reservation;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * What every limiter's {@link Reservation} shares: its key, cost and decision, and a {@link #cancel()} that gives
- * the permits back at most once however many threads call it. Each limiter subclasses it (privately) to say where
- * the permits were taken from and how to return them. Public only to reach the limiters in the other packages of
- * this module; the module does not export this package.
+ * The base of every limiter's {@link Reservation}: its key, cost and decision, and a {@link #cancel()} that gives
+ * the permits back at most once however many threads call it. A limiter (of any store, in this module or another)
+ * subclasses it privately to say where the permits were taken from and how to return them.
  *
  * <p>Thread-safe once published: {@link #decide} is called once, by the limiter's {@code reserve}, before the
  * reservation is handed out.
@@ -23,6 +22,7 @@ public abstract class OnceReservation implements Reservation {
     private Decision decision;
     private final AtomicBoolean done = new AtomicBoolean();
 
+    /** A reservation of {@code cost} permits of {@code key}, not yet decided. */
     protected OnceReservation(String key, long cost) {
         this.key = key;
         this.cost = cost;

@@ -1,0 +1,145 @@
+package dev.sluice.memory;
+
+import dev.sluice.Acquisition;
+import dev.sluice.Decision;
+import dev.sluice.JointDecision;
+import dev.sluice.algorithm.AlgorithmState;
+import dev.sluice.spi.JointDecider;
+import dev.sluice.spi.Listeners;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * The joint decider of every in-memory limiter, whatever its store: one atomic step over all the keys of a request.
+ *
+ * <pre>
+ * lock the state of every part, in the order (limiter serial, key)    no two joint requests wait on each other
+ * decide every part without consuming, each at its limiter's now      what each limit answers alone
+ * all allowed:  decide every part again, consuming                    the same answers, now taken
+ * else:         consume only where a refusing limit counts rejections
+ * unlock every state
+ * </pre>
+ *
+ * No other request sees some parts taken and not others: they all wait on the locks. A part whose key is new to a
+ * limiter at its bound on keys makes room with no lock held (a pass over the map locks every state of that limiter,
+ * ours too) and the request starts again; if there is no room, the request is refused, each part answering as a
+ * {@code peek} would.
+ */
+final class MemoryJoint implements JointDecider {
+
+    static final MemoryJoint INSTANCE = new MemoryJoint();
+
+    private static final Comparator<Acquisition> LOCK_ORDER =
+            Comparator.<Acquisition>comparingLong(a -> memory(a).serial).thenComparing(Acquisition::key);
+
+    private MemoryJoint() {
+    }
+
+    @Override
+    public JointDecision decideAll(List<Acquisition> parts) {
+        for (Acquisition a : parts) {
+            memory(a).checkOpen();
+        }
+        int n = parts.size();
+        Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            order[i] = i;
+        }
+        Arrays.sort(order, Comparator.comparing(parts::get, LOCK_ORDER));
+
+        AlgorithmState[] held = new AlgorithmState[n];
+        while (true) {
+            Decision noRoom = null;
+            int locked = 0;
+            for (; locked < n; locked++) {
+                int i = order[locked];
+                Acquisition a = parts.get(i);
+                AlgorithmState s = memory(a).lockForJoint(a.key());
+                if (s == null) {
+                    unlock(held, order, locked);
+                    noRoom = memory(a).roomFor(a.key());
+                    break;
+                }
+                held[i] = s;
+            }
+            if (locked == n) {
+                return decideHeld(parts, held);
+            }
+            if (noRoom != null) {
+                JointDecision peeked = peekAll(parts);
+                if (!peeked.allowed()) {
+                    for (int i = 0; i < n; i++) {
+                        Acquisition a = parts.get(i);
+                        Listeners.decision(memory(a).listener(), a.limiter(), a.key(), a.cost(), peeked.decision(i));
+                    }
+                    return peeked;
+                }
+                // room came free since: start again
+            }
+        }
+    }
+
+    /** Decides with every state held, then lets go of them. */
+    private static JointDecision decideHeld(List<Acquisition> parts, AlgorithmState[] held) {
+        int n = parts.size();
+        Decision[] decisions = new Decision[n];
+        long[] now = new long[n];
+        try {
+            boolean allowed = true;
+            for (int i = 0; i < n; i++) {
+                Acquisition a = parts.get(i);
+                InMemoryRateLimiter limiter = memory(a);
+                now[i] = limiter.now();
+                decisions[i] = limiter.decideHeld(held[i], now[i], a.cost(), false);
+                allowed &= decisions[i].allowed();
+            }
+            for (int i = 0; i < n; i++) {
+                Acquisition a = parts.get(i);
+                if (allowed || (!decisions[i].allowed() && a.limiter().config().countRejected())) {
+                    Decision taken = memory(a).decideHeld(held[i], now[i], a.cost(), true);
+                    if (allowed) {
+                        decisions[i] = taken;
+                    }
+                }
+            }
+        } finally {
+            for (AlgorithmState s : held) {
+                s.unlock();
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            Acquisition a = parts.get(i);
+            InMemoryRateLimiter limiter = memory(a);
+            limiter.afterJoint(now[i]);
+            Listeners.decision(limiter.listener(), limiter, a.key(), a.cost(), decisions[i]);
+        }
+        return JointDecision.of(Arrays.asList(decisions));
+    }
+
+    /** What each part answers alone, consuming nothing: a request refused because a key has no room. */
+    private static JointDecision peekAll(List<Acquisition> parts) {
+        Decision[] decisions = new Decision[parts.size()];
+        for (int i = 0; i < decisions.length; i++) {
+            Acquisition a = parts.get(i);
+            decisions[i] = a.limiter().peek(a.key(), a.cost());
+        }
+        return JointDecision.of(Arrays.asList(decisions));
+    }
+
+    private static void unlock(AlgorithmState[] held, Integer[] order, int count) {
+        for (int k = 0; k < count; k++) {
+            held[order[k]].unlock();
+            held[order[k]] = null;
+        }
+    }
+
+    private static InMemoryRateLimiter memory(Acquisition a) {
+        return (InMemoryRateLimiter) a.limiter();
+    }
+
+    @Override
+    public String toString() {
+        return "MemoryJoint";
+    }
+}

@@ -1,0 +1,40 @@
+package dev.sluice.spi;
+
+import java.util.List;
+
+/**
+ * What a shared store offers, beside its {@link AtomicDecider}s, to decide a joint request
+ * ({@link dev.sluice.RateLimiter#tryAcquireAll}) in one atomic round trip: one script over several keys, one
+ * function call. A store without it has its joint requests taken and given back.
+ *
+ * <p>Implementations are thread-safe; each call returns or throws within the store's timeout, and any exception is
+ * a store failure, answered by the failure policy for every part.
+ */
+public interface AtomicJointDecider {
+
+    /**
+     * Whether these keys can be decided in one atomic call. A Redis Cluster answers whether they share a hash slot;
+     * a store that can always do it answers {@code true}, the default.
+     *
+     * @param deciders the deciders of the parts, each one this store created
+     * @param keys     the keys of the parts, in the same order
+     */
+    default boolean canDecideTogether(List<AtomicDecider> deciders, List<String> keys) {
+        return true;
+    }
+
+    /**
+     * Decides every part in one atomic step: if each would be admitted alone, each takes its cost and answers as
+     * its {@link AtomicDecider#decide decide} with {@code consume} would (its {@code place} set); otherwise none
+     * takes anything, but for the refused parts whose limiter counts rejections, which count it, and each answers
+     * as its {@code decide} without {@code consume} would at that instant.
+     *
+     * @param deciders the deciders of the parts, each one this store created
+     * @param keys     the parts' keys, validated, no decider with the same key twice
+     * @param costs    the parts' costs
+     * @param nowNanos per part, nanoseconds since the epoch from its limiter's clock, or
+     *                 {@link AtomicDecider#STORE_TIME} (then for every part)
+     * @return one decision per part, in order
+     */
+    List<StoreDecision> decideAll(List<AtomicDecider> deciders, List<String> keys, long[] costs, long[] nowNanos);
+}

@@ -1,0 +1,38 @@
+package dev.sluice.spi;
+
+import dev.sluice.Acquisition;
+import dev.sluice.JointDecision;
+import java.util.List;
+
+/**
+ * Decides a joint request ({@link dev.sluice.RateLimiter#tryAcquireAll}) all or nothing: it passes only if every
+ * {@link Acquisition} passes, and when refused consumes from none of them (but for the limits that refuse it and
+ * count rejections: they count it, as they would alone).
+ *
+ * <p>Each limiter names the decider of its store ({@link dev.sluice.RateLimiter#jointDecider()}). A joint request
+ * whose limiters all name equal deciders is decided by that decider, which can make it one atomic step (the
+ * in-memory store locks every key in one order; a store can run one script or one function over every key);
+ * any other request is decided by {@link #takeAndGiveBack()}.
+ *
+ * <p>A decider tells each limiter's listeners of the decision taken for it. Implementations are thread-safe.
+ */
+public interface JointDecider {
+
+    /**
+     * Decides {@code parts} all or nothing.
+     *
+     * @param parts validated, at least one, no limiter and key twice, every limiter naming a decider equal to this
+     * @return one decision per part, in order
+     */
+    JointDecision decideAll(List<Acquisition> parts);
+
+    /**
+     * The decider for limiters of any store: takes every part in order with {@link dev.sluice.RateLimiter#reserve};
+     * at the first refusal it cancels what it took and asks the rest with {@link dev.sluice.RateLimiter#peek}.
+     * Never over-admits; while a request that is refused holds what it took, a concurrent request can be refused
+     * for want of those permits. The limiters' listeners hear each {@code reserve} as it is made.
+     */
+    static JointDecider takeAndGiveBack() {
+        return TakeAndGiveBack.INSTANCE;
+    }
+}

@@ -1,0 +1,138 @@
+package dev.sluice.spi;
+
+import dev.sluice.Acquisition;
+import dev.sluice.Decision;
+import dev.sluice.JointDecision;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The joint decider of one shared store: every {@link SharedRateLimiter} the store binds shares one, so that joint
+ * requests over its limiters reach the store together. Where the store has an {@link AtomicJointDecider} that can
+ * take the keys together, the request is one atomic call; otherwise (no such decider, or keys a Redis Cluster keeps
+ * in different slots) each part is taken in order, and at the first refusal what was taken is given back and the
+ * rest are asked without consuming. A store failure is answered by the failure policy, part by part.
+ */
+public final class SharedJoint implements JointDecider {
+
+    private final SharedStoreOptions options;
+    private final AtomicJointDecider atomic;
+
+    /**
+     * The joint decider of a store with {@code options}.
+     *
+     * @param atomic the store's one-call joint decider, or {@code null} if it has none
+     */
+    public SharedJoint(SharedStoreOptions options, AtomicJointDecider atomic) {
+        this.options = Objects.requireNonNull(options, "options must not be null");
+        this.atomic = atomic;
+    }
+
+    @Override
+    public JointDecision decideAll(List<Acquisition> parts) {
+        int n = parts.size();
+        SharedRateLimiter[] limiters = new SharedRateLimiter[n];
+        for (int i = 0; i < n; i++) {
+            limiters[i] = (SharedRateLimiter) parts.get(i).limiter();
+            limiters[i].checkOpen();
+        }
+        Decision[] decisions = atomic != null ? atomically(parts, limiters) : null;
+        if (decisions == null) {
+            decisions = takeAndGiveBack(parts, limiters);
+        }
+        for (int i = 0; i < n; i++) {
+            Acquisition a = parts.get(i);
+            limiters[i].notifyDecision(a.key(), a.cost(), decisions[i]);
+        }
+        return JointDecision.of(Arrays.asList(decisions));
+    }
+
+    /** One call to the store; null if it cannot take these keys together. */
+    private Decision[] atomically(List<Acquisition> parts, SharedRateLimiter[] limiters) {
+        int n = parts.size();
+        List<AtomicDecider> deciders = new ArrayList<>(n);
+        List<String> keys = new ArrayList<>(n);
+        long[] costs = new long[n];
+        long[] now = new long[n];
+        for (int i = 0; i < n; i++) {
+            deciders.add(limiters[i].decider());
+            keys.add(parts.get(i).key());
+            costs[i] = parts.get(i).cost();
+            now[i] = limiters[i].now();
+        }
+        if (!atomic.canDecideTogether(deciders, keys)) {
+            return null;
+        }
+        Decision[] decisions = new Decision[n];
+        long start = System.nanoTime();
+        List<StoreDecision> answers;
+        try {
+            answers = atomic.decideAll(deciders, keys, costs, now);
+            if (answers == null || answers.size() != n) {
+                throw new IllegalStateException("the store answered " + (answers == null ? "nothing" : answers.size()
+                        + " decisions") + " to a joint request of " + n);
+            }
+        } catch (RuntimeException e) {
+            for (int i = 0; i < n; i++) {
+                limiters[i].storeCall(start);
+                decisions[i] = limiters[i].fallback(keys.get(i), costs[i], e);
+            }
+            return decisions;
+        }
+        for (int i = 0; i < n; i++) {
+            limiters[i].storeCall(start);
+            decisions[i] = limiters[i].toDecision(answers.get(i));
+        }
+        return decisions;
+    }
+
+    private static Decision[] takeAndGiveBack(List<Acquisition> parts, SharedRateLimiter[] limiters) {
+        int n = parts.size();
+        Decision[] decisions = new Decision[n];
+        SharedRateLimiter.SharedReservation[] taken = new SharedRateLimiter.SharedReservation[n];
+        int refusedAt = -1;
+        for (int i = 0; i < n && refusedAt < 0; i++) {
+            Acquisition a = parts.get(i);
+            taken[i] = limiters[i].new SharedReservation(a.key(), a.cost());
+            decisions[i] = limiters[i].decide(a.key(), a.cost(), true, taken[i]);
+            if (!decisions[i].allowed()) {
+                refusedAt = i;
+            }
+        }
+        if (refusedAt < 0) {
+            return decisions;
+        }
+        for (int i = refusedAt - 1; i >= 0; i--) {
+            if (taken[i].holds) {
+                limiters[i].giveBack(parts.get(i).key(), parts.get(i).cost(), taken[i].place);
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            if (i == refusedAt) {
+                continue;
+            }
+            Acquisition a = parts.get(i);
+            Decision d = limiters[i].decide(a.key(), a.cost(), false, null);
+            if (i > refusedAt && !d.allowed() && a.limiter().config().countRejected()) {
+                SharedRateLimiter.SharedReservation counted = limiters[i].new SharedReservation(a.key(), a.cost());
+                Decision c = limiters[i].decide(a.key(), a.cost(), true, counted);   // refused here too: counted
+                if (c.allowed()) {
+                    if (counted.holds) {   // room came back since the peek: the request is refused all the same
+                        limiters[i].giveBack(a.key(), a.cost(), counted.place);
+                    }
+                } else {
+                    d = c;
+                }
+            }
+            decisions[i] = d;
+        }
+        return decisions;
+    }
+
+    @Override
+    public String toString() {
+        return "SharedJoint[" + (atomic != null ? atomic : "take and give back") + "]";
+    }
+}
