@@ -96,7 +96,12 @@ public final class SharedJoint implements JointDecider {
         for (int i = 0; i < n && refusedAt < 0; i++) {
             Acquisition a = parts.get(i);
             taken[i] = limiters[i].new SharedReservation(a.key(), a.cost());
-            decisions[i] = limiters[i].decide(a.key(), a.cost(), true, taken[i]);
+            try {
+                decisions[i] = limiters[i].decide(a.key(), a.cost(), true, taken[i]);
+            } catch (RuntimeException e) {   // a store failure under FailurePolicy.THROW
+                giveBack(parts, limiters, taken, i);
+                throw e;
+            }
             if (!decisions[i].allowed()) {
                 refusedAt = i;
             }
@@ -104,11 +109,7 @@ public final class SharedJoint implements JointDecider {
         if (refusedAt < 0) {
             return decisions;
         }
-        for (int i = refusedAt - 1; i >= 0; i--) {
-            if (taken[i].holds) {
-                limiters[i].giveBack(parts.get(i).key(), parts.get(i).cost(), taken[i].place);
-            }
-        }
+        giveBack(parts, limiters, taken, refusedAt);
         for (int i = 0; i < n; i++) {
             if (i == refusedAt) {
                 continue;
@@ -129,6 +130,16 @@ public final class SharedJoint implements JointDecider {
             decisions[i] = d;
         }
         return decisions;
+    }
+
+    /** Gives back what the first {@code count} parts hold. */
+    private static void giveBack(List<Acquisition> parts, SharedRateLimiter[] limiters,
+                                 SharedRateLimiter.SharedReservation[] taken, int count) {
+        for (int i = count - 1; i >= 0; i--) {
+            if (taken[i].holds) {
+                limiters[i].giveBack(parts.get(i).key(), parts.get(i).cost(), taken[i].place);
+            }
+        }
     }
 
     @Override

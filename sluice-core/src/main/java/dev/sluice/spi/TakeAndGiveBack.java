@@ -19,7 +19,13 @@ final class TakeAndGiveBack implements JointDecider {
     public JointDecision decideAll(List<Acquisition> parts) {
         List<Reservation> taken = new ArrayList<>(parts.size());
         for (Acquisition a : parts) {
-            Reservation r = a.limiter().reserve(a.key(), a.cost());
+            Reservation r;
+            try {
+                r = a.limiter().reserve(a.key(), a.cost());
+            } catch (RuntimeException e) {   // a closed limiter, a store failure under FailurePolicy.THROW
+                cancel(taken);
+                throw e;
+            }
             if (!r.decision().allowed()) {
                 return refused(parts, taken, r.decision());
             }
@@ -32,10 +38,14 @@ final class TakeAndGiveBack implements JointDecider {
         return JointDecision.of(decisions);
     }
 
-    private static JointDecision refused(List<Acquisition> parts, List<Reservation> taken, Decision refusal) {
+    private static void cancel(List<Reservation> taken) {
         for (int i = taken.size() - 1; i >= 0; i--) {
             taken.get(i).cancel();
         }
+    }
+
+    private static JointDecision refused(List<Acquisition> parts, List<Reservation> taken, Decision refusal) {
+        cancel(taken);
         int refusedAt = taken.size();
         List<Decision> decisions = new ArrayList<>(parts.size());
         for (int i = 0; i < parts.size(); i++) {

@@ -1,12 +1,16 @@
 package dev.sluice.testkit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.Acquisition;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
+import dev.sluice.JointDecision;
+import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.RateLimiterBuilder;
 import dev.sluice.Reservation;
@@ -1113,6 +1117,221 @@ public abstract class RateLimiterContract {
             assertTrue(outcomes.contains(1), algorithm + ": " + outcomes);
             assertTrue(mostHeld.get() <= 3, algorithm + ": " + mostHeld + " held at once");
             assertEquals(3, limiter.peek(k, 1).remaining(), algorithm + ": every permit given back");
+        }
+    }
+
+    // ---- joint requests, listeners, close -----------------------------------------------------------------------
+
+    /** A limiter on the store under test with a listener. */
+    private RateLimiter listened(Algorithm algorithm, long limit, Duration window, RateLimitListener listener) {
+        return limiter(algorithm, limit, window, b -> b.listener(listener));
+    }
+
+    /**
+     * Joint requests ({@link RateLimiter#tryAcquireAll}): every limit passes or the request consumes from none; a
+     * refused request's decisions are what each limit answers alone. The in-memory store is the reference for the
+     * concurrent case: with the clock frozen, how many of n identical joint requests pass does not depend on their
+     * order, so a sequential run on the reference tells how many must pass.
+     */
+    @Nested
+    class Joint {
+
+        @ParameterizedTest(name = "{0} refuses")
+        @EnumSource(Algorithm.class)
+        void aRefusedRequestConsumesFromNone(Algorithm refusing) {
+            RateLimiter bucket = perMinute(Algorithm.TOKEN_BUCKET, 10);
+            RateLimiter small = perMinute(refusing, 2);
+            String k = key("joint-refused");
+            at("12:00:30");
+            assertTrue(small.tryAcquire(k, 2).allowed(), refusing + ": the small limit filled");
+            for (List<Acquisition> parts : List.of(
+                    List.of(Acquisition.of(bucket, k), Acquisition.of(small, k)),
+                    List.of(Acquisition.of(small, k), Acquisition.of(bucket, k, 3)))) {
+                JointDecision d = RateLimiter.tryAcquireAll(parts);
+                assertFalse(d.allowed(), refusing + ": refused by the full limit: " + d);
+                int smallAt = parts.get(0).limiter() == small ? 0 : 1;
+                assertFalse(d.decision(smallAt).allowed(), refusing + ": the full limit refused: " + d);
+                assertTrue(d.decision(1 - smallAt).allowed(), refusing + ": the bucket alone had room: " + d);
+                assertEquals(10, d.decision(1 - smallAt).remaining(), refusing + ": the bucket as a peek: " + d);
+                assertTrue(d.retryAfter().compareTo(Duration.ZERO) > 0, refusing + ": " + d);
+                assertEquals(10, bucket.peek(k, 1).remaining(), refusing + ": nothing taken from the bucket");
+                assertEquals(0, small.peek(k, 1).remaining(), refusing + ": nothing more in the full limit");
+            }
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @EnumSource(Algorithm.class)
+        void anAllowedRequestTakesFromEveryLimit(Algorithm algorithm) {
+            RateLimiter a = perMinute(algorithm, 5);
+            RateLimiter b = perMinute(Algorithm.FIXED_WINDOW, 3);
+            String k = key("joint-allowed");
+            String other = key("joint-other");
+            at("12:00:30");
+            JointDecision d = RateLimiter.tryAcquireAll(Acquisition.of(a, k, 2), Acquisition.of(b, other));
+            assertTrue(d.allowed(), algorithm + ": " + d);
+            assertEquals(3, d.decision(0).remaining(), algorithm + ": " + d);
+            assertEquals(2, d.decision(1).remaining(), algorithm + ": " + d);
+            assertEquals(2, d.remaining(), algorithm + ": the fewest left");
+            assertEquals(Duration.ZERO, d.retryAfter(), algorithm.toString());
+            assertEquals(3, a.peek(k, 1).remaining(), algorithm + ": taken from the first");
+            assertEquals(2, b.peek(other, 1).remaining(), algorithm + ": taken from the second");
+        }
+
+        @Test
+        void aRefusingLimitThatCountsRejectionsCountsIt() {
+            RateLimiter counting = limiter(Algorithm.FIXED_WINDOW, 2, Duration.ofMinutes(1), b -> b.countRejected(true));
+            RateLimiter other = perMinute(Algorithm.FIXED_WINDOW, 5);
+            String k = key("joint-counted");
+            at("12:00:30");
+            assertTrue(counting.tryAcquire(k, 2).allowed());
+            JointDecision d = RateLimiter.tryAcquireAll(Acquisition.of(other, k), Acquisition.of(counting, k));
+            assertFalse(d.allowed(), d.toString());
+            assertEquals(5, other.peek(k, 1).remaining(), "the limit that passed took nothing");
+            at("12:01:00");
+            assertEquals(2, counting.peek(k, 1).remaining(), "a new window: the counted refusal is gone with the old");
+        }
+
+        @Test
+        void badPartsAreRefusedAndConsumeNothing() {
+            RateLimiter a = perMinute(Algorithm.FIXED_WINDOW, 5);
+            String k = key("joint-bad");
+            at("12:00:30");
+            IllegalArgumentException twice = assertThrows(IllegalArgumentException.class,
+                    () -> RateLimiter.tryAcquireAll(Acquisition.of(a, k), Acquisition.of(a, k, 2)));
+            assertTrue(twice.getMessage().contains(k), twice.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> RateLimiter.tryAcquireAll(List.of()));
+            IllegalArgumentException cost = assertThrows(IllegalArgumentException.class,
+                    () -> Acquisition.of(a, k, 0));
+            assertTrue(cost.getMessage().contains("0"), cost.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> Acquisition.of(a, "", 1));
+            assertEquals(5, a.peek(k, 1).remaining(), "nothing taken");
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @EnumSource(Algorithm.class)
+        void eightThreadsOnOneKeyWithTwoLimitsAdmitExactlyWhatBothAllow(Algorithm algorithm) {
+            RateLimiter perSecond = limiter(algorithm, 10, Duration.ofSeconds(1));
+            RateLimiter perMinute = limiter(algorithm, 100, Duration.ofMinutes(1));
+            RateLimiter refSecond = RateLimiter.builder(algorithm).limit(10, Duration.ofSeconds(1)).clock(clock)
+                    .store(InMemoryStore.create()).build();
+            RateLimiter refMinute = RateLimiter.builder(algorithm).limit(100, Duration.ofMinutes(1)).clock(clock)
+                    .store(InMemoryStore.create()).build();
+            String k = key("joint-hammer");
+            at("12:00:00");
+            long total = 0;
+            long expectedTotal = 0;
+            for (int step = 0; step < 14; step++) {   // 2 s apart: a sliding tail's previous second is empty again
+                clock.set(NOON.plusSeconds(2L * step));
+                List<Boolean> admitted = onThreads(8, 4, () -> RateLimiter.tryAcquireAll(
+                        Acquisition.of(perSecond, k), Acquisition.of(perMinute, k)).allowed());
+                long passed = admitted.stream().filter(b -> b).count();
+                long expected = 0;
+                for (int i = 0; i < 32; i++) {
+                    expected += RateLimiter.tryAcquireAll(Acquisition.of(refSecond, "ref"),
+                            Acquisition.of(refMinute, "ref")).allowed() ? 1 : 0;
+                }
+                total += passed;
+                expectedTotal += expected;
+                assertEquals(expected, passed, algorithm + ": 32 joint requests at +" + 2 * step + " s");
+                assertTrue(passed <= 10, algorithm + ": at most 10 a second, was " + passed);
+            }
+            assertEquals(expectedTotal, total, algorithm + ": in all");
+            if (algorithm == Algorithm.FIXED_WINDOW || algorithm == Algorithm.SLIDING_LOG) {
+                assertEquals(100, total, algorithm + ": the minute's 100 exactly, then nothing");
+            }
+            assertEquals(refMinute.peek("ref", 1).remaining(), perMinute.peek(k, 1).remaining(),
+                    algorithm + ": the minute's limit took exactly the admitted requests");
+        }
+    }
+
+    /** The listener hook: told of every decision, and never able to change one. */
+    @Nested
+    class Listening {
+
+        @ParameterizedTest(name = "{0}")
+        @EnumSource(Algorithm.class)
+        void aThrowingListenerChangesNoDecision(Algorithm algorithm) {
+            RateLimitListener throwing = new RateLimitListener() {
+                @Override
+                public void onDecision(RateLimiter limiter, String key, long cost, Decision decision) {
+                    throw new IllegalStateException("listener fails on decisions");
+                }
+
+                @Override
+                public void onStoreFailure(RateLimiter limiter, dev.sluice.SluiceException failure) {
+                    throw new IllegalStateException("listener fails on failures");
+                }
+
+                @Override
+                public void onStoreCall(RateLimiter limiter, long nanos) {
+                    throw new IllegalStateException("listener fails on calls");
+                }
+            };
+            RateLimiter heard = listened(algorithm, 3, Duration.ofMinutes(1), throwing);
+            RateLimiter plain = perMinute(algorithm, 3);
+            RateLimiter other = perMinute(Algorithm.FIXED_WINDOW, 10);
+            String a = key("throwing-listener");
+            String b = key("quiet");
+            at("12:00:30");
+            for (int i = 0; i < 5; i++) {
+                assertSame("tryAcquire " + i, plain.tryAcquire(b), heard.tryAcquire(a));
+            }
+            at("12:02:00");
+            assertSame("peek", plain.peek(b, 1), heard.peek(a, 1));
+            Reservation expected = plain.reserve(b, 1);
+            Reservation actual = heard.reserve(a, 1);
+            assertSame("reserve", expected.decision(), actual.decision());
+            assertEquals(expected.cancel(), actual.cancel(), algorithm + ": cancel");
+            JointDecision je = RateLimiter.tryAcquireAll(Acquisition.of(plain, b), Acquisition.of(other, b));
+            JointDecision ja = RateLimiter.tryAcquireAll(Acquisition.of(heard, a), Acquisition.of(other, a));
+            assertEquals(je, ja, algorithm + ": joint");
+        }
+
+        @Test
+        void theListenerHearsEveryDecisionButPeeks() {
+            List<String> heard = java.util.Collections.synchronizedList(new ArrayList<>());
+            RateLimitListener recording = new RateLimitListener() {
+                @Override
+                public void onDecision(RateLimiter limiter, String key, long cost, Decision decision) {
+                    heard.add(key + ":" + cost + ":" + decision.allowed());
+                }
+            };
+            RateLimiter limiter = listened(Algorithm.FIXED_WINDOW, 2, Duration.ofMinutes(1), recording);
+            RateLimiter other = perMinute(Algorithm.FIXED_WINDOW, 10);
+            String k = key("heard");
+            at("12:00:30");
+            limiter.tryAcquire(k);
+            limiter.peek(k, 1);
+            limiter.reserve(k, 1);
+            limiter.tryAcquire(k);
+            RateLimiter.tryAcquireAll(Acquisition.of(other, k), Acquisition.of(limiter, k));
+            assertEquals(List.of(k + ":1:true", k + ":1:true", k + ":1:false", k + ":1:false"), heard);
+        }
+    }
+
+    /** {@link RateLimiter#close()}: a closed limiter takes no more requests; the store serves its other limiters. */
+    @Nested
+    class Closing {
+
+        @ParameterizedTest(name = "{0}")
+        @EnumSource(Algorithm.class)
+        void aClosedLimiterRefusesEveryRequest(Algorithm algorithm) {
+            RateLimiter limiter = perMinute(algorithm, 3);
+            RateLimiter kept = perMinute(algorithm, 3);
+            String k = key("closed");
+            at("12:00:30");
+            Reservation r = limiter.reserve(k, 1);
+            assertTrue(r.decision().allowed());
+            limiter.close();
+            limiter.close();
+            assertThrows(IllegalStateException.class, () -> limiter.tryAcquire(k), algorithm + ": tryAcquire");
+            assertThrows(IllegalStateException.class, () -> limiter.peek(k, 1), algorithm + ": peek");
+            assertThrows(IllegalStateException.class, () -> limiter.reserve(k, 1), algorithm + ": reserve");
+            assertThrows(IllegalStateException.class,
+                    () -> RateLimiter.tryAcquireAll(Acquisition.of(kept, k), Acquisition.of(limiter, k)),
+                    algorithm + ": a joint request with a closed limiter");
+            assertEquals(3, kept.peek(k, 1).remaining(), algorithm + ": the joint request took nothing");
+            assertTrue(kept.tryAcquire(k).allowed(), algorithm + ": the store still serves other limiters");
         }
     }
 

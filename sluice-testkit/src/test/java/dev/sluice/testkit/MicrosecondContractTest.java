@@ -47,7 +47,7 @@ class MicrosecondContractTest extends RateLimiterContract {
                 }
             };
             RateLimiter inner = InMemoryStore.create().bind(new LimiterConfig(config.algorithm(), config.limit(),
-                    config.window(), floored, config.countRejected(), config.buckets(), config.strict()));
+                    config.window(), floored, config.countRejected(), config.buckets(), config.strict(), config.listener()));
             return new MicrosecondLimiter(config, inner);
         };
     }
@@ -73,6 +73,11 @@ class MicrosecondContractTest extends RateLimiterContract {
         @Override
         public LimiterConfig config() {
             return config;
+        }
+
+        @Override
+        public void close() {
+            inner.close();
         }
 
         @Override
