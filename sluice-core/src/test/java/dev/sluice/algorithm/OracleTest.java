@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Each state against an oracle written from the definition in DESIGN.md §2, request by request: the oracles keep
+ * Each state against an oracle written from the definitions of docs/algorithms.md, request by request: the oracles keep
  * every request (or every window's count) and compute with {@link BigInteger}, searching for {@code retryAfter}
  * and {@code resetAfter} instead of solving for them. {@code LEAKY_BUCKET} is checked against the token bucket's
  * oracle: it must admit, and answer, exactly alike.
@@ -153,7 +153,7 @@ class OracleTest {
             strict = c.strict();
         }
 
-        /** Whether {@code e} counts at {@code now}: DESIGN.md §2, literally. */
+        /** Whether {@code e} counts at {@code now}: the definition in docs/algorithms.md, literally. */
         boolean counts(Entry e, long now) {
             if (algorithm == Algorithm.SLIDING_LOG) {
                 return e.time > now - window;  // in (now − W, now]

@@ -50,7 +50,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * What the counter store of synchronized mode writes and reads: the document shape of DESIGN §3, frame names down to
+ * What the counter store of synchronized mode writes and reads: the document shape of Allegro's write-up (docs/sync-mode.md), frame names down to
  * the nanosecond, any key, the outcome of every write, malformed documents, the TTL index, a hung server.
  */
 class MongoCounterStoreTest {
