@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.LongAdder;
  * A {@link RateLimiter} whose every decision is one call to a shared store's {@link AtomicDecider}: what every
  * shared store's {@link RateLimitStore#bind} returns. It validates arguments, times requests
  * ({@link TimeSource}), applies the {@link FailurePolicy} when the store fails, keeps reservations, and tells the
- * limiter's and the store's {@link RateLimitListener}s of every decision, failure and call.
+ * limiter's and the store's {@link RateLimitListener}s of every decision, failure and call. With no listener at all,
+ * store failures are logged through a {@link FailureLog}: one warning a minute with their count.
  *
  * <p>Joint requests ({@link RateLimiter#tryAcquireAll}) over limiters of one store go to that store's
  * {@link SharedJoint}: one atomic call where the store offers it ({@link AtomicJointDecider}), else take and give
@@ -32,6 +33,7 @@ public final class SharedRateLimiter implements RateLimiter {
     private final RateLimitListener limiterListener;
     private final RateLimitListener storeListener;
     private final LongAdder failures = new LongAdder();
+    private final FailureLog failureLog;
     private volatile boolean closed;
 
     private SharedRateLimiter(LimiterConfig config, AtomicDecider decider, SharedStoreOptions options,
@@ -42,6 +44,8 @@ public final class SharedRateLimiter implements RateLimiter {
         this.joint = Objects.requireNonNull(joint, "joint must not be null");
         this.limiterListener = config.listener();
         this.storeListener = options.listener();
+        this.failureLog = limiterListener == RateLimitListener.NONE && storeListener == RateLimitListener.NONE
+                ? new FailureLog(decider.toString(), options.failurePolicy().toString()) : null;
     }
 
     /**
@@ -193,6 +197,9 @@ public final class SharedRateLimiter implements RateLimiter {
         failures.increment();
         SluiceException failure = e instanceof SluiceException ? (SluiceException) e
                 : new SluiceException("store failed " + what + " key '" + key + "': " + e, e);
+        if (failureLog != null) {
+            failureLog.failed(failure);
+        }
         Listeners.failure(limiterListener, this, failure);
         Listeners.failure(storeListener, this, failure);
         return failure;
