@@ -29,6 +29,7 @@ public abstract class SharedStoreBuilder<B extends SharedStoreBuilder<B>> {
     private String namespace = DEFAULT_NAMESPACE;
     private Consumer<? super SluiceException> failureListener = e -> { };
 
+    /** Starts with every option at its default; for a store's own builder to call. */
     protected SharedStoreBuilder() {
     }
 
