@@ -1,3 +1,8 @@
+/**
+ * Sluice on Redis and Redis Cluster (Lettuce): limits shared by every service instance that reaches the same server,
+ * each decision one Lua script (exact mode), or counts shared in bulk through the counter store of synchronized mode.
+ * Entry point: {@link dev.sluice.redis.RedisStore}.
+ */
 @SuppressWarnings({"requires-transitive-automatic", "requires-automatic"})
 module dev.sluice.redis {
     requires transitive dev.sluice;

@@ -8,10 +8,12 @@ public class SluiceException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 
+    /** A failure with no underlying exception; {@code message} says what failed. */
     public SluiceException(String message) {
         super(message);
     }
 
+    /** A failure caused by {@code cause}, typically a store driver's exception, which it wraps. */
     public SluiceException(String message, Throwable cause) {
         super(message, cause);
     }

@@ -71,6 +71,7 @@ public final class InMemoryStore implements RateLimitStore {
             return this;
         }
 
+        /** A new store with these settings; each limiter built on it keeps its own keys. */
         public InMemoryStore build() {
             return new InMemoryStore(maximumKeys);
         }

@@ -30,6 +30,7 @@ public abstract class SharedStoreBuilder<B extends SharedStoreBuilder<B>> {
     private String namespace = DEFAULT_NAMESPACE;
     private RateLimitListener listener = RateLimitListener.NONE;
 
+    /** Starts with every option at its default; for a store's own builder to call. */
     protected SharedStoreBuilder() {
     }
 

@@ -12,6 +12,7 @@ public final class ManualClock extends Clock {
 
     private volatile Instant now;
 
+    /** A clock that reads {@code start} until moved. */
     public ManualClock(Instant start) {
         this.now = Objects.requireNonNull(start, "start must not be null");
     }
