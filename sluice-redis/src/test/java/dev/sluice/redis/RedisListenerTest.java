@@ -1,6 +1,9 @@
 package dev.sluice.redis;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.Acquisition;
@@ -12,6 +15,9 @@ import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
+import dev.sluice.spi.CounterKey;
+import dev.sluice.spi.CounterSnapshot;
+import dev.sluice.spi.CounterWrite;
 import dev.sluice.testkit.ManualClock;
 import io.lettuce.core.RedisClient;
 import java.io.IOException;
@@ -19,13 +25,15 @@ import java.net.ServerSocket;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
  * A listener that throws from every method changes no decision of the Redis store: not a single decision, not a joint
- * one, not a failure policy's answer while Redis is unreachable. And it is told of every failure and call.
+ * one, not a failure policy's answer while Redis is unreachable. And it is told of every failure and call, the
+ * counter store's too.
  */
 class RedisListenerTest {
 
@@ -89,11 +97,7 @@ class RedisListenerTest {
 
     @Test
     void aThrowingListenerLeavesTheFailOpenAnswerOfAnUnreachableRedis() throws IOException {
-        int port;
-        try (ServerSocket socket = new ServerSocket(0)) {
-            port = socket.getLocalPort();  // closed again: nothing listens there
-        }
-        RedisClient client = RedisClient.create("redis://127.0.0.1:" + port);
+        RedisClient client = RedisClient.create("redis://127.0.0.1:" + closedPort());
         client.setOptions(RedisStore.recommendedClientOptions());
         Throwing listener = new Throwing();
         try (RedisStore store = RedisStore.builder(client).timeSource(TimeSource.CLOCK)
@@ -117,5 +121,40 @@ class RedisListenerTest {
         assertEquals(5, listener.failures.get(), "failures heard");
         assertEquals(5, listener.calls.get(), "store calls heard");
         assertEquals(5, listener.decisions.get(), "decisions heard");
+    }
+
+    /** The counter store of synchronized mode tells its listener of its calls and failures, which still throw. */
+    @Test
+    void theCounterStoreTellsAThrowingListenerAndStillAnswers() throws IOException {
+        Throwing listener = new Throwing();
+        CounterKey key = new CounterKey("fw:60000000000", "listened:" + UUID.randomUUID());
+        try (RedisCounterStore counters = RedisStore.counterStoreBuilder(Servers.client()).listener(listener).build()) {
+            assertEquals(List.of(CounterSnapshot.absent()), counters.load(List.of(key)), "a record never written");
+            assertArrayEquals(new boolean[] {true}, counters.compareAndSet(List.of(new CounterWrite(key,
+                    CounterSnapshot.ABSENT, 7, Map.of(1L, 2L), (System.currentTimeMillis() + 60_000) * 1_000_000))),
+                    "the first write");
+            assertEquals(List.of(new CounterSnapshot(7, Map.of(1L, 2L))), counters.load(List.of(key)), "read back");
+        }
+        assertEquals(3, listener.calls.get(), "calls heard");
+        assertEquals(0, listener.failures.get(), "failures heard");
+
+        RedisClient client = RedisClient.create("redis://127.0.0.1:" + closedPort());
+        client.setOptions(RedisStore.recommendedClientOptions());
+        try (RedisCounterStore counters = RedisStore.counterStoreBuilder(client).timeout(Duration.ofMillis(500))
+                .listener(listener).build()) {
+            SluiceException e = assertThrows(SluiceException.class, () -> counters.load(List.of(key)));
+            assertFalse(e.getMessage().contains("throws"), "the store's failure, not the listener's: " + e);
+        } finally {
+            client.shutdown();
+        }
+        assertEquals(4, listener.calls.get(), "calls heard, the failed one too");
+        assertEquals(1, listener.failures.get(), "failures heard");
+        assertEquals(0, listener.decisions.get(), "a counter store makes no decision");
+    }
+
+    private static int closedPort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();  // closed again: nothing listens there
+        }
     }
 }
