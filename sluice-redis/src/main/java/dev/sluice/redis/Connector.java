@@ -33,6 +33,7 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
     private final Supplier<CompletableFuture<C>> connect;
     private final Function<C, RedisScriptingAsyncCommands<String, String>> commandsOf;
     private final String target;
+    private final boolean cluster;
     private final Object lock = new Object();
     private volatile Open<C> ready;        // written under lock; null until connected and after close
     private CompletableFuture<C> attempt;  // guarded by lock
@@ -44,20 +45,22 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
     }
 
     private Connector(Supplier<CompletableFuture<C>> connect,
-                      Function<C, RedisScriptingAsyncCommands<String, String>> commandsOf, String target) {
+                      Function<C, RedisScriptingAsyncCommands<String, String>> commandsOf, String target,
+                      boolean cluster) {
         this.connect = connect;
         this.commandsOf = commandsOf;
         this.target = target;
+        this.cluster = cluster;
     }
 
     static Connector<StatefulRedisConnection<String, String>> standalone(RedisClient client) {
         return new Connector<>(() -> inBackground(() -> client.connect(StringCodec.UTF8)),
-                StatefulRedisConnection::async, "Redis");
+                StatefulRedisConnection::async, "Redis", false);
     }
 
     static Connector<StatefulRedisClusterConnection<String, String>> cluster(RedisClusterClient client) {
         return new Connector<>(() -> inBackground(() -> client.connect(StringCodec.UTF8)),
-                StatefulRedisClusterConnection::async, "Redis Cluster");
+                StatefulRedisClusterConnection::async, "Redis Cluster", true);
     }
 
     /**
@@ -71,6 +74,11 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
             t.setDaemon(true);
             t.start();
         });
+    }
+
+    /** Whether this connects to a Redis Cluster, where a script's keys must share one hash slot. */
+    boolean cluster() {
+        return cluster;
     }
 
     /** Starts connecting in the background unless connected or connecting; never blocks. */

@@ -11,21 +11,27 @@ import java.util.EnumMap;
 import java.util.Map;
 
 /**
- * The Lua script of one algorithm ({@code common.lua} followed by the algorithm's own part(s)), or of the counter
- * store's compare-and-set, and its SHA-1 digest for {@code EVALSHA}. Immutable.
+ * A Lua script and its SHA-1 digest for {@code EVALSHA}: that of one algorithm ({@code common.lua}, the algorithm's
+ * own part(s), {@code single.lua}), the joint script ({@code common.lua}, every algorithm, {@code joint.lua}), or the
+ * counter store's compare-and-set. The algorithms are written once, as functions both tails call. Immutable.
  */
 final class LuaScript {
 
     private static final Map<Algorithm, LuaScript> SCRIPTS = new EnumMap<>(Algorithm.class);
 
     static {
-        SCRIPTS.put(Algorithm.FIXED_WINDOW, load("fixed_window"));
-        SCRIPTS.put(Algorithm.SLIDING_LOG, load("sliding_log", "expiring_log"));
-        SCRIPTS.put(Algorithm.SLIDING_WINDOW_COUNTER, load("sliding_window_counter", "expiring_log"));
-        SCRIPTS.put(Algorithm.SLIDING_TAIL, load("sliding_tail"));
-        SCRIPTS.put(Algorithm.TOKEN_BUCKET, load("token_bucket"));
-        SCRIPTS.put(Algorithm.LEAKY_BUCKET, load("leaky_bucket"));
+        SCRIPTS.put(Algorithm.FIXED_WINDOW, load("fixed_window", "fixed_window", "single"));
+        SCRIPTS.put(Algorithm.SLIDING_LOG, load("sliding_log", "expiring_log", "sliding_log", "single"));
+        SCRIPTS.put(Algorithm.SLIDING_WINDOW_COUNTER,
+                load("sliding_window_counter", "expiring_log", "sliding_window_counter", "single"));
+        SCRIPTS.put(Algorithm.SLIDING_TAIL, load("sliding_tail", "sliding_tail", "single"));
+        SCRIPTS.put(Algorithm.TOKEN_BUCKET, load("token_bucket", "token_bucket", "single"));
+        SCRIPTS.put(Algorithm.LEAKY_BUCKET, load("leaky_bucket", "leaky_bucket", "single"));
     }
+
+    /** A joint request over keys of any algorithms, all or nothing ({@code joint.lua}). */
+    static final LuaScript JOINT = load("joint", "expiring_log", "sliding_log", "sliding_window_counter",
+            "sliding_tail", "token_bucket", "leaky_bucket", "fixed_window", "joint");
 
     private final String name;
     private final String text;
@@ -54,12 +60,13 @@ final class LuaScript {
         return sha;
     }
 
-    private static LuaScript load(String... parts) {
+    /** The script {@code name}: {@code common.lua}, then {@code parts} in order. */
+    private static LuaScript load(String name, String... parts) {
         StringBuilder text = new StringBuilder(resource("common"));
         for (String part : parts) {
             text.append('\n').append(resource(part));
         }
-        return new LuaScript(parts[0], text.toString());
+        return new LuaScript(name, text.toString());
     }
 
     static String resource(String name) {

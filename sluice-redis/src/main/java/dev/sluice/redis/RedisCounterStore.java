@@ -1,10 +1,12 @@
 package dev.sluice.redis;
 
+import dev.sluice.RateLimitListener;
 import dev.sluice.SluiceException;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.Listeners;
 import dev.sluice.spi.SharedStoreBuilder;
 import dev.sluice.spi.SharedStoreOptions;
 import io.lettuce.core.RedisNoScriptException;
@@ -62,6 +64,11 @@ import java.util.function.Supplier;
  * {@link SluiceException} with the driver's exception as its cause; commands still pending then are cancelled. The
  * writes of a failed {@link #compareAndSet} may have been applied, some or all: {@code SynchronizedStore} settles each
  * by reading the record again, as the {@link CounterStore} contract has it.
+ *
+ * <p><b>Listener.</b> The builder's {@link Builder#listener(RateLimitListener) listener} hears how long every
+ * {@link #load} and {@link #compareAndSet} took ({@code onStoreCall}) and every one that failed ({@code onStoreFailure},
+ * before it is thrown), with {@code null} as the limiter: these calls are the synchronized store's background work,
+ * not a request's. A listener that throws changes nothing.
  *
  * <p>Thread-safe. A store holds one connection of its own (not shared with a {@link RedisStore}), opened in the
  * background when built and reopened by Lettuce after an outage. {@link #close()} closes it, not the client.
@@ -123,9 +130,12 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
     private final Duration timeout;
     private final long timeoutNanos;
     private final long marginMillis;
+    private final RateLimitListener listener;
 
-    private RedisCounterStore(Connector<?> connector, String namespace, Duration timeout, Duration expiryMargin) {
+    private RedisCounterStore(Connector<?> connector, String namespace, Duration timeout, Duration expiryMargin,
+                              RateLimitListener listener) {
         this.connector = connector;
+        this.listener = listener;
         this.namespace = namespace;
         this.keyPrefix = RedisDecider.escape(namespace) + ":{";
         this.timeout = timeout;
@@ -154,7 +164,18 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
         if (keys.isEmpty()) {
             return List.of();
         }
-        long deadline = System.nanoTime() + timeoutNanos;
+        long start = System.nanoTime();
+        try {
+            return loadNow(keys, start + timeoutNanos);
+        } catch (SluiceException e) {
+            Listeners.failure(listener, null, e);
+            throw e;
+        } finally {
+            Listeners.call(listener, null, System.nanoTime() - start);
+        }
+    }
+
+    private List<CounterSnapshot> loadNow(List<CounterKey> keys, long deadline) {
         String what = "reading " + keys.size() + " counter records";
         List<AsyncCommand<String, String, Map<String, String>>> reads = new ArrayList<>(keys.size());
         for (CounterKey key : keys) {
@@ -185,11 +206,22 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
     @Override
     public boolean[] compareAndSet(List<CounterWrite> writes) {
         Objects.requireNonNull(writes, "writes must not be null");
-        boolean[] applied = new boolean[writes.size()];
         if (writes.isEmpty()) {
-            return applied;
+            return new boolean[0];
         }
-        long deadline = System.nanoTime() + timeoutNanos;
+        long start = System.nanoTime();
+        try {
+            return compareAndSetNow(writes, start + timeoutNanos);
+        } catch (SluiceException e) {
+            Listeners.failure(listener, null, e);
+            throw e;
+        } finally {
+            Listeners.call(listener, null, System.nanoTime() - start);
+        }
+    }
+
+    private boolean[] compareAndSetNow(List<CounterWrite> writes, long deadline) {
+        boolean[] applied = new boolean[writes.size()];
         String what = "writing " + writes.size() + " counter records";
         List<Integer> pending = new ArrayList<>(writes.size());
         for (int i = 0; i < writes.size(); i++) {
@@ -358,6 +390,7 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
         private String namespace = SharedStoreBuilder.DEFAULT_NAMESPACE;
         private Duration timeout = DEFAULT_TIMEOUT;
         private Duration expiryMargin = DEFAULT_EXPIRY_MARGIN;
+        private RateLimitListener listener = RateLimitListener.NONE;
 
         Builder(Supplier<Connector<?>> connector) {
             this.connector = connector;
@@ -393,13 +426,22 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
         }
 
         /**
+         * Told how long every call to Redis took and of every one that failed, with {@code null} as the limiter
+         * (the calls are the synchronized store's background work); must not block. Default: none.
+         */
+        public Builder listener(RateLimitListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener must not be null");
+            return this;
+        }
+
+        /**
          * The store. It starts connecting in the background and does not wait: building succeeds while Redis is
          * down, and calls made before the connection is up wait for it within their timeout.
          */
         public RedisCounterStore build() {
             Connector<?> c = connector.get();
             c.connectSoon();
-            return new RedisCounterStore(c, namespace, timeout, expiryMargin);
+            return new RedisCounterStore(c, namespace, timeout, expiryMargin, listener);
         }
     }
 }

@@ -29,8 +29,8 @@ final class RedisDecider implements AtomicDecider {
     private final String margin;
     private final String subWindow;  // null unless a sliding-window counter
     private final String strict;
+    private final String code;
     private final Duration timeout;
-    private final long timeoutNanos;
 
     RedisDecider(Connector<?> connector, LimiterConfig config, SharedStoreOptions options, long marginMillis) {
         this.connector = connector;
@@ -45,13 +45,31 @@ final class RedisDecider implements AtomicDecider {
         boolean swc = config.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
         this.subWindow = swc ? Long.toString(windowMicros / config.buckets()) : null;
         this.strict = config.strict() ? "1" : "0";
+        this.code = config.algorithm().code();
         this.timeout = options.timeout();
-        this.timeoutNanos = options.timeout().toNanos();
     }
 
     /** The Redis key holding {@code key}'s state. */
     String redisKey(String key) {
         return keyPrefix + escape(key) + keySuffix;
+    }
+
+    /** The store this decider decides on. */
+    Connector<?> connector() {
+        return connector;
+    }
+
+    /** This decider's 9 arguments to the joint script for a part of {@code cost} at {@code nowNanos}. */
+    void addJointArgs(List<String> args, long cost, long nowNanos) {
+        args.add(code);
+        args.add(now(nowNanos));
+        args.add(limit);
+        args.add(window);
+        args.add(Long.toString(cost));
+        args.add(countRejected);
+        args.add(margin);
+        args.add(subWindow != null ? subWindow : "0");
+        args.add(strict);
     }
 
     @Override
@@ -60,8 +78,13 @@ final class RedisDecider implements AtomicDecider {
         if (r.size() != 5) {
             throw new SluiceException("the Redis script answered " + r + ", not a decision");
         }
-        return new StoreDecision(number(r, 0) == 1, number(r, 1), number(r, 2) * 1000, number(r, 3) * 1000,
-                number(r, 4));
+        return decision(r, 0);
+    }
+
+    /** The decision of the five integers at {@code from} in a script's answer (durations in microseconds). */
+    static StoreDecision decision(List<Object> r, int from) {
+        return new StoreDecision(number(r, from) == 1, number(r, from + 1), number(r, from + 2) * 1000,
+                number(r, from + 3) * 1000, number(r, from + 4));
     }
 
     @Override
@@ -74,9 +97,8 @@ final class RedisDecider implements AtomicDecider {
     }
 
     private List<Object> run(String key, String mode, long nowNanos, long cost, long place) {
-        long deadline = System.nanoTime() + timeoutNanos;
         String[] keys = {redisKey(key)};
-        String now = nowNanos == STORE_TIME ? "T" : Long.toString(Math.floorDiv(nowNanos, 1000));
+        String now = now(nowNanos);
         String[] args;
         if (subWindow != null) {
             args = new String[] {mode, now, limit, window, Long.toString(cost), countRejected, margin,
@@ -87,6 +109,22 @@ final class RedisDecider implements AtomicDecider {
         } else {
             args = new String[] {mode, now, limit, window, Long.toString(cost), countRejected, margin};
         }
+        return eval(connector, script, keys, args, timeout);
+    }
+
+    private static String now(long nowNanos) {
+        return nowNanos == STORE_TIME ? "T" : Long.toString(Math.floorDiv(nowNanos, 1000));
+    }
+
+    /**
+     * Runs {@code script} by {@code EVALSHA}, sending it with {@code EVAL} if the server answers {@code NOSCRIPT},
+     * all within {@code timeout}.
+     *
+     * @throws SluiceException if Redis fails or does not answer in time
+     */
+    static List<Object> eval(Connector<?> connector, LuaScript script, String[] keys, String[] args,
+                             Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
         try {
             RedisScriptingAsyncCommands<String, String> commands = connector.commands(deadline, timeout);
             try {

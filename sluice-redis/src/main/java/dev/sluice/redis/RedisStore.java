@@ -5,6 +5,7 @@ import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimiter;
 import dev.sluice.TimeSource;
 import dev.sluice.spi.RateLimitStore;
+import dev.sluice.spi.SharedJoint;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.spi.SharedStoreBuilder;
 import dev.sluice.spi.SharedStoreOptions;
@@ -36,6 +37,11 @@ import java.util.function.Supplier;
  * microsecond: request times are floored to the microsecond and reported durations rounded up to it. Its state
  * survives only as long as Redis keeps it (a server without persistence forgets on restart).
  *
+ * <p>A joint request ({@link RateLimiter#tryAcquireAll}) over limiters of one store is one run of one script over
+ * all its keys, atomic like a single decision: on a standalone Redis always, on a Redis Cluster when its keys share
+ * a hash slot (the same user key does: it is the hash tag). Keys in different slots are taken in order and given
+ * back at the first refusal.
+ *
  * <p>Synchronized mode, where instances decide from memory and share counts in bulk instead of a round trip per
  * decision, runs on the counter store from {@link #counterStoreBuilder(RedisClient)} (or the cluster variant).
  *
@@ -49,12 +55,24 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
     /*
      * How the Redis store is designed, and why.
      *
-     * One decision is one EVALSHA of the algorithm's script (resources dev/sluice/redis/*.lua: common.lua, then the
-     * algorithm's part). The script reads the key's state, runs the algorithm exactly as dev.sluice.algorithm does,
-     * writes the state back and sets its TTL. Redis runs a script atomically, so concurrent instances never
+     * One decision is one EVALSHA of the algorithm's script (resources dev/sluice/redis/*.lua: common.lua, the
+     * algorithm's part, single.lua). The script reads the key's state, runs the algorithm exactly as
+     * dev.sluice.algorithm does, writes the state back and sets its TTL. Redis runs a script atomically, so concurrent instances never
      * interleave inside a decision and no compare-and-swap loop is needed: a hot key costs one script run per
      * request, however many instances contend for it. A server that no longer knows the script (restarted, failed
      * over, a new cluster node) answers NOSCRIPT, and the same call sends it with EVAL, which also caches it.
+     *
+     * Joint requests: each algorithm's part is one Lua function deciding one key, with or without consuming, so the
+     * single-key scripts and the joint script (common.lua, every algorithm, joint.lua) run the same code. The joint
+     * script decides every part without consuming, then, if all passed, every part again consuming; else only the
+     * refused parts that count rejections consume. Example: 10/s and 100/min token buckets on "u1", the minute's
+     * bucket empty: the second answers (denied, 0 left, retry after 600 ms), the first is not touched, one round trip:
+     *
+     *     EVALSHA <joint> 2 sluice:{u1}:tb:1000000000 sluice:{u1}:tb:60000000000
+     *             tb T 10 1000000 1 0 0 0 0   tb T 100 60000000 1 0 0 0 0
+     *
+     * A Redis Cluster runs a script only over keys of one slot: the parts of one user key always are (the hash tag
+     * is that key); other requests are taken in order and given back at the first refusal (SharedJoint).
      *
      * Keys: namespace, the user's key as the hash tag, the state name (SharedStoreOptions.shape). For the
      * namespace "sluice", a token bucket of 100 per minute and the user key "client:{abc}":
@@ -89,11 +107,13 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
     private final Connector<?> connector;
     private final SharedStoreOptions options;
     private final long marginMillis;
+    private final SharedJoint joint;
 
     private RedisStore(Connector<?> connector, SharedStoreOptions options, Duration expiryMargin) {
         this.connector = connector;
         this.options = options;
         this.marginMillis = options.timeSource() == TimeSource.CLOCK ? expiryMargin.toMillis() : 0;
+        this.joint = new SharedJoint(options, new RedisJoint(connector, options.timeout()));
     }
 
     /** A builder for a store on a standalone Redis (or a proxy) through {@code client}. */
@@ -171,7 +191,8 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
             throw new IllegalArgumentException("buckets must be at most the window in microseconds ("
                     + windowNanos / 1000 + ") on Redis, was " + config.buckets());
         }
-        return SharedRateLimiter.create(config, new RedisDecider(connector, config, options, marginMillis), options);
+        return SharedRateLimiter.create(config, new RedisDecider(connector, config, options, marginMillis), options,
+                joint);
     }
 
     /** The Redis key that holds {@code key}'s state under {@code config}, for inspection and operations. */

@@ -1,13 +1,10 @@
--- Sluice: the part every algorithm's script shares. One script call decides one request (or gives permits back)
--- for one key, atomically. See RedisStore for the design; the algorithms mirror dev.sluice.algorithm exactly.
+-- Sluice: the part every script shares. A script decides one request for one key (or gives permits back), or a
+-- joint request over several keys, atomically. See RedisStore for the design; the algorithms mirror
+-- dev.sluice.algorithm exactly.
 --
--- KEYS[1]  the key's state
--- ARGV[1]  'a' acquire, 'p' peek (writes nothing), 'g' give back
--- ARGV[2]  now in microseconds since the epoch, or 'T' for the server's TIME
--- ARGV[3]  limit L          ARGV[4]  window W (us)     ARGV[5]  cost
--- ARGV[6]  countRejected '1' or '0'                    ARGV[7]  extra milliseconds a key outlives its state
--- ARGV[8]  place (give back only; '0' otherwise, or absent)
--- ARGV[9]  sub-window S (us), ARGV[10] strict '1' or '0' (sliding-window counter only)
+-- Each algorithm is a function in ALGORITHMS, named by its code, deciding one part p (see part() below) and
+-- answering {allowed 1/0, remaining, reset (us), retry after (us), place}, or {1/0} for a give-back. A script is this
+-- file, the algorithms it needs, and a tail that reads its arguments into parts: single.lua or joint.lua.
 --
 -- Lua numbers are doubles: every value here is an integer below 2^53, so every sum, difference and comparison is
 -- exact; products that may reach 2^53 go through muldivmod, which is exact for any operands below 2^53. A bucket's or
@@ -15,20 +12,35 @@
 -- write from Lua.
 -- Redis 5 and later replicate a script by its effects, so reading TIME before writing is allowed.
 
-local key = KEYS[1]
-local mode = ARGV[1]
-local now = tonumber(ARGV[2])
-if now == nil then  -- 'T'
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local ALGORITHMS = {}
+
+local storeTime = nil  -- the server's TIME, read once per script run
+local function timeOf(arg)
+  local t = tonumber(arg)
+  if t ~= nil then
+    return t
+  end
+  if storeTime == nil then  -- 'T'
+    local r = redis.call('TIME')
+    storeTime = tonumber(r[1]) * 1000000 + tonumber(r[2])
+  end
+  return storeTime
 end
-local L = tonumber(ARGV[3])
-local W = tonumber(ARGV[4])
-local cost = tonumber(ARGV[5])
-local countRejected = ARGV[6] == '1'
-local margin = tonumber(ARGV[7])
-local place = tonumber(ARGV[8])
-local consume = mode == 'a'
+
+-- One part of a request:
+--   key     the key's state              mode    'a' acquire, 'p' peek (writes nothing), 'g' give back
+--   now     microseconds since the epoch, or 'T' for the server's TIME
+--   L       limit                        W       window (us)         cost
+--   countRejected '1' or '0'             margin  extra milliseconds a key outlives its state
+--   place   give back only               S, strict  sub-window (us) and '1' or '0', sliding-window counter only
+local function part(key, mode, now, L, W, cost, countRejected, margin, place, S, strict)
+  return {
+    key = key, mode = mode, consume = mode == 'a', now = timeOf(now),
+    L = tonumber(L), W = tonumber(W), cost = tonumber(cost),
+    countRejected = countRejected == '1', margin = tonumber(margin), place = tonumber(place),
+    S = tonumber(S), strict = strict == '1'
+  }
+end
 
 local SAT = 4503599627370496    -- 2^52: counts saturate here
 local TWO53 = 9007199254740992
@@ -123,22 +135,22 @@ end
 
 -- The TTL in milliseconds of a state that becomes equivalent to a fresh one at expiresAt (us, on the request's
 -- timeline): the time until then rounded up, plus the margin.
-local function ttl(expiresAt)
-  local d = expiresAt - now
+local function ttl(p, expiresAt)
+  local d = expiresAt - p.now
   local r = fmod(d, 1000)
   local ms = (d - r) / 1000
   if r > 0 then
     ms = ms + 1
   end
-  return ms + margin
+  return ms + p.margin
 end
 
 -- Writes the state (a string of packed doubles) with its TTL, or deletes the key when the state is already equivalent to a fresh
 -- one (expiresAt nil or passed).
-local function store(value, expiresAt)
-  if expiresAt == nil or expiresAt <= now then
-    redis.call('DEL', key)
+local function store(p, value, expiresAt)
+  if expiresAt == nil or expiresAt <= p.now then
+    redis.call('DEL', p.key)
   else
-    redis.call('SET', key, value, 'PX', ttl(expiresAt))
+    redis.call('SET', p.key, value, 'PX', ttl(p, expiresAt))
   end
 end

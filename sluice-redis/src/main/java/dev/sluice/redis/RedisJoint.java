@@ -1,0 +1,88 @@
+package dev.sluice.redis;
+
+import dev.sluice.SluiceException;
+import dev.sluice.spi.AtomicDecider;
+import dev.sluice.spi.AtomicJointDecider;
+import dev.sluice.spi.StoreDecision;
+import io.lettuce.core.cluster.SlotHash;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Decides a joint request over limiters of one {@link RedisStore} as one run of the joint script ({@code joint.lua}):
+ * one {@code EVALSHA} over every part's key, whatever each part's algorithm, limit, window and clock. On a Redis
+ * Cluster only keys in one hash slot can share a script (same user key: the hash tag is the user key); for keys in
+ * different slots {@link #canDecideTogether} says no, and the request is taken and given back instead.
+ *
+ * <p>Two parts whose limiters have the same algorithm and window share their state in Redis when they share a key
+ * (the limit is not part of the Redis key). The script decides each part without consuming before any consumes, so it
+ * would let two such parts both pass on one count: {@link #canDecideTogether} says no to them too, and the take and
+ * give back decides them one after the other.
+ *
+ * <p>Thread-safe and stateless beyond its store's connection.
+ */
+final class RedisJoint implements AtomicJointDecider {
+
+    private final Connector<?> connector;
+    private final Duration timeout;
+
+    RedisJoint(Connector<?> connector, Duration timeout) {
+        this.connector = connector;
+        this.timeout = timeout;
+    }
+
+    @Override
+    public boolean canDecideTogether(List<AtomicDecider> deciders, List<String> keys) {
+        Set<String> seen = new HashSet<>();
+        int slot = -1;
+        for (int i = 0; i < keys.size(); i++) {
+            RedisDecider decider = (RedisDecider) deciders.get(i);
+            if (decider.connector() != connector) {
+                return false;
+            }
+            String redisKey = decider.redisKey(keys.get(i));
+            if (!seen.add(redisKey)) {
+                return false;
+            }
+            if (connector.cluster()) {
+                int s = SlotHash.getSlot(redisKey);
+                if (slot >= 0 && s != slot) {
+                    return false;
+                }
+                slot = s;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public List<StoreDecision> decideAll(List<AtomicDecider> deciders, List<String> keys, long[] costs,
+                                         long[] nowNanos) {
+        int n = keys.size();
+        String[] redisKeys = new String[n];
+        List<String> args = new ArrayList<>(9 * n);
+        for (int i = 0; i < n; i++) {
+            RedisDecider decider = (RedisDecider) deciders.get(i);
+            redisKeys[i] = decider.redisKey(keys.get(i));
+            decider.addJointArgs(args, costs[i], nowNanos[i]);
+        }
+        List<Object> r = RedisDecider.eval(connector, LuaScript.JOINT, redisKeys, args.toArray(new String[0]),
+                timeout);
+        if (r.size() != 5 * n) {
+            throw new SluiceException("the Redis joint script answered " + r + ", not " + n + " decisions");
+        }
+        List<StoreDecision> decisions = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            decisions.add(RedisDecider.decision(r, 5 * i));
+        }
+        return decisions;
+    }
+
+    @Override
+    public String toString() {
+        return "RedisJoint[" + LuaScript.JOINT + " on " + connector + "]";
+    }
+}
