@@ -1,13 +1,16 @@
 package dev.sluice.postgres;
 
 import dev.sluice.LimiterConfig;
+import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.RateLimitStore;
+import dev.sluice.spi.SharedJoint;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.spi.SharedStoreBuilder;
 import dev.sluice.spi.SharedStoreOptions;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -105,6 +108,7 @@ public final class PostgresStore implements RateLimitStore {
     private final Schema schema;
     private final boolean createSchema;
     private final boolean synchronousCommit;
+    private final SharedJoint joint;  // one for every limiter bound here, so their joint requests meet
 
     private PostgresStore(Builder b, SharedStoreOptions options) {
         this.dataSource = b.dataSource;
@@ -112,6 +116,7 @@ public final class PostgresStore implements RateLimitStore {
         this.schema = Schema.limits(b.schemaName, b.table);
         this.createSchema = b.createSchema;
         this.synchronousCommit = b.synchronousCommit;
+        this.joint = new SharedJoint(options, new PostgresJoint(this));
     }
 
     /**
@@ -146,7 +151,7 @@ public final class PostgresStore implements RateLimitStore {
     @Override
     public RateLimiter bind(LimiterConfig config) {
         Objects.requireNonNull(config, "config must not be null");
-        return SharedRateLimiter.create(config, new PostgresDecider(this, config), options);
+        return SharedRateLimiter.create(config, new PostgresDecider(this, config), options, joint);
     }
 
     /** The options every limiter of this store decides with. */
@@ -169,6 +174,16 @@ public final class PostgresStore implements RateLimitStore {
 
     boolean createsSchema() {
         return createSchema;
+    }
+
+    /**
+     * Runs {@code body} as one call of this store (see {@link Calls#run}).
+     *
+     * @throws SQLException     if the database fails, refuses or times out
+     * @throws RuntimeException if {@code body} or the DataSource throws one
+     */
+    <T> T call(Calls.Body<T> body) throws SQLException {
+        return Calls.run(dataSource, schema, createSchema, options.timeout(), options.listener(), body);
     }
 
     boolean synchronousCommit() {
@@ -292,6 +307,7 @@ public final class PostgresStore implements RateLimitStore {
         private String schemaName;
         private boolean createSchema = true;
         private Duration timeout = DEFAULT_COUNTER_TIMEOUT;
+        private RateLimitListener listener = RateLimitListener.NONE;
 
         private CounterStoreBuilder(DataSource dataSource) {
             this.dataSource = dataSource;
@@ -333,6 +349,18 @@ public final class PostgresStore implements RateLimitStore {
             return this;
         }
 
+        /**
+         * Told of the time every call takes ({@link RateLimitListener#onStoreCall}) and of the failures the store
+         * answers without throwing ({@link RateLimitListener#onStoreFailure}): a batch PostgreSQL rolled back (answered
+         * "not applied"), a table or function found missing and created again; always with no limiter. Failures that
+         * throw are reported by the synchronized store to its own failure listener. Must not block; one that throws
+         * changes no answer. Default: none.
+         */
+        public CounterStoreBuilder listener(RateLimitListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener must not be null");
+            return this;
+        }
+
         /** The SQL script that creates this store's table and function: idempotent, for running by hand. */
         public String schemaScript() {
             return Schema.counters(schemaName, table).script();
@@ -349,7 +377,7 @@ public final class PostgresStore implements RateLimitStore {
             if (createSchema) {
                 schema.install(dataSource, false, SCHEMA_TIMEOUT.toNanos());
             }
-            return new PostgresCounterStore(dataSource, schema, createSchema, timeout);
+            return new PostgresCounterStore(dataSource, schema, createSchema, timeout, listener);
         }
     }
 }

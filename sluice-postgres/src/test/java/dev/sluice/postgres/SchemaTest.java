@@ -79,7 +79,7 @@ class SchemaTest {
             assertEquals(1, first.tryAcquire("k").remaining());
             String script = builder().schemaScript();
             long scripted = script.split("CREATE OR REPLACE FUNCTION", -1).length - 1;
-            assertEquals(22, scripted, "functions in the script");
+            assertEquals(32, scripted, "functions in the script");
             assertEquals(scripted, functions(), "every function of the script, once");
         } finally {
             threads.shutdownNow();
@@ -90,7 +90,7 @@ class SchemaTest {
     void aLostFunctionIsCreatedAgainByTheCallThatMissesIt() throws SQLException {
         SharedRateLimiter limiter = (SharedRateLimiter) limiter(builder().build());
         assertEquals(1, limiter.tryAcquire("k").remaining());
-        Databases.execute(dataSource, "DROP FUNCTION " + table + "_decide_fw");
+        Databases.execute(dataSource, "DROP FUNCTION " + table + "_step_fw");
         Decision d = limiter.tryAcquire("k");
         assertEquals(0, d.remaining(), "decided, on the state kept in the table: " + d);
         assertEquals(0, limiter.storeFailures());
