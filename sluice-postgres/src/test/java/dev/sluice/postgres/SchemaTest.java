@@ -97,6 +97,21 @@ class SchemaTest {
     }
 
     @Test
+    void aTableWhoseShapeColumnIsCalledStateIsRenamedAndKeepsItsRows() throws SQLException {
+        Databases.execute(dataSource, "CREATE TABLE " + table + " (id bytea PRIMARY KEY, namespace text NOT NULL,"
+                + " state text NOT NULL, key text NOT NULL, expires_at bigint NOT NULL, win bigint, cur bigint,"
+                + " prev bigint, frac bigint, tat bigint, last bigint, seen bigint, expiries bigint[],"
+                + " weights bigint[])");
+        Databases.execute(dataSource, "INSERT INTO " + table + " (id, namespace, state, key, expires_at)"
+                + " VALUES ('\\x00', 'old', 'fw:1', 'k', 0)");
+        assertEquals(1, limiter(builder().build()).tryAcquire("k", 1).remaining());
+        assertEquals(1, Databases.queryLong(dataSource, "SELECT count(*) FROM " + table + " WHERE shape = 'fw:1'"),
+                "the old row, its shape column renamed");
+        assertEquals(0, Databases.queryLong(dataSource, "SELECT count(*) FROM pg_attribute WHERE attrelid = '"
+                + table + "'::regclass AND attname = 'state'"), "no column state");
+    }
+
+    @Test
     void withoutCreateSchemaTheScriptIsRunByHand() throws SQLException {
         PostgresStore.Builder builder = builder().createSchema(false).failurePolicy(FailurePolicy.FAIL_CLOSED);
         SharedRateLimiter limiter = (SharedRateLimiter) limiter(builder.build());
