@@ -34,7 +34,9 @@ import javax.sql.DataSource;
  * <ul>
  *   <li><b>Atomic.</b> Each decision, peek or cancellation is one call of one PL/pgSQL function (one statement,
  *       one transaction) that reads, decides and writes the key's row under its row lock. Every algorithm answers
- *       exactly as the in-memory store does, to the nanosecond; there is no client-side read-modify-write.</li>
+ *       exactly as the in-memory store does, to the nanosecond; there is no client-side read-modify-write. A joint
+ *       request ({@link RateLimiter#tryAcquireAll}) over limiters of one store is one call too, all or nothing, its
+ *       rows locked in one order (see {@code PostgresJoint}).</li>
  *   <li><b>Time.</b> By default ({@link dev.sluice.TimeSource#STORE}) the database's {@code clock_timestamp()} times
  *       each decision, so instances whose clocks disagree still share one time line; with
  *       {@link dev.sluice.TimeSource#CLOCK} the limiter's {@link java.time.Clock} does.</li>
@@ -67,8 +69,9 @@ public final class PostgresStore implements RateLimitStore {
     /*
      * How a decision runs, and why.
      *
-     * A decision is "SELECT * FROM sluice_limit_decide_tb(id, ..., cost, consume, now, ...)". The function reads the
-     * key's row without a lock and decides. If the answer writes nothing (a peek, or a rejection that is not
+     * A decision is "SELECT * FROM sluice_limit_decide('tb', id, ..., cost, consume, now, ...)". The function (in
+     * common.sql: the one lock-and-write loop of every algorithm, which runs the algorithm's state machine from its
+     * own script through sluice_limit_step) reads the key's row without a lock and decides. If the answer writes nothing (a peek, or a rejection that is not
      * counted), it returns at once: the answer is the one at its snapshot, and a crowd rejected on a hot key never
      * queues for the row lock. Otherwise it reads the row again FOR NO KEY UPDATE, which at READ COMMITTED waits for
      * any concurrent writer and then sees its committed version, decides on that, and writes the row back (or inserts
@@ -211,7 +214,7 @@ public final class PostgresStore implements RateLimitStore {
 
         /**
          * The table that holds the state; default {@value PostgresStore#DEFAULT_TABLE}. Its functions are named after
-         * it ({@code <table>_decide_tb}, ...). A lower-case SQL identifier of at most 40 characters.
+         * it ({@code <table>_decide}, {@code <table>_step_tb}, ...). A lower-case SQL identifier of at most 40 characters.
          */
         public Builder table(String table) {
             this.table = identifier("table", table);
