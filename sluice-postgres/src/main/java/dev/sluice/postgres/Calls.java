@@ -1,5 +1,8 @@
 package dev.sluice.postgres;
 
+import dev.sluice.RateLimitListener;
+import dev.sluice.SluiceException;
+import dev.sluice.spi.Listeners;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
@@ -51,13 +54,14 @@ final class Calls {
 
     /**
      * Runs {@code body} within {@code timeout}, once more after creating the schema again if a table or function of
-     * it has gone missing (when {@code createSchema}).
+     * it has gone missing (when {@code createSchema}). The missing schema is a failure the call recovers from, so it
+     * throws nothing: it goes to {@code listener} ({@link RateLimitListener#onStoreFailure}, with no limiter).
      *
      * @throws SQLException     if the database fails, refuses or times out
      * @throws RuntimeException if {@code body} or the DataSource throws one
      */
-    static <T> T run(DataSource dataSource, Schema schema, boolean createSchema, Duration timeout, Body<T> body)
-            throws SQLException {
+    static <T> T run(DataSource dataSource, Schema schema, boolean createSchema, Duration timeout,
+                     RateLimitListener listener, Body<T> body) throws SQLException {
         long deadline = System.nanoTime() + Math.min(saturatedNanos(timeout), MAX_TIMEOUT_NANOS);
         try {
             return attempt(dataSource, timeout, body, deadline);
@@ -65,6 +69,9 @@ final class Calls {
             if (!createSchema || !isMissingSchema(e)) {
                 throw e;
             }
+            Listeners.failure(listener, null, new SluiceException("the table " + schema.table() + " or one of its"
+                    + " functions is missing on PostgreSQL (SQLSTATE " + e.getSQLState() + "); creating them again: "
+                    + e.getMessage(), e));
             schema.install(dataSource, true, remaining(timeout, deadline));
             return attempt(dataSource, timeout, body, deadline);
         }

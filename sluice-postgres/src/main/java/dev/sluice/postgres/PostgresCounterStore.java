@@ -1,10 +1,12 @@
 package dev.sluice.postgres;
 
+import dev.sluice.RateLimitListener;
 import dev.sluice.SluiceException;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.Listeners;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -73,9 +75,12 @@ final class PostgresCounterStore implements CounterStore {
     private final int lockTimeoutMillis;
     private final String loadSql;
     private final String casSql;
+    private final RateLimitListener listener;
 
-    PostgresCounterStore(DataSource dataSource, Schema schema, boolean createSchema, Duration timeout) {
+    PostgresCounterStore(DataSource dataSource, Schema schema, boolean createSchema, Duration timeout,
+                         RateLimitListener listener) {
         this.dataSource = dataSource;
+        this.listener = listener;
         this.schema = schema;
         this.createSchema = createSchema;
         this.timeout = timeout;
@@ -102,13 +107,16 @@ final class PostgresCounterStore implements CounterStore {
             ids[i] = id(Objects.requireNonNull(keys.get(i), "key must not be null"));
         }
         Map<ByteBuffer, CounterSnapshot> found;
+        long start = System.nanoTime();
         try {
-            found = Calls.run(dataSource, schema, createSchema, timeout, c -> read(c, ids));
+            found = Calls.run(dataSource, schema, createSchema, timeout, listener, c -> read(c, ids));
         } catch (SQLException | RuntimeException e) {
+            Listeners.call(listener, null, System.nanoTime() - start);
             throw new SluiceException("PostgreSQL failed reading " + keys.size() + " counter records ("
                     + describe(keys.get(0)) + (keys.size() > 1 ? ", ..." : "") + ") in " + schema.table() + ": " + e,
                     e);
         }
+        Listeners.call(listener, null, System.nanoTime() - start);
         List<CounterSnapshot> out = new ArrayList<>(ids.length);
         for (byte[] id : ids) {
             out.add(found.getOrDefault(ByteBuffer.wrap(id), CounterSnapshot.absent()));
@@ -195,8 +203,9 @@ final class PostgresCounterStore implements CounterStore {
             }
         }
         Integer[] applied;
+        long start = System.nanoTime();
         try {
-            applied = Calls.run(dataSource, schema, createSchema, timeout, c -> {
+            applied = Calls.run(dataSource, schema, createSchema, timeout, listener, c -> {
                 try (PreparedStatement s = c.prepareStatement(casSql)) {
                     s.setObject(1, ids);
                     s.setArray(2, c.createArrayOf("text", shapes));
@@ -218,13 +227,21 @@ final class PostgresCounterStore implements CounterStore {
                 }
             });
         } catch (SQLException e) {
+            Listeners.call(listener, null, System.nanoTime() - start);
             if (ROLLED_BACK.contains(e.getSQLState())) {
+                // answered, not thrown: nobody else hears of it
+                Listeners.failure(listener, null, new SluiceException("PostgreSQL rolled back writing "
+                        + writes.size() + " counter records (" + describe(writes.get(0).key())
+                        + (writes.size() > 1 ? ", ..." : "") + ") in " + schema.table() + " (SQLSTATE "
+                        + e.getSQLState() + "); none applied: " + e, e));
                 return new boolean[n];
             }
             throw failure(writes, e);
         } catch (RuntimeException e) {
+            Listeners.call(listener, null, System.nanoTime() - start);
             throw failure(writes, e);
         }
+        Listeners.call(listener, null, System.nanoTime() - start);
         boolean[] result = new boolean[n];
         for (Integer position : applied) {
             if (position == null || position < 1 || position > n || result[position - 1]) {

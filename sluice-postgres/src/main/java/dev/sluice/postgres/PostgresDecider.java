@@ -20,12 +20,13 @@ final class PostgresDecider implements AtomicDecider {
     private final PostgresStore store;
     private final String decideSql;
     private final String giveBackSql;
+    private final String algorithm;  // its code, which names its functions
     private final String namespace;
     private final String shape;
     private final byte[] idPrefix;
     private final long limit;
     private final long window;
-    private final long subWindow;  // 0 for the sliding log: the log function takes its expiry rule from it
+    private final long subWindow;  // 0 but for the sub-window counter: the log's functions take its expiry rule from it
     private final boolean strict;
     private final boolean countRejected;
     private final int lockTimeoutMillis;  // see Calls.lockTimeoutMillis
@@ -33,9 +34,9 @@ final class PostgresDecider implements AtomicDecider {
 
     PostgresDecider(PostgresStore store, LimiterConfig config) {
         this.store = store;
-        String suffix = suffix(config.algorithm());
-        this.decideSql = store.schema().decideSql(suffix);
-        this.giveBackSql = store.schema().giveBackSql(suffix);
+        this.decideSql = store.schema().decideSql();
+        this.giveBackSql = store.schema().giveBackSql();
+        this.algorithm = config.algorithm().code();
         this.namespace = store.options().namespace();
         this.shape = SharedStoreOptions.shape(config);
         this.idPrefix = Keys.parts(namespace, shape);
@@ -48,29 +49,25 @@ final class PostgresDecider implements AtomicDecider {
         this.async = !store.synchronousCommit();
     }
 
-    /** The suffix of the algorithm's functions: its code, but for the sub-window counter, which runs on the log's. */
-    private static String suffix(Algorithm algorithm) {
-        return algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? Algorithm.SLIDING_LOG.code() : algorithm.code();
-    }
-
     @Override
     public StoreDecision decide(String key, long cost, boolean consume, long nowNanos) {
         return call("deciding", key, c -> {
             try (PreparedStatement s = c.prepareStatement(decideSql)) {
-                s.setBytes(1, id(key));
-                s.setString(2, namespace);
-                s.setString(3, shape);
-                s.setString(4, Keys.readable(key));
-                s.setLong(5, limit);
-                s.setLong(6, window);
-                s.setLong(7, subWindow);
-                s.setBoolean(8, strict);
-                s.setBoolean(9, countRejected);
-                s.setLong(10, cost);
-                s.setBoolean(11, consume);
-                setNow(s, 12, nowNanos);
-                s.setInt(13, lockTimeoutMillis);
-                s.setBoolean(14, async);
+                s.setString(1, algorithm);
+                s.setBytes(2, id(key));
+                s.setString(3, namespace);
+                s.setString(4, shape);
+                s.setString(5, Keys.readable(key));
+                s.setLong(6, limit);
+                s.setLong(7, window);
+                s.setLong(8, subWindow);
+                s.setBoolean(9, strict);
+                s.setBoolean(10, countRejected);
+                s.setLong(11, cost);
+                s.setBoolean(12, consume);
+                setNow(s, 13, nowNanos);
+                s.setInt(14, lockTimeoutMillis);
+                s.setBoolean(15, async);
                 try (ResultSet rs = s.executeQuery()) {
                     if (!rs.next()) {
                         throw new SQLException("the decision function returned no row");
@@ -86,16 +83,17 @@ final class PostgresDecider implements AtomicDecider {
     public boolean giveBack(String key, long cost, long place, long nowNanos) {
         return call("giving back " + cost + " for", key, c -> {
             try (PreparedStatement s = c.prepareStatement(giveBackSql)) {
-                s.setBytes(1, id(key));
-                s.setLong(2, limit);
-                s.setLong(3, window);
-                s.setLong(4, subWindow);
-                s.setBoolean(5, strict);
-                s.setLong(6, cost);
-                s.setLong(7, place);
-                setNow(s, 8, nowNanos);
-                s.setInt(9, lockTimeoutMillis);
-                s.setBoolean(10, async);
+                s.setString(1, algorithm);
+                s.setBytes(2, id(key));
+                s.setLong(3, limit);
+                s.setLong(4, window);
+                s.setLong(5, subWindow);
+                s.setBoolean(6, strict);
+                s.setLong(7, cost);
+                s.setLong(8, place);
+                setNow(s, 9, nowNanos);
+                s.setInt(10, lockTimeoutMillis);
+                s.setBoolean(11, async);
                 try (ResultSet rs = s.executeQuery()) {
                     if (!rs.next()) {
                         throw new SQLException("the give-back function returned no row");
@@ -106,7 +104,40 @@ final class PostgresDecider implements AtomicDecider {
         });
     }
 
-    private static void setNow(PreparedStatement s, int index, long nowNanos) throws SQLException {
+    /** The store this decider belongs to. */
+    PostgresStore store() {
+        return store;
+    }
+
+    String algorithm() {
+        return algorithm;
+    }
+
+    String shape() {
+        return shape;
+    }
+
+    long limit() {
+        return limit;
+    }
+
+    long window() {
+        return window;
+    }
+
+    long subWindow() {
+        return subWindow;
+    }
+
+    boolean strict() {
+        return strict;
+    }
+
+    boolean countRejected() {
+        return countRejected;
+    }
+
+    static void setNow(PreparedStatement s, int index, long nowNanos) throws SQLException {
         if (nowNanos == STORE_TIME) {
             s.setNull(index, Types.BIGINT);
         } else {
@@ -121,8 +152,7 @@ final class PostgresDecider implements AtomicDecider {
      */
     private <T> T call(String what, String key, Calls.Body<T> body) {
         try {
-            return Calls.run(store.dataSource(), store.schema(), store.createsSchema(), store.options().timeout(),
-                    body);
+            return store.call(body);
         } catch (SQLException | RuntimeException e) {
             throw new SluiceException("PostgreSQL failed " + what + " key '" + Keys.abbreviate(key) + "' in "
                     + store.table() + ": " + e, e);

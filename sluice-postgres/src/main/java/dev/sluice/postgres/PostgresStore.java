@@ -1,13 +1,16 @@
 package dev.sluice.postgres;
 
 import dev.sluice.LimiterConfig;
+import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.RateLimitStore;
+import dev.sluice.spi.SharedJoint;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.spi.SharedStoreBuilder;
 import dev.sluice.spi.SharedStoreOptions;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -31,7 +34,9 @@ import javax.sql.DataSource;
  * <ul>
  *   <li><b>Atomic.</b> Each decision, peek or cancellation is one call of one PL/pgSQL function (one statement,
  *       one transaction) that reads, decides and writes the key's row under its row lock. Every algorithm answers
- *       exactly as the in-memory store does, to the nanosecond; there is no client-side read-modify-write.</li>
+ *       exactly as the in-memory store does, to the nanosecond; there is no client-side read-modify-write. A joint
+ *       request ({@link RateLimiter#tryAcquireAll}) over limiters of one store is one call too, all or nothing, its
+ *       rows locked in one order (see {@code PostgresJoint}).</li>
  *   <li><b>Time.</b> By default ({@link dev.sluice.TimeSource#STORE}) the database's {@code clock_timestamp()} times
  *       each decision, so instances whose clocks disagree still share one time line; with
  *       {@link dev.sluice.TimeSource#CLOCK} the limiter's {@link java.time.Clock} does.</li>
@@ -64,8 +69,9 @@ public final class PostgresStore implements RateLimitStore {
     /*
      * How a decision runs, and why.
      *
-     * A decision is "SELECT * FROM sluice_limit_decide_tb(id, ..., cost, consume, now, ...)". The function reads the
-     * key's row without a lock and decides. If the answer writes nothing (a peek, or a rejection that is not
+     * A decision is "SELECT * FROM sluice_limit_decide('tb', id, ..., cost, consume, now, ...)". The function (in
+     * common.sql: the one lock-and-write loop of every algorithm, which runs the algorithm's state machine from its
+     * own script through sluice_limit_step) reads the key's row without a lock and decides. If the answer writes nothing (a peek, or a rejection that is not
      * counted), it returns at once: the answer is the one at its snapshot, and a crowd rejected on a hot key never
      * queues for the row lock. Otherwise it reads the row again FOR NO KEY UPDATE, which at READ COMMITTED waits for
      * any concurrent writer and then sees its committed version, decides on that, and writes the row back (or inserts
@@ -105,6 +111,7 @@ public final class PostgresStore implements RateLimitStore {
     private final Schema schema;
     private final boolean createSchema;
     private final boolean synchronousCommit;
+    private final SharedJoint joint;  // one for every limiter bound here, so their joint requests meet
 
     private PostgresStore(Builder b, SharedStoreOptions options) {
         this.dataSource = b.dataSource;
@@ -112,6 +119,7 @@ public final class PostgresStore implements RateLimitStore {
         this.schema = Schema.limits(b.schemaName, b.table);
         this.createSchema = b.createSchema;
         this.synchronousCommit = b.synchronousCommit;
+        this.joint = new SharedJoint(options, new PostgresJoint(this));
     }
 
     /**
@@ -146,7 +154,7 @@ public final class PostgresStore implements RateLimitStore {
     @Override
     public RateLimiter bind(LimiterConfig config) {
         Objects.requireNonNull(config, "config must not be null");
-        return SharedRateLimiter.create(config, new PostgresDecider(this, config), options);
+        return SharedRateLimiter.create(config, new PostgresDecider(this, config), options, joint);
     }
 
     /** The options every limiter of this store decides with. */
@@ -169,6 +177,16 @@ public final class PostgresStore implements RateLimitStore {
 
     boolean createsSchema() {
         return createSchema;
+    }
+
+    /**
+     * Runs {@code body} as one call of this store (see {@link Calls#run}).
+     *
+     * @throws SQLException     if the database fails, refuses or times out
+     * @throws RuntimeException if {@code body} or the DataSource throws one
+     */
+    <T> T call(Calls.Body<T> body) throws SQLException {
+        return Calls.run(dataSource, schema, createSchema, options.timeout(), options.listener(), body);
     }
 
     boolean synchronousCommit() {
@@ -196,7 +214,7 @@ public final class PostgresStore implements RateLimitStore {
 
         /**
          * The table that holds the state; default {@value PostgresStore#DEFAULT_TABLE}. Its functions are named after
-         * it ({@code <table>_decide_tb}, ...). A lower-case SQL identifier of at most 40 characters.
+         * it ({@code <table>_decide}, {@code <table>_step_tb}, ...). A lower-case SQL identifier of at most 40 characters.
          */
         public Builder table(String table) {
             this.table = identifier("table", table);
@@ -292,6 +310,7 @@ public final class PostgresStore implements RateLimitStore {
         private String schemaName;
         private boolean createSchema = true;
         private Duration timeout = DEFAULT_COUNTER_TIMEOUT;
+        private RateLimitListener listener = RateLimitListener.NONE;
 
         private CounterStoreBuilder(DataSource dataSource) {
             this.dataSource = dataSource;
@@ -333,6 +352,18 @@ public final class PostgresStore implements RateLimitStore {
             return this;
         }
 
+        /**
+         * Told of the time every call takes ({@link RateLimitListener#onStoreCall}) and of the failures the store
+         * answers without throwing ({@link RateLimitListener#onStoreFailure}): a batch PostgreSQL rolled back (answered
+         * "not applied"), a table or function found missing and created again; always with no limiter. Failures that
+         * throw are reported by the synchronized store to its own failure listener. Must not block; one that throws
+         * changes no answer. Default: none.
+         */
+        public CounterStoreBuilder listener(RateLimitListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener must not be null");
+            return this;
+        }
+
         /** The SQL script that creates this store's table and function: idempotent, for running by hand. */
         public String schemaScript() {
             return Schema.counters(schemaName, table).script();
@@ -349,7 +380,7 @@ public final class PostgresStore implements RateLimitStore {
             if (createSchema) {
                 schema.install(dataSource, false, SCHEMA_TIMEOUT.toNanos());
             }
-            return new PostgresCounterStore(dataSource, schema, createSchema, timeout);
+            return new PostgresCounterStore(dataSource, schema, createSchema, timeout, listener);
         }
     }
 }

@@ -22,8 +22,12 @@ import javax.sql.DataSource;
  */
 final class Schema {
 
-    /** The script of the exact-mode store's table and functions. */
-    private static final String LIMITS = load("sluice-postgres.sql");
+    /**
+     * The script of the exact-mode store's table and functions: the common part (the table, the helpers, the
+     * lock-and-write loops), then each algorithm's state machine, as the Redis store's scripts are laid out.
+     */
+    private static final String LIMITS = load("common.sql") + load("fixed_window.sql") + load("sliding_tail.sql")
+            + load("token_bucket.sql") + load("leaky_bucket.sql") + load("expiring_log.sql");
     /** The script of the synchronized-mode counter store's table and function. */
     private static final String COUNTERS = load("sluice-postgres-counters.sql");
 
@@ -58,15 +62,21 @@ final class Schema {
         return script;
     }
 
-    /** {@code SELECT ... FROM <prefix>_decide_<suffix>(...)}: the one statement of a decision. */
-    String decideSql(String suffix) {
-        return "SELECT allowed, remaining, reset_after, retry_after, place FROM " + prefix + "_decide_" + suffix
-                + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    /** {@code SELECT ... FROM <prefix>_decide(...)}: the one statement of a decision. */
+    String decideSql() {
+        return "SELECT allowed, remaining, reset_after, retry_after, place FROM " + prefix + "_decide"
+                + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     }
 
-    /** {@code SELECT <prefix>_give_back_<suffix>(...)}: the one statement of a cancellation. */
-    String giveBackSql(String suffix) {
-        return "SELECT " + prefix + "_give_back_" + suffix + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    /** {@code SELECT <prefix>_give_back(...)}: the one statement of a cancellation. */
+    String giveBackSql() {
+        return "SELECT " + prefix + "_give_back(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    }
+
+    /** {@code SELECT ... FROM <prefix>_decide_all(...)}: the one statement of a joint request, a row per part. */
+    String decideAllSql() {
+        return "SELECT allowed, remaining, reset_after, retry_after, place FROM " + prefix + "_decide_all"
+                + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ORDER BY part";
     }
 
     /** {@code SELECT ... WHERE id = ANY(?)}: the one statement that reads a batch of counter records. */

@@ -172,7 +172,7 @@ class CounterRoundTripTest {
     }
 
     /** A DataSource that hands out {@code connection} every time, and never closes it. */
-    private static DataSource only(Connection connection) {
+    static DataSource only(Connection connection) {
         Connection unclosable = (Connection) Proxy.newProxyInstance(CounterRoundTripTest.class.getClassLoader(),
                 new Class<?>[] {Connection.class}, (p, method, args) -> {
                     if (method.getName().equals("close")) {

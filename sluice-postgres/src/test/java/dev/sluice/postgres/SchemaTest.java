@@ -79,7 +79,7 @@ class SchemaTest {
             assertEquals(1, first.tryAcquire("k").remaining());
             String script = builder().schemaScript();
             long scripted = script.split("CREATE OR REPLACE FUNCTION", -1).length - 1;
-            assertEquals(22, scripted, "functions in the script");
+            assertEquals(32, scripted, "functions in the script");
             assertEquals(scripted, functions(), "every function of the script, once");
         } finally {
             threads.shutdownNow();
@@ -90,10 +90,25 @@ class SchemaTest {
     void aLostFunctionIsCreatedAgainByTheCallThatMissesIt() throws SQLException {
         SharedRateLimiter limiter = (SharedRateLimiter) limiter(builder().build());
         assertEquals(1, limiter.tryAcquire("k").remaining());
-        Databases.execute(dataSource, "DROP FUNCTION " + table + "_decide_fw");
+        Databases.execute(dataSource, "DROP FUNCTION " + table + "_step_fw");
         Decision d = limiter.tryAcquire("k");
         assertEquals(0, d.remaining(), "decided, on the state kept in the table: " + d);
         assertEquals(0, limiter.storeFailures());
+    }
+
+    @Test
+    void aTableWhoseShapeColumnIsCalledStateIsRenamedAndKeepsItsRows() throws SQLException {
+        Databases.execute(dataSource, "CREATE TABLE " + table + " (id bytea PRIMARY KEY, namespace text NOT NULL,"
+                + " state text NOT NULL, key text NOT NULL, expires_at bigint NOT NULL, win bigint, cur bigint,"
+                + " prev bigint, frac bigint, tat bigint, last bigint, seen bigint, expiries bigint[],"
+                + " weights bigint[])");
+        Databases.execute(dataSource, "INSERT INTO " + table + " (id, namespace, state, key, expires_at)"
+                + " VALUES ('\\x00', 'old', 'fw:1', 'k', 0)");
+        assertEquals(1, limiter(builder().build()).tryAcquire("k", 1).remaining());
+        assertEquals(1, Databases.queryLong(dataSource, "SELECT count(*) FROM " + table + " WHERE shape = 'fw:1'"),
+                "the old row, its shape column renamed");
+        assertEquals(0, Databases.queryLong(dataSource, "SELECT count(*) FROM pg_attribute WHERE attrelid = '"
+                + table + "'::regclass AND attname = 'state'"), "no column state");
     }
 
     @Test
