@@ -1129,7 +1129,9 @@ public abstract class RateLimiterContract {
 
     /**
      * Joint requests ({@link RateLimiter#tryAcquireAll}): every limit passes or the request consumes from none; a
-     * refused request's decisions are what each limit answers alone. The in-memory store is the reference for the
+     * refused request's decisions are what each limit answers alone. Limiters of one algorithm and window on one key
+     * share their state on a shared store (a limit changed keeps its counts), so the limits of a request here differ
+     * in window or key. The in-memory store is the reference for the
      * concurrent case: with the clock frozen, how many of n identical joint requests pass does not depend on their
      * order, so a sequential run on the reference tells how many must pass.
      */
@@ -1139,7 +1141,7 @@ public abstract class RateLimiterContract {
         @ParameterizedTest(name = "{0} refuses")
         @EnumSource(Algorithm.class)
         void aRefusedRequestConsumesFromNone(Algorithm refusing) {
-            RateLimiter bucket = perMinute(Algorithm.TOKEN_BUCKET, 10);
+            RateLimiter bucket = limiter(Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(2));   // another shape
             RateLimiter small = perMinute(refusing, 2);
             String k = key("joint-refused");
             at("12:00:30");
@@ -1180,7 +1182,7 @@ public abstract class RateLimiterContract {
         @Test
         void aRefusingLimitThatCountsRejectionsCountsIt() {
             RateLimiter counting = limiter(Algorithm.FIXED_WINDOW, 2, Duration.ofMinutes(1), b -> b.countRejected(true));
-            RateLimiter other = perMinute(Algorithm.FIXED_WINDOW, 5);
+            RateLimiter other = limiter(Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(2));
             String k = key("joint-counted");
             at("12:00:30");
             assertTrue(counting.tryAcquire(k, 2).allowed());
@@ -1269,7 +1271,7 @@ public abstract class RateLimiterContract {
             };
             RateLimiter heard = listened(algorithm, 3, Duration.ofMinutes(1), throwing);
             RateLimiter plain = perMinute(algorithm, 3);
-            RateLimiter other = perMinute(Algorithm.FIXED_WINDOW, 10);
+            RateLimiter other = limiter(Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(2));
             String a = key("throwing-listener");
             String b = key("quiet");
             at("12:00:30");
@@ -1297,7 +1299,7 @@ public abstract class RateLimiterContract {
                 }
             };
             RateLimiter limiter = listened(Algorithm.FIXED_WINDOW, 2, Duration.ofMinutes(1), recording);
-            RateLimiter other = perMinute(Algorithm.FIXED_WINDOW, 10);
+            RateLimiter other = limiter(Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(2));
             String k = key("heard");
             at("12:00:30");
             limiter.tryAcquire(k);
@@ -1317,7 +1319,7 @@ public abstract class RateLimiterContract {
         @EnumSource(Algorithm.class)
         void aClosedLimiterRefusesEveryRequest(Algorithm algorithm) {
             RateLimiter limiter = perMinute(algorithm, 3);
-            RateLimiter kept = perMinute(algorithm, 3);
+            RateLimiter kept = limiter(algorithm, 3, Duration.ofMinutes(2));
             String k = key("closed");
             at("12:00:30");
             Reservation r = limiter.reserve(k, 1);
