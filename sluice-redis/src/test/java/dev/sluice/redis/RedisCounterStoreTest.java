@@ -127,7 +127,7 @@ class RedisCounterStoreTest {
                 assertEquals(1, Servers.redis().exists(store.redisKey(ids.get(i))));
             }
             assertEquals("sluice:{" + run + "a%7Bb%7Dc}:sync:fw:60000000000", store.redisKey(ids.get(0)));
-            assertEquals("sluice:{" + run + "a%257Bb%257Dc}:sync:odd%7Bspace%7D%25",
+            assertEquals("sluice:{" + run + "a%257Bb%257Dc}:sync:odd%7Bshape%7D%25",
                     store.redisKey(new CounterKey("odd{shape}%", run + "a%7Bb%7Dc")));
             assertEquals("hash", Servers.redis().type(store.redisKey(ids.get(0))));
         }
