@@ -65,13 +65,12 @@ public abstract class SharedStoreBuilder<B extends SharedStoreBuilder<B>> {
         return self();
     }
 
-    /** The prefix of every name the store writes; default {@code "sluice"}. */
+    /**
+     * The prefix of every name the store writes; default {@code "sluice"}. Checked by
+     * {@link SharedStoreOptions#requireNamespace}.
+     */
     public B namespace(String namespace) {
-        Objects.requireNonNull(namespace, "namespace must not be null");
-        if (namespace.isEmpty()) {
-            throw new IllegalArgumentException("namespace must not be empty");
-        }
-        this.namespace = namespace;
+        this.namespace = SharedStoreOptions.requireNamespace(namespace);
         return self();
     }
 

@@ -28,11 +28,29 @@ public record SharedStoreOptions(TimeSource timeSource, FailurePolicy failurePol
         Objects.requireNonNull(failurePolicy, "failurePolicy must not be null");
         requirePositive("timeout", timeout);
         requirePositive("failClosedRetryAfter", failClosedRetryAfter);
+        requireNamespace(namespace);
+        Objects.requireNonNull(listener, "listener must not be null");
+    }
+
+    /**
+     * {@code namespace}, checked for a store's builder, shared and counter stores alike: not null, not empty, without
+     * {@code '$'} or a NUL, and not starting with {@code "system."}. One rule for every store, the union of what the
+     * servers refuse at the start of a name (MongoDB refuses the last three in collection names), so a namespace good
+     * for one store is good for all.
+     *
+     * @throws NullPointerException     if {@code namespace} is null
+     * @throws IllegalArgumentException otherwise, naming {@code namespace}
+     */
+    public static String requireNamespace(String namespace) {
         Objects.requireNonNull(namespace, "namespace must not be null");
         if (namespace.isEmpty()) {
-            throw new IllegalArgumentException("namespace must not be empty");
+            throw new IllegalArgumentException("namespace must not be empty, was ''");
         }
-        Objects.requireNonNull(listener, "listener must not be null");
+        if (namespace.indexOf('$') >= 0 || namespace.indexOf('\0') >= 0 || namespace.startsWith("system.")) {
+            throw new IllegalArgumentException("namespace must hold no '$' or NUL and not start with 'system.', was '"
+                    + namespace + "'");
+        }
+        return namespace;
     }
 
     /**

@@ -3,21 +3,25 @@ package dev.sluice.sync;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.LimiterConfig;
+import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.Reservation;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.FrameStates;
-import dev.sluice.spi.OnceReservation;
 import dev.sluice.algorithm.Params;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.JointDecider;
+import dev.sluice.spi.Listeners;
+import dev.sluice.spi.OnceReservation;
 import dev.sluice.spi.SharedStoreOptions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
@@ -25,8 +29,17 @@ import java.util.function.Predicate;
  * A limiter of a {@link SynchronizedStore}: decides every request on this instance's {@code g + i} for the key,
  * under the key's own monitor, with no I/O. The store's flusher and refresher call the package-private methods
  * below to move counts between {@code i}, {@code g} and the counter store.
+ *
+ * <p>{@link #close()} sets {@link #closed} and then takes every key out of {@link #states}, each under its monitor; a
+ * decision checks {@code closed} under the key's monitor. So a decision either finished before its key was taken out
+ * (and its count goes with the key to the store's flush) or throws: no count is taken after the keys are handed over.
  */
 final class SynchronizedLimiter implements RateLimiter {
+
+    private static final AtomicLong SERIALS = new AtomicLong();
+
+    /** This limiter's place in the order in which a joint request takes the monitors of several limiters' keys. */
+    final long serial = SERIALS.incrementAndGet();
 
     private final SynchronizedStore store;
     private final LimiterConfig config;
@@ -35,7 +48,9 @@ final class SynchronizedLimiter implements RateLimiter {
     private final String shape;
     private final long lifetime;
     private final long idleNanos;
+    private final RateLimitListener listener;
     private final ConcurrentHashMap<String, KeyState> states = new ConcurrentHashMap<>();
+    private volatile boolean closed;
 
     SynchronizedLimiter(SynchronizedStore store, LimiterConfig config, long idleNanos) {
         this.store = store;
@@ -45,6 +60,7 @@ final class SynchronizedLimiter implements RateLimiter {
         this.shape = SharedStoreOptions.shape(config);
         this.lifetime = FrameStates.lifetime(algorithm, params);
         this.idleNanos = idleNanos;
+        this.listener = config.listener();
     }
 
     @Override
@@ -55,53 +71,106 @@ final class SynchronizedLimiter implements RateLimiter {
     @Override
     public Decision tryAcquire(String key, long cost) {
         config.checkRequest(key, cost);
-        return decide(key, cost, true, null);
+        checkOpen();
+        Decision d = decide(key, cost, true, null);
+        notifyDecision(key, cost, d);
+        return d;
     }
 
     /** Consumes nothing, but this instance holds the key from now on, so the next refresh reads it. */
     @Override
     public Decision peek(String key, long cost) {
         config.checkRequest(key, cost);
+        checkOpen();
         return decide(key, cost, false, null);
     }
 
     @Override
     public Reservation reserve(String key, long cost) {
         config.checkRequest(key, cost);
+        checkOpen();
         SyncReservation r = new SyncReservation(key, cost);
         r.decide(decide(key, cost, true, r));
+        notifyDecision(key, cost, r.decision());
         return r;
+    }
+
+    /** The joint decider of this limiter's store: the same for every limiter of the store. */
+    @Override
+    public JointDecider jointDecider() {
+        return store.joint();
+    }
+
+    /**
+     * Lets the limiter go: requests throw {@link IllegalStateException} from now on, the counts not yet written are
+     * flushed at once if the counter store answers (else the store's next flush writes them), and the store keeps no
+     * reference to this limiter or its keys once they are written. Idempotent.
+     */
+    @Override
+    public void close() {
+        store.release(this);
     }
 
     private Decision decide(String key, long cost, boolean consume, SyncReservation reservation) {
         long now = now();
         while (true) {
-            KeyState ks = states.get(key);
-            if (ks == null) {
-                KeyState created = new KeyState(this, key, new CounterKey(shape, key), fresh(), now);
-                ks = states.putIfAbsent(key, created);
-                if (ks == null) {
-                    ks = created;
-                }
-            }
+            KeyState ks = held(key, now);
             synchronized (ks) {
                 if (ks.retired) {
                     continue;
                 }
-                Decision d = ks.view.decide(params, now, cost, consume);
-                if (consume && (d.allowed() || config.countRejected())) {
-                    long place = ks.view.place(params, now);
-                    long frame = FrameStates.frameOf(algorithm, params, place);
-                    ks.pending.add(frame, cost);
-                    if (reservation != null && d.allowed()) {
-                        reservation.place = place;
-                        reservation.frame = frame;
-                    }
+                checkOpen();
+                Decision d = decideHeld(ks, now, cost, consume);
+                if (reservation != null && consume && d.allowed()) {
+                    reservation.place = ks.view.place(params, now);
+                    reservation.frame = FrameStates.frameOf(algorithm, params, reservation.place);
                 }
-                ks.lastUsed = Math.max(ks.lastUsed, now);
                 return d;
             }
         }
+    }
+
+    /** The state of {@code key}, created if this instance holds none; it may be retired by the time it is locked. */
+    KeyState held(String key, long now) {
+        KeyState ks = states.get(key);
+        if (ks == null) {
+            KeyState created = new KeyState(this, key, new CounterKey(shape, key), fresh(), now);
+            ks = states.putIfAbsent(key, created);
+            if (ks == null) {
+                ks = created;
+            }
+        }
+        return ks;
+    }
+
+    /**
+     * Decides on {@code g + i} of {@code ks}, whose monitor the caller holds, and counts the permits in {@code i}
+     * where a consuming decision takes them (allowed, or refused with {@code countRejected}).
+     */
+    Decision decideHeld(KeyState ks, long now, long cost, boolean consume) {
+        Decision d = ks.view.decide(params, now, cost, consume);
+        if (consume && (d.allowed() || config.countRejected())) {
+            long place = ks.view.place(params, now);
+            ks.pending.add(FrameStates.frameOf(algorithm, params, place), cost);
+        }
+        ks.lastUsed = Math.max(ks.lastUsed, now);
+        return d;
+    }
+
+    void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("this limiter is closed: " + this);
+        }
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** Tells this limiter's listener and the store's of a decision; a throwing listener changes nothing. */
+    void notifyDecision(String key, long cost, Decision d) {
+        Listeners.decision(listener, this, key, cost, d);
+        Listeners.decision(store.listener(), this, key, cost, d);
     }
 
     private boolean cancel(SyncReservation r) {
@@ -127,8 +196,32 @@ final class SynchronizedLimiter implements RateLimiter {
         return FrameStates.restore(algorithm, params, new long[0], new long[0], 0);
     }
 
-    private long now() {
+    long now() {
         return config.clockNanos();
+    }
+
+    Params params() {
+        return params;
+    }
+
+    /**
+     * Closes the limiter and takes every key out of it, each under its monitor (see the class comment); called by the
+     * store, under its round lock, once.
+     *
+     * @return the keys with counts to write or a write to settle
+     */
+    List<KeyState> closeAndTakeKeys() {
+        closed = true;
+        List<KeyState> unwritten = new ArrayList<>();
+        for (KeyState ks : states.values()) {
+            synchronized (ks) {
+                states.remove(ks.key, ks);
+                if (!ks.retired && (!ks.pending.isEmpty() || ks.doubt != null)) {
+                    unwritten.add(ks);
+                }
+            }
+        }
+        return unwritten;
     }
 
     // ---- called by the store's flusher and refresher, one at a time -------------------------------------------
@@ -332,7 +425,7 @@ final class SynchronizedLimiter implements RateLimiter {
     @Override
     public String toString() {
         return "SynchronizedLimiter[" + algorithm + ", " + config.limit() + "/" + config.window() + ", shape=" + shape
-                + ", keys=" + states.size() + "]";
+                + ", keys=" + states.size() + (closed ? ", closed" : "") + "]";
     }
 
     /** A reservation: remembers the frame its permits were counted in. */

@@ -1,6 +1,7 @@
 package dev.sluice.sync;
 
 import dev.sluice.LimiterConfig;
+import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
 import dev.sluice.algorithm.FrameStates;
@@ -8,6 +9,7 @@ import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.Listeners;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedStoreOptions;
 import java.time.Duration;
@@ -54,6 +56,16 @@ import java.util.function.Predicate;
  *   <li><b>Store outage:</b> decisions go on locally, each instance within the limit on what it has seen; counts are
  *       kept and written when the store answers again. The limiter's {@link dev.sluice.FailurePolicy} does not apply:
  *       no request waits for the store.</li>
+ *   <li><b>Joint requests</b> ({@link RateLimiter#tryAcquireAll}) over limiters of one store are one step on
+ *       {@code g + i}: the keys' monitors are taken in one order, every part is decided without consuming, and all
+ *       are counted if all pass; a refused request counts in none (but where a refusing limit counts rejections).
+ *       No I/O.</li>
+ *   <li><b>Listeners:</b> the store's {@link Builder#listener listener} hears every decision of its limiters (each
+ *       limiter's own listener hears its own), and every call to the counter store: its time, and its failure, with
+ *       a {@code null} limiter, since flushes and refreshes are the store's own work. A listener that throws changes
+ *       no decision and no count.</li>
+ *   <li><b>Closing a limiter</b> ({@link RateLimiter#close()}) writes what it has not yet written (else the next
+ *       flush does), and the store then keeps no reference to it.</li>
  *   <li><b>Reservations:</b> {@link dev.sluice.Reservation#cancel()} gives the permits back to the frame they were
  *       counted in, flushed or not, as long as that frame still counts; the give-back reaches the store with the next
  *       flush.</li>
@@ -118,10 +130,13 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     private final Duration refreshInterval;
     private final int batchSize;
     private final Duration idleTimeout;  // null: each limiter's window
-    private final Consumer<? super SluiceException> failureListener;
+    private final RateLimitListener listener;
     private final LongSupplier versions;
+    private final SyncJoint joint = new SyncJoint(this);
     private final List<SynchronizedLimiter> limiters = new CopyOnWriteArrayList<>();
     private final ReentrantLock round = new ReentrantLock();
+    /** Keys of closed limiters whose counts are not yet written, or whose last write is in doubt. Guarded by round. */
+    private final List<KeyState> orphans = new ArrayList<>();
     private final ScheduledExecutorService scheduler;
 
     private final LongAdder flushes = new LongAdder();
@@ -139,7 +154,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         this.refreshInterval = b.refreshInterval != null ? b.refreshInterval : b.flushInterval;
         this.batchSize = b.batchSize;
         this.idleTimeout = b.idleTimeout;
-        this.failureListener = b.failureListener;
+        this.listener = b.listener;
         this.versions = b.versions;
         this.scheduler = b.manual ? null : startScheduler();
     }
@@ -184,24 +199,98 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         round.lock();
         try {
             flushes.increment();
-            List<KeyState> doubtful = collect(ks -> ks.doubt != null);
-            if (!load(doubtful)) {
+            return writeAll(collect(ks -> ks.doubt != null), collect(ks -> !ks.pending.isEmpty()));
+        } finally {
+            pruneOrphans();
+            round.unlock();
+        }
+    }
+
+    /** Settles {@code doubtful}, then writes {@code dirty}; the caller holds {@link #round}. */
+    private boolean writeAll(List<KeyState> doubtful, List<KeyState> dirty) {
+        if (!load(doubtful)) {
+            return false;
+        }
+        for (int attempt = 0; ; attempt++) {
+            List<KeyState> conflicted = new ArrayList<>();
+            if (!write(dirty, conflicted)) {
                 return false;
             }
-            List<KeyState> dirty = collect(ks -> !ks.pending.isEmpty());
-            for (int attempt = 0; ; attempt++) {
-                List<KeyState> conflicted = new ArrayList<>();
-                if (!write(dirty, conflicted)) {
-                    return false;
-                }
-                if (conflicted.isEmpty()) {
-                    return true;
-                }
-                if (attempt + 1 == CONFLICT_ROUNDS || !load(conflicted)) {
-                    return false;
-                }
-                dirty = conflicted;
+            if (conflicted.isEmpty()) {
+                return true;
             }
+            if (attempt + 1 == CONFLICT_ROUNDS || !load(conflicted)) {
+                return false;
+            }
+            dirty = conflicted;
+        }
+    }
+
+    /**
+     * Closes {@code limiter}: requests throw from now on, its keys leave it, their counts are written now if the
+     * counter store answers, and handed to the next flush if not. Then nothing here refers to the limiter, but for
+     * those handed-over keys until they are written. Idempotent.
+     */
+    void release(SynchronizedLimiter limiter) {
+        round.lock();
+        try {
+            if (limiter.isClosed()) {
+                return;
+            }
+            List<KeyState> unwritten = limiter.closeAndTakeKeys();
+            limiters.remove(limiter);
+            orphans.addAll(unwritten);
+            List<KeyState> doubtful = new ArrayList<>();
+            List<KeyState> dirty = new ArrayList<>();
+            for (KeyState ks : unwritten) {
+                synchronized (ks) {
+                    if (ks.doubt != null) {
+                        doubtful.add(ks);
+                    }
+                    if (!ks.pending.isEmpty()) {
+                        dirty.add(ks);
+                    }
+                }
+            }
+            if (!unwritten.isEmpty()) {
+                flushes.increment();
+                writeAll(doubtful, dirty);
+            }
+        } finally {
+            pruneOrphans();
+            round.unlock();
+        }
+    }
+
+    /** Lets go of the keys of closed limiters that have nothing left to write; the caller holds {@link #round}. */
+    private void pruneOrphans() {
+        orphans.removeIf(ks -> {
+            synchronized (ks) {
+                return ks.pending.isEmpty() && ks.doubt == null;
+            }
+        });
+    }
+
+    /** The one joint decider of this store's limiters. */
+    SyncJoint joint() {
+        return joint;
+    }
+
+    /** The store's listener. */
+    RateLimitListener listener() {
+        return listener;
+    }
+
+    /** How many limiters this store refers to; for tests. */
+    int limiterCount() {
+        return limiters.size();
+    }
+
+    /** How many keys of closed limiters wait for a flush; for tests. */
+    int orphanCount() {
+        round.lock();
+        try {
+            return orphans.size();
         } finally {
             round.unlock();
         }
@@ -268,10 +357,18 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
 
     // ---- the flush and refresh rounds ---------------------------------------------------------------------------
 
+    /** The keys of every limiter, and of closed limiters not yet written, that satisfy {@code which}. */
     private List<KeyState> collect(Predicate<KeyState> which) {
         List<KeyState> keys = new ArrayList<>();
         for (SynchronizedLimiter limiter : limiters) {
             limiter.collect(which, keys);
+        }
+        for (KeyState ks : orphans) {
+            synchronized (ks) {
+                if (!ks.retired && which.test(ks)) {
+                    keys.add(ks);
+                }
+            }
         }
         return keys;
     }
@@ -310,14 +407,17 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
                 continue;
             }
             boolean[] applied;
+            long start = System.nanoTime();
             try {
                 storeCalls.increment();
                 applied = counterStore.compareAndSet(batchWrites);
+                called(start);
                 if (applied == null || applied.length != batchWrites.size()) {
                     throw new SluiceException("the counter store answered " + (applied == null ? "nothing"
                             : applied.length + " results") + " for " + batchWrites.size() + " writes");
                 }
             } catch (RuntimeException e) {
+                called(start);
                 for (SynchronizedLimiter.Flight f : flights) {
                     f.state().limiter.unknown(f);
                 }
@@ -346,14 +446,17 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
                 ids.add(ks.id);
             }
             List<CounterSnapshot> snapshots;
+            long start = System.nanoTime();
             try {
                 storeCalls.increment();
                 snapshots = counterStore.load(ids);
+                called(start);
                 if (snapshots == null || snapshots.size() != ids.size()) {
                     throw new SluiceException("the counter store answered " + (snapshots == null ? "nothing"
                             : snapshots.size() + " records") + " for " + ids.size() + " keys");
                 }
             } catch (RuntimeException e) {
+                called(start);
                 fail("reading " + ids.size() + " records", e);
                 return false;
             }
@@ -372,10 +475,12 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         storeFailures.increment();
         SluiceException failure = e instanceof SluiceException ? (SluiceException) e
                 : new SluiceException("counter store failed " + what + ": " + e, e);
-        try {
-            failureListener.accept(failure);
-        } catch (RuntimeException listenerFailure) {
-            // a listener must not stop the flusher; its failure has nowhere else to go
+        Listeners.failure(listener, null, failure);
+    }
+
+    private void called(long startNanos) {
+        if (listener != RateLimitListener.NONE) {
+            Listeners.call(listener, null, System.nanoTime() - startNanos);
         }
     }
 
@@ -423,7 +528,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         private Duration refreshInterval;
         private int batchSize = DEFAULT_BATCH_SIZE;
         private Duration idleTimeout;
-        private Consumer<? super SluiceException> failureListener = e -> { };
+        private RateLimitListener listener = RateLimitListener.NONE;
         private LongSupplier versions = () -> ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
         private boolean manual;
 
@@ -469,10 +574,21 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
             return this;
         }
 
-        /** Told of every failed call to the counter store, e.g. to log it; must not block. Default: nothing. */
-        public Builder failureListener(Consumer<? super SluiceException> listener) {
-            this.failureListener = Objects.requireNonNull(listener, "failureListener must not be null");
+        /**
+         * Told of every decision of the store's limiters (each limiter's own listener hears its own besides), and of
+         * every call to the counter store: how long it took, and its failure; the limiter of a call is {@code null},
+         * since flushes and refreshes are the store's own work. Must not block; a listener that throws changes no
+         * decision and no count. Default: none.
+         */
+        public Builder listener(RateLimitListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener must not be null");
             return this;
+        }
+
+        /** Shorthand for a {@link #listener} told only of failed calls to the counter store, e.g. to log them. */
+        public Builder failureListener(Consumer<? super SluiceException> listener) {
+            Objects.requireNonNull(listener, "failureListener must not be null");
+            return listener(RateLimitListener.ofFailures(listener));
         }
 
         /**

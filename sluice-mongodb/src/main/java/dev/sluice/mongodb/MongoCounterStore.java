@@ -16,11 +16,13 @@ import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.ReplaceOneModel;
 import com.mongodb.client.model.ReplaceOptions;
+import dev.sluice.RateLimitListener;
 import dev.sluice.SluiceException;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.Listeners;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -31,7 +33,6 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import org.bson.BsonArray;
 import org.bson.BsonDateTime;
@@ -127,11 +128,11 @@ final class MongoCounterStore implements CounterStore {
     private final MongoStore.KeyCodec codec;
     private final long timeoutNanos;
     private final boolean createIndex;
-    private final Consumer<? super SluiceException> failureListener;
+    private final RateLimitListener listener;
     private final ConcurrentHashMap<String, Shape> shapes = new ConcurrentHashMap<>();
 
     MongoCounterStore(MongoDatabase database, Function<? super String, String> naming, MongoStore.KeyCodec codec,
-                      long timeoutNanos, boolean createIndex, Consumer<? super SluiceException> failureListener) {
+                      long timeoutNanos, boolean createIndex, RateLimitListener listener) {
         MongoDatabase d = database.withCodecRegistry(MongoClientSettings.getDefaultCodecRegistry())
                 .withReadPreference(ReadPreference.primary())
                 // at least 1 ms: the driver reads a timeout of 0 as none at all
@@ -141,7 +142,7 @@ final class MongoCounterStore implements CounterStore {
         this.codec = codec;
         this.timeoutNanos = timeoutNanos;
         this.createIndex = createIndex;
-        this.failureListener = failureListener;
+        this.listener = listener;
     }
 
     /** The default name of the collection of {@code shape}: see {@link MongoStore.CounterStoreBuilder#namespace}. */
@@ -331,7 +332,7 @@ final class MongoCounterStore implements CounterStore {
 
     /**
      * Creates the shape's TTL index unless it is known to exist, in the time left until {@code deadline}: a failure
-     * goes to the failure listener and is tried again a minute later at the earliest.
+     * goes to the listener and is tried again a minute later at the earliest.
      */
     private void ensureIndex(Shape shape, long deadline) {
         if (shape.indexed) {
@@ -350,11 +351,7 @@ final class MongoCounterStore implements CounterStore {
         } catch (MongoException e) {
             SluiceException failure = new SluiceException("could not create the TTL index " + MongoStore.EXPIRE_INDEX
                     + " on " + shape.collection.getNamespace() + " (tried again in a minute): " + e, e);
-            try {
-                failureListener.accept(failure);
-            } catch (RuntimeException listenerFailure) {
-                // the records were read or written; a failing listener must not make the call look failed
-            }
+            Listeners.failure(listener, null, failure);   // never throws: the call goes on
         }
     }
 

@@ -15,6 +15,7 @@ import dev.sluice.SluiceException;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.Listeners;
 import dev.sluice.spi.RateLimitStore;
+import dev.sluice.spi.SharedJoint;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.spi.SharedStoreBuilder;
 import dev.sluice.spi.SharedStoreOptions;
@@ -22,7 +23,6 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import org.bson.BsonValue;
 import org.bson.Document;
@@ -74,11 +74,13 @@ public final class MongoStore implements RateLimitStore {
     private final SharedStoreOptions options;
     private final int compactAfter;
     private final OpIds ids = OpIds.random();
+    private final SharedJoint joint;
     private volatile boolean indexed;
     private final AtomicLong nextIndexAttempt = new AtomicLong(System.nanoTime());  // System.nanoTime()
 
     private MongoStore(Builder b, SharedStoreOptions options) {
         this.options = options;
+        this.joint = new SharedJoint(options, null);
         this.compactAfter = b.compactAfter;
         MongoCollection<Document> c = b.database.getCollection(b.collection)
                 .withCodecRegistry(MongoClientSettings.getDefaultCodecRegistry())
@@ -166,12 +168,16 @@ public final class MongoStore implements RateLimitStore {
         return new CounterStoreBuilder(Objects.requireNonNull(database, "database must not be null"));
     }
 
-    /** A limiter with {@code config} whose state lives in this store's collection. */
+    /**
+     * A limiter with {@code config} whose state lives in this store's collection. Every limiter of this store shares
+     * one joint decider: a joint request over them takes each part in turn and, at the first refusal, gives back what
+     * it took (mongo-java-server and single-document updates offer nothing atomic over several documents).
+     */
     @Override
     public RateLimiter bind(LimiterConfig config) {
         Objects.requireNonNull(config, "config must not be null");
         return SharedRateLimiter.create(config, new MongoDecider(config, options, collection, ids, compactAfter,
-                this::ensureIndex), options);
+                this::ensureIndex), options, joint);
     }
 
     /** The options every limiter of this store runs with. */
@@ -319,20 +325,19 @@ public final class MongoStore implements RateLimitStore {
 
     /**
      * Builds the {@link CounterStore} of synchronized mode: see {@link MongoStore#counterStoreBuilder(MongoDatabase)}.
-     * Not thread-safe; setters validate at once.
+     * The options of every counter store ({@link dev.sluice.spi.CounterStoreBuilder}): the {@link #timeout timeout}
+     * bounds each call (a read or a write of a batch, and the TTL index's creation after it), applied as the driver's
+     * client-side operation timeout; the {@link #listener listener} hears when the TTL index cannot be created (tried
+     * again a minute later), while failed reads and writes throw and the synchronized store reports them. Not
+     * thread-safe; setters validate at once.
      */
-    public static final class CounterStoreBuilder {
-
-        /** The default {@link #timeout(Duration)}. */
-        public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1);
+    public static final class CounterStoreBuilder
+            extends dev.sluice.spi.CounterStoreBuilder<CounterStoreBuilder> {
 
         private final MongoDatabase database;
-        private String namespace = SharedStoreBuilder.DEFAULT_NAMESPACE;
         private Function<? super String, String> naming;
         private KeyCodec keyCodec = KeyCodec.clientAndUser();
-        private Duration timeout = DEFAULT_TIMEOUT;
         private boolean createIndex = true;
-        private Consumer<? super SluiceException> failureListener = e -> { };
 
         private CounterStoreBuilder(MongoDatabase database) {
             this.database = database;
@@ -344,17 +349,13 @@ public final class MongoStore implements RateLimitStore {
          * {@code sluice_counters_tail_60000000000} for a sliding tail over a minute, and
          * {@code sluice_counters_swc_1000000000_4} for a sub-window counter over a second with four sub-windows.
          * (Another character than a letter, digit, {@code '-'} or {@code ':'} is written {@code '.'} and four hex
-         * digits, so that different shapes never share a collection.)
+         * digits, so that different shapes never share a collection.) Checked as every store's namespace is
+         * ({@link SharedStoreOptions#requireNamespace}), which rules out what MongoDB refuses at the start of a
+         * collection name.
          */
+        @Override
         public CounterStoreBuilder namespace(String namespace) {
-            Objects.requireNonNull(namespace, "namespace must not be null");
-            if (namespace.isEmpty() || namespace.contains("$") || namespace.startsWith("system.")
-                    || namespace.indexOf('\0') >= 0) {
-                throw new IllegalArgumentException("namespace must start a valid MongoDB collection name, was '"
-                        + namespace + "'");
-            }
-            this.namespace = namespace;
-            return this;
+            return super.namespace(namespace);
         }
 
         /**
@@ -373,17 +374,6 @@ public final class MongoStore implements RateLimitStore {
         }
 
         /**
-         * How long one call (a read or a write of a batch, and the TTL index's creation after it) may take before it
-         * fails; default 1 s. Applied as the driver's client-side operation timeout, so it bounds server selection,
-         * the connection and the reply, whatever the client's own settings. Flushes run in the background, so this
-         * may be longer than an exact-mode store's timeout.
-         */
-        public CounterStoreBuilder timeout(Duration timeout) {
-            this.timeout = SharedStoreOptions.requirePositive("timeout", timeout);
-            return this;
-        }
-
-        /**
          * Whether the store creates the TTL index {@value MongoStore#EXPIRE_INDEX} on {@code expire} in each
          * collection it uses (default {@code true}), at its first call there. Turn it off where the application's
          * user may not create indexes, and create {@code {expire: 1}, {expireAfterSeconds: 0}} by other means:
@@ -394,21 +384,13 @@ public final class MongoStore implements RateLimitStore {
             return this;
         }
 
-        /**
-         * Told when the TTL index cannot be created (tried again a minute later), e.g. to log it; must not block.
-         * Failed reads and writes are not reported here: they throw, and the synchronized store reports them.
-         */
-        public CounterStoreBuilder failureListener(Consumer<? super SluiceException> listener) {
-            this.failureListener = Objects.requireNonNull(listener, "failureListener must not be null");
-            return this;
-        }
-
         /** The counter store. Makes no call to the server until it is used. */
+        @Override
         public CounterStore build() {
-            String ns = namespace;
+            String ns = namespace();
             Function<? super String, String> n = naming != null ? naming
                     : shape -> MongoCounterStore.defaultCollection(ns, shape);
-            return new MongoCounterStore(database, n, keyCodec, timeout.toNanos(), createIndex, failureListener);
+            return new MongoCounterStore(database, n, keyCodec, timeout().toNanos(), createIndex, listener());
         }
     }
 }

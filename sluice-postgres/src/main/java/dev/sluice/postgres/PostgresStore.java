@@ -1,7 +1,6 @@
 package dev.sluice.postgres;
 
 import dev.sluice.LimiterConfig;
-import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
 import dev.sluice.spi.CounterStore;
@@ -98,10 +97,8 @@ public final class PostgresStore implements RateLimitStore {
 
     /** The default {@link Builder#table(String)}. */
     public static final String DEFAULT_TABLE = "sluice_limit";
-    /** The default {@link CounterStoreBuilder#table(String)}. */
+    /** The default {@link CounterStoreBuilder#table(String)}: the default namespace's. */
     public static final String DEFAULT_COUNTER_TABLE = "sluice_counter";
-    /** The default {@link CounterStoreBuilder#timeout(Duration)}. */
-    public static final Duration DEFAULT_COUNTER_TIMEOUT = Duration.ofSeconds(1);
 
     private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,39}");
     private static final Duration SCHEMA_TIMEOUT = Duration.ofSeconds(30);
@@ -303,22 +300,22 @@ public final class PostgresStore implements RateLimitStore {
      *       and an acknowledged write is not lost by a server crash.</li>
      * </ul>
      */
-    public static final class CounterStoreBuilder {
+    public static final class CounterStoreBuilder
+            extends dev.sluice.spi.CounterStoreBuilder<CounterStoreBuilder> {
 
         private final DataSource dataSource;
-        private String table = DEFAULT_COUNTER_TABLE;
+        private String table;
         private String schemaName;
         private boolean createSchema = true;
-        private Duration timeout = DEFAULT_COUNTER_TIMEOUT;
-        private RateLimitListener listener = RateLimitListener.NONE;
 
         private CounterStoreBuilder(DataSource dataSource) {
             this.dataSource = dataSource;
         }
 
         /**
-         * The table that holds the records; default {@value PostgresStore#DEFAULT_COUNTER_TABLE}. Its function is
-         * named after it ({@code <table>_cas}). A lower-case SQL identifier of at most 40 characters.
+         * The table that holds the records; default {@code <namespace>_counter}, {@value
+         * PostgresStore#DEFAULT_COUNTER_TABLE} for the default namespace. Its function is named after it
+         * ({@code <table>_cas}). A lower-case SQL identifier of at most 40 characters.
          */
         public CounterStoreBuilder table(String table) {
             this.table = identifier("table", table);
@@ -341,46 +338,30 @@ public final class PostgresStore implements RateLimitStore {
             return this;
         }
 
-        /**
-         * The bound on each call (one batch read or written); default 1 s. Calls run on the synchronized store's
-         * background thread, never on a request's.
-         *
-         * @throws IllegalArgumentException if not positive
-         */
-        public CounterStoreBuilder timeout(Duration timeout) {
-            this.timeout = SharedStoreOptions.requirePositive("timeout", timeout);
-            return this;
-        }
-
-        /**
-         * Told of the time every call takes ({@link RateLimitListener#onStoreCall}) and of the failures the store
-         * answers without throwing ({@link RateLimitListener#onStoreFailure}): a batch PostgreSQL rolled back (answered
-         * "not applied"), a table or function found missing and created again; always with no limiter. Failures that
-         * throw are reported by the synchronized store to its own failure listener. Must not block; one that throws
-         * changes no answer. Default: none.
-         */
-        public CounterStoreBuilder listener(RateLimitListener listener) {
-            this.listener = Objects.requireNonNull(listener, "listener must not be null");
-            return this;
-        }
-
         /** The SQL script that creates this store's table and function: idempotent, for running by hand. */
         public String schemaScript() {
-            return Schema.counters(schemaName, table).script();
+            return Schema.counters(schemaName, table()).script();
+        }
+
+        /** The table set, or the namespace's; checked here since the namespace is checked for every store alike. */
+        private String table() {
+            return table != null ? table : identifier("namespace + \"_counter\"", namespace() + "_counter");
         }
 
         /**
          * Builds the counter store; with {@link #createSchema(boolean)} (the default), first creates the table and
          * function if missing or out of date, waiting up to 30 s.
          *
-         * @throws SluiceException if the database cannot be reached or refuses to create them
+         * @throws SluiceException          if the database cannot be reached or refuses to create them
+         * @throws IllegalArgumentException if no table is set and the namespace does not make a table name
          */
+        @Override
         public CounterStore build() {
-            Schema schema = Schema.counters(schemaName, table);
+            Schema schema = Schema.counters(schemaName, table());
             if (createSchema) {
                 schema.install(dataSource, false, SCHEMA_TIMEOUT.toNanos());
             }
-            return new PostgresCounterStore(dataSource, schema, createSchema, timeout, listener);
+            return new PostgresCounterStore(dataSource, schema, createSchema, timeout(), listener());
         }
     }
 }

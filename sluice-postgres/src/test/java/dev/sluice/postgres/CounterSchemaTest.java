@@ -112,7 +112,7 @@ class CounterSchemaTest {
     @Test
     void defaults() {
         assertEquals("sluice_counter", PostgresStore.DEFAULT_COUNTER_TABLE);
-        assertEquals(Duration.ofSeconds(1), PostgresStore.DEFAULT_COUNTER_TIMEOUT);
+        assertEquals(Duration.ofSeconds(1), dev.sluice.spi.CounterStoreBuilder.DEFAULT_TIMEOUT);
         assertTrue(PostgresStore.counterStoreBuilder(dataSource).schemaScript()
                 .contains("CREATE TABLE IF NOT EXISTS sluice_counter ("));
     }

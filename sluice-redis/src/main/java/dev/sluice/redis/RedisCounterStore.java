@@ -7,8 +7,6 @@ import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
 import dev.sluice.spi.Listeners;
-import dev.sluice.spi.SharedStoreBuilder;
-import dev.sluice.spi.SharedStoreOptions;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.codec.StringCodec;
@@ -30,7 +28,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Supplier;
 
 /**
  * The counter store of synchronized mode ({@link dev.sluice.sync.SynchronizedStore}) on Redis or Redis Cluster
@@ -55,12 +52,13 @@ import java.util.function.Supplier;
  *       it replaces the record's version and frames and sets its expiry, or does nothing.</li>
  *   <li>Records are exact: versions (any {@code long}), frame starts (nanoseconds) and counts are kept as decimal
  *       strings, never as Lua numbers.</li>
- *   <li>Each record expires at {@link CounterWrite#expireAt()} plus the {@linkplain Builder#expiryMargin(Duration)
- *       expiry margin}, rounded up to the millisecond ({@code PEXPIREAT}).</li>
+ *   <li>Each record expires at {@link CounterWrite#expireAt()} plus the
+ *       {@linkplain RedisStore.CounterStoreBuilder#expiryMargin(Duration) expiry margin}, rounded up to the
+ *       millisecond ({@code PEXPIREAT}).</li>
  * </ul>
  *
- * <p><b>Failures.</b> A call that gets no complete answer within the builder's {@link Builder#timeout(Duration)
- * timeout} (the server is down or stalled, the connection broke mid-pipeline), or whose commands fail, throws a
+ * <p><b>Failures.</b> A call that gets no complete answer within the builder's
+ * {@link RedisStore.CounterStoreBuilder#timeout(Duration) timeout} (the server is down or stalled, the connection broke mid-pipeline), or whose commands fail, throws a
  * {@link SluiceException} with the driver's exception as its cause; commands still pending then are cancelled. The
  * writes of a failed {@link #compareAndSet} may have been applied, some or all: {@code SynchronizedStore} settles each
  * by reading the record again, as the {@link CounterStore} contract has it.
@@ -116,8 +114,6 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
      * write per slot present in the batch.
      */
 
-    /** The default {@link Builder#timeout(Duration)}: a call carries up to a batch of records. */
-    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1);
     /** The default {@link Builder#expiryMargin(Duration)}. */
     public static final Duration DEFAULT_EXPIRY_MARGIN = Duration.ofSeconds(1);
 
@@ -132,8 +128,8 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
     private final long marginMillis;
     private final RateLimitListener listener;
 
-    private RedisCounterStore(Connector<?> connector, String namespace, Duration timeout, Duration expiryMargin,
-                              RateLimitListener listener) {
+    RedisCounterStore(Connector<?> connector, String namespace, Duration timeout, Duration expiryMargin,
+                      RateLimitListener listener) {
         this.connector = connector;
         this.listener = listener;
         this.namespace = namespace;
@@ -377,71 +373,6 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
             return d.toMillis();
         } catch (ArithmeticException e) {
             return Long.MAX_VALUE;
-        }
-    }
-
-    /**
-     * Builds a {@link RedisCounterStore}; obtain one from {@link RedisStore#counterStoreBuilder}. Not thread-safe;
-     * setters validate at once.
-     */
-    public static final class Builder {
-
-        private final Supplier<Connector<?>> connector;
-        private String namespace = SharedStoreBuilder.DEFAULT_NAMESPACE;
-        private Duration timeout = DEFAULT_TIMEOUT;
-        private Duration expiryMargin = DEFAULT_EXPIRY_MARGIN;
-        private RateLimitListener listener = RateLimitListener.NONE;
-
-        Builder(Supplier<Connector<?>> connector) {
-            this.connector = connector;
-        }
-
-        /** The prefix of every key the store writes; default {@code "sluice"}. */
-        public Builder namespace(String namespace) {
-            Objects.requireNonNull(namespace, "namespace must not be null");
-            if (namespace.isEmpty()) {
-                throw new IllegalArgumentException("namespace must not be empty");
-            }
-            this.namespace = namespace;
-            return this;
-        }
-
-        /**
-         * How long one call (a batch of reads or writes) may take before it fails with a {@link SluiceException};
-         * default 1 s. Only the synchronized store's background rounds wait for it, never a request.
-         */
-        public Builder timeout(Duration timeout) {
-            this.timeout = SharedStoreOptions.requirePositive("timeout", timeout);
-            return this;
-        }
-
-        /**
-         * How long a record outlives its {@link CounterWrite#expireAt()}: the instances' clocks compute that time and
-         * Redis's clock expires the record, so this covers the skew between them (an instance whose clock is behind
-         * still counts the record's frames). Default 1 s; zero allowed.
-         */
-        public Builder expiryMargin(Duration margin) {
-            this.expiryMargin = SharedStoreOptions.requireNonNegative("expiryMargin", margin);
-            return this;
-        }
-
-        /**
-         * Told how long every call to Redis took and of every one that failed, with {@code null} as the limiter
-         * (the calls are the synchronized store's background work); must not block. Default: none.
-         */
-        public Builder listener(RateLimitListener listener) {
-            this.listener = Objects.requireNonNull(listener, "listener must not be null");
-            return this;
-        }
-
-        /**
-         * The store. It starts connecting in the background and does not wait: building succeeds while Redis is
-         * down, and calls made before the connection is up wait for it within their timeout.
-         */
-        public RedisCounterStore build() {
-            Connector<?> c = connector.get();
-            c.connectSoon();
-            return new RedisCounterStore(c, namespace, timeout, expiryMargin, listener);
         }
     }
 }

@@ -133,18 +133,18 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
      * standalone Redis (or a proxy) through {@code client}: instances decide from memory and share their counts
      * through Redis in bulk, one pipeline per batch.
      */
-    public static RedisCounterStore.Builder counterStoreBuilder(RedisClient client) {
+    public static CounterStoreBuilder counterStoreBuilder(RedisClient client) {
         Objects.requireNonNull(client, "client must not be null");
-        return new RedisCounterStore.Builder(() -> Connector.standalone(client));
+        return new CounterStoreBuilder(() -> Connector.standalone(client));
     }
 
     /**
      * A builder for the counter store of synchronized mode ({@link dev.sluice.sync.SynchronizedStore}) on a Redis
      * Cluster through {@code client}; a batch spans slots and nodes (see {@link RedisCounterStore}).
      */
-    public static RedisCounterStore.Builder counterStoreBuilder(RedisClusterClient client) {
+    public static CounterStoreBuilder counterStoreBuilder(RedisClusterClient client) {
         Objects.requireNonNull(client, "client must not be null");
-        return new RedisCounterStore.Builder(() -> Connector.cluster(client));
+        return new CounterStoreBuilder(() -> Connector.cluster(client));
     }
 
     /**
@@ -254,6 +254,44 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
             Connector<?> c = connector.get();
             c.connectSoon();
             return new RedisStore(c, options(), expiryMargin);
+        }
+    }
+
+    /**
+     * Builds a {@link RedisCounterStore}: the options of every counter store
+     * ({@link dev.sluice.spi.CounterStoreBuilder}: timeout, namespace, listener, which hears every call's time and
+     * failure) and the expiry margin. Obtain one from {@link RedisStore#counterStoreBuilder}. Not thread-safe; setters
+     * validate at once.
+     */
+    public static final class CounterStoreBuilder
+            extends dev.sluice.spi.CounterStoreBuilder<CounterStoreBuilder> {
+
+        private final Supplier<Connector<?>> connector;
+        private Duration expiryMargin = RedisCounterStore.DEFAULT_EXPIRY_MARGIN;
+
+        private CounterStoreBuilder(Supplier<Connector<?>> connector) {
+            this.connector = connector;
+        }
+
+        /**
+         * How long a record outlives its {@link dev.sluice.spi.CounterWrite#expireAt()}: the instances' clocks compute
+         * that time and Redis's clock expires the record, so this covers the skew between them (an instance whose
+         * clock is behind still counts the record's frames). Default 1 s; zero allowed.
+         */
+        public CounterStoreBuilder expiryMargin(Duration margin) {
+            this.expiryMargin = SharedStoreOptions.requireNonNegative("expiryMargin", margin);
+            return this;
+        }
+
+        /**
+         * The store. It starts connecting in the background and does not wait: building succeeds while Redis is
+         * down, and calls made before the connection is up wait for it within their timeout.
+         */
+        @Override
+        public RedisCounterStore build() {
+            Connector<?> c = connector.get();
+            c.connectSoon();
+            return new RedisCounterStore(c, namespace(), timeout(), expiryMargin, listener());
         }
     }
 }

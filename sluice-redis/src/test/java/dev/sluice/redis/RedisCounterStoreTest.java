@@ -273,14 +273,14 @@ class RedisCounterStoreTest {
                 () -> RedisStore.counterStoreBuilder((RedisClient) null)).getMessage());
         assertEquals("client must not be null", assertThrows(NullPointerException.class,
                 () -> RedisStore.counterStoreBuilder((RedisClusterClient) null)).getMessage());
-        RedisCounterStore.Builder b = RedisStore.counterStoreBuilder(client);
+        RedisStore.CounterStoreBuilder b = RedisStore.counterStoreBuilder(client);
         assertEquals("timeout must be > 0, was PT0S", assertThrows(IllegalArgumentException.class,
                 () -> b.timeout(Duration.ZERO)).getMessage());
         assertEquals("timeout must be > 0, was PT-0.001S", assertThrows(IllegalArgumentException.class,
                 () -> b.timeout(Duration.ofMillis(-1))).getMessage());
         assertEquals("expiryMargin must be >= 0, was PT-1S", assertThrows(IllegalArgumentException.class,
                 () -> b.expiryMargin(Duration.ofSeconds(-1))).getMessage());
-        assertEquals("namespace must not be empty", assertThrows(IllegalArgumentException.class,
+        assertEquals("namespace must not be empty, was ''", assertThrows(IllegalArgumentException.class,
                 () -> b.namespace("")).getMessage());
         assertThrows(NullPointerException.class, () -> b.namespace(null));
     }

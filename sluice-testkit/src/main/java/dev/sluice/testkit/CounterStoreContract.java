@@ -4,13 +4,19 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.Acquisition;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
+import dev.sluice.JointDecision;
 import dev.sluice.LimiterConfig;
+import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.Reservation;
+import dev.sluice.SluiceException;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
@@ -20,6 +26,7 @@ import dev.sluice.sync.SynchronizedStore;
 import dev.sluice.sync.SyncStats;
 import java.time.Duration;
 import java.time.Instant;
+import java.lang.ref.WeakReference;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,10 +40,12 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.Test;
@@ -54,7 +63,13 @@ import org.junit.jupiter.api.Test;
  *       running while requests do, over many rounds with real conflicts; the store's counts equal the admitted counts
  *       exactly, frame by frame;</li>
  *   <li>an outage: the store stopped, instances keep deciding (each within the limit on what it has seen), the store
- *       started again, and every count arrives.</li>
+ *       started again, and every count arrives;</li>
+ *   <li>joint requests: a refused request counts in no limit (but a refusing one that counts rejections), in memory
+ *       and in what a flush writes; eight threads under a per-second and a per-minute limit admit exactly what
+ *       both allow;</li>
+ *   <li>closing a limiter: its counts reach the store (at once, or with the next flush if the store failed), the
+ *       synchronized store lets go of it, and requests throw;</li>
+ *   <li>a listener that throws from every method changes no decision and no count.</li>
  * </ul>
  *
  * <p>Time comes from {@link #clock}, moved by hand. It starts at the next whole hour of the real time, so that the
@@ -102,6 +117,14 @@ public abstract class CounterStoreContract {
     /** A new instance: a synchronized store on a new {@link #counterStore()}, flushed and refreshed by hand. */
     protected final SynchronizedStore instance() {
         SynchronizedStore s = SynchronizedStore.builder(counterStore()).manualSync().batchSize(batchSize()).build();
+        built.add(s);
+        return s;
+    }
+
+    /** A new instance whose synchronized store has {@code listener}, on {@code counters}. */
+    private SynchronizedStore instance(CounterStore counters, RateLimitListener listener) {
+        SynchronizedStore s = SynchronizedStore.builder(counters).manualSync().batchSize(batchSize())
+                .listener(listener).build();
         built.add(s);
         return s;
     }
@@ -422,5 +445,294 @@ public abstract class CounterStoreContract {
             }
         }
         return n;
+    }
+
+    // ---- joint requests ----------------------------------------------------------------------------------------
+
+    /**
+     * Per minute, {@code few} allows 2, {@code many} 10, {@code strict} 1 and counts rejections. A joint request
+     * refused by {@code few} counts in neither; one refused by {@code strict} counts in {@code strict} only. What
+     * the peeks show as {@code g + i} is what the flush writes.
+     */
+    @Test
+    void aRefusedJointRequestCountsInNoLimitButARefusingOneThatCountsRejections() {
+        SynchronizedStore s = instance();
+        RateLimiter few = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(2, Duration.ofMinutes(1)).clock(clock)
+                .store(s).build();
+        RateLimiter many = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(10, Duration.ofMinutes(1)).clock(clock)
+                .store(s).build();
+        RateLimiter strict = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(1, Duration.ofMinutes(1))
+                .countRejected(true).clock(clock).store(s).build();
+        String k = key("joint");
+        String other = key("joint-other");
+
+        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(few, k), Acquisition.of(many, k, 3)).allowed());
+        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(few, k), Acquisition.of(many, k, 3)).allowed());
+        JointDecision refused = RateLimiter.tryAcquireAll(Acquisition.of(few, k), Acquisition.of(many, k, 3));
+        assertFalse(refused.allowed(), "a third request over a limit of 2: " + refused);
+        assertFalse(refused.decision(0).allowed(), "few refuses: " + refused);
+        assertTrue(refused.decision(1).allowed(), "many alone would allow: " + refused);
+        assertEquals(0, few.peek(k, 1).remaining(), "few: g + i = 2");
+        assertEquals(4, many.peek(k, 1).remaining(), "many: g + i = 6, the refused 3 not counted");
+
+        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(strict, other), Acquisition.of(many, other)).allowed());
+        JointDecision counted = RateLimiter.tryAcquireAll(Acquisition.of(many, other), Acquisition.of(strict, other));
+        assertFalse(counted.allowed(), "strict allows 1: " + counted);
+        assertEquals(9, many.peek(other, 1).remaining(), "many: g + i = 1, the refused request not counted");
+
+        assertTrue(s.flush());
+        assertEquals(2, record(few, k).total(), "few's record of " + k);
+        assertEquals(6, record(many, k).total(), "many's record of " + k);
+        assertEquals(1, record(many, other).total(), "many's record of " + other);
+        assertEquals(2, record(strict, other).total(), "strict's record of " + other + " counts the rejection");
+        assertEquals(0, few.peek(k, 1).remaining());
+        assertEquals(4, many.peek(k, 1).remaining());
+    }
+
+    /**
+     * Eight threads on one key under 10 per second and 100 per minute, with the flusher running: exactly 10 pass in
+     * each of the first ten seconds, then none for the rest of the minute, 100 in all; the store holds 100.
+     */
+    @Test
+    void eightThreadsUnderTwoLimitsAdmitExactlyWhatBothAllow() throws Exception {
+        SynchronizedStore s = instance();
+        RateLimiter perSecond = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(10, Duration.ofSeconds(1))
+                .clock(clock).store(s).build();
+        RateLimiter perMinute = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(100, Duration.ofMinutes(1))
+                .clock(clock).store(s).build();
+        String k = key("two-limits");
+        int threads = 8;
+        int attempts = 4;                                  // 32 tries a second against 10 allowed
+        ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
+        List<Long> perSecondAdmitted = new ArrayList<>();
+        try {
+            for (int second = 0; second < 60; second++) {
+                LongAdder admitted = new LongAdder();
+                CyclicBarrier start = new CyclicBarrier(threads + 1);
+                List<Callable<Void>> tasks = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    tasks.add(() -> {
+                        start.await(1, TimeUnit.MINUTES);
+                        for (int j = 0; j < attempts; j++) {
+                            if (RateLimiter.tryAcquireAll(Acquisition.of(perSecond, k), Acquisition.of(perMinute, k))
+                                    .allowed()) {
+                                admitted.increment();
+                            }
+                        }
+                        return null;
+                    });
+                }
+                tasks.add(() -> {
+                    start.await(1, TimeUnit.MINUTES);
+                    s.flush();
+                    return null;
+                });
+                runAll(pool, tasks);
+                perSecondAdmitted.add(admitted.sum());
+                if (second < 59) {
+                    clock.advance(Duration.ofSeconds(1));
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        List<Long> expected = new ArrayList<>();
+        for (int second = 0; second < 60; second++) {
+            expected.add(second < 10 ? 10L : 0L);
+        }
+        assertEquals(expected, perSecondAdmitted, "admitted in each second of the minute");
+        assertTrue(s.flush());
+        assertEquals(100, record(perMinute, k).total(), "the per-minute record");
+        assertEquals(0, perMinute.peek(k, 1).remaining());
+    }
+
+    // ---- closing a limiter ---------------------------------------------------------------------------------------
+
+    /** A counter store that fails every call while {@link #down} is set, as an outage would. */
+    private final class Switchable implements CounterStore {
+        private final CounterStore store = counterStore();
+        volatile boolean down;
+
+        @Override
+        public List<CounterSnapshot> load(List<CounterKey> ids) {
+            check();
+            return store.load(ids);
+        }
+
+        @Override
+        public boolean[] compareAndSet(List<CounterWrite> writes) {
+            check();
+            return store.compareAndSet(writes);
+        }
+
+        private void check() {
+            if (down) {
+                throw new SluiceException("the counter store is switched off by the test");
+            }
+        }
+    }
+
+    /**
+     * A limiter closed with counts not yet written writes them as it closes; requests throw afterwards; closing
+     * again does nothing; and the synchronized store keeps no reference to the limiter (it is collected).
+     */
+    @Test
+    void closingALimiterWritesItsCountsAndLetsItGo() {
+        SynchronizedStore s = instance();
+        String k = key("close");
+        String j = key("close-joint");
+        WeakReference<RateLimiter> closed = closeAfterRequests(s, k, j, null);
+        assertEquals(3, record(reader(), k).total(), "written by close()");
+        assertEquals(1, record(reader(), j).total(), "the joint request's part, written by close()");
+        awaitCollected(closed);
+    }
+
+    /** The counter store fails as the limiter closes: its counts go with the store's next flush, then it is let go. */
+    @Test
+    void countsOfALimiterClosedDuringAnOutageGoWithTheNextFlush() {
+        Switchable counters = new Switchable();
+        SynchronizedStore s = instance(counters, RateLimitListener.NONE);
+        String k = key("close-outage");
+        String j = key("close-outage-joint");
+        WeakReference<RateLimiter> closed = closeAfterRequests(s, k, j, counters);
+        assertFalse(record(reader(), k).exists(), "nothing written during the outage");
+        assertEquals(1, s.stats().storeFailures(), "the write at close failed: " + s.stats());
+        counters.down = false;
+        assertTrue(s.flush(), "the flush after the outage");
+        assertEquals(3, record(reader(), k).total(), "written by the next flush");
+        assertEquals(1, record(reader(), j).total());
+        assertTrue(s.flush());
+        assertEquals(3, record(reader(), k).total(), "written once");
+        awaitCollected(closed);
+    }
+
+    /** A limiter of the shape {@link #closeAfterRequests} uses, to read its records. */
+    private RateLimiter reader() {
+        return RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(5, Duration.ofMinutes(1)).clock(clock)
+                .store(instance()).build();
+    }
+
+    /**
+     * Builds a limiter on {@code s}, takes 3 permits of {@code k} and one of {@code j} in a joint request with a
+     * second limiter, closes it (with {@code failing} switched off if given), checks that requests throw, and hands
+     * back only a weak reference to it.
+     */
+    private WeakReference<RateLimiter> closeAfterRequests(SynchronizedStore s, String k, String j,
+                                                         Switchable failing) {
+        RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(5, Duration.ofMinutes(1))
+                .clock(clock).store(s).build();
+        RateLimiter other = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(5, Duration.ofMinutes(1))
+                .clock(clock).store(s).build();
+        assertEquals(3, admitted(limiter, k, 3));
+        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(limiter, j), Acquisition.of(other, j)).allowed());
+        Reservation kept = limiter.reserve(k, 1);
+        assertTrue(kept.decision().allowed());
+        assertTrue(kept.cancel(), "cancelled before close: 3 remain");
+        if (failing != null) {
+            failing.down = true;
+        }
+        limiter.close();
+        assertThrows(IllegalStateException.class, () -> limiter.tryAcquire(k), "tryAcquire after close");
+        assertThrows(IllegalStateException.class, () -> limiter.peek(k, 1), "peek after close");
+        assertThrows(IllegalStateException.class, () -> limiter.reserve(k, 1), "reserve after close");
+        assertThrows(IllegalStateException.class, () -> RateLimiter.tryAcquireAll(Acquisition.of(other, k),
+                Acquisition.of(limiter, k)), "a joint request after close");
+        limiter.close();
+        assertEquals(4, other.peek(j, 1).remaining(), "the other limiter goes on");
+        return new WeakReference<>(limiter);
+    }
+
+    /** Polls the garbage collector until {@code ref} is cleared: nothing strong refers to it any more. */
+    private static void awaitCollected(WeakReference<?> ref) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (ref.get() != null) {
+            assertTrue(System.nanoTime() < deadline, "the closed limiter is still referred to after 30 s of GC");
+            System.gc();
+            byte[][] garbage = new byte[64][];
+            for (int g = 0; g < garbage.length; g++) {
+                garbage[g] = new byte[16 * 1024];
+            }
+        }
+        assertNull(ref.get());
+    }
+
+    // ---- listeners -----------------------------------------------------------------------------------------------
+
+    /** Throws from every method, after counting the call. */
+    private static final class ThrowingListener implements RateLimitListener {
+        final AtomicInteger decisions = new AtomicInteger();
+        final AtomicInteger failures = new AtomicInteger();
+        final AtomicInteger calls = new AtomicInteger();
+
+        @Override
+        public void onDecision(RateLimiter limiter, String key, long cost, Decision decision) {
+            decisions.incrementAndGet();
+            throw new IllegalStateException("onDecision throws, as a test");
+        }
+
+        @Override
+        public void onStoreFailure(RateLimiter limiter, SluiceException failure) {
+            failures.incrementAndGet();
+            throw new IllegalStateException("onStoreFailure throws, as a test");
+        }
+
+        @Override
+        public void onStoreCall(RateLimiter limiter, long nanos) {
+            calls.incrementAndGet();
+            throw new IllegalStateException("onStoreCall throws, as a test");
+        }
+    }
+
+    /**
+     * Two instances run the same requests on keys of their own: one with a listener that throws from every method
+     * on its synchronized store and on each limiter, the other with none. Single requests, reservations, joint
+     * requests, a flush that fails and one that succeeds: every decision is the same, and so is every count.
+     */
+    @Test
+    void aThrowingListenerChangesNoDecisionAndNoCount() {
+        ThrowingListener throwing = new ThrowingListener();
+        Switchable quietCounters = new Switchable();
+        Switchable loudCounters = new Switchable();
+        SynchronizedStore quiet = instance(quietCounters, RateLimitListener.NONE);
+        SynchronizedStore loud = instance(loudCounters, throwing);
+        String k = key("listened");
+        String q = key("quiet");
+        List<Decision> quietDecisions = listenedTraffic(quiet, quietCounters, RateLimitListener.NONE, q);
+        List<Decision> loudDecisions = listenedTraffic(loud, loudCounters, throwing, k);
+        assertEquals(quietDecisions, loudDecisions, "decisions with and without a throwing listener");
+        assertTrue(throwing.decisions.get() > 0 && throwing.failures.get() > 0 && throwing.calls.get() > 0,
+                "the listener was called: " + throwing.decisions + " decisions, " + throwing.failures
+                        + " failures, " + throwing.calls + " calls");
+        RateLimiter reader = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(6, Duration.ofMinutes(1)).clock(clock)
+                .store(instance()).build();
+        assertEquals(record(reader, q).total(), record(reader, k).total(), "the stored count");
+        assertEquals(6, record(reader, k).total(), "the stored count");
+        assertEquals(quiet.stats(), loud.stats(), "what the two stores did");
+    }
+
+    private List<Decision> listenedTraffic(SynchronizedStore s, Switchable counters, RateLimitListener listener,
+                                           String k) {
+        RateLimiter a = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(6, Duration.ofMinutes(1)).clock(clock)
+                .listener(listener).store(s).build();
+        RateLimiter b = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(4, Duration.ofMinutes(1)).clock(clock)
+                .listener(listener).countRejected(true).store(s).build();
+        List<Decision> out = new ArrayList<>();
+        for (int n = 0; n < 3; n++) {
+            out.add(a.tryAcquire(k));
+        }
+        Reservation r = a.reserve(k, 2);
+        out.add(r.decision());
+        out.add(a.peek(k, 1));
+        for (int n = 0; n < 3; n++) {
+            out.addAll(RateLimiter.tryAcquireAll(Acquisition.of(a, k), Acquisition.of(b, k, 2)).decisions());
+        }
+        counters.down = true;
+        assertFalse(s.flush(), "the flush while the counter store is down");
+        counters.down = false;
+        assertTrue(s.flush());
+        assertTrue(s.refresh());
+        out.add(a.peek(k, 1));
+        out.add(b.peek(k, 1));
+        return out;
     }
 }

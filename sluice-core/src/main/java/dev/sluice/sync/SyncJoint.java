@@ -1,0 +1,117 @@
+package dev.sluice.sync;
+
+import dev.sluice.Acquisition;
+import dev.sluice.Decision;
+import dev.sluice.JointDecision;
+import dev.sluice.spi.JointDecider;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * The joint decider of one {@link SynchronizedStore}: every limiter the store binds returns it, so a joint request over
+ * them is one step on this instance's {@code g + i}, with no I/O.
+ *
+ * <pre>
+ * take the monitor of every part's key, in the order (limiter serial, key)   two joint requests never wait in a cycle
+ * decide every part on g + i without consuming, each at its limiter's now     what each limit answers alone
+ * all allowed:  decide every part again, consuming (added to i)              the same answers, now taken
+ * else:         consume only where a refusing limit counts rejections
+ * let go of the monitors; tell the listeners
+ * </pre>
+ *
+ * No other request on this instance sees some parts taken and not the others, and the flusher copies a key's
+ * {@code i} under the same monitor, so it writes all of a request or none of it. Across instances the parts reach the
+ * store with their keys' flushes, as any count does. A key dropped as idle between its lookup and its monitor is looked
+ * up again.
+ */
+final class SyncJoint implements JointDecider {
+
+    private static final Comparator<Acquisition> ORDER =
+            Comparator.<Acquisition>comparingLong(a -> limiter(a).serial).thenComparing(Acquisition::key);
+
+    private final SynchronizedStore store;
+
+    SyncJoint(SynchronizedStore store) {
+        this.store = store;
+    }
+
+    @Override
+    public JointDecision decideAll(List<Acquisition> parts) {
+        int n = parts.size();
+        for (Acquisition a : parts) {
+            limiter(a).checkOpen();
+        }
+        Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            order[i] = i;
+        }
+        Arrays.sort(order, Comparator.comparing(parts::get, ORDER));
+        Decision[] decisions = new Decision[n];
+        long[] now = new long[n];
+        KeyState[] held = new KeyState[n];
+        do {
+            for (int i = 0; i < n; i++) {
+                Acquisition a = parts.get(i);
+                now[i] = limiter(a).now();
+                held[i] = limiter(a).held(a.key(), now[i]);
+            }
+        } while (!lockAndDecide(parts, order, held, now, decisions, 0));
+        for (int i = 0; i < n; i++) {
+            Acquisition a = parts.get(i);
+            limiter(a).notifyDecision(a.key(), a.cost(), decisions[i]);
+        }
+        return JointDecision.of(Arrays.asList(decisions));
+    }
+
+    /**
+     * Takes the monitors from {@code order[depth]} on, one nested in the other, and decides with all of them held.
+     *
+     * @return false if a key was retired (dropped as idle) before its monitor was taken: nothing was decided
+     */
+    private static boolean lockAndDecide(List<Acquisition> parts, Integer[] order, KeyState[] held, long[] now,
+                                         Decision[] decisions, int depth) {
+        if (depth == order.length) {
+            decideHeld(parts, held, now, decisions);
+            return true;
+        }
+        KeyState ks = held[order[depth]];
+        synchronized (ks) {
+            if (ks.retired) {
+                return false;
+            }
+            return lockAndDecide(parts, order, held, now, decisions, depth + 1);
+        }
+    }
+
+    private static void decideHeld(List<Acquisition> parts, KeyState[] held, long[] now, Decision[] decisions) {
+        int n = parts.size();
+        for (Acquisition a : parts) {
+            limiter(a).checkOpen();   // under the monitors: a limiter closed since cannot take counts
+        }
+        boolean allowed = true;
+        for (int i = 0; i < n; i++) {
+            Acquisition a = parts.get(i);
+            decisions[i] = limiter(a).decideHeld(held[i], now[i], a.cost(), false);
+            allowed &= decisions[i].allowed();
+        }
+        for (int i = 0; i < n; i++) {
+            Acquisition a = parts.get(i);
+            if (allowed || (!decisions[i].allowed() && a.limiter().config().countRejected())) {
+                Decision taken = limiter(a).decideHeld(held[i], now[i], a.cost(), true);
+                if (allowed) {
+                    decisions[i] = taken;
+                }
+            }
+        }
+    }
+
+    private static SynchronizedLimiter limiter(Acquisition a) {
+        return (SynchronizedLimiter) a.limiter();
+    }
+
+    @Override
+    public String toString() {
+        return "SyncJoint[" + store + "]";
+    }
+}
