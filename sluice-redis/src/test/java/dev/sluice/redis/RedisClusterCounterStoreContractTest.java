@@ -7,7 +7,6 @@ import dev.sluice.testkit.server.RedisServer;
 import dev.sluice.testkit.server.RedisServers;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
@@ -48,7 +47,7 @@ class RedisClusterCounterStoreContractTest extends CounterStoreContract {
 
     @Override
     protected CounterStore counterStore() {
-        RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(Duration.ofSeconds(5)).build();
+        RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(Servers.PATIENCE).build();
         opened.add(store);
         return store;
     }
