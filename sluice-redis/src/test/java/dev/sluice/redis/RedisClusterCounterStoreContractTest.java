@@ -7,6 +7,7 @@ import dev.sluice.testkit.server.RedisServer;
 import dev.sluice.testkit.server.RedisServers;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
@@ -45,9 +46,15 @@ class RedisClusterCounterStoreContractTest extends CounterStoreContract {
         opened.forEach(RedisCounterStore::close);
     }
 
+    /**
+     * Wide enough that a loaded machine never turns a good call into a failure, yet below {@link Servers#PATIENCE}: a
+     * call to the stopped cluster waits all of it, and the outage test makes several.
+     */
+    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+
     @Override
     protected CounterStore counterStore() {
-        RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(Servers.PATIENCE).build();
+        RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build();
         opened.add(store);
         return store;
     }
