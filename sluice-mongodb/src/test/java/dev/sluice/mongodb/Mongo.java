@@ -15,8 +15,12 @@ final class Mongo {
 
     /** The database the tests write to. */
     static final String DATABASE = "sluice_test";
-    /** Generous: the machine is shared and a test must fail on a wrong answer, not on a slow one. */
-    static final Duration TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * The timeout of every store of a test that is not about timeouts. Generous: on a loaded machine a call can wait
+     * seconds for the CPU, and a test must fail on a wrong answer, never on a slow one turned into the failure
+     * policy's answer.
+     */
+    static final Duration TIMEOUT = Duration.ofSeconds(30);
 
     private Mongo() {
     }

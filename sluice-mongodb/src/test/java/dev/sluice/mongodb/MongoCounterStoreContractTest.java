@@ -1,17 +1,14 @@
 package dev.sluice.mongodb;
 
-import static org.junit.jupiter.api.Assertions.fail;
-
-import com.mongodb.MongoException;
 import com.mongodb.client.MongoClient;
 import dev.sluice.spi.CounterStore;
+import dev.sluice.testkit.Await;
 import dev.sluice.testkit.CounterStoreContract;
 import dev.sluice.testkit.server.EmbeddedMongoServer;
 import dev.sluice.testkit.server.MongoServers;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.bson.Document;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -64,17 +61,8 @@ class MongoCounterStoreContractTest extends CounterStoreContract {
     }
 
     private static void awaitConnected(MongoClient client) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (true) {
-            try {
-                client.getDatabase("admin").runCommand(new Document("ping", 1));
-                return;
-            } catch (MongoException e) {
-                if (System.nanoTime() - deadline > 0) {
-                    fail("a new client could not reach the in-JVM MongoDB server within 60 s", e);
-                }
-            }
-        }
+        Await.succeeds("a new client to reach the in-JVM MongoDB server", Await.GENEROUS,
+                () -> client.getDatabase("admin").runCommand(new Document("ping", 1)));
     }
 
     @Override

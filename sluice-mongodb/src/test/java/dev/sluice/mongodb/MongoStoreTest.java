@@ -80,7 +80,8 @@ class MongoStoreTest {
 
     @Test
     void theStoreCreatesATtlIndexOnExpire() {
-        MongoStore indexed = MongoStore.builder(client, Mongo.DATABASE).collection("sluice_ttl").build();
+        MongoStore indexed = MongoStore.builder(client, Mongo.DATABASE).collection("sluice_ttl").timeout(Mongo.TIMEOUT)
+                .build();
         Document index = null;
         for (Document i : client.getDatabase(Mongo.DATABASE).getCollection(indexed.collectionName()).listIndexes()) {
             if (MongoStore.EXPIRE_INDEX.equals(i.getString("name"))) {

@@ -17,6 +17,7 @@ import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
 import dev.sluice.spi.SharedStoreOptions;
 import dev.sluice.sync.SynchronizedStore;
+import dev.sluice.testkit.Await;
 import dev.sluice.testkit.FreezingProxy;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.server.PostgresServers;
@@ -71,7 +72,7 @@ class CounterFailureTest {
              HikariDataSource other = Databases.pool(server.url(), 1, BORROW)) {
             CountingDataSource counting = new CountingDataSource(pool);
             CounterStore store = PostgresStore.counterStoreBuilder(counting.dataSource()).table(TABLE)
-                    .timeout(Duration.ofSeconds(1)).build();  // lock_timeout 800 ms
+                    .timeout(Duration.ofSeconds(5)).build();  // lock_timeout 4 s: a second before the socket's 5 s
             CounterKey locked = new CounterKey("fw:60000000000", "locked");
             CounterKey free = new CounterKey("fw:60000000000", "free");
             assertArrayEquals(new boolean[] {true, true}, store.compareAndSet(List.of(
@@ -110,7 +111,7 @@ class CounterFailureTest {
              HikariDataSource direct = Databases.pool(server.url(), 1, BORROW)) {
             PostgresStore.counterStoreBuilder(direct).table(TABLE).build();
             CounterStore store = PostgresStore.counterStoreBuilder(proxied).table(TABLE).createSchema(false)
-                    .timeout(Duration.ofMillis(500)).build();
+                    .timeout(Duration.ofSeconds(2)).build();  // about timeouts, so short; ample once connected
             CounterStore observer = PostgresStore.counterStoreBuilder(direct).table(TABLE).createSchema(false)
                     .timeout(Databases.PATIENCE).build();
             ManualClock clock = new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
@@ -119,6 +120,7 @@ class CounterFailureTest {
             RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(100, Duration.ofHours(1))
                     .clock(clock).store(sync).build();
             CounterKey id = new CounterKey(SharedStoreOptions.shape(limiter.config()), "lost-" + clock.instant());
+            Await.succeeds("a first read through the proxy", Await.GENEROUS, () -> store.load(List.of(id)));
             limiter.tryAcquire(id.key(), 3);
             assertTrue(sync.flush());
             assertEquals(3, observer.load(List.of(id)).get(0).total());
@@ -145,14 +147,8 @@ class CounterFailureTest {
         }
     }
 
-    /** Polls (a pool replacing its dead connections is not behaviour) until a flush goes through. */
-    private static void awaitFlush(SynchronizedStore sync) throws InterruptedException {
-        for (int i = 0; i < 200; i++) {
-            if (sync.flush()) {
-                return;
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError("no flush went through within the bound: " + sync.stats());
+    /** Waits (a pool replacing its dead connections is not behaviour) until a flush goes through. */
+    private static void awaitFlush(SynchronizedStore sync) {
+        Await.until("a flush to go through", Await.GENEROUS, sync::flush);
     }
 }

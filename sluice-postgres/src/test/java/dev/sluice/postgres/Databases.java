@@ -17,7 +17,7 @@ final class Databases {
      * The store timeout (and pool borrowing bound) of the tests about semantics rather than failures: a loaded
      * machine must not turn a slow answer into a failure there.
      */
-    static final Duration PATIENCE = Duration.ofSeconds(10);
+    static final Duration PATIENCE = Duration.ofSeconds(30);
 
     private static HikariDataSource shared;  // guarded by Databases.class
 

@@ -15,6 +15,7 @@ import dev.sluice.Reservation;
 import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
 import dev.sluice.spi.SharedRateLimiter;
+import dev.sluice.testkit.Await;
 import dev.sluice.testkit.FreezingProxy;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.server.PostgresServers;
@@ -49,7 +50,11 @@ import org.junit.jupiter.api.Test;
 class FailureTest {
 
     private static final Duration TIMEOUT = Duration.ofMillis(250);
-    private static final Duration WIDE = Duration.ofSeconds(3);
+    /**
+     * Wide: a call the server answers must never run out of it on a loaded machine, and the server's lock_timeout
+     * (0.8 of it, 8 s) must end a call stuck behind a lock seconds before the socket timeout (10 s) would.
+     */
+    private static final Duration WIDE = Duration.ofSeconds(10);
     /** How long the pools wait to borrow or open a connection: opening one can take a while on a loaded machine. */
     private static final Duration BORROW = Duration.ofSeconds(2);
     private static final Duration HANG = Duration.ofSeconds(20);
@@ -106,7 +111,7 @@ class FailureTest {
     void aCallStuckBehindARowLockEndsWithThePolicy() throws Exception {
         try (HikariDataSource pool = Databases.pool(server.url(), 2, BORROW);
              HikariDataSource other = Databases.pool(server.url(), 1, BORROW)) {
-            PostgresStore store = store(pool, FailurePolicy.FAIL_CLOSED, WIDE);  // lock_timeout 2.4 s, socket 3 s
+            PostgresStore store = store(pool, FailurePolicy.FAIL_CLOSED, WIDE);  // lock_timeout 8 s, socket 10 s
             SharedRateLimiter limiter = limiter(store);
             String key = "locked";
             assertEquals(2, limiter.tryAcquire(key).remaining());
@@ -232,20 +237,16 @@ class FailureTest {
         }
     }
 
-    /** Polls (a server coming up is not behaviour) until {@code limiter} answers from the store, not the policy. */
-    private static Decision awaitStore(SharedRateLimiter limiter, String key) throws InterruptedException {
-        for (int i = 0; i < 400; i++) {
+    /** Waits (a server coming up is not behaviour) until {@code limiter} answers from the store, not the policy. */
+    private static void awaitStore(SharedRateLimiter limiter, String key) {
+        Await.until("a peek answered by the store, not the failure policy", Await.GENEROUS, () -> {
             long failures = limiter.storeFailures();
             try {
-                Decision d = limiter.peek(key, 1);
-                if (limiter.storeFailures() == failures) {
-                    return d;
-                }
+                limiter.peek(key, 1);
             } catch (SluiceException e) {
-                // THROW: not yet
+                return false;  // THROW: not yet
             }
-            Thread.sleep(50);
-        }
-        throw new AssertionError("the store did not come back within 20 s");
+            return limiter.storeFailures() == failures;
+        });
     }
 }

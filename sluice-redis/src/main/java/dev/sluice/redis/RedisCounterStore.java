@@ -63,7 +63,7 @@ import java.util.concurrent.TimeoutException;
  * writes of a failed {@link #compareAndSet} may have been applied, some or all: {@code SynchronizedStore} settles each
  * by reading the record again, as the {@link CounterStore} contract has it.
  *
- * <p><b>Listener.</b> The builder's {@link Builder#listener(RateLimitListener) listener} hears how long every
+ * <p><b>Listener.</b> The builder's {@link dev.sluice.spi.CounterStoreBuilder#listener(RateLimitListener) listener} hears how long every
  * {@link #load} and {@link #compareAndSet} took ({@code onStoreCall}) and every one that failed ({@code onStoreFailure},
  * before it is thrown), with {@code null} as the limiter: these calls are the synchronized store's background work,
  * not a request's. A listener that throws changes nothing.

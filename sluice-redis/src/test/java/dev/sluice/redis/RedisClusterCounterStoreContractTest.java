@@ -46,9 +46,15 @@ class RedisClusterCounterStoreContractTest extends CounterStoreContract {
         opened.forEach(RedisCounterStore::close);
     }
 
+    /**
+     * Wide enough that a loaded machine never turns a good call into a failure, yet below {@link Servers#PATIENCE}: a
+     * call to the stopped cluster waits all of it, and the outage test makes several.
+     */
+    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+
     @Override
     protected CounterStore counterStore() {
-        RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(Duration.ofSeconds(5)).build();
+        RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build();
         opened.add(store);
         return store;
     }

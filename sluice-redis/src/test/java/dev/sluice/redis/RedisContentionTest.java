@@ -52,7 +52,7 @@ class RedisContentionTest {
             client.setOptions(RedisStore.recommendedClientOptions());
             clients.add(client);
             stores.add(RedisStore.builder(client).timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW)
-                    .timeout(Duration.ofSeconds(10)).build());
+                    .timeout(Servers.PATIENCE).build());
         }
         threads = Executors.newFixedThreadPool(INSTANCES * THREADS_PER_INSTANCE);
     }

@@ -5,7 +5,6 @@ import dev.sluice.testkit.CounterStoreContract;
 import dev.sluice.testkit.server.RedisServer;
 import dev.sluice.testkit.server.RedisServers;
 import io.lettuce.core.RedisClient;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterAll;
@@ -50,7 +49,7 @@ class RedisCounterStoreContractTest extends CounterStoreContract {
     /** A store with its own connection per call: each simulated instance talks to Redis on its own. */
     @Override
     protected CounterStore counterStore() {
-        RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(Duration.ofSeconds(5)).build();
+        RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(Servers.PATIENCE).build();
         opened.add(store);
         return store;
     }

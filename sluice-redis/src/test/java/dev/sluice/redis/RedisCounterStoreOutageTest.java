@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.sluice.Algorithm;
 import dev.sluice.RateLimiter;
@@ -15,6 +14,7 @@ import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterWrite;
 import dev.sluice.sync.SynchronizedStore;
+import dev.sluice.testkit.Await;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.server.RedisServer;
 import dev.sluice.testkit.server.RedisServers;
@@ -26,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -37,14 +36,19 @@ import org.junit.jupiter.params.provider.ValueSource;
  * applied (which is why the store throws rather than answer "not applied"), and the synchronized store settles it by
  * a read instead of writing the counts twice. Each test runs its own server.
  *
- * <p>The {@code assertTimeoutPreemptively} bounds (30 s) are hang detectors, far above the 300 ms store timeout, not
- * timing claims; that the store's own timeout ended a wait is shown by the failure's cause instead.
+ * <p>These tests are about the store's timeout (2 s), so it is short next to other tests' ({@link Servers#PATIENCE});
+ * it is still wide enough that a call Redis answers, made once the client is connected (each test waits for that),
+ * never runs out of it on a loaded machine. A stall ({@code CLIENT PAUSE}) lasts {@value #PAUSE_MILLIS} ms, five
+ * times the timeout, so that the calls made during it are cut off by the timeout before the stall ends even if the
+ * test thread waits seconds for the CPU before making them. The {@code assertTimeoutPreemptively} bounds (30 s) are
+ * hang detectors, not timing claims; that the store's own timeout ended a wait is shown by the failure's cause instead.
  */
 class RedisCounterStoreOutageTest {
 
-    private static final Duration TIMEOUT = Duration.ofMillis(300);
+    private static final Duration TIMEOUT = Duration.ofSeconds(2);
+    private static final long PAUSE_MILLIS = 10_000;
     private static final Duration HANG = Duration.ofSeconds(30);
-    private static final long RECOVERY_MILLIS = 60_000;
+    private static final Duration RECOVERY = Await.GENEROUS;
 
     private final String run = UUID.randomUUID().toString().substring(0, 8);
 
@@ -93,7 +97,7 @@ class RedisCounterStoreOutageTest {
     }
 
     /**
-     * A server that answers nothing for 2 s ({@code CLIENT PAUSE}) while a compare-and-set is in flight: the call
+     * A server that answers nothing for a while ({@code CLIENT PAUSE}) while a compare-and-set is in flight: the call
      * fails by the store's timeout, yet Redis runs the write once the pause ends. Answering "not applied" would have
      * been wrong; the store throws, and the outcome is for the caller to read.
      */
@@ -107,7 +111,7 @@ class RedisCounterStoreOutageTest {
                 awaitRecovery(store, id);
                 assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(write(id, CounterSnapshot.ABSENT, 1))));
 
-                server.call("CLIENT", "PAUSE", "2000");
+                server.call("CLIENT", "PAUSE", Long.toString(PAUSE_MILLIS));
                 SluiceException e = assertThrows(SluiceException.class,
                         () -> assertTimeoutPreemptively(HANG, () -> store.compareAndSet(List.of(write(id, 1, 2)))));
                 assertTrue(causedBy(e, TimeoutException.class), "caused by the timeout: " + e);
@@ -146,7 +150,7 @@ class RedisCounterStoreOutageTest {
                 assertEquals(3, store.load(List.of(id)).get(0).total());
                 assertEquals(2, admitted(limiter, key, 2));
 
-                server.call("CLIENT", "PAUSE", "2000");
+                server.call("CLIENT", "PAUSE", Long.toString(PAUSE_MILLIS));
                 assertFalse(assertTimeoutPreemptively(HANG, sync::flush), "a flush during the stall");
                 assertEquals(1, sync.stats().storeFailures());
                 assertEquals(1, sync.stats().writes());
@@ -166,7 +170,7 @@ class RedisCounterStoreOutageTest {
 
     /**
      * A connection attempt outlives the call that started it: a server that accepts the connection but answers
-     * nothing for 2 s (paused before the store is built) holds up Lettuce's handshake; the first two calls fail by
+     * nothing for a while (paused before the store is built) holds up Lettuce's handshake; the first two calls fail by
      * the store's timeout (both waited for the one attempt, which neither cancelled), and the connection it opens once
      * the pause ends is the store's one connection, serving the calls after them: the server sees one connection of
      * the store, not a leaked one beside a second, and none once the store is closed.
@@ -178,7 +182,7 @@ class RedisCounterStoreOutageTest {
             client.setOptions(RedisStore.recommendedClientOptions());
             try {
                 CounterKey id = new CounterKey("connect", run);
-                server.call("CLIENT", "PAUSE", "2000");
+                server.call("CLIENT", "PAUSE", Long.toString(PAUSE_MILLIS));
                 RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build();
                 for (int call = 0; call < 2; call++) {
                     SluiceException e = assertThrows(SluiceException.class,
@@ -205,15 +209,10 @@ class RedisCounterStoreOutageTest {
         return (int) list.lines().filter(line -> !line.isBlank()).count() - 1;
     }
 
-    /** Polls (bounded) until the server has dropped the connections a client closed. */
+    /** Waits (bounded) until the server has dropped the connections a client closed. */
     private static void awaitConnections(RedisServer server, int expected) {
-        long deadline = System.nanoTime() + RECOVERY_MILLIS * 1_000_000;
-        while (otherConnections(server) != expected) {
-            if (System.nanoTime() > deadline) {
-                fail("connections to the server: " + otherConnections(server) + ", expected " + expected);
-            }
-            pause();
-        }
+        Await.until(expected + " connections to the server besides the test's own", RECOVERY,
+                () -> otherConnections(server) == expected);
     }
 
     private static int admitted(RateLimiter limiter, String key, int requests) {
@@ -232,34 +231,9 @@ class RedisCounterStoreOutageTest {
                 (System.currentTimeMillis() + 3_600_000L) * 1_000_000L);
     }
 
-    /** Polls (bounded) until a read succeeds: Lettuce has (re)connected and the server answers. */
+    /** Waits (bounded) until a read succeeds: Lettuce has (re)connected and the server answers. */
     private static void awaitRecovery(RedisCounterStore store, CounterKey id) {
-        long deadline = System.nanoTime() + RECOVERY_MILLIS * 1_000_000;
-        Supplier<Boolean> read = () -> {
-            try {
-                store.load(List.of(id));
-                return true;
-            } catch (SluiceException stillDown) {
-                return false;
-            }
-        };
-        while (System.nanoTime() < deadline) {
-            if (read.get()) {
-                return;
-            }
-            pause();
-        }
-        fail("the store did not answer within " + RECOVERY_MILLIS + " ms of Redis coming back");
-    }
-
-    /** Waits a little between polls; a poll, not a test of timing. */
-    private static void pause() {
-        try {
-            Thread.sleep(50);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted", e);
-        }
+        Await.succeeds("a read answered by Redis", RECOVERY, () -> store.load(List.of(id)));
     }
 
     private static boolean causedBy(Throwable t, Class<? extends Throwable> type) {

@@ -75,7 +75,7 @@ class RedisCounterStoreRoundTripTest {
     @ParameterizedTest(name = "{0} requests per key")
     @ValueSource(ints = {1, 10, 100})
     void aFlushIsOneNetworkWritePerBatchOfDirtyKeysWhateverTheRequestRate(int requestsPerKey) {
-        try (RedisCounterStore counters = RedisStore.counterStoreBuilder(client).timeout(Duration.ofSeconds(5))
+        try (RedisCounterStore counters = RedisStore.counterStoreBuilder(client).timeout(Servers.PATIENCE)
                 .build()) {
             warmUp(counters);
             SynchronizedStore sync = SynchronizedStore.builder(counters).manualSync().batchSize(BATCH).build();
@@ -138,7 +138,7 @@ class RedisCounterStoreRoundTripTest {
      */
     @Test
     void aServerWithoutTheScriptCostsOneMoreRoundTripOnce() {
-        try (RedisCounterStore counters = RedisStore.counterStoreBuilder(client).timeout(Duration.ofSeconds(5))
+        try (RedisCounterStore counters = RedisStore.counterStoreBuilder(client).timeout(Servers.PATIENCE)
                 .build()) {
             warmUp(counters);
             server.call("SCRIPT", "FLUSH");
@@ -179,7 +179,7 @@ class RedisCounterStoreRoundTripTest {
                 RedisServers.sharedCluster().uris().stream().map(RedisURI::create).collect(Collectors.toList()));
         clusterClient.setOptions(RedisStore.recommendedClusterClientOptions());
         try (RedisCounterStore counters = RedisStore.counterStoreBuilder(clusterClient)
-                .timeout(Duration.ofSeconds(5)).build()) {
+                .timeout(Servers.PATIENCE).build()) {
             long expire = nanos(clock.instant()) + Duration.ofHours(1).toNanos();
             List<CounterKey> spread = new ArrayList<>();
             Set<Integer> slots = new HashSet<>();

@@ -40,7 +40,7 @@ class RedisCounterStoreTest {
     private final String run = UUID.randomUUID().toString().substring(0, 8);
 
     private static RedisCounterStore store() {
-        return RedisStore.counterStoreBuilder(Servers.client()).timeout(Duration.ofSeconds(5)).build();
+        return RedisStore.counterStoreBuilder(Servers.client()).timeout(Servers.PATIENCE).build();
     }
 
     private static long inAnHour() {
@@ -139,7 +139,7 @@ class RedisCounterStoreTest {
         RedisClusterClient client = Servers.clusterClient();
         RedisAdvancedClusterCommands<String, String> cluster = Servers.cluster();
         try (RedisCounterStore store = RedisStore.counterStoreBuilder(client).namespace("n{s}")
-                .timeout(Duration.ofSeconds(5)).build()) {
+                .timeout(Servers.PATIENCE).build()) {
             List<CounterKey> ids = new ArrayList<>();
             List<CounterWrite> writes = new ArrayList<>();
             for (int i = 0; i < ODD.length; i++) {
@@ -168,7 +168,8 @@ class RedisCounterStoreTest {
         LimiterConfig config = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(3, Duration.ofMinutes(1)).config();
         String key = run + ":both";
         ManualClock clock = new ManualClock(Instant.ofEpochMilli(System.currentTimeMillis()));
-        try (RedisStore exact = RedisStore.builder(Servers.client()).timeSource(TimeSource.CLOCK).build();
+        try (RedisStore exact = RedisStore.builder(Servers.client()).timeSource(TimeSource.CLOCK)
+                .timeout(Servers.PATIENCE).build();
              RedisCounterStore counters = store()) {
             CounterKey id = new CounterKey(SharedStoreOptions.shape(config), key);
             assertNotEquals(exact.redisKey(key, config), counters.redisKey(id));
@@ -201,7 +202,7 @@ class RedisCounterStoreTest {
             {0, 3_600_000}, {1_000, 3_600_000}, {3_600_000, -60_000}, {0, 600_000}};
         for (long[] c : cases) {
             try (RedisCounterStore store = RedisStore.counterStoreBuilder(Servers.client())
-                    .timeout(Duration.ofSeconds(5)).expiryMargin(Duration.ofMillis(c[0])).build()) {
+                    .timeout(Servers.PATIENCE).expiryMargin(Duration.ofMillis(c[0])).build()) {
                 CounterKey id = id("ttl:" + c[0] + ":" + c[1]);
                 long expireAtNanos = (System.currentTimeMillis() + c[1]) * MILLI + 123_456;
                 long expiry = expireAtNanos / MILLI + 1 + c[0];
@@ -214,7 +215,7 @@ class RedisCounterStoreTest {
                         + " not in [" + (expiry - t1) + ", " + (expiry - t0) + "]");
             }
         }
-        try (RedisCounterStore store = RedisStore.counterStoreBuilder(Servers.client()).timeout(Duration.ofSeconds(5))
+        try (RedisCounterStore store = RedisStore.counterStoreBuilder(Servers.client()).timeout(Servers.PATIENCE)
                 .expiryMargin(Duration.ZERO).build()) {
             CounterKey gone = id("expired");
             assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(new CounterWrite(gone,

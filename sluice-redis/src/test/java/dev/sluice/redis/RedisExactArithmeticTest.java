@@ -40,7 +40,7 @@ class RedisExactArithmeticTest {
     @BeforeAll
     static void connect() {
         store = RedisStore.builder(Servers.client()).timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW)
-                .timeout(Duration.ofSeconds(5)).expiryMargin(Duration.ofMinutes(1)).build();
+                .timeout(Servers.PATIENCE).expiryMargin(Duration.ofMinutes(1)).build();
     }
 
     @AfterAll

@@ -37,7 +37,7 @@ class RedisKeysTest {
 
     private static RedisStore store(String namespace, TimeSource timeSource, Duration margin) {
         return RedisStore.builder(Servers.client()).namespace(namespace).timeSource(timeSource)
-                .failurePolicy(FailurePolicy.THROW).timeout(Duration.ofSeconds(5)).expiryMargin(margin).build();
+                .failurePolicy(FailurePolicy.THROW).timeout(Servers.PATIENCE).expiryMargin(margin).build();
     }
 
     private static RateLimiter limiter(RedisStore store, Algorithm algorithm, ManualClock clock,
@@ -170,7 +170,7 @@ class RedisKeysTest {
     void oddKeysAreSafeAndDistinctOnRedisClusterAndShareTheirKeysSlot() {
         RedisAdvancedClusterCommands<String, String> cluster = Servers.cluster();
         try (RedisStore store = RedisStore.builder(Servers.clusterClient()).timeSource(TimeSource.CLOCK)
-                .failurePolicy(FailurePolicy.THROW).timeout(Duration.ofSeconds(5)).build()) {
+                .failurePolicy(FailurePolicy.THROW).timeout(Servers.PATIENCE).build()) {
             RateLimiter limiter = assertOddKeysWork(store);
             for (String key : oddKeys()) {
                 String redisKey = store.redisKey(key, limiter.config());

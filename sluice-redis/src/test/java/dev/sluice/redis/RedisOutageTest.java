@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
@@ -15,6 +14,7 @@ import dev.sluice.Reservation;
 import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
 import dev.sluice.spi.SharedRateLimiter;
+import dev.sluice.testkit.Await;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.server.RedisServer;
 import dev.sluice.testkit.server.RedisServers;
@@ -36,16 +36,22 @@ import org.junit.jupiter.params.provider.MethodSource;
  * A Redis that goes down, is down from the start, or stalls: every call answers by the failure policy (never a hang,
  * never a raw driver exception), and once Redis is back the same limiter decides correctly again, without a restart.
  *
- * <p>Each test runs its own server, which it kills (as a crash) and restarts on the same port, empty. The
- * {@code assertTimeoutPreemptively} bounds (30 s) are hang detectors, far above the 300 ms store timeout, not
+ * <p>Each test runs its own server, which it kills (as a crash) and restarts on the same port, empty.
+ *
+ * <p>These tests are about the store's timeout (2 s), so it is short next to other tests' ({@link Servers#PATIENCE});
+ * it is still wide enough that a call Redis answers, made once the client is connected (each test waits for that),
+ * never runs out of it on a loaded machine. A stall ({@code CLIENT PAUSE}) lasts {@value #PAUSE_MILLIS} ms, five
+ * times the timeout, so that the call made during it is cut off by the timeout before the stall ends even if the test
+ * thread waits seconds for the CPU before making it. The {@code assertTimeoutPreemptively} bounds (30 s) are hang detectors, not
  * timing claims; that the store's own timeout ended a wait is shown by the failure's cause instead.
  */
 class RedisOutageTest {
 
-    private static final Duration TIMEOUT = Duration.ofMillis(300);
+    private static final Duration TIMEOUT = Duration.ofSeconds(2);
+    private static final long PAUSE_MILLIS = 10_000;
     private static final Duration FAIL_CLOSED_RETRY = Duration.ofSeconds(7);
     private static final Duration HANG = Duration.ofSeconds(30);
-    private static final long RECOVERY_MILLIS = 60_000;
+    private static final Duration RECOVERY = Await.GENEROUS;
     private static final Duration UNTIL_12_01 = Duration.ofSeconds(55);
 
     static Stream<Arguments> policies() {
@@ -133,7 +139,7 @@ class RedisOutageTest {
         }
     }
 
-    /** A server that answers nothing for 3 s ({@code CLIENT PAUSE}): the store's timeout ends each call. */
+    /** A server that answers nothing for a while ({@code CLIENT PAUSE}): the store's timeout ends each call. */
     @Test
     void aStalledServerGetsThePolicyWithinTheTimeout() {
         try (RedisServer server = RedisServers.start()) {
@@ -146,7 +152,7 @@ class RedisOutageTest {
                 String key = "stalled:" + UUID.randomUUID();
                 assertEquals(Decision.allowed(3, 2, UNTIL_12_01.toNanos()), limiter.tryAcquire(key));
 
-                server.call("CLIENT", "PAUSE", "3000");
+                server.call("CLIENT", "PAUSE", Long.toString(PAUSE_MILLIS));
                 expectPolicy(FailurePolicy.FAIL_CLOSED, () -> limiter.peek(key, 1), null);
                 assertTrue(causedBy(failures.get(0), TimeoutException.class), "caused by the timeout: "
                         + failures.get(0));
@@ -201,27 +207,17 @@ class RedisOutageTest {
         failures.clear();
     }
 
-    /** Polls (bounded) until a call on the limiter no longer fails: Lettuce has reconnected. */
+    /** Waits (bounded) until a call on the limiter no longer fails: Lettuce has reconnected. */
     private static void awaitRecovery(SharedRateLimiter limiter) {
-        long deadline = System.nanoTime() + RECOVERY_MILLIS * 1_000_000;
-        while (System.nanoTime() < deadline) {
+        Await.until("a peek answered by Redis, not the failure policy", RECOVERY, () -> {
             long before = limiter.storeFailures();
             try {
                 limiter.peek("probe", 1);
             } catch (SluiceException stillDown) {
-                // THROW: polled again
+                return false;  // THROW: polled again
             }
-            if (limiter.storeFailures() == before) {
-                return;
-            }
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted", e);
-            }
-        }
-        fail("the store did not recover within " + RECOVERY_MILLIS + " ms of Redis coming back");
+            return limiter.storeFailures() == before;
+        });
     }
 
     private static boolean causedBy(Throwable t, Class<? extends Throwable> type) {

@@ -32,7 +32,7 @@ class RedisStoreClockTest {
 
     @BeforeAll
     static void connect() {
-        store = RedisStore.builder(Servers.client()).failurePolicy(FailurePolicy.THROW).timeout(Duration.ofSeconds(5))
+        store = RedisStore.builder(Servers.client()).failurePolicy(FailurePolicy.THROW).timeout(Servers.PATIENCE)
                 .build();
     }
 

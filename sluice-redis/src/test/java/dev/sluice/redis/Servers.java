@@ -10,6 +10,7 @@ import io.lettuce.core.cluster.api.sync.RedisAdvancedClusterCommands;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.stream.Collectors;
 
@@ -18,6 +19,12 @@ import java.util.stream.Collectors;
  * for the whole test run (started by the testkit unless environment variables name external ones).
  */
 final class Servers {
+
+    /**
+     * The timeout of every store of a test that is not about timeouts. Generous: on a loaded machine a call can wait
+     * seconds for the CPU, and a test must fail on a wrong answer, never on a slow one turned into a timeout.
+     */
+    static final Duration PATIENCE = Duration.ofSeconds(30);
 
     private static RedisClient client;                   // guarded by Servers.class
     private static RedisCommands<String, String> redis;  // likewise

@@ -77,10 +77,8 @@ class FreezingProxyTest {
             assertEquals('a', s.getInputStream().read(), "thawed: the echo comes back");
             proxy.freeze();
             s.getOutputStream().write('b');
-            long deadline = System.nanoTime() + 10_000_000_000L;  // a bound on waiting for the pump, not a check
-            while (proxy.droppedBytes() == 0 && System.nanoTime() < deadline) {
-                Thread.yield();
-            }
+            Await.until("the proxy's pump to read the byte sent while frozen", Await.GENEROUS,
+                    () -> proxy.droppedBytes() > 0);
             assertEquals(1, proxy.droppedBytes(), "the byte sent while frozen is dropped");
             proxy.thaw();
             s.getOutputStream().write('c');
