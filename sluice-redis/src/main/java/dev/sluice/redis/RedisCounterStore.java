@@ -114,7 +114,7 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
      * write per slot present in the batch.
      */
 
-    /** The default {@link Builder#expiryMargin(Duration)}. */
+    /** The default {@link RedisStore.CounterStoreBuilder#expiryMargin(Duration)}. */
     public static final Duration DEFAULT_EXPIRY_MARGIN = Duration.ofSeconds(1);
 
     private static final StringCodec CODEC = StringCodec.UTF8;
