@@ -2,7 +2,7 @@ package dev.sluice.policy;
 
 /** What a rule does when one of its limits refuses a request. */
 public enum Mode {
-    /** Refuse the request: the caller gets {@code Verdict.allowed()} {@code false}. */
+    /** Refuse the request: the caller gets {@link Verdict#allowed()} {@code false}. */
     ENFORCE,
     /**
      * Allow it and count a "would have denied" ({@code shadow_mode: true} in envoyproxy/ratelimit): for rolling a
@@ -11,7 +11,7 @@ public enum Mode {
     DRY_RUN,
     /**
      * Allow it as far as the caller can tell, and tell the application to drop the work quietly
-     * ({@code Verdict.shadowBanned()}).
+     * ({@link Verdict#shadowBanned()}).
      */
     SHADOW_BAN;
 

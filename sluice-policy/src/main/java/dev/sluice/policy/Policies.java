@@ -16,7 +16,7 @@ import java.util.stream.Stream;
 /**
  * A loaded, validated set of rate limit policies: one domain per file, in envoyproxy/ratelimit's YAML format with
  * Sluice's extensions (see {@code docs/policies.md}). Immutable and thread-safe; give it to
- * {@code PolicyLimiter.builder(policies)} to enforce it.
+ * {@link PolicyLimiter#builder(Policies)} to enforce it.
  *
  * <pre>{@code
  * Policies policies = Policies.load(Path.of("/etc/ratelimit"));   // a directory of *.yaml, or one file
