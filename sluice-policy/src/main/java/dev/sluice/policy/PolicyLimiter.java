@@ -3,6 +3,7 @@ package dev.sluice.policy;
 import dev.sluice.RateLimitListener;
 import dev.sluice.memory.InMemoryStore;
 import dev.sluice.spi.RateLimitStore;
+import io.micrometer.core.instrument.MeterRegistry;
 
 import java.nio.file.Path;
 import java.time.Clock;
@@ -33,12 +34,17 @@ import java.util.Objects;
  */
 public final class PolicyLimiter implements AutoCloseable {
 
+    /** The default of {@link Builder#maxDetailedValues(int)}. */
+    public static final int DEFAULT_MAX_DETAILED_VALUES = 1000;
+
     private static final System.Logger LOG = System.getLogger(PolicyLimiter.class.getName());
 
     private final RateLimitStore store;
     private final Clock clock;
     private final boolean dryRun;
     private final RateLimitListener listener;
+    /** Null without a meter registry. */
+    private final PolicyMetrics metrics;
 
     /** The engine in force; null once closed. Written under {@code this}. */
     private volatile Engine engine;
@@ -49,8 +55,12 @@ public final class PolicyLimiter implements AutoCloseable {
         this.store = b.store != null ? b.store : InMemoryStore.create();
         this.clock = b.clock;
         this.dryRun = b.dryRun;
-        this.listener = RateLimitListener.NONE;
+        this.metrics = b.registry == null ? null : new PolicyMetrics(b.registry, b.maxDetailedValues);
+        this.listener = metrics == null ? RateLimitListener.NONE : metrics;
         this.engine = new Engine(b.policies, ++version, store, clock, listener, dryRun);
+        if (metrics != null) {
+            metrics.loaded(version);
+        }
     }
 
     /** A builder enforcing {@code policies}. */
@@ -77,7 +87,13 @@ public final class PolicyLimiter implements AutoCloseable {
         }
         Engine e = retain();
         try {
-            return e.decide(domain, descriptors, hits);
+            if (metrics == null) {
+                return e.decide(domain, descriptors, hits);
+            }
+            long start = System.nanoTime();
+            Verdict v = e.decide(domain, descriptors, hits);
+            metrics.record(domain, e.policies.domains().contains(domain), v, System.nanoTime() - start);
+            return v;
         } finally {
             e.release();
         }
@@ -132,6 +148,9 @@ public final class PolicyLimiter implements AutoCloseable {
         version++;
         engine = next;
         old.retire();
+        if (metrics != null) {
+            metrics.loaded(version);
+        }
     }
 
     /**
@@ -148,6 +167,9 @@ public final class PolicyLimiter implements AutoCloseable {
         } catch (PolicyException e) {
             LOG.log(System.Logger.Level.WARNING, "rate limit policies in " + path + " refused, the previous ones "
                     + "stay in force: " + e.getMessage());
+            if (metrics != null) {
+                metrics.loadFailed();
+            }
             return false;
         }
         update(p);
@@ -181,6 +203,8 @@ public final class PolicyLimiter implements AutoCloseable {
         private RateLimitStore store;
         private Clock clock = Clock.systemUTC();
         private boolean dryRun;
+        private MeterRegistry registry;
+        private int maxDetailedValues = DEFAULT_MAX_DETAILED_VALUES;
 
         private Builder(Policies policies) {
             this.policies = Objects.requireNonNull(policies, "policies must not be null");
@@ -205,6 +229,29 @@ public final class PolicyLimiter implements AutoCloseable {
          */
         public Builder dryRun(boolean dryRun) {
             this.dryRun = dryRun;
+            return this;
+        }
+
+        /**
+         * Where the metrics go (see {@code docs/policies.md} for the names); default none. Store errors and
+         * latency are heard through the limiters' {@link RateLimitListener}.
+         */
+        public Builder meterRegistry(MeterRegistry registry) {
+            this.registry = Objects.requireNonNull(registry, "registry must not be null");
+            return this;
+        }
+
+        /**
+         * The most distinct descriptor values the metrics of {@code detailed_metric: true} rules tag, across the
+         * limiter; later values are counted under {@code value=other}. Default {@value #DEFAULT_MAX_DETAILED_VALUES}.
+         *
+         * @throws IllegalArgumentException if {@code max < 0}
+         */
+        public Builder maxDetailedValues(int max) {
+            if (max < 0) {
+                throw new IllegalArgumentException("maxDetailedValues must be >= 0, was " + max);
+            }
+            this.maxDetailedValues = max;
             return this;
         }
 
