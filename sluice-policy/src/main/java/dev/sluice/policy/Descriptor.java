@@ -1,0 +1,101 @@
+package dev.sluice.policy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * What a request is, for rate limiting: ordered key/value entries, as envoyproxy/ratelimit's descriptors. A
+ * descriptor of N entries is matched against rules N levels deep. Immutable.
+ *
+ * <pre>{@code
+ * Descriptor.of("client_id", "abc", "username", "bob")
+ * }</pre>
+ */
+public final class Descriptor {
+
+    /**
+     * One entry.
+     *
+     * @param key   not empty
+     * @param value not null; may be empty
+     */
+    public record Entry(String key, String value) {
+        /** Validates both. */
+        public Entry {
+            Objects.requireNonNull(key, "key must not be null");
+            Objects.requireNonNull(value, "value must not be null");
+            if (key.isEmpty()) {
+                throw new IllegalArgumentException("a descriptor key must not be empty");
+            }
+        }
+
+        @Override
+        public String toString() {
+            return key + "=" + value;
+        }
+    }
+
+    private final List<Entry> entries;
+
+    private Descriptor(List<Entry> entries) {
+        this.entries = entries;
+    }
+
+    /**
+     * A descriptor of alternating keys and values: {@code of("client_id", "abc", "username", "bob")}.
+     *
+     * @throws IllegalArgumentException if no pair is given, the count is odd, or a key is empty
+     * @throws NullPointerException     if any is null
+     */
+    public static Descriptor of(String... keysAndValues) {
+        Objects.requireNonNull(keysAndValues, "keysAndValues must not be null");
+        if (keysAndValues.length == 0 || keysAndValues.length % 2 != 0) {
+            throw new IllegalArgumentException("keys and values come in pairs, at least one; was "
+                    + keysAndValues.length + " strings");
+        }
+        List<Entry> list = new ArrayList<>(keysAndValues.length / 2);
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            list.add(new Entry(keysAndValues[i], keysAndValues[i + 1]));
+        }
+        return new Descriptor(List.copyOf(list));
+    }
+
+    /**
+     * A descriptor of {@code entries}, in order.
+     *
+     * @throws IllegalArgumentException if {@code entries} is empty
+     */
+    public static Descriptor of(List<Entry> entries) {
+        List<Entry> copy = List.copyOf(entries);
+        if (copy.isEmpty()) {
+            throw new IllegalArgumentException("a descriptor has at least one entry, was none");
+        }
+        return new Descriptor(copy);
+    }
+
+    /** The entries, in order. */
+    public List<Entry> entries() {
+        return entries;
+    }
+
+    /** The number of entries: the depth of the rule it can match. */
+    public int size() {
+        return entries.size();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Descriptor && ((Descriptor) o).entries.equals(entries);
+    }
+
+    @Override
+    public int hashCode() {
+        return entries.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return entries.toString();
+    }
+}

@@ -1,0 +1,335 @@
+package dev.sluice.policy;
+
+import dev.sluice.Acquisition;
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.JointDecision;
+import dev.sluice.RateLimitListener;
+import dev.sluice.RateLimiter;
+import dev.sluice.spi.RateLimitStore;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One loaded configuration made ready to decide: the policies and one {@link RateLimiter} per distinct limit shape
+ * (algorithm, limit, window), built once. Immutable after construction; swapped whole on reload.
+ *
+ * <p>How a request is decided. Every descriptor is matched to its rule; limits named in another matched limit's
+ * {@code replaces} are dropped; unlimited limits are answered at once. The remaining limits are taken in three
+ * stages, each all or nothing through {@link RateLimiter#tryAcquireAll}: the enforced limits, then the shadow-ban
+ * limits, then the dry-run limits. A stage runs only if every stage before it passed, so a refused request consumes
+ * from no limit at all, and a dry-run limit counts exactly the requests that would reach it if it were enforced.
+ * Example: a request under an enforced 10/s and a dry-run 5/s, the sixth in a second: the enforced stage passes and
+ * counts; the dry-run stage refuses and counts nothing, so the request is allowed and counted as a "would deny"; an
+ * eleventh request is refused by the enforced stage and the dry-run stage never runs.
+ *
+ * <p>Counter keys: {@code domain|key=value|key=value#i}, {@code i} the limit's index in its rule, with {@code |},
+ * {@code =}, {@code ~}, {@code #} and {@code \} escaped; an entry matched by a shared-threshold wildcard is written
+ * {@code key~pattern}, so every value it matches shares one counter. The entries name the rule path (one descriptor
+ * shape matches one rule) and the values the counter under it.
+ *
+ * <p>Closing: a check holds the engine ({@link #retain()}) while it runs. A replaced engine is retired; its limiters
+ * are closed when the last check holding it is done, never under a running check.
+ */
+final class Engine {
+
+    /** Shape of a limiter: the limits sharing it share the limiter, under different keys. */
+    record Shape(Algorithm algorithm, long limit, Duration window) {
+    }
+
+    final Policies policies;
+    final long version;
+    private final Map<Shape, RateLimiter> limiters;
+    private final IdentityHashMap<Limit, RateLimiter> byLimit;
+    private final Clock clock;
+    private final boolean dryRun;
+
+    /** In-flight checks; -1 once closed. */
+    private final AtomicLong holds = new AtomicLong();
+    private volatile boolean retired;
+
+    Engine(Policies policies, long version, RateLimitStore store, Clock clock, RateLimitListener listener,
+           boolean dryRun) {
+        this.policies = policies;
+        this.version = version;
+        this.clock = clock;
+        this.dryRun = dryRun;
+        Map<Shape, RateLimiter> built = new HashMap<>();
+        IdentityHashMap<Limit, RateLimiter> map = new IdentityHashMap<>();
+        try {
+            for (String domain : policies.domains()) {
+                for (Rule rule : policies.rules(domain)) {
+                    for (Limit l : rule.limits()) {
+                        if (l.unlimited() || l.requestsPerUnit() == 0) {
+                            continue;
+                        }
+                        Shape s = new Shape(l.algorithm(), l.requestsPerUnit(), l.window());
+                        RateLimiter limiter = built.computeIfAbsent(s, k -> RateLimiter.builder(k.algorithm())
+                                .limit(k.limit(), k.window()).clock(clock).store(store).listener(listener).build());
+                        map.put(l, limiter);
+                    }
+                }
+            }
+        } catch (RuntimeException e) {
+            built.values().forEach(RateLimiter::close);
+            throw e;
+        }
+        this.limiters = Map.copyOf(built);
+        this.byLimit = map;
+    }
+
+    int limiterCount() {
+        return limiters.size();
+    }
+
+    boolean retain() {
+        for (;;) {
+            long c = holds.get();
+            if (c < 0) {
+                return false;
+            }
+            if (holds.compareAndSet(c, c + 1)) {
+                return true;
+            }
+        }
+    }
+
+    void release() {
+        if (holds.decrementAndGet() == 0 && retired) {
+            closeIfIdle();
+        }
+    }
+
+    /** No new check will retain this engine; its limiters close when the running ones are done. */
+    void retire() {
+        retired = true;
+        closeIfIdle();
+    }
+
+    private void closeIfIdle() {
+        if (holds.compareAndSet(0, -1)) {
+            limiters.values().forEach(RateLimiter::close);
+        }
+    }
+
+    boolean closed() {
+        return holds.get() < 0;
+    }
+
+    /** One limit of the request, and then its answer. */
+    private static final class Slot {
+        final Limit limit;
+        final int stage;
+        final RateLimiter limiter;
+        final String key;
+        Part part;
+        Outcome outcome;
+
+        Slot(Limit limit, int stage, RateLimiter limiter, String key) {
+            this.limit = limit;
+            this.stage = stage;
+            this.limiter = limiter;
+            this.key = key;
+        }
+    }
+
+    /** What is taken from one limiter and key: the costs of every slot naming them, added. */
+    private static final class Part {
+        final RateLimiter limiter;
+        final String key;
+        final Limit limit;
+        long cost;
+        Decision decision;
+        /** Refused without asking the store: a limit of 0, or a cost above the limit. */
+        boolean impossible;
+
+        Part(RateLimiter limiter, String key, Limit limit) {
+            this.limiter = limiter;
+            this.key = key;
+            this.limit = limit;
+        }
+    }
+
+    private static final int ENFORCE = 0;
+    private static final int SHADOW_BAN = 1;
+    private static final int DRY_RUN = 2;
+
+    Verdict decide(String domain, List<Descriptor> descriptors, long hits) {
+        int n = descriptors.size();
+        DomainPolicy.Match[] matches = new DomainPolicy.Match[n];
+        Set<String> replaced = null;
+        for (int i = 0; i < n; i++) {
+            DomainPolicy.Match m = policies.matchFull(domain, descriptors.get(i));
+            matches[i] = m;
+            if (m != null) {
+                for (Limit l : m.rule().limits()) {
+                    if (!l.replaces().isEmpty()) {
+                        if (replaced == null) {
+                            replaced = new HashSet<>();
+                        }
+                        replaced.addAll(l.replaces());
+                    }
+                }
+            }
+        }
+        List<List<Slot>> slots = new ArrayList<>(n);
+        Map<String, Part> parts = new HashMap<>();
+        List<List<Part>> stages = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        for (int i = 0; i < n; i++) {
+            DomainPolicy.Match m = matches[i];
+            if (m == null) {
+                slots.add(List.of());
+                continue;
+            }
+            Rule rule = m.rule();
+            List<Limit> limits = rule.limits();
+            List<Slot> mine = new ArrayList<>(limits.size());
+            String base = null;
+            int stage = dryRun ? DRY_RUN : rule.mode() == Mode.ENFORCE ? ENFORCE
+                    : rule.mode() == Mode.SHADOW_BAN ? SHADOW_BAN : DRY_RUN;
+            for (int j = 0; j < limits.size(); j++) {
+                Limit l = limits.get(j);
+                if (replaced != null && !l.name().isEmpty() && replaced.contains(l.name())) {
+                    Slot s = new Slot(l, stage, null, null);
+                    s.outcome = Outcome.REPLACED;
+                    mine.add(s);
+                } else if (l.unlimited()) {
+                    Slot s = new Slot(l, stage, null, null);
+                    s.outcome = Outcome.UNLIMITED;
+                    mine.add(s);
+                } else {
+                    if (base == null) {
+                        base = counterKey(domain, descriptors.get(i), m.shared());
+                    }
+                    String key = base + "#" + j;
+                    Slot s = new Slot(l, stage, byLimit.get(l), key);
+                    Part p = parts.get(key);
+                    if (p == null || p.limiter != s.limiter) {
+                        p = new Part(s.limiter, key, l);
+                        parts.put(key, p);
+                        stages.get(stage).add(p);
+                    }
+                    p.cost += hits;
+                    s.part = p;
+                    mine.add(s);
+                }
+            }
+            slots.add(mine);
+        }
+
+        int refusedStage = -1;
+        for (int stage = ENFORCE; stage <= DRY_RUN && refusedStage < 0; stage++) {
+            List<Part> list = stages.get(stage);
+            if (list.isEmpty()) {
+                continue;
+            }
+            boolean impossible = false;
+            for (Part p : list) {
+                if (p.limit.requestsPerUnit() == 0 || p.cost > p.limit.requestsPerUnit()) {
+                    p.impossible = true;
+                    impossible = true;
+                }
+            }
+            if (impossible) {
+                refusedStage = stage;
+                continue;
+            }
+            List<Acquisition> acquisitions = new ArrayList<>(list.size());
+            for (Part p : list) {
+                acquisitions.add(new Acquisition(p.limiter, p.key, p.cost));
+            }
+            JointDecision jd = RateLimiter.tryAcquireAll(acquisitions);
+            for (int k = 0; k < list.size(); k++) {
+                list.get(k).decision = jd.decision(k);
+            }
+            if (!jd.allowed()) {
+                refusedStage = stage;
+            }
+        }
+
+        long nowNanos = -1;
+        Rule shadowBan = null;
+        List<DescriptorVerdict> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            List<Slot> mine = slots.get(i);
+            List<LimitVerdict> verdicts = new ArrayList<>(mine.size());
+            for (Slot s : mine) {
+                if (s.outcome == Outcome.REPLACED || s.outcome == Outcome.UNLIMITED) {
+                    verdicts.add(new LimitVerdict(s.limit, s.outcome, Long.MAX_VALUE, 0, 0, false));
+                    continue;
+                }
+                Part p = s.part;
+                if (p.impossible) {
+                    if (nowNanos < 0) {
+                        nowNanos = clock.millis() * 1_000_000L;
+                    }
+                    long w = s.limit.window().toNanos();
+                    long reset = w - Math.floorMod(nowNanos, w);
+                    verdicts.add(new LimitVerdict(s.limit, refusal(s.stage), 0, reset,
+                            p.limit.requestsPerUnit() == 0 ? reset : Long.MAX_VALUE, false));
+                } else if (p.decision == null) {
+                    verdicts.add(new LimitVerdict(s.limit, Outcome.NOT_COUNTED, -1, 0, 0, false));
+                } else {
+                    Decision d = p.decision;
+                    Outcome o;
+                    if (s.stage != refusedStage) {
+                        o = Outcome.ALLOWED;
+                    } else {
+                        o = d.allowed() ? Outcome.NOT_COUNTED : refusal(s.stage);
+                    }
+                    verdicts.add(new LimitVerdict(s.limit, o, d.remaining(), d.resetAfterNanos(),
+                            d.retryAfterNanos(), d.failed()));
+                }
+                if (s.stage == SHADOW_BAN && s.stage == refusedStage && shadowBan == null
+                        && verdicts.get(verdicts.size() - 1).outcome() == Outcome.SHADOW_BANNED) {
+                    shadowBan = matches[i].rule();
+                }
+            }
+            out.add(new DescriptorVerdict(descriptors.get(i), matches[i] == null ? null : matches[i].rule(),
+                    verdicts));
+        }
+        return new Verdict(refusedStage != ENFORCE, shadowBan, out);
+    }
+
+    private static Outcome refusal(int stage) {
+        return stage == ENFORCE ? Outcome.DENIED : stage == SHADOW_BAN ? Outcome.SHADOW_BANNED : Outcome.WOULD_DENY;
+    }
+
+    static String counterKey(String domain, Descriptor d, String[] shared) {
+        StringBuilder sb = new StringBuilder(64);
+        escape(sb, domain);
+        List<Descriptor.Entry> entries = d.entries();
+        for (int i = 0; i < entries.size(); i++) {
+            Descriptor.Entry e = entries.get(i);
+            sb.append('|');
+            escape(sb, e.key());
+            if (shared != null && shared[i] != null) {
+                sb.append('~');
+                escape(sb, shared[i]);
+            } else {
+                sb.append('=');
+                escape(sb, e.value());
+            }
+        }
+        return sb.toString();
+    }
+
+    private static void escape(StringBuilder sb, String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '|' || c == '=' || c == '~' || c == '#' || c == '\\') {
+                sb.append('\\');
+            }
+            sb.append(c);
+        }
+    }
+}

@@ -1,0 +1,263 @@
+package dev.sluice.policy;
+
+import dev.sluice.RateLimitListener;
+import dev.sluice.memory.InMemoryStore;
+import dev.sluice.spi.RateLimitStore;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Enforces {@link Policies} on a store: {@link #check(String, List, long)} answers whether a request may proceed.
+ *
+ * <pre>{@code
+ * PolicyLimiter limiter = PolicyLimiter.builder(Policies.load(Path.of("/etc/ratelimit")))
+ *         .store(redisStore)
+ *         .meterRegistry(registry)
+ *         .build();
+ * Verdict v = limiter.check("oauth-token",
+ *         OAuthDescriptors.forTokenRequest("password", "abc", "bob"), 1);
+ * if (!v.allowed()) {
+ *     // 429, Retry-After: v.retryAfter()
+ * }
+ * }</pre>
+ *
+ * <p>A request passes only if every limit it touches passes: all of its descriptors, all limits of each rule. A
+ * refused request consumes from none of them. Limits in {@link Mode#DRY_RUN} and {@link Mode#SHADOW_BAN} never
+ * refuse the caller; they are counted only when the enforced limits pass (see {@code docs/policies.md}).
+ *
+ * <p>Thread-safe. The configuration in force is one immutable engine behind one volatile reference: a check sees
+ * the configuration before a {@link #update reload} or the one after, whole, never a mix.
+ */
+public final class PolicyLimiter implements AutoCloseable {
+
+    /** The default of {@link Builder#maxDetailedValues(int)}. */
+    public static final int DEFAULT_MAX_DETAILED_VALUES = 1000;
+
+    private static final System.Logger LOG = System.getLogger(PolicyLimiter.class.getName());
+
+    private final RateLimitStore store;
+    private final Clock clock;
+    private final boolean dryRun;
+    private final RateLimitListener listener;
+    /** Null without a meter registry. */
+    private final PolicyMetrics metrics;
+
+    /** The engine in force; null once closed. Written under {@code this}. */
+    private volatile Engine engine;
+    /** Guarded by {@code this}. */
+    private long version;
+
+    private PolicyLimiter(Builder b) {
+        this.store = b.store != null ? b.store : InMemoryStore.create();
+        this.clock = b.clock;
+        this.dryRun = b.dryRun;
+        this.metrics = b.registry == null ? null : new PolicyMetrics(b.registry, b.maxDetailedValues);
+        this.listener = metrics == null ? RateLimitListener.NONE : metrics;
+        this.engine = new Engine(b.policies, ++version, store, clock, listener, dryRun);
+        if (metrics != null) {
+            metrics.loaded(version);
+        }
+    }
+
+    /** A builder enforcing {@code policies}. */
+    public static Builder builder(Policies policies) {
+        return new Builder(policies);
+    }
+
+    /**
+     * Decides a request of {@code domain} described by {@code descriptors}, costing {@code hits} under each limit
+     * it touches. An unknown domain, or a descriptor no rule matches, is allowed with no limit.
+     *
+     * @throws IllegalArgumentException if {@code descriptors} is empty or {@code hits < 1}
+     * @throws IllegalStateException    if the limiter is closed
+     * @throws dev.sluice.SluiceException if the store fails and its failure policy is to throw
+     */
+    public Verdict check(String domain, List<Descriptor> descriptors, long hits) {
+        Objects.requireNonNull(domain, "domain must not be null");
+        Objects.requireNonNull(descriptors, "descriptors must not be null");
+        if (descriptors.isEmpty()) {
+            throw new IllegalArgumentException("descriptors must not be empty");
+        }
+        if (hits < 1) {
+            throw new IllegalArgumentException("hits must be >= 1, was " + hits);
+        }
+        Engine e = retain();
+        try {
+            if (metrics == null) {
+                return e.decide(domain, descriptors, hits);
+            }
+            long start = System.nanoTime();
+            Verdict v = e.decide(domain, descriptors, hits);
+            metrics.record(domain, e.policies.domains().contains(domain), v, System.nanoTime() - start);
+            return v;
+        } finally {
+            e.release();
+        }
+    }
+
+    /** {@link #check(String, List, long)} of one descriptor and one hit. */
+    public Verdict check(String domain, Descriptor descriptor) {
+        return check(domain, List.of(descriptor), 1);
+    }
+
+    private Engine retain() {
+        for (;;) {
+            Engine e = engine;
+            if (e == null) {
+                throw new IllegalStateException("the policy limiter is closed");
+            }
+            if (e.retain()) {
+                return e;
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /** The policies in force. */
+    public Policies policies() {
+        Engine e = engine;
+        if (e == null) {
+            throw new IllegalStateException("the policy limiter is closed");
+        }
+        return e.policies;
+    }
+
+    /** How many configurations have been put in force: 1 after {@link Builder#build()}, +1 per reload. */
+    public synchronized long version() {
+        return version;
+    }
+
+    /**
+     * Puts {@code policies} in force, whole: checks that start after this returns use them. The limiters of the
+     * configuration replaced are closed once the checks still using it are done (their in-memory counts go with
+     * them; a shared store keeps its counts, under the same keys when the limits are the same).
+     *
+     * @throws IllegalStateException if the limiter is closed
+     */
+    public synchronized void update(Policies policies) {
+        Objects.requireNonNull(policies, "policies must not be null");
+        Engine old = engine;
+        if (old == null) {
+            throw new IllegalStateException("the policy limiter is closed");
+        }
+        Engine next = new Engine(policies, version + 1, store, clock, listener, dryRun);
+        version++;
+        engine = next;
+        old.retire();
+        if (metrics != null) {
+            metrics.loaded(version);
+        }
+    }
+
+    /**
+     * Loads {@code path} ({@link Policies#load}) and puts it in force. A configuration that does not load changes
+     * nothing: the one in force stays, the problems are logged (WARNING, through {@link System.Logger}) and counted.
+     *
+     * @return whether the new configuration is now in force
+     * @throws IllegalStateException if the limiter is closed
+     */
+    public boolean reload(Path path) {
+        Policies p;
+        try {
+            p = Policies.load(path);
+        } catch (PolicyException e) {
+            LOG.log(System.Logger.Level.WARNING, "rate limit policies in " + path + " refused, the previous ones "
+                    + "stay in force: " + e.getMessage());
+            if (metrics != null) {
+                metrics.loadFailed();
+            }
+            return false;
+        }
+        update(p);
+        return true;
+    }
+
+    /** Closes the limiters of the configuration in force (once running checks are done). Idempotent. */
+    @Override
+    public synchronized void close() {
+        Engine e = engine;
+        if (e != null) {
+            engine = null;
+            e.retire();
+        }
+    }
+
+    Engine engineForTest() {
+        return engine;
+    }
+
+    @Override
+    public String toString() {
+        Engine e = engine;
+        return "PolicyLimiter[" + (e == null ? "closed" : e.policies + " v" + e.version) + (dryRun ? ", dry run" : "")
+                + "]";
+    }
+
+    /** Builds a {@link PolicyLimiter}. Not thread-safe. */
+    public static final class Builder {
+        private final Policies policies;
+        private RateLimitStore store;
+        private Clock clock = Clock.systemUTC();
+        private boolean dryRun;
+        private MeterRegistry registry;
+        private int maxDetailedValues = DEFAULT_MAX_DETAILED_VALUES;
+
+        private Builder(Policies policies) {
+            this.policies = Objects.requireNonNull(policies, "policies must not be null");
+        }
+
+        /** Where the counts live; default a new {@link InMemoryStore}. The limiter does not close it. */
+        public Builder store(RateLimitStore store) {
+            this.store = Objects.requireNonNull(store, "store must not be null");
+            return this;
+        }
+
+        /** The only source of time of every limit; default {@link Clock#systemUTC()}. */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock must not be null");
+            return this;
+        }
+
+        /**
+         * Global dry run (default off): every limit, whatever its mode, is evaluated as {@link Mode#DRY_RUN}, so no
+         * request is ever refused or shadow-banned; refusals are counted as "would deny". envoyproxy/ratelimit's
+         * global shadow mode.
+         */
+        public Builder dryRun(boolean dryRun) {
+            this.dryRun = dryRun;
+            return this;
+        }
+
+        /**
+         * Where the metrics go (see {@code docs/policies.md} for the names); default none. Store errors and
+         * latency are heard through the limiters' {@link RateLimitListener}.
+         */
+        public Builder meterRegistry(MeterRegistry registry) {
+            this.registry = Objects.requireNonNull(registry, "registry must not be null");
+            return this;
+        }
+
+        /**
+         * The most distinct descriptor values the metrics of {@code detailed_metric: true} rules tag, across the
+         * limiter; later values are counted under {@code value=other}. Default {@value #DEFAULT_MAX_DETAILED_VALUES}.
+         *
+         * @throws IllegalArgumentException if {@code max < 0}
+         */
+        public Builder maxDetailedValues(int max) {
+            if (max < 0) {
+                throw new IllegalArgumentException("maxDetailedValues must be >= 0, was " + max);
+            }
+            this.maxDetailedValues = max;
+            return this;
+        }
+
+        /** Builds the limiter, with one {@link dev.sluice.RateLimiter} per distinct limit shape on the store. */
+        public PolicyLimiter build() {
+            return new PolicyLimiter(this);
+        }
+    }
+}

@@ -1,0 +1,158 @@
+package dev.sluice.policy;
+
+import dev.sluice.RateLimitListener;
+import dev.sluice.RateLimiter;
+import dev.sluice.SluiceException;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The policy limiter's meters (names in {@code docs/policies.md}), and the listener of its limiters for store
+ * errors and latency.
+ *
+ * <p>Cardinality is bounded by the configuration, never by the traffic: {@code domain} and {@code rule} tags come
+ * from the loaded rules (a request for an unknown domain is tagged {@code domain=unknown}), and the {@code value}
+ * tag of {@code detailed_metric} rules takes at most {@code maxValues} distinct values across the limiter; every
+ * value after those is counted as {@code value=other}. The set of values admitted is the bound itself: a million new
+ * client ids leave the registry, and this class, as large as the first {@code maxValues} made them.
+ */
+final class PolicyMetrics implements RateLimitListener {
+
+    static final String REQUESTS = "sluice.policy.requests";
+    static final String REQUESTS_DETAILED = "sluice.policy.requests.detailed";
+    static final String NEAR_LIMIT = "sluice.policy.near.limit";
+    static final String CHECK = "sluice.policy.check";
+    static final String STORE_ERRORS = "sluice.policy.store.errors";
+    static final String STORE_CALLS = "sluice.policy.store.calls";
+    static final String CONFIG_LOADS = "sluice.policy.config.loads";
+    static final String CONFIG_VERSION = "sluice.policy.config.version";
+    static final String OTHER = "other";
+    private static final double NEAR = 0.8;
+
+    private final MeterRegistry registry;
+    private final int maxValues;
+    private final ConcurrentHashMap<String, Counter> counters = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
+    /** Detailed values admitted so far; never more than {@code maxValues}. */
+    private final ConcurrentHashMap<String, Boolean> values = new ConcurrentHashMap<>();
+    private final AtomicInteger valueCount = new AtomicInteger();
+    private final Counter storeErrors;
+    private final Timer storeCalls;
+    private final Counter loads;
+    private final Counter loadFailures;
+    private final AtomicLong version = new AtomicLong();
+
+    PolicyMetrics(MeterRegistry registry, int maxValues) {
+        this.registry = registry;
+        this.maxValues = maxValues;
+        this.storeErrors = Counter.builder(STORE_ERRORS).description("Store calls that failed or timed out")
+                .register(registry);
+        this.storeCalls = Timer.builder(STORE_CALLS).description("Time of each call to the store")
+                .register(registry);
+        this.loads = Counter.builder(CONFIG_LOADS).tag("result", "success")
+                .description("Configurations put in force").register(registry);
+        this.loadFailures = Counter.builder(CONFIG_LOADS).tag("result", "failure")
+                .description("Configurations refused; the previous one stayed in force").register(registry);
+        Gauge.builder(CONFIG_VERSION, version, AtomicLong::doubleValue)
+                .description("Version of the configuration in force: 1 at start, +1 per reload").register(registry);
+    }
+
+    void loaded(long v) {
+        loads.increment();
+        version.set(v);
+    }
+
+    void loadFailed() {
+        loadFailures.increment();
+    }
+
+    void record(String domain, boolean knownDomain, Verdict verdict, long nanos) {
+        String domainTag = knownDomain ? domain : "unknown";
+        timers.computeIfAbsent(domainTag, d -> Timer.builder(CHECK).tag("domain", d)
+                .description("Time to decide a request").register(registry)).record(nanos, TimeUnit.NANOSECONDS);
+        for (DescriptorVerdict d : verdict.descriptors()) {
+            Rule rule = d.rule().orElse(null);
+            if (rule == null) {
+                continue;
+            }
+            Outcome o = d.outcome();
+            count(REQUESTS, domain, rule.path(), null, o);
+            if (rule.detailedMetric()) {
+                count(REQUESTS_DETAILED, domain, rule.path(), value(domain, rule, d.descriptor()), o);
+            }
+            if (o == Outcome.ALLOWED && nearLimit(d.limits())) {
+                counters.computeIfAbsent(NEAR_LIMIT + '\0' + domain + '\0' + rule.path(), k ->
+                        Counter.builder(NEAR_LIMIT).tag("domain", domain).tag("rule", rule.path())
+                                .description("Allowed requests that left a limit at least 80% used")
+                                .register(registry)).increment();
+            }
+        }
+    }
+
+    private static boolean nearLimit(List<LimitVerdict> limits) {
+        for (LimitVerdict l : limits) {
+            long limit = l.limit().requestsPerUnit();
+            if (l.outcome() == Outcome.ALLOWED && limit > 0 && limit - l.remaining() >= NEAR * limit) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private String value(String domain, Rule rule, Descriptor descriptor) {
+        StringBuilder sb = new StringBuilder();
+        for (Descriptor.Entry e : descriptor.entries()) {
+            if (sb.length() > 0) {
+                sb.append('/');
+            }
+            sb.append(e.value());
+        }
+        String value = sb.toString();
+        String id = domain + '\0' + rule.path() + '\0' + value;
+        if (values.containsKey(id)) {
+            return value;
+        }
+        for (;;) {
+            int n = valueCount.get();
+            if (n >= maxValues) {
+                return OTHER;
+            }
+            if (valueCount.compareAndSet(n, n + 1)) {
+                if (values.putIfAbsent(id, Boolean.TRUE) != null) {
+                    valueCount.decrementAndGet();
+                }
+                return value;
+            }
+        }
+    }
+
+    private void count(String name, String domain, String rule, String value, Outcome outcome) {
+        String id = name + '\0' + domain + '\0' + rule + '\0' + (value == null ? "" : value) + '\0' + outcome;
+        counters.computeIfAbsent(id, k -> {
+            Counter.Builder b = Counter.builder(name).tag("domain", domain).tag("rule", rule)
+                    .tag("outcome", outcome.tag());
+            if (value != null) {
+                b.tag("value", value);
+            }
+            return b.description("Requests per rule and outcome").register(registry);
+        }).increment();
+    }
+
+    @Override
+    public void onStoreFailure(RateLimiter limiter, SluiceException failure) {
+        storeErrors.increment();
+    }
+
+    @Override
+    public void onStoreCall(RateLimiter limiter, long nanos) {
+        storeCalls.record(nanos, TimeUnit.NANOSECONDS);
+    }
+}

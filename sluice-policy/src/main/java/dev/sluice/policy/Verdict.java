@@ -1,0 +1,86 @@
+package dev.sluice.policy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The answer to {@link PolicyLimiter#check}: whether the request may proceed, and what each descriptor's limits
+ * answered. Immutable.
+ */
+public final class Verdict {
+
+    private final boolean allowed;
+    private final Rule shadowBan;
+    private final List<DescriptorVerdict> descriptors;
+
+    Verdict(boolean allowed, Rule shadowBan, List<DescriptorVerdict> descriptors) {
+        this.allowed = allowed;
+        this.shadowBan = shadowBan;
+        this.descriptors = List.copyOf(descriptors);
+    }
+
+    /**
+     * Whether the request may proceed: no enforced limit refused it. Limits in {@link Mode#DRY_RUN} and
+     * {@link Mode#SHADOW_BAN} never make this false.
+     */
+    public boolean allowed() {
+        return allowed;
+    }
+
+    /**
+     * Whether a {@link Mode#SHADOW_BAN} limit refused the request: answer the caller as if it passed, and drop the
+     * work. Only when {@link #allowed()}.
+     */
+    public boolean shadowBanned() {
+        return shadowBan != null;
+    }
+
+    /** The rule whose limit shadow-banned the request, for the {@code x-sluice-shadow-ban} header. */
+    public Optional<Rule> shadowBanRule() {
+        return Optional.ofNullable(shadowBan);
+    }
+
+    /** One verdict per descriptor, in the order of the request. */
+    public List<DescriptorVerdict> descriptors() {
+        return descriptors;
+    }
+
+    /** The verdict of the {@code i}-th descriptor. */
+    public DescriptorVerdict descriptor(int i) {
+        return descriptors.get(i);
+    }
+
+    /** When refused, the longest wait any refusing limit asks for; zero when allowed. */
+    public Duration retryAfter() {
+        long max = 0;
+        if (!allowed) {
+            for (DescriptorVerdict d : descriptors) {
+                for (LimitVerdict l : d.limits()) {
+                    if (l.outcome() == Outcome.DENIED) {
+                        max = Math.max(max, l.retryAfterNanos());
+                    }
+                }
+            }
+        }
+        return Duration.ofNanos(max);
+    }
+
+    /** The fewest permits left under any descriptor; {@link Long#MAX_VALUE} when no limit applied. */
+    public long remaining() {
+        long min = Long.MAX_VALUE;
+        for (DescriptorVerdict d : descriptors) {
+            long r = d.remaining();
+            if (r >= 0) {
+                min = Math.min(min, r);
+            }
+        }
+        return min;
+    }
+
+    @Override
+    public String toString() {
+        return "Verdict[" + (allowed ? "allowed" : "denied") + (shadowBan == null ? "" : ", shadow-banned by "
+                + shadowBan.path()) + ", " + descriptors + "]";
+    }
+}

@@ -1,0 +1,168 @@
+package dev.sluice.policy;
+
+import dev.sluice.testkit.ManualClock;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A request passes every limit it touches or consumes from none; dry-run limits never refuse. */
+class AllOrNothingTest {
+
+    final ManualClock clock = Clocks.atHourStart();
+
+    static final String TWO_LEVELS = """
+            domain: d
+            descriptors:
+              - key: client_id
+                rate_limit: {unit: second, requests_per_unit: 3}
+              - key: user
+                rate_limit: {unit: second, requests_per_unit: 10}
+            """;
+
+    @Test
+    void aRequestRefusedByOneLimitConsumesFromNone() {
+        PolicyLimiter l = PolicyLimiter.builder(Policies.parse("t.yaml", TWO_LEVELS)).clock(clock).build();
+        List<Descriptor> request = List.of(Descriptor.of("client_id", "abc"), Descriptor.of("user", "bob"));
+        for (int i = 0; i < 3; i++) {
+            assertTrue(l.check("d", request, 1).allowed());
+        }
+        Verdict refused = l.check("d", request, 1);
+        assertFalse(refused.allowed());
+        assertEquals(Outcome.DENIED, refused.descriptor(0).outcome());
+        assertEquals(Outcome.NOT_COUNTED, refused.descriptor(1).outcome());
+        assertEquals(7, refused.descriptor(1).remaining(), "bob's limit had room and was not charged");
+        Verdict bobAlone = l.check("d", List.of(Descriptor.of("user", "bob")), 1);
+        assertEquals(6, bobAlone.descriptor(0).remaining(), "3 taken by the allowed requests, 1 now: none by refusals");
+    }
+
+    @Test
+    void severalLimitsOfOneRuleMustAllPass() {
+        PolicyLimiter l = PolicyLimiter.builder(Policies.parse("t.yaml", """
+                domain: d
+                descriptors:
+                  - key: k
+                    rate_limits:
+                      - {unit: second, requests_per_unit: 10}
+                      - {unit: minute, requests_per_unit: 15}
+                """)).clock(clock).build();
+        assertEquals(10, admitted(l, 20));
+        clock.advance(Duration.ofSeconds(1));
+        assertEquals(5, admitted(l, 20), "the minute limit allows 5 more; the second limit's refusals took none");
+        Verdict v = l.check("d", List.of(Descriptor.of("k", "v")), 1);
+        assertEquals(Outcome.NOT_COUNTED, v.descriptor(0).limits().get(0).outcome());
+        assertEquals(Outcome.DENIED, v.descriptor(0).limits().get(1).outcome());
+        assertEquals(15, v.descriptor(0).limit().orElseThrow().limit().requestsPerUnit());
+    }
+
+    static int admitted(PolicyLimiter l, int attempts) {
+        int n = 0;
+        for (int i = 0; i < attempts; i++) {
+            n += l.check("d", List.of(Descriptor.of("k", "v")), 1).allowed() ? 1 : 0;
+        }
+        return n;
+    }
+
+    @Test
+    void eightThreadsOnOneKeyAdmitExactlyWhatBothLimitsAllow() throws Exception {
+        PolicyLimiter l = PolicyLimiter.builder(Policies.parse("t.yaml", """
+                domain: d
+                descriptors:
+                  - key: k
+                    rate_limits:
+                      - {unit: second, requests_per_unit: 10}
+                      - {unit: minute, requests_per_unit: 100}
+                """)).clock(clock).build();
+        int threads = 8;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            int total = 0;
+            for (int second = 0; second < 15; second++) {
+                CyclicBarrier start = new CyclicBarrier(threads);
+                List<Future<Integer>> results = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    results.add(pool.submit(() -> {
+                        start.await();
+                        return admitted(l, 25);
+                    }));
+                }
+                int thisSecond = 0;
+                for (Future<Integer> f : results) {
+                    thisSecond += f.get(30, TimeUnit.SECONDS);
+                }
+                assertEquals(second < 10 ? 10 : 0, thisSecond, "second " + second);
+                total += thisSecond;
+                clock.advance(Duration.ofSeconds(1));
+            }
+            assertEquals(100, total);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void dryRunLimitsAreCountedOnlyWhenTheEnforcedOnesPass() {
+        PolicyLimiter l = PolicyLimiter.builder(Policies.parse("t.yaml", """
+                domain: d
+                descriptors:
+                  - key: client_id
+                    rate_limit: {unit: second, requests_per_unit: 10}
+                  - key: user
+                    mode: dry_run
+                    rate_limit: {unit: second, requests_per_unit: 5}
+                """)).clock(clock).build();
+        List<Descriptor> request = List.of(Descriptor.of("client_id", "abc"), Descriptor.of("user", "bob"));
+        int allowed = 0;
+        int wouldDeny = 0;
+        for (int i = 0; i < 12; i++) {
+            Verdict v = l.check("d", request, 1);
+            allowed += v.allowed() ? 1 : 0;
+            wouldDeny += v.descriptor(1).outcome() == Outcome.WOULD_DENY ? 1 : 0;
+            if (!v.allowed()) {
+                assertEquals(Outcome.NOT_COUNTED, v.descriptor(1).outcome(), "not asked after an enforced refusal");
+                assertEquals(-1, v.descriptor(1).limits().get(0).remaining());
+            }
+        }
+        assertEquals(10, allowed);
+        assertEquals(5, wouldDeny, "requests 6 to 10 pass the enforced limit and would be denied by the dry run");
+    }
+
+    @Test
+    void shadowBanAllowsButTellsTheApplication() {
+        PolicyLimiter l = PolicyLimiter.builder(Policies.parse("t.yaml", """
+                domain: d
+                descriptors:
+                  - key: client_id
+                    value: scraper
+                    mode: shadow_ban
+                    rate_limit: {unit: second, requests_per_unit: 2}
+                """)).clock(clock).build();
+        List<Descriptor> request = List.of(Descriptor.of("client_id", "scraper"));
+        assertFalse(l.check("d", request, 1).shadowBanned());
+        assertFalse(l.check("d", request, 1).shadowBanned());
+        Verdict third = l.check("d", request, 1);
+        assertTrue(third.allowed());
+        assertTrue(third.shadowBanned());
+        assertEquals("client_id_scraper", third.shadowBanRule().orElseThrow().path());
+        assertEquals(Outcome.SHADOW_BANNED, third.descriptor(0).outcome());
+
+        PolicyLimiter globalDryRun = PolicyLimiter.builder(l.policies()).clock(clock).dryRun(true).build();
+        for (int i = 0; i < 2; i++) {
+            globalDryRun.check("d", request, 1);
+        }
+        Verdict v = globalDryRun.check("d", request, 1);
+        assertTrue(v.allowed());
+        assertFalse(v.shadowBanned(), "a global dry run acts on nothing");
+        assertEquals(Outcome.WOULD_DENY, v.descriptor(0).outcome());
+    }
+}

@@ -1,0 +1,103 @@
+package dev.sluice.policy;
+
+import dev.sluice.testkit.ManualClock;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The meters of a policy limiter: per domain, rule and outcome; near-limit; detailed values, capped. */
+class MetricsTest {
+
+    final ManualClock clock = Clocks.atHourStart();
+    final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+    static final String YAML = """
+            domain: oauth-token
+            descriptors:
+              - key: client_id
+                detailed_metric: true
+                rate_limit: {unit: second, requests_per_unit: 10}
+              - key: client_id
+                value: mobile-app
+                rate_limit: {unlimited: true}
+              - key: client_id
+                value: trial
+                mode: dry_run
+                rate_limit: {unit: second, requests_per_unit: 2}
+              - key: client_id
+                value: scraper
+                mode: shadow_ban
+                rate_limit: {unit: second, requests_per_unit: 1}
+              - key: client_id
+                value: flood*
+                detailed_metric: true
+                rate_limit: {unlimited: true}
+            """;
+
+    PolicyLimiter limiter(int maxValues) {
+        return PolicyLimiter.builder(Policies.parse("m.yaml", YAML)).clock(clock).meterRegistry(registry)
+                .maxDetailedValues(maxValues).build();
+    }
+
+    void send(PolicyLimiter l, String client, int times) {
+        for (int i = 0; i < times; i++) {
+            l.check("oauth-token", List.of(Descriptor.of("client_id", client)), 1);
+        }
+    }
+
+    double requests(String rule, String outcome) {
+        Counter c = registry.find(PolicyMetrics.REQUESTS).tag("domain", "oauth-token").tag("rule", rule)
+                .tag("outcome", outcome).counter();
+        return c == null ? 0 : c.count();
+    }
+
+    @Test
+    void perRuleAndOutcome() {
+        PolicyLimiter l = limiter(1000);
+        send(l, "abc", 12);
+        send(l, "mobile-app", 7);
+        send(l, "trial", 5);
+        send(l, "scraper", 3);
+        assertEquals(10, requests("client_id", "allowed"));
+        assertEquals(2, requests("client_id", "denied"));
+        assertEquals(7, requests("client_id_mobile-app", "unlimited"));
+        assertEquals(2, requests("client_id_trial", "allowed"));
+        assertEquals(3, requests("client_id_trial", "would_deny"));
+        assertEquals(1, requests("client_id_scraper", "allowed"));
+        assertEquals(2, requests("client_id_scraper", "shadow_banned"));
+        assertEquals(3, registry.get(PolicyMetrics.NEAR_LIMIT).tag("rule", "client_id").counter().count(),
+                "requests 8, 9 and 10 of 10 leave the limit at least 80% used");
+        assertEquals(10, registry.get(PolicyMetrics.REQUESTS_DETAILED).tag("value", "abc").tag("outcome", "allowed")
+                .counter().count());
+        assertNull(registry.find(PolicyMetrics.REQUESTS_DETAILED).tag("rule", "client_id_trial").counter(),
+                "no per-value breakdown without detailed_metric");
+        assertEquals(27, registry.get(PolicyMetrics.CHECK).tag("domain", "oauth-token").timer().count());
+        l.check("nope", List.of(Descriptor.of("a", "b")), 1);
+        assertEquals(1, registry.get(PolicyMetrics.CHECK).tag("domain", "unknown").timer().count());
+        assertEquals(1, registry.get(PolicyMetrics.CONFIG_LOADS).tag("result", "success").counter().count());
+        assertEquals(1, registry.get(PolicyMetrics.CONFIG_VERSION).gauge().value());
+    }
+
+    @Test
+    void aMillionDistinctClientIdsStayWithinTheCap() {
+        PolicyLimiter l = limiter(1000);
+        for (int i = 0; i < 1_000_000; i++) {
+            l.check("oauth-token", List.of(Descriptor.of("client_id", "flood-" + i)), 1);
+        }
+        List<Meter> detailed = registry.getMeters().stream()
+                .filter(m -> m.getId().getName().equals(PolicyMetrics.REQUESTS_DETAILED)).toList();
+        assertEquals(1001, detailed.size(), "1000 values and 'other'");
+        assertEquals(999_000, registry.get(PolicyMetrics.REQUESTS_DETAILED).tag("value", "other").counter().count());
+        assertTrue(registry.getMeters().size() < 1020, () -> "registry grew to " + registry.getMeters().size());
+        send(l, "flood-5", 1);
+        assertEquals(2, registry.get(PolicyMetrics.REQUESTS_DETAILED).tag("value", "flood-5").counter().count(),
+                "a value admitted before the cap keeps its own meter");
+    }
+}

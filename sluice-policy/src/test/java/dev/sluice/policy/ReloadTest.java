@@ -1,0 +1,150 @@
+package dev.sluice.policy;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Reload without restart: atomic under load, through a ConfigMap-style symlink swap; a bad file changes nothing. */
+class ReloadTest {
+
+    final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+    /** Two rules with the same limit, {@code n}: a check that saw two configurations would see two numbers. */
+    static String config(long n) {
+        return """
+                domain: d
+                descriptors:
+                  - {key: a, rate_limit: {unit: hour, requests_per_unit: %d}}
+                  - {key: b, rate_limit: {unit: hour, requests_per_unit: %d}}
+                """.formatted(n, n);
+    }
+
+    /** A Kubernetes ConfigMap mount: {@code policy.yaml -> ..data/policy.yaml}, {@code ..data -> ..version}. */
+    static void publish(Path dir, String version, String yaml) throws IOException {
+        Path versionDir = dir.resolve(".." + version);
+        Files.createDirectories(versionDir);
+        Files.writeString(versionDir.resolve("policy.yaml"), yaml);
+        Path tmp = dir.resolve("..data_tmp");
+        Files.deleteIfExists(tmp);
+        Files.createSymbolicLink(tmp, versionDir.getFileName());
+        Files.move(tmp, dir.resolve("..data"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        Path link = dir.resolve("policy.yaml");
+        if (!Files.isSymbolicLink(link)) {
+            Files.createSymbolicLink(link, Path.of("..data", "policy.yaml"));
+        }
+    }
+
+    static long limitInForce(PolicyLimiter l) {
+        return l.policies().match("d", Descriptor.of("a", "x")).orElseThrow().limits().get(0).requestsPerUnit();
+    }
+
+    double loads(String result) {
+        return registry.get(PolicyMetrics.CONFIG_LOADS).tag("result", result).counter().count();
+    }
+
+    @Test
+    void checksNeverSeeAMixOfTwoConfigurationsWhileTheDirectoryIsSwapped(@TempDir Path dir) throws Exception {
+        publish(dir, "v0", config(1_000_000));
+        PolicyLimiter limiter = PolicyLimiter.builder(Policies.load(dir)).meterRegistry(registry).build();
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong mixed = new AtomicLong();
+        AtomicLong checks = new AtomicLong();
+        Set<Long> seen = ConcurrentHashMap.newKeySet();
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < 6; t++) {
+            Thread th = new Thread(() -> {
+                List<Descriptor> request = List.of(Descriptor.of("a", "x"), Descriptor.of("b", "y"));
+                while (!stop.get()) {
+                    Verdict v = limiter.check("d", request, 1);
+                    long first = v.descriptor(0).limits().get(0).limit().requestsPerUnit();
+                    long second = v.descriptor(1).limits().get(0).limit().requestsPerUnit();
+                    if (first != second || !v.allowed()) {
+                        mixed.incrementAndGet();
+                    }
+                    seen.add(first);
+                    checks.incrementAndGet();
+                }
+            });
+            th.start();
+            threads.add(th);
+        }
+        try (PolicyWatcher watcher = PolicyWatcher.start(limiter, dir, Duration.ofMillis(50))) {
+            for (int i = 1; i <= 6; i++) {
+                long n = i % 2 == 0 ? 1_000_000 : 2_000_000;
+                publish(dir, "v" + i, config(n));
+                long expectedVersion = i + 1;
+                Eventually.await("version " + expectedVersion, () -> limiter.version() == expectedVersion);
+                assertEquals(n, limitInForce(limiter));
+                long before = checks.get();
+                Eventually.await("checks under version " + expectedVersion, () -> checks.get() > before + 100);
+            }
+            assertTrue(watcher.toString().contains(dir.toString()));
+        } finally {
+            stop.set(true);
+            for (Thread th : threads) {
+                th.join();
+            }
+        }
+        assertEquals(0, mixed.get(), "checks that saw two configurations at once, or were refused");
+        assertEquals(Set.of(1_000_000L, 2_000_000L), seen);
+        assertEquals(7, loads("success"));
+        assertEquals(7, registry.get(PolicyMetrics.CONFIG_VERSION).gauge().value());
+        limiter.close();
+    }
+
+    @Test
+    void aBrokenFileLeavesTheLastGoodConfigurationInForce(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("policy.yaml");
+        Files.writeString(file, config(5));
+        PolicyLimiter limiter = PolicyLimiter.builder(Policies.load(dir)).meterRegistry(registry).build();
+        PolicyWatcher watcher = PolicyWatcher.start(limiter, dir, Duration.ofMillis(50));
+        try {
+            Files.writeString(file, "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: fortnight}\n");
+            Eventually.await("the failed load to be counted", () -> loads("failure") == 1);
+            assertEquals(1, limiter.version());
+            assertEquals(5, limitInForce(limiter));
+            assertEquals(1, registry.get(PolicyMetrics.CONFIG_VERSION).gauge().value());
+            List<Descriptor> request = List.of(Descriptor.of("a", "x"));
+            for (int i = 0; i < 5; i++) {
+                assertTrue(limiter.check("d", request, 1).allowed());
+            }
+            assertFalse(limiter.check("d", request, 1).allowed(), "the old limit of 5 is still enforced");
+
+            Files.writeString(file, config(7));
+            Eventually.await("the fixed file to load", () -> limiter.version() == 2);
+            assertEquals(7, limitInForce(limiter));
+            assertEquals(2, loads("success"));
+            assertEquals(1, loads("failure"));
+        } finally {
+            watcher.close();
+        }
+        limiter.close();
+    }
+
+    @Test
+    void reloadOfABadPathReturnsFalseAndKeepsTheConfiguration(@TempDir Path dir) throws IOException {
+        Files.writeString(dir.resolve("p.yaml"), config(3));
+        PolicyLimiter limiter = PolicyLimiter.builder(Policies.load(dir)).meterRegistry(registry).build();
+        Files.writeString(dir.resolve("q.yaml"), config(4));
+        assertFalse(limiter.reload(dir), "two files of domain d");
+        assertEquals(3, limitInForce(limiter));
+        assertEquals(1, loads("failure"));
+        limiter.close();
+    }
+}
