@@ -19,10 +19,11 @@ public abstract sealed class Decision {
      *
      *   Allowed  int limit, int remaining, long resetAfter                    12 + 16 = 28 -> 32 bytes
      *   Denied   int limit, int remaining, long resetAfter, long retryAfter   12 + 24 = 36 -> 40 bytes
-     *   Wide     long limit, remaining, resetAfter, retryAfter (a limit over 2^31 - 1)  12 + 32 -> 48 bytes
+     *   Wide     long limit, remaining, resetAfter, retryAfter, boolean failed  12 + 33 -> 48 bytes
+     *            (a limit over 2^31 - 1, or an answer of the failure policy: both rare)
      *
      * Example: allowed(100, 99, 600_000_000) is an Allowed of 32 bytes; denied(100, 0, 5_000, 5_000) a Denied
-     * of 40; allowed(1L << 40, 7, 1) a Wide. The factories pick the shape, so equal values always have the
+     * of 40; allowed(1L << 40, 7, 1) and fromFailurePolicy(allowed(100, 99, 0)) are Wides. The factories pick the shape, so equal values always have the
      * same shape, and callers only ever see Decision.
      */
 
@@ -33,14 +34,14 @@ public abstract sealed class Decision {
     public static Decision allowed(long limit, long remaining, long resetAfterNanos) {
         check(true, limit, remaining, resetAfterNanos, 0);
         return limit <= Integer.MAX_VALUE ? new Allowed((int) limit, (int) remaining, resetAfterNanos)
-                : new Wide(limit, remaining, resetAfterNanos, 0);
+                : new Wide(limit, remaining, resetAfterNanos, 0, false);
     }
 
     /** A rejected request; {@code retryAfterNanos} is positive. */
     public static Decision denied(long limit, long remaining, long resetAfterNanos, long retryAfterNanos) {
         check(false, limit, remaining, resetAfterNanos, retryAfterNanos);
         return limit <= Integer.MAX_VALUE ? new Denied((int) limit, (int) remaining, resetAfterNanos, retryAfterNanos)
-                : new Wide(limit, remaining, resetAfterNanos, retryAfterNanos);
+                : new Wide(limit, remaining, resetAfterNanos, retryAfterNanos, false);
     }
 
     private static void check(boolean allowed, long limit, long remaining, long resetAfterNanos, long retryAfterNanos) {
@@ -67,7 +68,7 @@ public abstract sealed class Decision {
         if (d.failed()) {
             return d;
         }
-        return new Fallback(d.limit(), d.remaining(), d.resetAfterNanos(), d.retryAfterNanos());
+        return new Wide(d.limit(), d.remaining(), d.resetAfterNanos(), d.retryAfterNanos(), true);
     }
 
     /** Whether the request may proceed. */
@@ -211,67 +212,30 @@ public abstract sealed class Decision {
         }
     }
 
+    /** A limit over an int, or an answer of the failure policy ({@link #failed()}), which is rare either way. */
     private static final class Wide extends Decision {
         private final long limit;
         private final long remaining;
         private final long resetAfterNanos;
         private final long retryAfterNanos;
+        private final boolean failed;
 
-        Wide(long limit, long remaining, long resetAfterNanos, long retryAfterNanos) {
+        Wide(long limit, long remaining, long resetAfterNanos, long retryAfterNanos, boolean failed) {
             this.limit = limit;
             this.remaining = remaining;
             this.resetAfterNanos = resetAfterNanos;
             this.retryAfterNanos = retryAfterNanos;
-        }
-
-        @Override
-        public boolean allowed() {
-            return retryAfterNanos == 0;
-        }
-
-        @Override
-        public long limit() {
-            return limit;
-        }
-
-        @Override
-        public long remaining() {
-            return remaining;
-        }
-
-        @Override
-        public long resetAfterNanos() {
-            return resetAfterNanos;
-        }
-
-        @Override
-        public long retryAfterNanos() {
-            return retryAfterNanos;
-        }
-    }
-
-    /** An answer of the failure policy: any limit, flagged {@link #failed()}. */
-    private static final class Fallback extends Decision {
-        private final long limit;
-        private final long remaining;
-        private final long resetAfterNanos;
-        private final long retryAfterNanos;
-
-        Fallback(long limit, long remaining, long resetAfterNanos, long retryAfterNanos) {
-            this.limit = limit;
-            this.remaining = remaining;
-            this.resetAfterNanos = resetAfterNanos;
-            this.retryAfterNanos = retryAfterNanos;
-        }
-
-        @Override
-        public boolean allowed() {
-            return retryAfterNanos == 0;
+            this.failed = failed;
         }
 
         @Override
         public boolean failed() {
-            return true;
+            return failed;
+        }
+
+        @Override
+        public boolean allowed() {
+            return retryAfterNanos == 0;
         }
 
         @Override
