@@ -73,4 +73,23 @@ class DecisionTest {
         assertEquals("Decision[allowed=false, limit=3, remaining=1, resetAfter=PT0.000000005S, "
                 + "retryAfter=PT0.000000002S]", a.toString());
     }
+
+    @Test
+    void anAnswerOfTheFailurePolicySaysSoAndIsNotEqualToTheLimits() {
+        Decision limit = Decision.allowed(100, 99, 0);
+        Decision open = Decision.fromFailurePolicy(limit);
+        assertTrue(open.failed(), open.toString());
+        assertFalse(limit.failed(), limit.toString());
+        assertTrue(open.allowed());
+        assertEquals(100, open.limit());
+        assertEquals(99, open.remaining());
+        assertNotEquals(limit, open, "a failed answer is not the limit's");
+        assertEquals(open, Decision.fromFailurePolicy(Decision.allowed(100, 99, 0)));
+        assertEquals(open.hashCode(), Decision.fromFailurePolicy(Decision.allowed(100, 99, 0)).hashCode());
+        assertSame(open, Decision.fromFailurePolicy(open), "marking twice changes nothing");
+        Decision closed = Decision.fromFailurePolicy(Decision.denied(3, 0, 1_000, 1_000));
+        assertTrue(closed.failed() && !closed.allowed(), closed.toString());
+        assertEquals(Duration.ofNanos(1_000), closed.retryAfter());
+        assertTrue(closed.toString().contains("failed"), closed.toString());
+    }
 }
