@@ -80,7 +80,7 @@ public final class MongoStore implements RateLimitStore {
 
     private MongoStore(Builder b, SharedStoreOptions options) {
         this.options = options;
-        this.joint = new SharedJoint(options, null);
+        this.joint = new SharedJoint(null);
         this.compactAfter = b.compactAfter;
         MongoCollection<Document> c = b.database.getCollection(b.collection)
                 .withCodecRegistry(MongoClientSettings.getDefaultCodecRegistry())

@@ -116,7 +116,7 @@ public final class PostgresStore implements RateLimitStore {
         this.schema = Schema.limits(b.schemaName, b.table);
         this.createSchema = b.createSchema;
         this.synchronousCommit = b.synchronousCommit;
-        this.joint = new SharedJoint(options, new PostgresJoint(this));
+        this.joint = new SharedJoint(new PostgresJoint(this));
     }
 
     /**
