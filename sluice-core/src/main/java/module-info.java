@@ -3,6 +3,7 @@
  * store ({@code dev.sluice.memory}) and synchronized mode ({@code dev.sluice.sync}). No runtime dependencies.
  */
 module dev.sluice {
+    requires static transitive org.jspecify;
     exports dev.sluice;
     exports dev.sluice.spi;
     exports dev.sluice.memory;

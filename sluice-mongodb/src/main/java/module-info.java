@@ -5,6 +5,7 @@
  */
 @SuppressWarnings({"requires-automatic", "requires-transitive-automatic"})  // the MongoDB driver's jars are automatic modules
 module dev.sluice.mongodb {
+    requires static transitive org.jspecify;
     requires transitive dev.sluice;
     requires transitive org.mongodb.driver.sync.client;
     requires org.mongodb.driver.core;

@@ -6,6 +6,7 @@
  */
 @SuppressWarnings({"requires-transitive-automatic", "requires-automatic"})
 module dev.sluice.policy {
+    requires static transitive org.jspecify;
     requires transitive dev.sluice;
     requires transitive micrometer.core;
     requires org.snakeyaml.engine.v2;

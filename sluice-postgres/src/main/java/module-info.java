@@ -3,6 +3,7 @@
  * behind the {@link javax.sql.DataSource} it is given.
  */
 module dev.sluice.postgres {
+    requires static transitive org.jspecify;
     requires transitive dev.sluice;
     requires transitive java.sql;
     exports dev.sluice.postgres;

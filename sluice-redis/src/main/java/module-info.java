@@ -5,6 +5,7 @@
  */
 @SuppressWarnings({"requires-transitive-automatic", "requires-automatic"})
 module dev.sluice.redis {
+    requires static transitive org.jspecify;
     requires transitive dev.sluice;
     requires transitive lettuce.core;
     exports dev.sluice.redis;

@@ -3,6 +3,7 @@
  * those tests start ({@code dev.sluice.testkit.server}).
  */
 module dev.sluice.testkit {
+    requires static transitive org.jspecify;
     requires transitive dev.sluice;
     requires transitive org.junit.jupiter.api;
     requires org.junit.jupiter.params;

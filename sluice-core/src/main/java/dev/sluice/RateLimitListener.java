@@ -2,6 +2,7 @@ package dev.sluice;
 
 import java.util.Objects;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Told of what limiters and stores do: every decision, every store failure, the time every store call took. The one
@@ -28,7 +29,7 @@ public interface RateLimitListener {
         Objects.requireNonNull(onFailure, "onFailure must not be null");
         return new RateLimitListener() {
             @Override
-            public void onStoreFailure(RateLimiter limiter, SluiceException failure) {
+            public void onStoreFailure(@Nullable RateLimiter limiter, SluiceException failure) {
                 onFailure.accept(failure);
             }
 
@@ -58,7 +59,7 @@ public interface RateLimitListener {
      *                synchronized flush or refresh, creating an index)
      * @param failure what failed, with the driver's exception as its cause
      */
-    default void onStoreFailure(RateLimiter limiter, SluiceException failure) {
+    default void onStoreFailure(@Nullable RateLimiter limiter, SluiceException failure) {
     }
 
     /**
@@ -67,6 +68,6 @@ public interface RateLimitListener {
      * @param limiter the limiter whose request it was; {@code null} for the store's own work
      * @param nanos   how long the call took, measured on {@link System#nanoTime()}
      */
-    default void onStoreCall(RateLimiter limiter, long nanos) {
+    default void onStoreCall(@Nullable RateLimiter limiter, long nanos) {
     }
 }

@@ -3,6 +3,7 @@ package dev.sluice;
 import dev.sluice.spi.JointDecider;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Limits the rate of requests per key. Build one with {@link #builder(Algorithm)}.
@@ -75,7 +76,7 @@ public interface RateLimiter extends AutoCloseable {
         if (parts.isEmpty()) {
             throw new IllegalArgumentException("parts must not be empty");
         }
-        JointDecider decider = null;
+        @Nullable JointDecider decider = null;
         for (int i = 0; i < parts.size(); i++) {
             Acquisition a = Objects.requireNonNull(parts.get(i), "parts must not contain null");
             for (int j = 0; j < i; j++) {
@@ -92,7 +93,7 @@ public interface RateLimiter extends AutoCloseable {
                 decider = JointDecider.takeAndGiveBack();
             }
         }
-        return decider.decideAll(parts);
+        return Objects.requireNonNull(decider).decideAll(parts);
     }
 
     /** {@link #tryAcquireAll(List)} of the parts given. */

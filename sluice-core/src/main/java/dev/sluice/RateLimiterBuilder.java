@@ -5,6 +5,7 @@ import dev.sluice.spi.RateLimitStore;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Builds a {@link RateLimiter}. Obtain one from {@link RateLimiter#builder(Algorithm)}. Not thread-safe;
@@ -14,13 +15,13 @@ public final class RateLimiterBuilder {
 
     private final Algorithm algorithm;
     private long limit;
-    private Duration window;
+    private @Nullable Duration window;
     private Clock clock = Clock.systemUTC();
     private boolean countRejected;
     private int buckets = LimiterConfig.DEFAULT_BUCKETS;
     private boolean bucketsSet;
     private boolean strict;
-    private RateLimitStore store;
+    private @Nullable RateLimitStore store;
     private RateLimitListener listener = RateLimitListener.NONE;
 
     private RateLimiterBuilder(Algorithm algorithm) {

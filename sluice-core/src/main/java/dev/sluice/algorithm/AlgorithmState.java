@@ -60,6 +60,7 @@ public abstract class AlgorithmState {
         }
     }
 
+    @SuppressWarnings("ThreadPriorityCheck")  // the yield is the point: see "Why a lock word" above
     private void lockContended() {
         for (int spins = 0; ; spins++) {
             int w = (int) WORD.getVolatile(this);

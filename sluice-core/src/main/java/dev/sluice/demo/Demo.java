@@ -59,7 +59,8 @@ public final class Demo {
     }
 
     private static String seconds(Duration d) {
-        return d.getNano() == 0 ? d.toSeconds() + "s" : String.format(Locale.ROOT, "%d.%09ds", d.toSeconds(), d.getNano());
+        return d.toNanosPart() == 0 ? d.toSeconds() + "s"
+                : String.format(Locale.ROOT, "%d.%09ds", d.toSeconds(), d.toNanosPart());
     }
 
     /** A clock the demo moves to the time of each request. */

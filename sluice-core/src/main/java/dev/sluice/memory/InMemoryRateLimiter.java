@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A limiter whose per-key states live in a {@link ConcurrentHashMap}.
@@ -78,7 +79,7 @@ final class InMemoryRateLimiter implements RateLimiter {
     private final AtomicInteger size = new AtomicInteger();  // entries in states, counted before insertion
 
     private final ReentrantLock sweepLock = new ReentrantLock();
-    private Iterator<Map.Entry<String, AlgorithmState>> cursor;  // guarded by sweepLock
+    private @Nullable Iterator<Map.Entry<String, AlgorithmState>> cursor;  // guarded by sweepLock
     private long noRoomUntil = Long.MIN_VALUE;                   // guarded by sweepLock
     private volatile long nextTick = Long.MIN_VALUE;
 
@@ -210,7 +211,7 @@ final class InMemoryRateLimiter implements RateLimiter {
         }
     }
 
-    private Decision decide(String key, long cost, MemoryReservation reservation) {
+    private Decision decide(String key, long cost, @Nullable MemoryReservation reservation) {
         while (true) {
             AlgorithmState s = states.get(key);
             if (s != null) {
@@ -263,7 +264,7 @@ final class InMemoryRateLimiter implements RateLimiter {
     }
 
     /** Decides on {@code s}, held by the caller. */
-    private Decision decideOn(AlgorithmState s, long now, long cost, MemoryReservation reservation) {
+    private Decision decideOn(AlgorithmState s, long now, long cost, @Nullable MemoryReservation reservation) {
         Decision d = s.decide(params, now, cost, true);
         if (reservation != null && d.allowed()) {
             reservation.place = s.place(params, now);
@@ -277,7 +278,7 @@ final class InMemoryRateLimiter implements RateLimiter {
      * The state of {@code key}, locked for the caller, created if absent; null if the bound on keys leaves no slot
      * for it (the caller then lets go of every lock it holds and calls {@link #roomFor}).
      */
-    AlgorithmState lockForJoint(String key) {
+    @Nullable AlgorithmState lockForJoint(String key) {
         while (true) {
             AlgorithmState s = states.get(key);
             if (s != null) {
@@ -305,7 +306,7 @@ final class InMemoryRateLimiter implements RateLimiter {
      * At the bound, with no lock held: makes room for {@code key} if it can. Null if the caller should try again,
      * else the denial a new key gets now.
      */
-    Decision roomFor(String key) {
+    @Nullable Decision roomFor(String key) {
         long now = now();
         long until = makeRoom(now);
         if (until == ROOM || states.containsKey(key)) {

@@ -9,6 +9,7 @@ import dev.sluice.spi.Listeners;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The joint decider of every in-memory limiter, whatever its store: one atomic step over all the keys of a request.
@@ -50,7 +51,7 @@ final class MemoryJoint implements JointDecider {
 
         AlgorithmState[] held = new AlgorithmState[n];
         while (true) {
-            Decision noRoom = null;
+            @Nullable Decision noRoom = null;
             int locked = 0;
             for (; locked < n; locked++) {
                 int i = order[locked];
@@ -129,8 +130,7 @@ final class MemoryJoint implements JointDecider {
 
     private static void unlock(AlgorithmState[] held, Integer[] order, int count) {
         for (int k = 0; k < count; k++) {
-            held[order[k]].unlock();
-            held[order[k]] = null;
+            held[order[k]].unlock();   // its slot is filled again before the next decision
         }
     }
 

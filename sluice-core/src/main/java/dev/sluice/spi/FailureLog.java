@@ -2,6 +2,7 @@ package dev.sluice.spi;
 
 import dev.sluice.SluiceException;
 import java.lang.System.Logger.Level;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
@@ -58,7 +59,7 @@ public final class FailureLog {
             return;
         }
         long count = failures.getAndSet(0);
-        SluiceException last = latest.get();
+        SluiceException last = Objects.requireNonNull(latest.get(), "set before this line");
         sink.accept(source + ": " + count + " store failure" + (count == 1 ? "" : "s")
                 + (due == Long.MIN_VALUE ? "" : " in the last " + intervalNanos / 1_000_000_000L + " s")
                 + ", answered by " + answeredBy + " (set a RateLimitListener to count them yourself); the latest: "

@@ -6,6 +6,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Calls a {@link RateLimitListener} so that it can never change a decision: whatever it throws is caught and logged
@@ -37,7 +38,7 @@ public final class Listeners {
     }
 
     /** Tells {@code listener} of a store failure; never throws. */
-    public static void failure(RateLimitListener listener, RateLimiter limiter, SluiceException failure) {
+    public static void failure(RateLimitListener listener, @Nullable RateLimiter limiter, SluiceException failure) {
         if (listener == RateLimitListener.NONE) {
             return;
         }
@@ -49,7 +50,7 @@ public final class Listeners {
     }
 
     /** Tells {@code listener} how long a store call took; never throws. */
-    public static void call(RateLimitListener listener, RateLimiter limiter, long nanos) {
+    public static void call(RateLimitListener listener, @Nullable RateLimiter limiter, long nanos) {
         if (listener == RateLimitListener.NONE) {
             return;
         }

@@ -2,7 +2,9 @@ package dev.sluice.spi;
 
 import dev.sluice.Decision;
 import dev.sluice.Reservation;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The base of every limiter's {@link Reservation}: its key, cost and decision, and a {@link #cancel()} that gives
@@ -19,7 +21,7 @@ public abstract class OnceReservation implements Reservation {
     /** The permits requested. */
     public final long cost;
 
-    private Decision decision;
+    private @Nullable Decision decision;
     private final AtomicBoolean done = new AtomicBoolean();
 
     /** A reservation of {@code cost} permits of {@code key}, not yet decided. */
@@ -35,7 +37,7 @@ public abstract class OnceReservation implements Reservation {
 
     @Override
     public final Decision decision() {
-        return decision;
+        return Objects.requireNonNull(decision, "a reservation is decided before it is published");
     }
 
     /**
@@ -43,7 +45,7 @@ public abstract class OnceReservation implements Reservation {
      * admissions do not all hold permits (a fail-open answer) says so here.
      */
     protected boolean holds() {
-        return decision.allowed();
+        return decision().allowed();
     }
 
     /** Gives the permits back; called at most once, and only if {@link #holds()}. Whether they were returned. */

@@ -6,7 +6,7 @@ import dev.sluice.JointDecision;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The joint decider of one shared store: every {@link SharedRateLimiter} the store binds shares one, so that joint
@@ -17,16 +17,14 @@ import java.util.Objects;
  */
 public final class SharedJoint implements JointDecider {
 
-    private final SharedStoreOptions options;
-    private final AtomicJointDecider atomic;
+    private final @Nullable AtomicJointDecider atomic;
 
     /**
-     * The joint decider of a store with {@code options}.
+     * The joint decider of one store.
      *
      * @param atomic the store's one-call joint decider, or {@code null} if it has none
      */
-    public SharedJoint(SharedStoreOptions options, AtomicJointDecider atomic) {
-        this.options = Objects.requireNonNull(options, "options must not be null");
+    public SharedJoint(@Nullable AtomicJointDecider atomic) {
         this.atomic = atomic;
     }
 
@@ -38,7 +36,8 @@ public final class SharedJoint implements JointDecider {
             limiters[i] = (SharedRateLimiter) parts.get(i).limiter();
             limiters[i].checkOpen();
         }
-        Decision[] decisions = atomic != null ? atomically(parts, limiters) : null;
+        AtomicJointDecider oneCall = atomic;
+        Decision @Nullable [] decisions = oneCall != null ? atomically(oneCall, parts, limiters) : null;
         if (decisions == null) {
             decisions = takeAndGiveBack(parts, limiters);
         }
@@ -50,7 +49,8 @@ public final class SharedJoint implements JointDecider {
     }
 
     /** One call to the store; null if it cannot take these keys together. */
-    private Decision[] atomically(List<Acquisition> parts, SharedRateLimiter[] limiters) {
+    private static Decision @Nullable [] atomically(AtomicJointDecider atomic, List<Acquisition> parts,
+                                                    SharedRateLimiter[] limiters) {
         int n = parts.size();
         List<AtomicDecider> deciders = new ArrayList<>(n);
         List<String> keys = new ArrayList<>(n);

@@ -10,6 +10,7 @@ import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
 import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link RateLimiter} whose every decision is one call to a shared store's {@link AtomicDecider}: what every
@@ -33,7 +34,7 @@ public final class SharedRateLimiter implements RateLimiter {
     private final RateLimitListener limiterListener;
     private final RateLimitListener storeListener;
     private final LongAdder failures = new LongAdder();
-    private final FailureLog failureLog;
+    private final @Nullable FailureLog failureLog;
     private volatile boolean closed;
 
     private SharedRateLimiter(LimiterConfig config, AtomicDecider decider, SharedStoreOptions options,
@@ -53,7 +54,7 @@ public final class SharedRateLimiter implements RateLimiter {
      * back.
      */
     public static SharedRateLimiter create(LimiterConfig config, AtomicDecider decider, SharedStoreOptions options) {
-        return new SharedRateLimiter(config, decider, options, new SharedJoint(options, null));
+        return new SharedRateLimiter(config, decider, options, new SharedJoint(null));
     }
 
     /**
@@ -132,7 +133,7 @@ public final class SharedRateLimiter implements RateLimiter {
     }
 
     /** Decides one request; a store failure is answered by the failure policy. */
-    Decision decide(String key, long cost, boolean consume, SharedReservation reservation) {
+    Decision decide(String key, long cost, boolean consume, @Nullable SharedReservation reservation) {
         StoreDecision s;
         long start = System.nanoTime();
         try {

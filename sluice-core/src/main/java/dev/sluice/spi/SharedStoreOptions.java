@@ -84,7 +84,7 @@ public record SharedStoreOptions(TimeSource timeSource, FailurePolicy failurePol
 
     private static Duration requireNanos(String name, Duration d) {
         try {
-            d.toNanos();
+            long unused = d.toNanos();   // throws if it does not fit
         } catch (ArithmeticException e) {
             throw new IllegalArgumentException(name + " must fit in a long of nanoseconds, was " + d, e);
         }

@@ -2,6 +2,7 @@ package dev.sluice.sync;
 
 import java.util.Arrays;
 import java.util.Map;
+import java.util.SortedMap;
 import java.util.TreeMap;
 
 /**
@@ -110,7 +111,7 @@ final class FrameCounts {
     }
 
     /** The frames as a sorted map. */
-    TreeMap<Long, Long> toMap() {
+    SortedMap<Long, Long> toMap() {
         TreeMap<Long, Long> m = new TreeMap<>();
         for (int j = 0; j < size; j++) {
             m.put(frame(j), count(j));

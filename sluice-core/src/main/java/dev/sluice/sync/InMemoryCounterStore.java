@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link CounterStore} in this JVM's heap: for tests, simulations, and several {@link SynchronizedStore}s in one
@@ -25,9 +26,9 @@ public final class InMemoryCounterStore implements CounterStore {
     }
 
     private final ConcurrentHashMap<CounterKey, Stored> records = new ConcurrentHashMap<>();
-    private final Clock clock;  // null: records never expire
+    private final @Nullable Clock clock;  // null: records never expire
 
-    private InMemoryCounterStore(Clock clock) {
+    private InMemoryCounterStore(@Nullable Clock clock) {
         this.clock = clock;
     }
 

@@ -3,6 +3,7 @@ package dev.sluice.sync;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One key held by one instance: {@code g}, the record as last read or written, and {@code i}, the counts taken here
@@ -21,7 +22,7 @@ final class KeyState {
     /** Counts taken here and not yet written: {@code i}. Negative where a cancel gave back flushed permits. */
     final FrameCounts pending = new FrameCounts();
     /** A write whose outcome is unknown (its call failed), settled by the next read of the record; or null. */
-    Attempt doubt;
+    @Nullable Attempt doubt;
     /** The clock time of the last request on this key here. */
     long lastUsed;
     /** Set once, when the key has been dropped from its limiter's map. */

@@ -19,11 +19,13 @@ import dev.sluice.spi.SharedStoreOptions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A limiter of a {@link SynchronizedStore}: decides every request on this instance's {@code g + i} for the key,
@@ -111,7 +113,7 @@ final class SynchronizedLimiter implements RateLimiter {
         store.release(this);
     }
 
-    private Decision decide(String key, long cost, boolean consume, SyncReservation reservation) {
+    private Decision decide(String key, long cost, boolean consume, @Nullable SyncReservation reservation) {
         long now = now();
         while (true) {
             KeyState ks = held(key, now);
@@ -241,7 +243,7 @@ final class SynchronizedLimiter implements RateLimiter {
      * The write of {@code g + i} for {@code ks}, expecting the version of {@code g}; null if there is nothing to
      * write. Counts of frames that no longer count are dropped here: they can change no decision any more.
      */
-    Flight prepare(KeyState ks, LongSupplier versions) {
+    @Nullable Flight prepare(KeyState ks, LongSupplier versions) {
         long now = now();
         long liveFrom = now - lifetime + 1;  // a frame counts while now < start + lifetime
         synchronized (ks) {
@@ -256,7 +258,7 @@ final class SynchronizedLimiter implements RateLimiter {
             FrameCounts merged = FrameCounts.of(ks.global.counters());
             merged.addAll(written, 1);
             merged.dropBefore(liveFrom);
-            TreeMap<Long, Long> counters = positive(merged);
+            SortedMap<Long, Long> counters = positive(merged);
             long expireAt = counters.isEmpty() ? now : counters.lastKey() + lifetime;
             long expected = ks.global.version();
             CounterWrite write = new CounterWrite(ks.id, expected, nextVersion(versions, expected), counters, expireAt);
@@ -352,7 +354,7 @@ final class SynchronizedLimiter implements RateLimiter {
         return FrameStates.restore(algorithm, params, frames, values, n);
     }
 
-    private static TreeMap<Long, Long> positive(FrameCounts counts) {
+    private static SortedMap<Long, Long> positive(FrameCounts counts) {
         TreeMap<Long, Long> m = new TreeMap<>();
         for (int j = 0; j < counts.size(); j++) {
             if (counts.count(j) > 0) {
@@ -373,7 +375,7 @@ final class SynchronizedLimiter implements RateLimiter {
     // ---- inspection, for tests ----------------------------------------------------------------------------------
 
     /** What this instance holds for {@code key}; null if it holds nothing. */
-    Held inspect(String key) {
+    @Nullable Held inspect(String key) {
         KeyState ks = states.get(key);
         if (ks == null) {
             return null;

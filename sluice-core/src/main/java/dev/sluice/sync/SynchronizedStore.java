@@ -28,6 +28,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Synchronized mode: every instance decides on its own, from memory, and shares its counts with the others through a
@@ -129,7 +130,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     private final Duration flushInterval;
     private final Duration refreshInterval;
     private final int batchSize;
-    private final Duration idleTimeout;  // null: each limiter's window
+    private final @Nullable Duration idleTimeout;  // null: each limiter's window
     private final RateLimitListener listener;
     private final LongSupplier versions;
     private final SyncJoint joint = new SyncJoint(this);
@@ -137,7 +138,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     private final ReentrantLock round = new ReentrantLock();
     /** Keys of closed limiters whose counts are not yet written, or whose last write is in doubt. Guarded by round. */
     private final List<KeyState> orphans = new ArrayList<>();
-    private final ScheduledExecutorService scheduler;
+    private final @Nullable ScheduledExecutorService scheduler;
 
     private final LongAdder flushes = new LongAdder();
     private final LongAdder refreshes = new LongAdder();
@@ -492,14 +493,17 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         });
         long flushNanos = flushInterval.toNanos();
         long refreshNanos = refreshInterval.toNanos();
+        // The futures are never read: quietly() catches everything, so no round ends in an exception to miss.
         if (flushNanos == refreshNanos) {
-            s.scheduleWithFixedDelay(() -> quietly(() -> {
+            var unused = s.scheduleWithFixedDelay(() -> quietly(() -> {
                 flush();
                 refresh();
             }), flushNanos, flushNanos, TimeUnit.NANOSECONDS);
         } else {
-            s.scheduleWithFixedDelay(() -> quietly(this::flush), flushNanos, flushNanos, TimeUnit.NANOSECONDS);
-            s.scheduleWithFixedDelay(() -> quietly(this::refresh), refreshNanos, refreshNanos, TimeUnit.NANOSECONDS);
+            var unusedFlushes = s.scheduleWithFixedDelay(() -> quietly(this::flush), flushNanos, flushNanos,
+                    TimeUnit.NANOSECONDS);
+            var unusedRefreshes = s.scheduleWithFixedDelay(() -> quietly(this::refresh), refreshNanos, refreshNanos,
+                    TimeUnit.NANOSECONDS);
         }
         return s;
     }
@@ -525,9 +529,9 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     public static final class Builder {
         private final CounterStore counterStore;
         private Duration flushInterval = DEFAULT_FLUSH_INTERVAL;
-        private Duration refreshInterval;
+        private @Nullable Duration refreshInterval;
         private int batchSize = DEFAULT_BATCH_SIZE;
-        private Duration idleTimeout;
+        private @Nullable Duration idleTimeout;
         private RateLimitListener listener = RateLimitListener.NONE;
         private LongSupplier versions = () -> ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
         private boolean manual;

@@ -8,6 +8,7 @@ import java.util.Date;
 import java.util.List;
 import org.bson.Document;
 import org.bson.types.Binary;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A key's document as the server returned it: the state after the first {@code seq} requests and the requests since,
@@ -32,11 +33,11 @@ final class History {
     private static final long NANOS_PER_MILLI = 1_000_000;
 
     final long seq;
-    private final long[] base;  // null: a fresh state
+    private final long @Nullable [] base;  // null: a fresh state
     final List<Document> ops;
-    private final Document at;  // the server's time of each request timed by the store, by OpIds.field(id)
+    private final @Nullable Document at;   // the server's time of each request timed by the store, by OpIds.field(id)
 
-    private History(long seq, long[] base, List<Document> ops, Document at) {
+    private History(long seq, long @Nullable [] base, List<Document> ops, @Nullable Document at) {
         this.seq = seq;
         this.base = base;
         this.ops = ops;
@@ -44,7 +45,7 @@ final class History {
     }
 
     /** Reads a key's document; {@code null} (no document) is a key never seen. */
-    static History of(Document doc) {
+    static History of(@Nullable Document doc) {
         if (doc == null) {
             return new History(0, null, List.of(), null);
         }
@@ -73,11 +74,11 @@ final class History {
     }
 
     /** The state after the first {@link #seq} requests, as numbers; null for a fresh state. */
-    long[] base() {
+    long @Nullable [] base() {
         return base == null ? null : base.clone();
     }
 
-    private static long number(Object value, String field) {
+    private static long number(@Nullable Object value, String field) {
         if (!(value instanceof Long || value instanceof Integer)) {
             throw new IllegalStateException("malformed key document: " + field + " holds " + value);
         }
@@ -90,7 +91,7 @@ final class History {
         if (now == null) {
             throw new IllegalStateException("malformed key document: no " + NOW);
         }
-        return Math.multiplyExact(now.getTime(), NANOS_PER_MILLI);
+        return Math.multiplyExact(now.toInstant().toEpochMilli(), NANOS_PER_MILLI);
     }
 
     /** The time of request {@code op}: its own {@code t}, else the server's time recorded for it; nanoseconds. */
@@ -103,7 +104,7 @@ final class History {
         if (server == null) {
             throw new IllegalStateException("malformed key document: request " + op + " has no time");
         }
-        return Math.multiplyExact(server.getTime(), NANOS_PER_MILLI);
+        return Math.multiplyExact(server.toInstant().toEpochMilli(), NANOS_PER_MILLI);
     }
 
     static long id(Document op) {
@@ -173,6 +174,6 @@ final class History {
      * @param time      the request's time, nanoseconds
      * @param state     the key's state right after the request
      */
-    record Outcome(StoreDecision decision, boolean givenBack, int position, long time, StateMachine state) {
+    record Outcome(@Nullable StoreDecision decision, boolean givenBack, int position, long time, StateMachine state) {
     }
 }

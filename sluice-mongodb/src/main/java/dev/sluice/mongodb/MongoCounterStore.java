@@ -40,6 +40,7 @@ import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonInt64;
 import org.bson.BsonValue;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The counter store of synchronized mode on MongoDB: a document per key in a collection per shape, read with one
@@ -150,7 +151,7 @@ final class MongoCounterStore implements CounterStore {
         StringBuilder name = new StringBuilder(namespace).append("_counters_");
         for (int i = 0; i < shape.length(); i++) {
             char c = shape.charAt(i);
-            if (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-') {
                 name.append(c);
             } else if (c == ':') {
                 name.append('_');
@@ -261,9 +262,9 @@ final class MongoCounterStore implements CounterStore {
      * @param cause the exception that carried the reply, if any: the cause of what this throws
      */
     private static boolean[] outcomes(int n, BulkWriteResult result, List<BulkWriteError> errors, Shape shape,
-                                      MongoBulkWriteException cause) {
+                                      @Nullable MongoBulkWriteException cause) {
         if (!result.wasAcknowledged()) {
-            throw new SluiceException("MongoDB did not acknowledge " + n + " counter record writes to "
+            throw failed("MongoDB did not acknowledge " + n + " counter record writes to "
                     + shape.collection.getNamespace() + ": their outcome is unknown", cause);
         }
         boolean[] applied = new boolean[n];
@@ -272,11 +273,11 @@ final class MongoCounterStore implements CounterStore {
         for (BulkWriteError error : errors) {
             int j = error.getIndex();
             if (j < 0 || j >= n || !applied[j]) {
-                throw new SluiceException("MongoDB reported an error at index " + j + " of " + n
+                throw failed("MongoDB reported an error at index " + j + " of " + n
                         + " counter record writes to " + shape.collection.getNamespace() + ": " + errors, cause);
             }
             if (ErrorCategory.fromErrorCode(error.getCode()) != ErrorCategory.DUPLICATE_KEY) {
-                throw new SluiceException("MongoDB failed a counter record write (index " + j + " of " + n + ") to "
+                throw failed("MongoDB failed a counter record write (index " + j + " of " + n + ") to "
                         + shape.collection.getNamespace() + ", so the outcome of the others is unknown: " + error,
                         cause);
             }
@@ -286,17 +287,22 @@ final class MongoCounterStore implements CounterStore {
         int upserts = 0;
         for (BulkWriteUpsert u : result.getUpserts()) {
             if (u.getIndex() < 0 || u.getIndex() >= n || !applied[u.getIndex()]) {
-                throw new SluiceException("MongoDB reported an upsert at index " + u.getIndex() + " of " + n
+                throw failed("MongoDB reported an upsert at index " + u.getIndex() + " of " + n
                         + " counter record writes to " + shape.collection.getNamespace() + ", which it failed", cause);
             }
             upserts++;
         }
         if (result.getMatchedCount() != n - conflicts - upserts) {
-            throw new SluiceException("MongoDB's answer to " + n + " counter record writes to "
+            throw failed("MongoDB's answer to " + n + " counter record writes to "
                     + shape.collection.getNamespace() + " does not add up: " + result.getMatchedCount()
                     + " matched, " + upserts + " inserted, " + conflicts + " conflicts", cause);
         }
         return applied;
+    }
+
+    /** A failure of a bulk write, caused by the exception that carried the reply if there was one. */
+    private static SluiceException failed(String message, @Nullable MongoBulkWriteException cause) {
+        return cause == null ? new SluiceException(message) : new SluiceException(message, cause);
     }
 
     private static SluiceException unknown(int n, Shape shape, String what, MongoException e) {
@@ -453,7 +459,7 @@ final class MongoCounterStore implements CounterStore {
     }
 
     /** A 64-bit or 32-bit integer, or a double holding a whole number (as the shell writes numbers). */
-    private static long integer(BsonValue v, String field) {
+    private static long integer(@Nullable BsonValue v, String field) {
         if (v != null && v.isInt64()) {
             return v.asInt64().getValue();
         }

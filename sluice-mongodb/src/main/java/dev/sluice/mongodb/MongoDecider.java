@@ -14,12 +14,15 @@ import dev.sluice.spi.AtomicDecider;
 import dev.sluice.spi.Listeners;
 import dev.sluice.spi.SharedStoreOptions;
 import dev.sluice.spi.StoreDecision;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongConsumer;
 import org.bson.Document;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Decides the requests of one limiter on its keys' documents. Thread-safe; keeps no per-key state.
@@ -127,7 +130,8 @@ final class MongoDecider implements AtomicDecider, History.Configs {
             StoreDecision d;
             if (consume) {
                 Document op = request(cost, nowNanos);
-                d = append(id, key, op, nowNanos, deadline).decision();
+                d = Objects.requireNonNull(append(id, key, op, nowNanos, deadline).decision(),
+                        "a request is decided; only a give-back is not");
             } else {
                 d = peek(id, cost, nowNanos);
             }
@@ -234,7 +238,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     private void correctExpiry(Document filter, Document doc, long serverNanos, long deadline) {
         serverOffsetNanos = serverNanos - config.clockNanos();
         Date expire = doc.getDate(EXPIRE);
-        if (expire == null || expire.getTime() < ceilMillis(expiryBound(serverNanos))) {
+        if (expire == null || expire.toInstant().toEpochMilli() < ceilMillis(expiryBound(serverNanos))) {
             MongoCollection<Document> rest = within(deadline);
             if (rest != null) {
                 rest.updateOne(filter, new Document("$max", new Document(EXPIRE, expireDate(serverNanos))));
@@ -278,7 +282,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     }
 
     /** The collection with the time left until {@code deadline} as its timeout; null if less than a millisecond. */
-    private MongoCollection<Document> within(long deadline) {
+    private @Nullable MongoCollection<Document> within(long deadline) {
         return MongoStore.within(collection, deadline);
     }
 
@@ -335,7 +339,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
 
     /** The {@code expire} a request at {@code t} sets: its {@link #expiryBound}, plus the margin, in milliseconds. */
     private Date expireDate(long t) {
-        return new Date(ceilMillis(saturatedAdd(expiryBound(t), EXPIRY_MARGIN_NANOS)));
+        return Date.from(Instant.ofEpochMilli(ceilMillis(saturatedAdd(expiryBound(t), EXPIRY_MARGIN_NANOS))));
     }
 
     @Override

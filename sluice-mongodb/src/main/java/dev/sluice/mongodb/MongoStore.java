@@ -26,6 +26,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.bson.BsonValue;
 import org.bson.Document;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Limits kept in a MongoDB collection and shared by every service instance that uses it (exact mode): each decision
@@ -80,7 +81,7 @@ public final class MongoStore implements RateLimitStore {
 
     private MongoStore(Builder b, SharedStoreOptions options) {
         this.options = options;
-        this.joint = new SharedJoint(options, null);
+        this.joint = new SharedJoint(null);
         this.compactAfter = b.compactAfter;
         MongoCollection<Document> c = b.database.getCollection(b.collection)
                 .withCodecRegistry(MongoClientSettings.getDefaultCodecRegistry())
@@ -216,7 +217,7 @@ public final class MongoStore implements RateLimitStore {
     }
 
     /** {@code collection} with the time left until {@code deadline} as its timeout; null if less than a millisecond. */
-    static <T> MongoCollection<T> within(MongoCollection<T> collection, long deadline) {
+    static <T> @Nullable MongoCollection<T> within(MongoCollection<T> collection, long deadline) {
         long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
         return left < 1 ? null : collection.withTimeout(left, TimeUnit.MILLISECONDS);
     }
@@ -335,7 +336,7 @@ public final class MongoStore implements RateLimitStore {
             extends dev.sluice.spi.CounterStoreBuilder<CounterStoreBuilder> {
 
         private final MongoDatabase database;
-        private Function<? super String, String> naming;
+        private @Nullable Function<? super String, String> naming;  // null: defaultCollection
         private KeyCodec keyCodec = KeyCodec.clientAndUser();
         private boolean createIndex = true;
 

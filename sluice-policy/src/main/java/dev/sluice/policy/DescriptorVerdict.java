@@ -18,7 +18,7 @@ public final class DescriptorVerdict {
         this.limits = List.copyOf(limits);
         Outcome o = Outcome.NO_LIMIT;
         for (LimitVerdict l : this.limits) {
-            if (l.outcome().ordinal() < o.ordinal()) {
+            if (l.outcome().compareTo(o) < 0) {   // declaration order: the most telling first
                 o = l.outcome();
             }
         }

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The joint requests of one {@link PostgresStore} ({@link dev.sluice.RateLimiter#tryAcquireAll}): each is one
@@ -74,7 +75,7 @@ final class PostgresJoint implements AtomicJointDecider {
         long[] subWindows = new long[n];
         boolean[] stricts = new boolean[n];
         boolean[] counted = new boolean[n];
-        Long[] now = new Long[n];
+        @Nullable Long[] now = new Long[n];  // null: the store's own time
         for (int i = 0; i < n; i++) {
             PostgresDecider d = (PostgresDecider) deciders.get(i);
             algorithms[i] = d.algorithm();

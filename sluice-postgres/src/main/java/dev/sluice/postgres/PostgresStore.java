@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A store that keeps every limiter's per-key state in one PostgreSQL table, shared by every service instance that
@@ -116,7 +117,7 @@ public final class PostgresStore implements RateLimitStore {
         this.schema = Schema.limits(b.schemaName, b.table);
         this.createSchema = b.createSchema;
         this.synchronousCommit = b.synchronousCommit;
-        this.joint = new SharedJoint(options, new PostgresJoint(this));
+        this.joint = new SharedJoint(new PostgresJoint(this));
     }
 
     /**
@@ -201,7 +202,7 @@ public final class PostgresStore implements RateLimitStore {
 
         private final DataSource dataSource;
         private String table = DEFAULT_TABLE;
-        private String schemaName;
+        private @Nullable String schemaName;  // null: the search_path
         private boolean createSchema = true;
         private boolean synchronousCommit;
 
@@ -304,8 +305,8 @@ public final class PostgresStore implements RateLimitStore {
             extends dev.sluice.spi.CounterStoreBuilder<CounterStoreBuilder> {
 
         private final DataSource dataSource;
-        private String table;
-        private String schemaName;
+        private @Nullable String table;         // null: the namespace's
+        private @Nullable String schemaName;    // null: the search_path
         private boolean createSchema = true;
 
         private CounterStoreBuilder(DataSource dataSource) {

@@ -14,6 +14,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.HexFormat;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The table and functions of one store: names, the script that creates them, and its installation. The installed
@@ -36,7 +37,7 @@ final class Schema {
     private final String script;
     private final String version;
 
-    private Schema(String template, String schemaName, String tableName) {
+    private Schema(String template, @Nullable String schemaName, String tableName) {
         String qualifier = schemaName == null ? "" : schemaName + ".";
         this.table = qualifier + tableName;
         this.prefix = qualifier + tableName;
@@ -45,12 +46,12 @@ final class Schema {
     }
 
     /** The exact-mode store's table {@code tableName} in {@code schemaName} (null: the search path). */
-    static Schema limits(String schemaName, String tableName) {
+    static Schema limits(@Nullable String schemaName, String tableName) {
         return new Schema(LIMITS, schemaName, tableName);
     }
 
     /** The counter store's table {@code tableName} in {@code schemaName} (null: the search path). */
-    static Schema counters(String schemaName, String tableName) {
+    static Schema counters(@Nullable String schemaName, String tableName) {
         return new Schema(COUNTERS, schemaName, tableName);
     }
 

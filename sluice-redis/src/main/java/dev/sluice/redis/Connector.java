@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one connection of a {@link RedisStore} or a {@link RedisCounterStore}, opened in the background from build time on, never waited for by the
@@ -35,10 +36,10 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
     private final String target;
     private final boolean cluster;
     private final Object lock = new Object();
-    private volatile Open<C> ready;        // written under lock; null until connected and after close
-    private CompletableFuture<C> attempt;  // guarded by lock
-    private long failedAt;                 // guarded by lock: System.nanoTime() of the last failed attempt
-    private boolean closed;                // guarded by lock
+    private volatile @Nullable Open<C> ready;        // written under lock; null until connected and after close
+    private @Nullable CompletableFuture<C> attempt;  // guarded by lock
+    private long failedAt;                           // guarded by lock: System.nanoTime() of the last failed attempt
+    private boolean closed;                          // guarded by lock
 
     /** An open connection and its commands. */
     private record Open<C>(C connection, RedisScriptingAsyncCommands<String, String> commands) {
@@ -122,8 +123,8 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
             if (ready != null) {
                 return ready;
             }
-            if (attempt == null || attempt.isCompletedExceptionally()
-                    && System.nanoTime() - failedAt >= TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS)) {
+            if (attempt == null || (attempt.isCompletedExceptionally()
+                    && System.nanoTime() - failedAt >= TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS))) {
                 attempt = start();
             }
             current = attempt;
@@ -133,16 +134,18 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
             if (closed) {
                 throw new SluiceException("the Redis store is closed");
             }
-            opened(c);
-            return ready;
+            return opened(c);
         }
     }
 
-    /** Takes {@code c} as the connection unless one is already taken. Guarded by lock. */
-    private void opened(C c) {
-        if (ready == null) {
-            ready = new Open<>(c, commandsOf.apply(c));
+    /** Takes {@code c} as the connection unless one is already taken; the one taken. Guarded by lock. */
+    private Open<C> opened(C c) {
+        Open<C> open = ready;
+        if (open == null) {
+            open = new Open<>(c, commandsOf.apply(c));
+            ready = open;
         }
+        return open;
     }
 
     private CompletableFuture<C> start() {
@@ -152,12 +155,14 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
         }
-        f.whenComplete((c, error) -> {
+        // Neither future is read: callers wait on f itself; the callback cannot fail but for a bug, and a late
+        // connection's close has no one to tell it failed.
+        var unusedCallback = f.whenComplete((c, error) -> {
             synchronized (lock) {
                 if (error != null) {
                     failedAt = System.nanoTime();
                 } else if (closed) {
-                    c.closeAsync();
+                    var unusedClose = c.closeAsync();
                 } else {
                     opened(c);  // also when no call is waiting for it
                 }

@@ -9,6 +9,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * A Lua script and its SHA-1 digest for {@code EVALSHA}: that of one algorithm ({@code common.lua}, the algorithm's
@@ -47,7 +48,7 @@ final class LuaScript {
     static final LuaScript COUNTER_CAS = new LuaScript("counter_cas", resource("counter_cas"));
 
     static LuaScript of(Algorithm algorithm) {
-        return SCRIPTS.get(algorithm);
+        return Objects.requireNonNull(SCRIPTS.get(algorithm), "a script is loaded for every algorithm");
     }
 
     /** The script's source, for {@code EVAL}. */

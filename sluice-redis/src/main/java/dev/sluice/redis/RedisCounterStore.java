@@ -28,6 +28,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The counter store of synchronized mode ({@link dev.sluice.sync.SynchronizedStore}) on Redis or Redis Cluster
@@ -329,9 +330,9 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
         return new SluiceException("Redis failed " + what + ": " + cause, cause);
     }
 
-    private static boolean isNoScript(Throwable t) {
+    private static boolean isNoScript(@Nullable Throwable t) {
         return t instanceof RedisNoScriptException
-                || t != null && t.getMessage() != null && t.getMessage().startsWith("NOSCRIPT");
+                || (t != null && t.getMessage() != null && t.getMessage().startsWith("NOSCRIPT"));
     }
 
     private CounterSnapshot snapshot(CounterKey key, Map<String, String> hash) {

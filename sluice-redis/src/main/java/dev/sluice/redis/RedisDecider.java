@@ -11,6 +11,7 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import java.time.Duration;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Decides for one bound {@link LimiterConfig}: one {@code EVALSHA} of the algorithm's script per call, reloaded with
@@ -27,7 +28,7 @@ final class RedisDecider implements AtomicDecider {
     private final String window;
     private final String countRejected;
     private final String margin;
-    private final String subWindow;  // null unless a sliding-window counter
+    private final @Nullable String subWindow;  // null unless a sliding-window counter
     private final String strict;
     private final String code;
     private final Duration timeout;
@@ -144,9 +145,9 @@ final class RedisDecider implements AtomicDecider {
         }
     }
 
-    private static boolean isNoScript(Throwable t) {
+    private static boolean isNoScript(@Nullable Throwable t) {
         return t instanceof RedisNoScriptException
-                || t != null && t.getMessage() != null && t.getMessage().startsWith("NOSCRIPT");
+                || (t != null && t.getMessage() != null && t.getMessage().startsWith("NOSCRIPT"));
     }
 
     private static long number(List<Object> r, int i) {

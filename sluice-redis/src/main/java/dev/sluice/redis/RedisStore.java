@@ -113,7 +113,7 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
         this.connector = connector;
         this.options = options;
         this.marginMillis = options.timeSource() == TimeSource.CLOCK ? expiryMargin.toMillis() : 0;
-        this.joint = new SharedJoint(options, new RedisJoint(connector, options.timeout()));
+        this.joint = new SharedJoint(new RedisJoint(connector, options.timeout()));
     }
 
     /** A builder for a store on a standalone Redis (or a proxy) through {@code client}. */

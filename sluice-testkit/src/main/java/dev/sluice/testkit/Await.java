@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Waiting, in a test, for something another thread or process does: a restarted server that accepts connections
@@ -54,7 +55,8 @@ public final class Await {
         }
     }
 
-    private static void pauseOrFail(String description, Duration bound, long start, RuntimeException last) {
+    private static void pauseOrFail(String description, Duration bound, long start,
+                                    @Nullable RuntimeException last) {
         long waited = System.nanoTime() - start;
         if (waited >= bound.toNanos()) {
             throw new AssertionError("expected " + description + " within " + bound.toSeconds() + " s, still not after "

@@ -48,6 +48,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -348,7 +349,7 @@ public abstract class CounterStoreContract {
         List<Held> held = new ArrayList<>();
         for (int r = 0; r < requests; r++) {
             String k = random.nextInt(2) == 0 ? names[random.nextInt(4)] : names[random.nextInt(names.length)];
-            long cost = 1 + random.nextInt(3);
+            long cost = 1L + random.nextInt(3);
             int op = random.nextInt(10);
             if (op < 7) {
                 if (limiter.tryAcquire(k, cost).allowed()) {
@@ -363,7 +364,8 @@ public abstract class CounterStoreContract {
             } else {
                 Held h = held.remove(random.nextInt(held.size()));
                 if (h.reservation().cancel()) {
-                    admitted.get(h.key() + "@" + frame).add(-h.cost());
+                    Objects.requireNonNull(admitted.get(h.key() + "@" + frame), "counted when it was reserved")
+                            .add(-h.cost());
                 }
             }
         }
@@ -615,7 +617,7 @@ public abstract class CounterStoreContract {
      * back only a weak reference to it.
      */
     private WeakReference<RateLimiter> closeAfterRequests(SynchronizedStore s, String k, String j,
-                                                         Switchable failing) {
+                                                         @Nullable Switchable failing) {
         RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(5, Duration.ofMinutes(1))
                 .clock(clock).store(s).build();
         RateLimiter other = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(5, Duration.ofMinutes(1))
@@ -668,13 +670,13 @@ public abstract class CounterStoreContract {
         }
 
         @Override
-        public void onStoreFailure(RateLimiter limiter, SluiceException failure) {
+        public void onStoreFailure(@Nullable RateLimiter limiter, SluiceException failure) {
             failures.incrementAndGet();
             throw new IllegalStateException("onStoreFailure throws, as a test");
         }
 
         @Override
-        public void onStoreCall(RateLimiter limiter, long nanos) {
+        public void onStoreCall(@Nullable RateLimiter limiter, long nanos) {
             calls.incrementAndGet();
             throw new IllegalStateException("onStoreCall throws, as a test");
         }

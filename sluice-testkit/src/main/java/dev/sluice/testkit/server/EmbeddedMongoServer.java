@@ -10,6 +10,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.SocketAddress;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An in-JVM MongoDB server (mongo-java-server, in-memory backend) on a loopback port, which a test can stop and start
@@ -28,10 +29,10 @@ public final class EmbeddedMongoServer implements AutoCloseable {
     private static final int START_ATTEMPTS = 50;
 
     private final Class<?> backendInterface;
-    private final Object data;     // the real backend, closed only by close()
-    private final Object kept;     // what each server is given: the backend, except that close() does nothing
+    private final Object data;        // the real backend, closed only by close()
+    private final Object kept;        // what each server is given: the backend, except that close() does nothing
     private final int port;
-    private Object server;         // guarded by this; null while stopped
+    private @Nullable Object server;  // guarded by this; null while stopped
 
     EmbeddedMongoServer() {
         try {

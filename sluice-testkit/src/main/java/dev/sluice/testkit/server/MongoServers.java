@@ -1,5 +1,7 @@
 package dev.sluice.testkit.server;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * MongoDB for the stores' tests, started by the tests themselves: an in-JVM, wire-compatible server
  * (mongo-java-server with its in-memory backend) on a free loopback port, or an external server named by the
@@ -16,7 +18,7 @@ public final class MongoServers {
     /** Names an external server, e.g. {@code mongodb://127.0.0.1:27017}, to run the tests against instead. */
     public static final String URL_VARIABLE = "SLUICE_MONGODB_URL";
 
-    private static EmbeddedMongoServer shared;  // guarded by MongoServers.class
+    private static @Nullable EmbeddedMongoServer shared;  // guarded by MongoServers.class
 
     private MongoServers() {
     }

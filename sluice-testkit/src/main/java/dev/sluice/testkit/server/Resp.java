@@ -10,6 +10,7 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Just enough of the Redis protocol (RESP2) to start, configure and probe test servers without a client library:
@@ -28,7 +29,7 @@ final class Resp {
      *
      * @throws IOException if the server cannot be reached or answers with an error
      */
-    static Object call(String host, int port, String... command) throws IOException {
+    static @Nullable Object call(String host, int port, String... command) throws IOException {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(host, port), TIMEOUT_MILLIS);
             socket.setSoTimeout(TIMEOUT_MILLIS);
@@ -47,7 +48,7 @@ final class Resp {
         }
     }
 
-    private static Object read(InputStream in) throws IOException {
+    private static @Nullable Object read(InputStream in) throws IOException {
         int type = in.read();
         String line = line(in);
         switch (type) {
