@@ -3,8 +3,6 @@ package dev.sluice.spi;
 import dev.sluice.RateLimitListener;
 import dev.sluice.SluiceException;
 import java.time.Duration;
-import java.util.Objects;
-import java.util.function.Consumer;
 
 /**
  * The options every {@link CounterStore}'s builder has, whatever the store; a store's builder extends this and adds
@@ -14,7 +12,7 @@ import java.util.function.Consumer;
  *
  * @param <B> the concrete builder, returned by every setter
  */
-public abstract class CounterStoreBuilder<B extends CounterStoreBuilder<B>> {
+public abstract class CounterStoreBuilder<B extends CounterStoreBuilder<B>> extends StoreBuilder<B> {
 
     /**
      * The default {@link #timeout(Duration)}: longer than an exact-mode store's ({@link SharedStoreBuilder#DEFAULT_TIMEOUT}),
@@ -22,16 +20,9 @@ public abstract class CounterStoreBuilder<B extends CounterStoreBuilder<B>> {
      */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1);
 
-    private Duration timeout = DEFAULT_TIMEOUT;
-    private String namespace = SharedStoreBuilder.DEFAULT_NAMESPACE;
-    private RateLimitListener listener = RateLimitListener.NONE;
-
+    /** Starts with every option at its default; for a store's own builder to call. */
     protected CounterStoreBuilder() {
-    }
-
-    @SuppressWarnings("unchecked")
-    private B self() {
-        return (B) this;
+        super(DEFAULT_TIMEOUT);
     }
 
     /**
@@ -39,53 +30,21 @@ public abstract class CounterStoreBuilder<B extends CounterStoreBuilder<B>> {
      * {@link SluiceException}; default 1 s. Only the synchronized store's background rounds wait for it, never a
      * request.
      */
+    @Override
     public B timeout(Duration timeout) {
-        this.timeout = SharedStoreOptions.requirePositive("timeout", timeout);
-        return self();
+        return super.timeout(timeout);
     }
 
     /**
-     * The prefix of every name the store writes, so that several applications can share one server; default
-     * {@code "sluice"}. Checked as a shared store's namespace is ({@link SharedStoreOptions#requireNamespace}); a
-     * store that derives a name the server must accept from it (a table, a collection) checks that name in
-     * {@link #build()}.
+     * Told of the time of every call and of the failures of the store's own work that no call reports by throwing
+     * (such as creating an index), with a {@code null} limiter; calls that fail throw, and the synchronized store
+     * tells its own listener. Must not block; a listener that throws changes nothing. Default: none.
      */
-    public B namespace(String namespace) {
-        this.namespace = SharedStoreOptions.requireNamespace(namespace);
-        return self();
-    }
-
-    /**
-     * Told of failures of the store's own work that no call reports by throwing (such as creating an index), with a
-     * {@code null} limiter; calls that fail throw, and the synchronized store tells its own listener. Must not block;
-     * a listener that throws changes nothing. Default: none.
-     */
+    @Override
     public B listener(RateLimitListener listener) {
-        this.listener = Objects.requireNonNull(listener, "listener must not be null");
-        return self();
-    }
-
-    /** Shorthand for a {@link #listener} told only of failures. */
-    public B failureListener(Consumer<? super SluiceException> onFailure) {
-        Objects.requireNonNull(onFailure, "failureListener must not be null");
-        return listener(RateLimitListener.ofFailures(onFailure));
+        return super.listener(listener);
     }
 
     /** The counter store. */
     public abstract CounterStore build();
-
-    /** The timeout set so far. */
-    protected final Duration timeout() {
-        return timeout;
-    }
-
-    /** The namespace set so far. */
-    protected final String namespace() {
-        return namespace;
-    }
-
-    /** The listener set so far. */
-    protected final RateLimitListener listener() {
-        return listener;
-    }
 }
