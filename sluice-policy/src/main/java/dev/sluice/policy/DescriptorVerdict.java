@@ -4,15 +4,18 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
+import org.jspecify.annotations.Nullable;
+
 /** What the limits of one descriptor of a request answered. Immutable. */
 public final class DescriptorVerdict {
 
     private final Descriptor descriptor;
-    private final Rule rule;
+    /** Null when no rule applied. */
+    private final @Nullable Rule rule;
     private final List<LimitVerdict> limits;
     private final Outcome outcome;
 
-    DescriptorVerdict(Descriptor descriptor, Rule rule, List<LimitVerdict> limits) {
+    DescriptorVerdict(Descriptor descriptor, @Nullable Rule rule, List<LimitVerdict> limits) {
         this.descriptor = Objects.requireNonNull(descriptor);
         this.rule = rule;
         this.limits = List.copyOf(limits);

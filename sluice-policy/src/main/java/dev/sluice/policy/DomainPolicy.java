@@ -3,6 +3,9 @@ package dev.sluice.policy;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * One domain's rules as a tree, ready to match: the immutable model a file becomes once it is valid.
@@ -41,10 +44,10 @@ final class DomainPolicy {
     }
 
     /** The rule {@code d} matches and the wildcard pattern of each entry matched by a shared threshold, or null. */
-    Match match(Descriptor d) {
+    @Nullable Match match(Descriptor d) {
         List<Descriptor.Entry> entries = d.entries();
         Level level = top;
-        String[] shared = null;
+        @Nullable String @Nullable [] shared = null;
         for (int i = 0; i < entries.size(); i++) {
             Descriptor.Entry e = entries.get(i);
             Node node = level == null ? null : level.find(e);
@@ -75,7 +78,8 @@ final class DomainPolicy {
      * @param shared per entry, the wildcard pattern that stands for the value in the counter key (a shared
      *               threshold), or null; the array itself is null when no entry shares
      */
-    record Match(Rule rule, String[] shared) {
+    @SuppressWarnings("ArrayRecordComponent")  // never compared or hashed: a sparse per-entry array for counterKey
+    record Match(Rule rule, @Nullable String @Nullable [] shared) {
     }
 
     /** One level of rules: the children of a rule, or a domain's top level. */
@@ -101,7 +105,7 @@ final class DomainPolicy {
             return true;
         }
 
-        Node find(Descriptor.Entry e) {
+        @Nullable Node find(Descriptor.Entry e) {
             Map<String, Node> byValue = exact.get(e.key());
             if (byValue != null) {
                 Node n = byValue.get(e.value());
@@ -112,7 +116,8 @@ final class DomainPolicy {
             List<Node> wild = wildcards.get(e.key());
             if (wild != null) {
                 for (Node n : wild) {
-                    if (Wildcard.matches(n.pattern, e.value())) {
+                    String[] pattern = Objects.requireNonNull(n.pattern, "add() puts only nodes with a pattern here");
+                    if (Wildcard.matches(pattern, e.value())) {
                         return n;
                     }
                 }
@@ -136,16 +141,17 @@ final class DomainPolicy {
     static final class Node {
         final String key;
         /** Null for a key-only rule. */
-        final String value;
+        final @Nullable String value;
         /** The value split at each {@code *}; null when the value has none. */
-        final String[] pattern;
+        final String @Nullable [] pattern;
         final boolean shareThreshold;
         /** Null when the entry has no limits. */
-        final Rule rule;
+        final @Nullable Rule rule;
         /** Null when the entry has no nested descriptors. */
-        final Level children;
+        final @Nullable Level children;
 
-        Node(String key, String value, boolean shareThreshold, Rule rule, Level children) {
+        Node(String key, @Nullable String value, boolean shareThreshold, @Nullable Rule rule,
+             @Nullable Level children) {
             this.key = key;
             this.value = value;
             this.pattern = value != null && value.indexOf('*') >= 0 ? Wildcard.split(value) : null;

@@ -16,8 +16,11 @@ import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * One loaded configuration made ready to decide: the policies and one {@link RateLimiter} per distinct limit shape
@@ -72,7 +75,8 @@ final class Engine {
                         if (l.unlimited() || l.requestsPerUnit() == 0) {
                             continue;
                         }
-                        Shape s = new Shape(l.algorithm(), l.requestsPerUnit(), l.window());
+                        Shape s = new Shape(Objects.requireNonNull(l.algorithm(), "a limited Limit has one"),
+                                l.requestsPerUnit(), Objects.requireNonNull(l.window(), "a limited Limit has one"));
                         RateLimiter limiter = built.computeIfAbsent(s, k -> RateLimiter.builder(k.algorithm())
                                 .limit(k.limit(), k.window()).clock(clock).store(store).listener(listener).build());
                         map.put(l, limiter);
@@ -129,30 +133,33 @@ final class Engine {
     private static final class Slot {
         final Limit limit;
         final int stage;
-        final RateLimiter limiter;
-        final String key;
-        Part part;
-        Outcome outcome;
+        /** Null when the limit asks no limiter: replaced, unlimited, or a limit of 0. */
+        final @Nullable RateLimiter limiter;
+        /** Null for a replaced or unlimited limit, which has its outcome at once. */
+        @Nullable Part part;
+        /** Set at once for a replaced or unlimited limit; null for the others, answered by their part. */
+        @Nullable Outcome outcome;
 
-        Slot(Limit limit, int stage, RateLimiter limiter, String key) {
+        Slot(Limit limit, int stage, @Nullable RateLimiter limiter) {
             this.limit = limit;
             this.stage = stage;
             this.limiter = limiter;
-            this.key = key;
         }
     }
 
     /** What is taken from one limiter and key: the costs of every slot naming them, added. */
     private static final class Part {
-        final RateLimiter limiter;
+        /** Null for a limit of 0, which is impossible and never asks. */
+        final @Nullable RateLimiter limiter;
         final String key;
         final Limit limit;
         long cost;
-        Decision decision;
+        /** Null until its stage runs; stays null if an earlier stage refused, or its own was impossible. */
+        @Nullable Decision decision;
         /** Refused without asking the store: a limit of 0, or a cost above the limit. */
         boolean impossible;
 
-        Part(RateLimiter limiter, String key, Limit limit) {
+        Part(@Nullable RateLimiter limiter, String key, Limit limit) {
             this.limiter = limiter;
             this.key = key;
             this.limit = limit;
@@ -165,7 +172,7 @@ final class Engine {
 
     Verdict decide(String domain, List<Descriptor> descriptors, long hits) {
         int n = descriptors.size();
-        DomainPolicy.Match[] matches = new DomainPolicy.Match[n];
+        DomainPolicy.@Nullable Match[] matches = new DomainPolicy.@Nullable Match[n];
         Set<String> replaced = null;
         for (int i = 0; i < n; i++) {
             DomainPolicy.Match m = policies.matchFull(domain, descriptors.get(i));
@@ -199,11 +206,11 @@ final class Engine {
             for (int j = 0; j < limits.size(); j++) {
                 Limit l = limits.get(j);
                 if (replaced != null && !l.name().isEmpty() && replaced.contains(l.name())) {
-                    Slot s = new Slot(l, stage, null, null);
+                    Slot s = new Slot(l, stage, null);
                     s.outcome = Outcome.REPLACED;
                     mine.add(s);
                 } else if (l.unlimited()) {
-                    Slot s = new Slot(l, stage, null, null);
+                    Slot s = new Slot(l, stage, null);
                     s.outcome = Outcome.UNLIMITED;
                     mine.add(s);
                 } else {
@@ -211,7 +218,7 @@ final class Engine {
                         base = counterKey(domain, descriptors.get(i), m.shared());
                     }
                     String key = base + "#" + j;
-                    Slot s = new Slot(l, stage, byLimit.get(l), key);
+                    Slot s = new Slot(l, stage, byLimit.get(l));
                     Part p = parts.get(key);
                     if (p == null || p.limiter != s.limiter) {
                         p = new Part(s.limiter, key, l);
@@ -245,7 +252,8 @@ final class Engine {
             }
             List<Acquisition> acquisitions = new ArrayList<>(list.size());
             for (Part p : list) {
-                acquisitions.add(new Acquisition(p.limiter, p.key, p.cost));
+                RateLimiter limiter = Objects.requireNonNull(p.limiter, "a limit of 0 has none, and is impossible");
+                acquisitions.add(new Acquisition(limiter, p.key, p.cost));
             }
             JointDecision jd = RateLimiter.tryAcquireAll(acquisitions);
             for (int k = 0; k < list.size(); k++) {
@@ -260,6 +268,8 @@ final class Engine {
         Rule shadowBan = null;
         List<DescriptorVerdict> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
+            DomainPolicy.Match m = matches[i];
+            Rule rule = m == null ? null : m.rule();
             List<Slot> mine = slots.get(i);
             List<LimitVerdict> verdicts = new ArrayList<>(mine.size());
             for (Slot s : mine) {
@@ -267,12 +277,12 @@ final class Engine {
                     verdicts.add(new LimitVerdict(s.limit, s.outcome, Long.MAX_VALUE, 0, 0, false));
                     continue;
                 }
-                Part p = s.part;
+                Part p = Objects.requireNonNull(s.part, "a slot neither replaced nor unlimited has its part");
                 if (p.impossible) {
                     if (nowNanos < 0) {
                         nowNanos = clock.millis() * 1_000_000L;
                     }
-                    long w = s.limit.window().toNanos();
+                    long w = Objects.requireNonNull(s.limit.window(), "a limited Limit has one").toNanos();
                     long reset = w - Math.floorMod(nowNanos, w);
                     verdicts.add(new LimitVerdict(s.limit, refusal(s.stage), 0, reset,
                             p.limit.requestsPerUnit() == 0 ? reset : Long.MAX_VALUE, false));
@@ -291,11 +301,10 @@ final class Engine {
                 }
                 if (s.stage == SHADOW_BAN && s.stage == refusedStage && shadowBan == null
                         && verdicts.get(verdicts.size() - 1).outcome() == Outcome.SHADOW_BANNED) {
-                    shadowBan = matches[i].rule();
+                    shadowBan = rule;
                 }
             }
-            out.add(new DescriptorVerdict(descriptors.get(i), matches[i] == null ? null : matches[i].rule(),
-                    verdicts));
+            out.add(new DescriptorVerdict(descriptors.get(i), rule, verdicts));
         }
         return new Verdict(refusedStage != ENFORCE, shadowBan, out);
     }
@@ -304,7 +313,7 @@ final class Engine {
         return stage == ENFORCE ? Outcome.DENIED : stage == SHADOW_BAN ? Outcome.SHADOW_BANNED : Outcome.WOULD_DENY;
     }
 
-    static String counterKey(String domain, Descriptor d, String[] shared) {
+    static String counterKey(String domain, Descriptor d, @Nullable String @Nullable [] shared) {
         StringBuilder sb = new StringBuilder(64);
         escape(sb, domain);
         List<Descriptor.Entry> entries = d.entries();
@@ -312,9 +321,10 @@ final class Engine {
             Descriptor.Entry e = entries.get(i);
             sb.append('|');
             escape(sb, e.key());
-            if (shared != null && shared[i] != null) {
+            String pattern = shared == null ? null : shared[i];
+            if (pattern != null) {
                 sb.append('~');
-                escape(sb, shared[i]);
+                escape(sb, pattern);
             } else {
                 sb.append('=');
                 escape(sb, e.value());

@@ -6,6 +6,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One limit of a {@link Rule}: at most {@code requestsPerUnit} per {@code window} under {@code algorithm}, or
  * {@code unlimited}. Immutable.
@@ -20,8 +22,8 @@ import java.util.Objects;
  *                        when given as a {@code window}
  * @param algorithm       the algorithm; {@link Algorithm#FIXED_WINDOW} unless the configuration names another
  */
-public record Limit(String name, List<String> replaces, boolean unlimited, long requestsPerUnit, Duration window,
-                    String unit, Algorithm algorithm) {
+public record Limit(String name, List<String> replaces, boolean unlimited, long requestsPerUnit,
+                    @Nullable Duration window, @Nullable String unit, @Nullable Algorithm algorithm) {
 
     /** Copies {@code replaces}; checks that a limited limit has a window and an algorithm. */
     public Limit {
@@ -41,7 +43,8 @@ public record Limit(String name, List<String> replaces, boolean unlimited, long 
         if (unlimited) {
             return "unlimited" + (name.isEmpty() ? "" : " (" + name + ")");
         }
-        return requestsPerUnit + "/" + (unit != null ? unit : window) + " " + algorithm.name().toLowerCase(java.util.Locale.ROOT)
-                + (name.isEmpty() ? "" : " (" + name + ")");
+        Algorithm a = Objects.requireNonNull(algorithm, "required of a limited limit");
+        return requestsPerUnit + "/" + (unit != null ? unit : window) + " "
+                + a.name().toLowerCase(java.util.Locale.ROOT) + (name.isEmpty() ? "" : " (" + name + ")");
     }
 }

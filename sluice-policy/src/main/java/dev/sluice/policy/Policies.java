@@ -13,6 +13,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Stream;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A loaded, validated set of rate limit policies: one domain per file, in envoyproxy/ratelimit's YAML format with
  * Sluice's extensions (see {@code docs/policies.md}). Immutable and thread-safe; give it to
@@ -137,7 +139,7 @@ public final class Policies {
         return p == null ? List.of() : p.rules();
     }
 
-    DomainPolicy.Match matchFull(String domain, Descriptor descriptor) {
+    DomainPolicy.@Nullable Match matchFull(String domain, Descriptor descriptor) {
         Objects.requireNonNull(descriptor, "descriptor must not be null");
         DomainPolicy p = domains.get(Objects.requireNonNull(domain, "domain must not be null"));
         return p == null ? null : p.match(descriptor);

@@ -10,6 +10,8 @@ import java.time.Clock;
 import java.util.List;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Enforces {@link Policies} on a store: {@link #check(String, List, long)} answers whether a request may proceed.
  *
@@ -44,10 +46,10 @@ public final class PolicyLimiter implements AutoCloseable {
     private final boolean dryRun;
     private final RateLimitListener listener;
     /** Null without a meter registry. */
-    private final PolicyMetrics metrics;
+    private final @Nullable PolicyMetrics metrics;
 
     /** The engine in force; null once closed. Written under {@code this}. */
-    private volatile Engine engine;
+    private volatile @Nullable Engine engine;
     /** Guarded by {@code this}. */
     private long version;
 
@@ -186,7 +188,7 @@ public final class PolicyLimiter implements AutoCloseable {
         }
     }
 
-    Engine engineForTest() {
+    @Nullable Engine engineForTest() {
         return engine;
     }
 
@@ -200,10 +202,10 @@ public final class PolicyLimiter implements AutoCloseable {
     /** Builds a {@link PolicyLimiter}. Not thread-safe. */
     public static final class Builder {
         private final Policies policies;
-        private RateLimitStore store;
+        private @Nullable RateLimitStore store;
         private Clock clock = Clock.systemUTC();
         private boolean dryRun;
-        private MeterRegistry registry;
+        private @Nullable MeterRegistry registry;
         private int maxDetailedValues = DEFAULT_MAX_DETAILED_VALUES;
 
         private Builder(Policies policies) {

@@ -14,6 +14,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The policy limiter's meters (names in {@code docs/policies.md}), and the listener of its limiters for store
  * errors and latency.
@@ -134,7 +136,7 @@ final class PolicyMetrics implements RateLimitListener {
         }
     }
 
-    private void count(String name, String domain, String rule, String value, Outcome outcome) {
+    private void count(String name, String domain, String rule, @Nullable String value, Outcome outcome) {
         String id = name + '\0' + domain + '\0' + rule + '\0' + (value == null ? "" : value) + '\0' + outcome;
         counters.computeIfAbsent(id, k -> {
             Counter.Builder b = Counter.builder(name).tag("domain", domain).tag("rule", rule)
@@ -147,12 +149,12 @@ final class PolicyMetrics implements RateLimitListener {
     }
 
     @Override
-    public void onStoreFailure(RateLimiter limiter, SluiceException failure) {
+    public void onStoreFailure(@Nullable RateLimiter limiter, SluiceException failure) {
         storeErrors.increment();
     }
 
     @Override
-    public void onStoreCall(RateLimiter limiter, long nanos) {
+    public void onStoreCall(@Nullable RateLimiter limiter, long nanos) {
         storeCalls.record(nanos, TimeUnit.NANOSECONDS);
     }
 }

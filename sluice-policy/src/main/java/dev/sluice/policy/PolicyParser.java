@@ -2,6 +2,7 @@ package dev.sluice.policy;
 
 import dev.sluice.Algorithm;
 import dev.sluice.LimiterConfig;
+import org.jspecify.annotations.Nullable;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.api.lowlevel.Compose;
 import org.snakeyaml.engine.v2.exceptions.Mark;
@@ -23,6 +24,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Matcher;
@@ -68,7 +70,8 @@ final class PolicyParser {
     private final String file;
     private final List<PolicyError> errors = new ArrayList<>();
     private String domain = "";
-    private Node domainNode;
+    /** The {@code domain} value; null until read, and when the file has none. */
+    private @Nullable Node domainNode;
 
     private PolicyParser(String file) {
         this.file = file;
@@ -82,7 +85,7 @@ final class PolicyParser {
      * @param domainLine line of the {@code domain} value, for a duplicate found across files
      * @param domainColumn its column
      */
-    record Result(DomainPolicy policy, List<PolicyError> errors, int domainLine, int domainColumn) {
+    record Result(@Nullable DomainPolicy policy, List<PolicyError> errors, int domainLine, int domainColumn) {
     }
 
     static Result parse(String file, String text) {
@@ -93,7 +96,7 @@ final class PolicyParser {
         return new Result(p.errors.isEmpty() ? policy : null, List.copyOf(p.errors), line, column);
     }
 
-    private DomainPolicy run(String text) {
+    private @Nullable DomainPolicy run(String text) {
         LoadSettings settings = LoadSettings.builder().setLabel(file).setSchema(new CoreSchema())
                 .setAllowDuplicateKeys(true).build();
         Optional<Node> composed;
@@ -136,7 +139,8 @@ final class PolicyParser {
     }
 
     /** A list of descriptors; null when absent or empty. */
-    private DomainPolicy.Level level(Node list, String field, String parentPath, Algorithm fileAlgorithm) {
+    private DomainPolicy.@Nullable Level level(@Nullable Node list, String field, String parentPath,
+                                               Algorithm fileAlgorithm) {
         if (list == null || isNull(list)) {
             return null;
         }
@@ -172,20 +176,19 @@ final class PolicyParser {
         return level;
     }
 
-    private static String path(String parentPath, String key, String value) {
+    private static String path(String parentPath, String key, @Nullable String value) {
         String here = value == null ? key : key + "_" + value;
         return parentPath.isEmpty() ? here : parentPath + "." + here;
     }
 
-    private DomainPolicy.Node descriptor(MappingNode map, String field, String parentPath, Algorithm fileAlgorithm) {
+    private DomainPolicy.@Nullable Node descriptor(MappingNode map, String field, String parentPath,
+                                                   Algorithm fileAlgorithm) {
         Fields f = fields(map, DESCRIPTOR_FIELDS, field);
         Node keyNode = f.value("key");
         String key = string(keyNode, field + ".key");
-        boolean valid = true;
         if (key == null || key.isEmpty()) {
             error(keyNode != null ? keyNode : map, field + ".key", "missing or empty: every descriptor has a "
                     + "non-empty key");
-            valid = false;
         }
         String value = string(f.value("value"), field + ".value");
         if (value != null && value.isEmpty()) {
@@ -196,15 +199,18 @@ final class PolicyParser {
         boolean quota = bool(f.value("quota_mode"), field + ".quota_mode");
         boolean detailed = bool(f.value("detailed_metric"), field + ".detailed_metric");
         bool(f.value("value_to_metric"), field + ".value_to_metric");
-        boolean share = bool(f.value("share_threshold"), field + ".share_threshold");
+        Node shareNode = f.value("share_threshold");
+        boolean share = bool(shareNode, field + ".share_threshold");
         if (share && (value == null || value.indexOf('*') < 0)) {
-            error(f.value("share_threshold"), field + ".share_threshold", "applies to a wildcard value (one with "
+            Objects.requireNonNull(shareNode, "share_threshold: true was read from it");
+            error(shareNode, field + ".share_threshold", "applies to a wildcard value (one with "
                     + "'*') only, and the value here is " + (value == null ? "absent" : "'" + value + "'"));
         }
         Mode mode = shadow || quota ? Mode.DRY_RUN : Mode.ENFORCE;
         Node modeNode = f.value("mode");
         String modeText = string(modeNode, field + ".mode");
         if (modeText != null) {
+            Objects.requireNonNull(modeNode, "the mode was read from it");
             Mode given = null;
             for (Mode m : Mode.values()) {
                 if (m.configName().equals(modeText)) {
@@ -226,7 +232,8 @@ final class PolicyParser {
         Node one = f.value("rate_limit");
         Node many = f.value("rate_limits");
         if (one != null && !isNull(one) && many != null) {
-            error(f.key("rate_limits"), field + ".rate_limits", "give either rate_limit or rate_limits, not both");
+            Node manyKey = Objects.requireNonNull(f.key("rate_limits"), "a field with a value has a key");
+            error(manyKey, field + ".rate_limits", "give either rate_limit or rate_limits, not both");
         } else if (one != null && !isNull(one)) {
             if (one instanceof MappingNode) {
                 Limit l = limit((MappingNode) one, field + ".rate_limit", ruleAlgorithm, true);
@@ -259,7 +266,7 @@ final class PolicyParser {
             }
         }
         DomainPolicy.Level children = level(f.value("descriptors"), field + ".descriptors", path, fileAlgorithm);
-        if (!valid) {
+        if (key == null || key.isEmpty()) {
             return null;
         }
         Rule rule = limits.isEmpty() ? null
@@ -267,7 +274,7 @@ final class PolicyParser {
         return new DomainPolicy.Node(key, value, share, rule, children);
     }
 
-    private Limit limit(MappingNode map, String field, Algorithm algorithm, boolean allowUnlimited) {
+    private @Nullable Limit limit(MappingNode map, String field, Algorithm algorithm, boolean allowUnlimited) {
         Fields f = fields(map, allowUnlimited ? RATE_LIMIT_FIELDS : RATE_LIMITS_FIELDS, field);
         int before = errors.size();
         boolean unlimited = bool(f.value("unlimited"), field + ".unlimited");
@@ -282,10 +289,12 @@ final class PolicyParser {
         List<String> replaces = replaces(f.value("replaces"), field + ".replaces", name);
         if (unlimited) {
             if (unit != null) {
+                Objects.requireNonNull(unitNode, "the unit was read from it");
                 error(unitNode, field + ".unit", "should not specify rate limit unit when unlimited: remove unit, "
                         + "or unlimited: true");
             }
             if (window != null) {
+                Objects.requireNonNull(windowNode, "the window was read from it");
                 error(windowNode, field + ".window", "should not specify a window when unlimited: remove window, "
                         + "or unlimited: true");
             }
@@ -294,8 +303,10 @@ final class PolicyParser {
         Duration length = null;
         String unitName = null;
         if (unit != null && window != null) {
+            Objects.requireNonNull(windowNode, "the window was read from it");
             error(windowNode, field + ".window", "give either unit or window, not both");
         } else if (window != null) {
+            Objects.requireNonNull(windowNode, "the window was read from it");
             length = window(windowNode, window, field + ".window");
         } else if (unit == null) {
             error(unitNode != null ? unitNode : map, field + ".unit", "missing: expected " + UNIT_LIST
@@ -303,6 +314,7 @@ final class PolicyParser {
         } else {
             Long seconds = UNITS.get(unit.toLowerCase(Locale.ROOT));
             if (seconds == null) {
+                Objects.requireNonNull(unitNode, "the unit was read from it");
                 error(unitNode, field + ".unit", "invalid rate limit unit '" + unit + "': expected " + UNIT_LIST);
             } else {
                 unitName = unit.toLowerCase(Locale.ROOT);
@@ -313,7 +325,7 @@ final class PolicyParser {
                 : new Limit(name, replaces, false, requests, length, unitName, a);
     }
 
-    private List<String> replaces(Node node, String field, String ownName) {
+    private List<String> replaces(@Nullable Node node, String field, String ownName) {
         if (node == null || isNull(node)) {
             return List.of();
         }
@@ -338,6 +350,7 @@ final class PolicyParser {
                         itemField + ".name", "should not have an empty replaces "
                         + "entry: name the limit to replace");
             } else if (name.equals(ownName)) {
+                Objects.requireNonNull(nameNode, "the name was read from it");
                 error(nameNode, itemField + ".name", "replaces should not contain name of same descriptor ('"
                         + name + "'): a limit cannot replace itself");
             } else {
@@ -347,7 +360,7 @@ final class PolicyParser {
         return names;
     }
 
-    private Duration window(Node node, String text, String field) {
+    private @Nullable Duration window(Node node, String text, String field) {
         Matcher m = WINDOW.matcher(text);
         if (!m.matches()) {
             error(node, field, "expected a duration: a whole number and ms, s, m, h or d (500ms, 10s, 5m, 6h, 1d), "
@@ -380,7 +393,7 @@ final class PolicyParser {
         return d;
     }
 
-    private Algorithm algorithm(Node node, String field, Algorithm otherwise) {
+    private Algorithm algorithm(@Nullable Node node, String field, Algorithm otherwise) {
         String text = string(node, field);
         if (text == null) {
             return otherwise;
@@ -390,6 +403,7 @@ final class PolicyParser {
                 return a;
             }
         }
+        Objects.requireNonNull(node, "the algorithm was read from it");
         error(node, field, "unknown algorithm '" + text + "': expected fixed_window, sliding_log, "
                 + "sliding_window_counter, sliding_tail, token_bucket or leaky_bucket");
         return otherwise;
@@ -397,7 +411,7 @@ final class PolicyParser {
 
     // ---- scalars ----
 
-    private String string(Node node, String field) {
+    private @Nullable String string(@Nullable Node node, String field) {
         if (node == null || isNull(node)) {
             return null;
         }
@@ -408,7 +422,7 @@ final class PolicyParser {
         return ((ScalarNode) node).getValue();
     }
 
-    private boolean bool(Node node, String field) {
+    private boolean bool(@Nullable Node node, String field) {
         if (node == null || isNull(node)) {
             return false;
         }
@@ -420,7 +434,7 @@ final class PolicyParser {
     }
 
     /** A whole number in [0, 2^32 - 1] (envoyproxy/ratelimit's uint32); 0 when absent. */
-    private long uint(Node node, String field) {
+    private long uint(@Nullable Node node, String field) {
         if (node == null || isNull(node)) {
             return 0;
         }
@@ -462,7 +476,8 @@ final class PolicyParser {
                 continue;
             }
             if (f.values.containsKey(name)) {
-                error(k, at + name, "field '" + name + "' given twice; first at line " + line(f.keys.get(name)));
+                Node first = Objects.requireNonNull(f.key(name), "put with its value");
+                error(k, at + name, "field '" + name + "' given twice; first at line " + line(first));
                 continue;
             }
             f.values.put(name, t.getValueNode());
@@ -513,11 +528,11 @@ final class PolicyParser {
         final Map<String, Node> values = new LinkedHashMap<>();
         final Map<String, Node> keys = new HashMap<>();
 
-        Node value(String name) {
+        @Nullable Node value(String name) {
             return values.get(name);
         }
 
-        Node key(String name) {
+        @Nullable Node key(String name) {
             return keys.get(name);
         }
     }

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The answer to {@link PolicyLimiter#check}: whether the request may proceed, and what each descriptor's limits
  * answered. Immutable.
@@ -11,10 +13,11 @@ import java.util.Optional;
 public final class Verdict {
 
     private final boolean allowed;
-    private final Rule shadowBan;
+    /** Null unless a shadow-ban limit refused the request. */
+    private final @Nullable Rule shadowBan;
     private final List<DescriptorVerdict> descriptors;
 
-    Verdict(boolean allowed, Rule shadowBan, List<DescriptorVerdict> descriptors) {
+    Verdict(boolean allowed, @Nullable Rule shadowBan, List<DescriptorVerdict> descriptors) {
         this.allowed = allowed;
         this.shadowBan = shadowBan;
         this.descriptors = List.copyOf(descriptors);
