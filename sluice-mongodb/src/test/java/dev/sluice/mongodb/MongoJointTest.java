@@ -20,6 +20,7 @@ import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.server.EmbeddedMongoServer;
 import dev.sluice.testkit.server.MongoServers;
+import dev.sluice.testkit.ThrowingListener;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -132,31 +133,6 @@ class MongoJointTest {
         assertEquals(0, perMinute.peek(k, 1).remaining(), "the minute's 100 taken");
     }
 
-    /** Throws from every method, after counting the call. */
-    private static final class ThrowingListener implements RateLimitListener {
-        final AtomicInteger decisions = new AtomicInteger();
-        final AtomicInteger failures = new AtomicInteger();
-        final AtomicInteger calls = new AtomicInteger();
-
-        @Override
-        public void onDecision(RateLimiter limiter, String key, long cost, Decision decision) {
-            decisions.incrementAndGet();
-            throw new IllegalStateException("onDecision throws, as a test");
-        }
-
-        @Override
-        public void onStoreFailure(RateLimiter limiter, SluiceException failure) {
-            failures.incrementAndGet();
-            throw new IllegalStateException("onStoreFailure throws, as a test");
-        }
-
-        @Override
-        public void onStoreCall(RateLimiter limiter, long nanos) {
-            calls.incrementAndGet();
-            throw new IllegalStateException("onStoreCall throws, as a test");
-        }
-    }
-
     /**
      * Two stores on one server, one with a listener that throws (on the store and on its limiter), one without: the
      * same requests on keys of their own get the same answers, store-made before and after an outage and the failure
@@ -209,9 +185,8 @@ class MongoJointTest {
             Decision loudBack = loud.tryAcquire(k);
             assertFalse(loudBack.failed(), "after the outage: " + loudBack);
             assertEquals(quietBack, loudBack, "after the outage");
-            assertTrue(throwing.decisions.get() > 0 && throwing.failures.get() > 0 && throwing.calls.get() > 0,
-                    "the listener was called: " + throwing.decisions + " decisions, " + throwing.failures
-                            + " failures, " + throwing.calls + " calls");
+            assertTrue(throwing.decisions() > 0 && throwing.failures().size() > 0 && throwing.calls() > 0,
+                    "the listener was called: " + throwing);
         }
     }
 

@@ -14,6 +14,7 @@ import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterStore;
+import dev.sluice.testkit.ThrowingListener;
 import java.lang.reflect.Proxy;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
@@ -38,37 +39,6 @@ class ListenerTest {
             new dev.sluice.testkit.ManualClock(Instant.parse("2026-01-01T12:00:00Z"));
     private final String run = UUID.randomUUID().toString().substring(0, 8);
 
-    /** Counts its calls, then throws. */
-    private static final class Throwing implements RateLimitListener {
-        final AtomicInteger decisions = new AtomicInteger();
-        final AtomicInteger calls = new AtomicInteger();
-        final List<SluiceException> failures = new CopyOnWriteArrayList<>();
-        final List<RateLimiter> failedLimiters = new CopyOnWriteArrayList<>();
-
-        @Override
-        public void onDecision(RateLimiter limiter, String key, long cost, Decision decision) {
-            decisions.incrementAndGet();
-            throw new IllegalStateException("onDecision throws");
-        }
-
-        @Override
-        public void onStoreFailure(RateLimiter limiter, SluiceException failure) {
-            failures.add(failure);
-            failedLimiters.add(limiter == null ? NONE_LIMITER : limiter);
-            throw new IllegalStateException("onStoreFailure throws");
-        }
-
-        @Override
-        public void onStoreCall(RateLimiter limiter, long nanos) {
-            calls.incrementAndGet();
-            throw new IllegalStateException("onStoreCall throws");
-        }
-    }
-
-    /** Stands for "no limiter" in a list that takes no null. */
-    private static final RateLimiter NONE_LIMITER = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(1, MINUTE)
-            .build();
-
     private RateLimiter limiter(Algorithm algorithm, long limit, Duration window, PostgresStore store,
                                 RateLimitListener listener) {
         return RateLimiter.builder(algorithm).limit(limit, window).clock(clock).listener(listener).store(store)
@@ -81,8 +51,8 @@ class ListenerTest {
 
     @Test
     void aThrowingListenerChangesNoDecision() {
-        Throwing onStore = new Throwing();
-        Throwing onLimiter = new Throwing();
+        ThrowingListener onStore = new ThrowingListener();
+        ThrowingListener onLimiter = new ThrowingListener();
         PostgresStore store = PostgresStore.builder(Databases.shared()).table("sluice_listener")
                 .timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE)
                 .listener(onStore).build();
@@ -99,21 +69,21 @@ class ListenerTest {
                     Acquisition.of(perMinute, key)), "joint request " + i);
             clock.advance(Duration.ofMillis(400));
         }
-        assertEquals(8 + 16, onStore.decisions.get(), "decisions the store's listener heard");
-        assertEquals(8 + 16, onLimiter.decisions.get(), "decisions the limiters' listener heard");
-        assertEquals(8 + 16, onStore.calls.get(), "store calls heard: one per tryAcquire, one per part of a joint");
-        assertEquals(List.of(), onStore.failures, "failures heard");
+        assertEquals(8 + 16, onStore.decisions(), "decisions the store's listener heard");
+        assertEquals(8 + 16, onLimiter.decisions(), "decisions the limiters' listener heard");
+        assertEquals(8 + 16, onStore.calls(), "store calls heard: one per tryAcquire, one per part of a joint");
+        assertEquals(List.of(), onStore.failures(), "failures heard");
     }
 
     @Test
     void aThrowingListenerChangesNoFailurePolicyAnswer() {
         for (FailurePolicy policy : List.of(FailurePolicy.FAIL_OPEN, FailurePolicy.FAIL_CLOSED)) {
-            Throwing onStore = new Throwing();
+            ThrowingListener onStore = new ThrowingListener();
             PostgresStore down = PostgresStore.builder(unreachable()).table("sluice_listener")
                     .timeSource(TimeSource.CLOCK).failurePolicy(policy).createSchema(false)
                     .failClosedRetryAfter(Duration.ofSeconds(2)).listener(onStore).build();
-            RateLimiter a = limiter(Algorithm.FIXED_WINDOW, 10, MINUTE, down, new Throwing());
-            RateLimiter b = limiter(Algorithm.LEAKY_BUCKET, 10, MINUTE, down, new Throwing());
+            RateLimiter a = limiter(Algorithm.FIXED_WINDOW, 10, MINUTE, down, new ThrowingListener());
+            RateLimiter b = limiter(Algorithm.LEAKY_BUCKET, 10, MINUTE, down, new ThrowingListener());
             boolean open = policy == FailurePolicy.FAIL_OPEN;
 
             Decision d = a.tryAcquire("k", 3);
@@ -127,16 +97,16 @@ class ListenerTest {
                 assertEquals(true, part.failed(), policy + ": " + joint);
                 assertEquals(open ? 0 : Duration.ofSeconds(2).toNanos(), part.retryAfterNanos(), policy + ": " + joint);
             }
-            assertEquals(3, onStore.failures.size(), policy + ": failures heard (1 + one per part)");
-            assertEquals(3, onStore.calls.get(), policy + ": store calls heard");
-            assertEquals(3, onStore.decisions.get(), policy + ": decisions heard");
+            assertEquals(3, onStore.failures().size(), policy + ": failures heard (1 + one per part)");
+            assertEquals(3, onStore.calls(), policy + ": store calls heard");
+            assertEquals(3, onStore.decisions(), policy + ": decisions heard");
         }
     }
 
     @Test
     void aSchemaCreatedAgainIsHeardAsAFailureTheCallRecoveredFrom() throws SQLException {
         String table = "sluice_listener_" + run;
-        Throwing onStore = new Throwing();
+        ThrowingListener onStore = new ThrowingListener();
         try {
             PostgresStore store = PostgresStore.builder(Databases.shared()).table(table).timeSource(TimeSource.CLOCK)
                     .failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE).listener(onStore).build();
@@ -145,10 +115,11 @@ class ListenerTest {
             Databases.execute(Databases.shared(), "DROP FUNCTION " + table + "_decide_all");
             JointDecision d = RateLimiter.tryAcquireAll(Acquisition.of(limiter, "k"));
             assertEquals(0, d.decision(0).remaining(), "decided after the function was created again: " + d);
-            assertEquals(1, onStore.failures.size(), "failures heard: " + onStore.failures);
-            assertTrue(onStore.failures.get(0).getMessage().contains("creating them again"),
-                    onStore.failures.get(0).getMessage());
-            assertEquals(List.of(NONE_LIMITER), onStore.failedLimiters, "no limiter: the store's own work");
+            assertEquals(1, onStore.failures().size(), "failures heard: " + onStore.failures());
+            assertTrue(onStore.failures().get(0).getMessage().contains("creating them again"),
+                    onStore.failures().get(0).getMessage());
+            assertEquals(1, onStore.failures().size(), "one failure heard");
+            assertEquals(1, onStore.failuresOfStoreWork(), "no limiter: the store's own work");
         } finally {
             Databases.execute(Databases.shared(), "DROP TABLE IF EXISTS " + table + " CASCADE");
         }
@@ -156,12 +127,12 @@ class ListenerTest {
 
     @Test
     void theCounterStoreTellsItsCallTimesAndAnswersDespiteAThrowingListener() {
-        Throwing listener = new Throwing();
+        ThrowingListener listener = new ThrowingListener();
         CounterStore counters = PostgresStore.counterStoreBuilder(Databases.shared()).table("sluice_counter")
                 .timeout(Databases.PATIENCE).listener(listener).build();
         CounterKey key = new CounterKey("fw:60000000000", "listened:" + run);
         assertEquals(1, counters.load(List.of(key)).size());
-        assertEquals(1, listener.calls.get(), "calls heard");
+        assertEquals(1, listener.calls(), "calls heard");
     }
 
     /** A DataSource whose every connection attempt fails at once. */

@@ -19,6 +19,7 @@ import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterWrite;
 import dev.sluice.testkit.ManualClock;
+import dev.sluice.testkit.ThrowingListener;
 import io.lettuce.core.RedisClient;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -39,35 +40,10 @@ class RedisListenerTest {
 
     private static final Instant NOW = Instant.parse("2026-01-01T12:00:05Z");
 
-    /** Counts what it hears, then throws. */
-    static final class Throwing implements RateLimitListener {
-        final AtomicInteger decisions = new AtomicInteger();
-        final AtomicInteger failures = new AtomicInteger();
-        final AtomicInteger calls = new AtomicInteger();
-
-        @Override
-        public void onDecision(RateLimiter limiter, String key, long cost, Decision decision) {
-            decisions.incrementAndGet();
-            throw new IllegalStateException("onDecision throws");
-        }
-
-        @Override
-        public void onStoreFailure(RateLimiter limiter, SluiceException failure) {
-            failures.incrementAndGet();
-            throw new IllegalStateException("onStoreFailure throws");
-        }
-
-        @Override
-        public void onStoreCall(RateLimiter limiter, long nanos) {
-            calls.incrementAndGet();
-            throw new IllegalStateException("onStoreCall throws");
-        }
-    }
-
     @Test
     void aThrowingListenerChangesNoDecision() {
-        Throwing storeListener = new Throwing();
-        Throwing limiterListener = new Throwing();
+        ThrowingListener storeListener = new ThrowingListener();
+        ThrowingListener limiterListener = new ThrowingListener();
         ManualClock clock = new ManualClock(NOW);
         String key = "listened:" + UUID.randomUUID();
         try (RedisStore store = RedisContractTest.contractStore(RedisStore.builder(Servers.client())
@@ -88,18 +64,18 @@ class RedisListenerTest {
                 clock.advance(Duration.ofSeconds(7));
             }
         }
-        assertEquals(10, limiterListener.decisions.get(), "decisions the limiter's listener heard");
-        assertEquals(15, storeListener.decisions.get(), "decisions the store's listener heard (5 single, 5 x 2 joint)");
-        assertEquals(10, limiterListener.calls.get(), "store calls the limiter's listener heard");
-        assertEquals(15, storeListener.calls.get(), "store calls the store's listener heard (5 single, 5 x 2 joint)");
-        assertEquals(0, storeListener.failures.get(), "failures");
+        assertEquals(10, limiterListener.decisions(), "decisions the limiter's listener heard");
+        assertEquals(15, storeListener.decisions(), "decisions the store's listener heard (5 single, 5 x 2 joint)");
+        assertEquals(10, limiterListener.calls(), "store calls the limiter's listener heard");
+        assertEquals(15, storeListener.calls(), "store calls the store's listener heard (5 single, 5 x 2 joint)");
+        assertEquals(0, storeListener.failures().size(), "failures");
     }
 
     @Test
     void aThrowingListenerLeavesTheFailOpenAnswerOfAnUnreachableRedis() throws IOException {
         RedisClient client = RedisClient.create("redis://127.0.0.1:" + closedPort());
         client.setOptions(RedisStore.recommendedClientOptions());
-        Throwing listener = new Throwing();
+        ThrowingListener listener = new ThrowingListener();
         try (RedisStore store = RedisStore.builder(client).timeSource(TimeSource.CLOCK)
                 .failurePolicy(FailurePolicy.FAIL_OPEN).timeout(Duration.ofMillis(500)).listener(listener).build()) {
             ManualClock clock = new ManualClock(NOW);
@@ -118,15 +94,15 @@ class RedisListenerTest {
             client.shutdown();
         }
         // a: its own listener and the store's; b: the store's. Single: 2 each; joint: 2 for a, 1 for b
-        assertEquals(5, listener.failures.get(), "failures heard");
-        assertEquals(5, listener.calls.get(), "store calls heard");
-        assertEquals(5, listener.decisions.get(), "decisions heard");
+        assertEquals(5, listener.failures().size(), "failures heard");
+        assertEquals(5, listener.calls(), "store calls heard");
+        assertEquals(5, listener.decisions(), "decisions heard");
     }
 
     /** The counter store of synchronized mode tells its listener of its calls and failures, which still throw. */
     @Test
     void theCounterStoreTellsAThrowingListenerAndStillAnswers() throws IOException {
-        Throwing listener = new Throwing();
+        ThrowingListener listener = new ThrowingListener();
         CounterKey key = new CounterKey("fw:60000000000", "listened:" + UUID.randomUUID());
         try (RedisCounterStore counters = RedisStore.counterStoreBuilder(Servers.client()).listener(listener).build()) {
             assertEquals(List.of(CounterSnapshot.absent()), counters.load(List.of(key)), "a record never written");
@@ -135,8 +111,8 @@ class RedisListenerTest {
                     "the first write");
             assertEquals(List.of(new CounterSnapshot(7, Map.of(1L, 2L))), counters.load(List.of(key)), "read back");
         }
-        assertEquals(3, listener.calls.get(), "calls heard");
-        assertEquals(0, listener.failures.get(), "failures heard");
+        assertEquals(3, listener.calls(), "calls heard");
+        assertEquals(0, listener.failures().size(), "failures heard");
 
         RedisClient client = RedisClient.create("redis://127.0.0.1:" + closedPort());
         client.setOptions(RedisStore.recommendedClientOptions());
@@ -147,9 +123,9 @@ class RedisListenerTest {
         } finally {
             client.shutdown();
         }
-        assertEquals(4, listener.calls.get(), "calls heard, the failed one too");
-        assertEquals(1, listener.failures.get(), "failures heard");
-        assertEquals(0, listener.decisions.get(), "a counter store makes no decision");
+        assertEquals(4, listener.calls(), "calls heard, the failed one too");
+        assertEquals(1, listener.failures().size(), "failures heard");
+        assertEquals(0, listener.decisions(), "a counter store makes no decision");
     }
 
     private static int closedPort() throws IOException {

@@ -657,31 +657,6 @@ public abstract class CounterStoreContract {
 
     // ---- listeners -----------------------------------------------------------------------------------------------
 
-    /** Throws from every method, after counting the call. */
-    private static final class ThrowingListener implements RateLimitListener {
-        final AtomicInteger decisions = new AtomicInteger();
-        final AtomicInteger failures = new AtomicInteger();
-        final AtomicInteger calls = new AtomicInteger();
-
-        @Override
-        public void onDecision(RateLimiter limiter, String key, long cost, Decision decision) {
-            decisions.incrementAndGet();
-            throw new IllegalStateException("onDecision throws, as a test");
-        }
-
-        @Override
-        public void onStoreFailure(@Nullable RateLimiter limiter, SluiceException failure) {
-            failures.incrementAndGet();
-            throw new IllegalStateException("onStoreFailure throws, as a test");
-        }
-
-        @Override
-        public void onStoreCall(@Nullable RateLimiter limiter, long nanos) {
-            calls.incrementAndGet();
-            throw new IllegalStateException("onStoreCall throws, as a test");
-        }
-    }
-
     /**
      * Two instances run the same requests on keys of their own: one with a listener that throws from every method
      * on its synchronized store and on each limiter, the other with none. Single requests, reservations, joint
@@ -699,9 +674,8 @@ public abstract class CounterStoreContract {
         List<Decision> quietDecisions = listenedTraffic(quiet, quietCounters, RateLimitListener.NONE, q);
         List<Decision> loudDecisions = listenedTraffic(loud, loudCounters, throwing, k);
         assertEquals(quietDecisions, loudDecisions, "decisions with and without a throwing listener");
-        assertTrue(throwing.decisions.get() > 0 && throwing.failures.get() > 0 && throwing.calls.get() > 0,
-                "the listener was called: " + throwing.decisions + " decisions, " + throwing.failures
-                        + " failures, " + throwing.calls + " calls");
+        assertTrue(throwing.decisions() > 0 && throwing.failures().size() > 0 && throwing.calls() > 0,
+                "the listener was called: " + throwing);
         RateLimiter reader = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(6, Duration.ofMinutes(1)).clock(clock)
                 .store(instance()).build();
         assertEquals(record(reader, q).total(), record(reader, k).total(), "the stored count");
