@@ -4,6 +4,7 @@
  */
 module dev.sluice {
     requires static transitive org.jspecify;
+
     exports dev.sluice;
     exports dev.sluice.spi;
     exports dev.sluice.memory;

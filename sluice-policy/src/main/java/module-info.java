@@ -10,5 +10,6 @@ module dev.sluice.policy {
     requires transitive dev.sluice;
     requires transitive micrometer.core;
     requires org.snakeyaml.engine.v2;
+
     exports dev.sluice.policy;
 }

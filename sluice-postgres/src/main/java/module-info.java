@@ -6,5 +6,6 @@ module dev.sluice.postgres {
     requires static transitive org.jspecify;
     requires transitive dev.sluice;
     requires transitive java.sql;
+
     exports dev.sluice.postgres;
 }

@@ -8,5 +8,6 @@ module dev.sluice.redis {
     requires static transitive org.jspecify;
     requires transitive dev.sluice;
     requires transitive lettuce.core;
+
     exports dev.sluice.redis;
 }

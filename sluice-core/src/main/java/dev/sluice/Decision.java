@@ -27,20 +27,21 @@ public abstract sealed class Decision {
      * same shape, and callers only ever see Decision.
      */
 
-    Decision() {
-    }
+    Decision() {}
 
     /** An admitted request. */
     public static Decision allowed(long limit, long remaining, long resetAfterNanos) {
         check(true, limit, remaining, resetAfterNanos, 0);
-        return limit <= Integer.MAX_VALUE ? new Allowed((int) limit, (int) remaining, resetAfterNanos)
+        return limit <= Integer.MAX_VALUE
+                ? new Allowed((int) limit, (int) remaining, resetAfterNanos)
                 : new Wide(limit, remaining, resetAfterNanos, 0, false);
     }
 
     /** A rejected request; {@code retryAfterNanos} is positive. */
     public static Decision denied(long limit, long remaining, long resetAfterNanos, long retryAfterNanos) {
         check(false, limit, remaining, resetAfterNanos, retryAfterNanos);
-        return limit <= Integer.MAX_VALUE ? new Denied((int) limit, (int) remaining, resetAfterNanos, retryAfterNanos)
+        return limit <= Integer.MAX_VALUE
+                ? new Denied((int) limit, (int) remaining, resetAfterNanos, retryAfterNanos)
                 : new Wide(limit, remaining, resetAfterNanos, retryAfterNanos, false);
     }
 
@@ -55,8 +56,8 @@ public abstract sealed class Decision {
             throw new IllegalArgumentException("resetAfterNanos must be >= 0, was " + resetAfterNanos);
         }
         if (allowed ? retryAfterNanos != 0 : retryAfterNanos <= 0) {
-            throw new IllegalArgumentException("retryAfterNanos must be " + (allowed ? "0 when allowed" : "> 0 when denied")
-                    + ", was " + retryAfterNanos);
+            throw new IllegalArgumentException("retryAfterNanos must be "
+                    + (allowed ? "0 when allowed" : "> 0 when denied") + ", was " + retryAfterNanos);
         }
     }
 
@@ -117,8 +118,12 @@ public abstract sealed class Decision {
             return false;
         }
         Decision d = (Decision) o;
-        return allowed() == d.allowed() && failed() == d.failed() && limit() == d.limit() && remaining() == d.remaining()
-                && resetAfterNanos() == d.resetAfterNanos() && retryAfterNanos() == d.retryAfterNanos();
+        return allowed() == d.allowed()
+                && failed() == d.failed()
+                && limit() == d.limit()
+                && remaining() == d.remaining()
+                && resetAfterNanos() == d.resetAfterNanos()
+                && retryAfterNanos() == d.retryAfterNanos();
     }
 
     @Override
@@ -132,8 +137,8 @@ public abstract sealed class Decision {
 
     @Override
     public final String toString() {
-        return "Decision[allowed=" + allowed() + (failed() ? ", failed" : "") + ", limit=" + limit() + ", remaining=" + remaining()
-                + ", resetAfter=" + resetAfter() + ", retryAfter=" + retryAfter() + "]";
+        return "Decision[allowed=" + allowed() + (failed() ? ", failed" : "") + ", limit=" + limit() + ", remaining="
+                + remaining() + ", resetAfter=" + resetAfter() + ", retryAfter=" + retryAfter() + "]";
     }
 
     private static final class Allowed extends Decision {

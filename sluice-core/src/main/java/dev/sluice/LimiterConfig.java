@@ -18,8 +18,15 @@ import java.util.Objects;
  * @param listener      told of the limiter's decisions, store failures and store calls; {@link RateLimitListener#NONE}
  *                      for none
  */
-public record LimiterConfig(Algorithm algorithm, long limit, Duration window, Clock clock,
-                            boolean countRejected, int buckets, boolean strict, RateLimitListener listener) {
+public record LimiterConfig(
+        Algorithm algorithm,
+        long limit,
+        Duration window,
+        Clock clock,
+        boolean countRejected,
+        int buckets,
+        boolean strict,
+        RateLimitListener listener) {
 
     /** Sub-windows per window when none is given. */
     public static final int DEFAULT_BUCKETS = 60;
@@ -46,14 +53,20 @@ public record LimiterConfig(Algorithm algorithm, long limit, Duration window, Cl
             throw new IllegalArgumentException("buckets must be > 0, was " + buckets);
         }
         if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER && buckets > windowNanos) {
-            throw new IllegalArgumentException("buckets must be at most the window in nanoseconds (" + windowNanos
-                    + "), was " + buckets);
+            throw new IllegalArgumentException(
+                    "buckets must be at most the window in nanoseconds (" + windowNanos + "), was " + buckets);
         }
     }
 
     /** A configuration without a listener. */
-    public LimiterConfig(Algorithm algorithm, long limit, Duration window, Clock clock, boolean countRejected,
-                         int buckets, boolean strict) {
+    public LimiterConfig(
+            Algorithm algorithm,
+            long limit,
+            Duration window,
+            Clock clock,
+            boolean countRejected,
+            int buckets,
+            boolean strict) {
         this(algorithm, limit, window, clock, countRejected, buckets, strict, RateLimitListener.NONE);
     }
 
@@ -99,8 +112,8 @@ public record LimiterConfig(Algorithm algorithm, long limit, Duration window, Cl
             throw new IllegalArgumentException("cost must be > 0, was " + cost);
         }
         if (cost > limit) {
-            throw new IllegalArgumentException("cost must be <= the limit " + limit + ", was " + cost
-                    + " (such a request could never pass)");
+            throw new IllegalArgumentException(
+                    "cost must be <= the limit " + limit + ", was " + cost + " (such a request could never pass)");
         }
     }
 }

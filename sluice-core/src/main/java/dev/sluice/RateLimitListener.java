@@ -49,8 +49,7 @@ public interface RateLimitListener {
      * @param cost     the permits asked for
      * @param decision the answer; {@link Decision#failed()} tells an answer of the failure policy
      */
-    default void onDecision(RateLimiter limiter, String key, long cost, Decision decision) {
-    }
+    default void onDecision(RateLimiter limiter, String key, long cost, Decision decision) {}
 
     /**
      * A call to the store failed or timed out (after it was counted, before the failure policy answers).
@@ -59,8 +58,7 @@ public interface RateLimitListener {
      *                synchronized flush or refresh, creating an index)
      * @param failure what failed, with the driver's exception as its cause
      */
-    default void onStoreFailure(@Nullable RateLimiter limiter, SluiceException failure) {
-    }
+    default void onStoreFailure(@Nullable RateLimiter limiter, SluiceException failure) {}
 
     /**
      * A call to the store returned or failed after {@code nanos} nanoseconds.
@@ -68,6 +66,5 @@ public interface RateLimitListener {
      * @param limiter the limiter whose request it was; {@code null} for the store's own work
      * @param nanos   how long the call took, measured on {@link System#nanoTime()}
      */
-    default void onStoreCall(@Nullable RateLimiter limiter, long nanos) {
-    }
+    default void onStoreCall(@Nullable RateLimiter limiter, long nanos) {}
 }

@@ -115,6 +115,5 @@ public interface RateLimiter extends AutoCloseable {
      * its other limiters. Default: nothing to release.
      */
     @Override
-    default void close() {
-    }
+    default void close() {}
 }

@@ -58,25 +58,36 @@ class DecisionShapesTest {
     @Test
     void decisions_compare_by_value() {
         assertEquals(Decision.allowed(10, 4, 9), Decision.allowed(10, 4, 9));
-        assertEquals(Decision.allowed(10, 4, 9).hashCode(), Decision.allowed(10, 4, 9).hashCode());
+        assertEquals(
+                Decision.allowed(10, 4, 9).hashCode(),
+                Decision.allowed(10, 4, 9).hashCode());
         assertEquals(Decision.denied(10, 0, 9, 3), Decision.denied(10, 0, 9, 3));
         assertEquals(Decision.allowed(INT_MAX + 1, 4, 9), Decision.allowed(INT_MAX + 1, 4, 9));
         assertNotEquals(Decision.allowed(10, 4, 9), Decision.allowed(10, 5, 9));
         assertNotEquals(Decision.allowed(10, 4, 9), Decision.allowed(11, 4, 9));
         assertNotEquals(Decision.denied(10, 0, 9, 3), Decision.denied(10, 0, 9, 4));
-        assertEquals("Decision[allowed=false, limit=10, remaining=0, resetAfter=PT0.000000009S, retryAfter=PT0.000000003S]",
+        assertEquals(
+                "Decision[allowed=false, limit=10, remaining=0, resetAfter=PT0.000000009S, retryAfter=PT0.000000003S]",
                 Decision.denied(10, 0, 9, 3).toString());
     }
 
     @Test
     void inconsistent_values_are_rejected_with_the_bad_value_named() {
-        assertEquals("remaining must be in [0, 10], was 11",
-                assertThrows(IllegalArgumentException.class, () -> Decision.allowed(10, 11, 0)).getMessage());
-        assertEquals("limit must be > 0, was 0",
-                assertThrows(IllegalArgumentException.class, () -> Decision.allowed(0, 0, 0)).getMessage());
-        assertEquals("retryAfterNanos must be > 0 when denied, was 0",
-                assertThrows(IllegalArgumentException.class, () -> Decision.denied(10, 0, 5, 0)).getMessage());
-        assertEquals("resetAfterNanos must be >= 0, was -1",
-                assertThrows(IllegalArgumentException.class, () -> Decision.allowed(10, 0, -1)).getMessage());
+        assertEquals(
+                "remaining must be in [0, 10], was 11",
+                assertThrows(IllegalArgumentException.class, () -> Decision.allowed(10, 11, 0))
+                        .getMessage());
+        assertEquals(
+                "limit must be > 0, was 0",
+                assertThrows(IllegalArgumentException.class, () -> Decision.allowed(0, 0, 0))
+                        .getMessage());
+        assertEquals(
+                "retryAfterNanos must be > 0 when denied, was 0",
+                assertThrows(IllegalArgumentException.class, () -> Decision.denied(10, 0, 5, 0))
+                        .getMessage());
+        assertEquals(
+                "resetAfterNanos must be >= 0, was -1",
+                assertThrows(IllegalArgumentException.class, () -> Decision.allowed(10, 0, -1))
+                        .getMessage());
     }
 }

@@ -70,8 +70,10 @@ class DecisionTest {
         assertNotEquals(a, Decision.denied(4, 1, 5, 2));
         assertNotEquals(Decision.allowed(3, 1, 5), a);
         assertNotEquals(a, "Decision");
-        assertEquals("Decision[allowed=false, limit=3, remaining=1, resetAfter=PT0.000000005S, "
-                + "retryAfter=PT0.000000002S]", a.toString());
+        assertEquals(
+                "Decision[allowed=false, limit=3, remaining=1, resetAfter=PT0.000000005S, "
+                        + "retryAfter=PT0.000000002S]",
+                a.toString());
     }
 
     @Test
@@ -85,7 +87,9 @@ class DecisionTest {
         assertEquals(99, open.remaining());
         assertNotEquals(limit, open, "a failed answer is not the limit's");
         assertEquals(open, Decision.fromFailurePolicy(Decision.allowed(100, 99, 0)));
-        assertEquals(open.hashCode(), Decision.fromFailurePolicy(Decision.allowed(100, 99, 0)).hashCode());
+        assertEquals(
+                open.hashCode(),
+                Decision.fromFailurePolicy(Decision.allowed(100, 99, 0)).hashCode());
         assertSame(open, Decision.fromFailurePolicy(open), "marking twice changes nothing");
         Decision closed = Decision.fromFailurePolicy(Decision.denied(3, 0, 1_000, 1_000));
         assertTrue(closed.failed() && !closed.allowed(), closed.toString());

@@ -46,8 +46,12 @@ class RateLimiterBuilderTest {
 
     @Test
     void theLongestAndShortestWindowsAreAccepted() {
-        assertEquals(LimiterConfig.MAX_WINDOW, RateLimiter.builder(Algorithm.SLIDING_TAIL)
-                .limit(1, LimiterConfig.MAX_WINDOW).config().window());
+        assertEquals(
+                LimiterConfig.MAX_WINDOW,
+                RateLimiter.builder(Algorithm.SLIDING_TAIL)
+                        .limit(1, LimiterConfig.MAX_WINDOW)
+                        .config()
+                        .window());
         for (Algorithm algorithm : Algorithm.values()) {
             RateLimiterBuilder b = RateLimiter.builder(algorithm).limit(1, Duration.ofNanos(1));
             LimiterConfig c = (algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? b.buckets(1) : b).config();
@@ -72,7 +76,8 @@ class RateLimiterBuilderTest {
 
     @Test
     void moreBucketsThanNanosecondsInTheWindowAreRefusedAtBuild() {
-        RateLimiterBuilder b = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER).limit(1, Duration.ofNanos(59));
+        RateLimiterBuilder b =
+                RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER).limit(1, Duration.ofNanos(59));
         assertRefused("was 60", b::build);
         assertEquals(59, b.buckets(59).config().subWindowNanos() * 59);
     }
@@ -80,30 +85,42 @@ class RateLimiterBuilderTest {
     @ParameterizedTest
     @EnumSource(value = Algorithm.class, names = "SLIDING_WINDOW_COUNTER", mode = EnumSource.Mode.EXCLUDE)
     void theDefaultBucketsDoNotLimitOtherAlgorithmsShortWindows(Algorithm algorithm) {
-        assertTrue(RateLimiter.builder(algorithm).limit(1, Duration.ofNanos(10)).build().tryAcquire("k").allowed());
+        assertTrue(RateLimiter.builder(algorithm)
+                .limit(1, Duration.ofNanos(10))
+                .build()
+                .tryAcquire("k")
+                .allowed());
     }
 
     @Test
     void buildWithoutALimitIsAnError() {
-        IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> RateLimiter.builder(Algorithm.SLIDING_LOG).build());
+        IllegalStateException e =
+                assertThrows(IllegalStateException.class, () -> RateLimiter.builder(Algorithm.SLIDING_LOG)
+                        .build());
         assertTrue(e.getMessage().contains("limit"), e.getMessage());
     }
 
     @Test
     void nullsAreRefusedWithTheirName() {
-        assertTrue(assertThrows(NullPointerException.class, () -> RateLimiter.builder(null)).getMessage()
+        assertTrue(assertThrows(NullPointerException.class, () -> RateLimiter.builder(null))
+                .getMessage()
                 .contains("algorithm"));
         RateLimiterBuilder b = RateLimiter.builder(Algorithm.FIXED_WINDOW);
-        assertTrue(assertThrows(NullPointerException.class, () -> b.clock(null)).getMessage().contains("clock"));
-        assertTrue(assertThrows(NullPointerException.class, () -> b.store(null)).getMessage().contains("store"));
+        assertTrue(assertThrows(NullPointerException.class, () -> b.clock(null))
+                .getMessage()
+                .contains("clock"));
+        assertTrue(assertThrows(NullPointerException.class, () -> b.store(null))
+                .getMessage()
+                .contains("store"));
         b.limit(1, Duration.ofSeconds(1)).store(config -> null);
-        assertTrue(assertThrows(NullPointerException.class, b::build).getMessage().contains("no limiter"));
+        assertTrue(
+                assertThrows(NullPointerException.class, b::build).getMessage().contains("no limiter"));
     }
 
     @Test
     void defaultsAreTheDocumentedOnes() {
-        LimiterConfig c = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER).limit(5, Duration.ofMinutes(1))
+        LimiterConfig c = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER)
+                .limit(5, Duration.ofMinutes(1))
                 .config();
         assertEquals(Algorithm.SLIDING_WINDOW_COUNTER, c.algorithm());
         assertEquals(5, c.limit());
@@ -119,15 +136,21 @@ class RateLimiterBuilderTest {
     void theConfigurationReachesTheStore() {
         TestClock clock = new TestClock();
         LimiterConfig[] bound = new LimiterConfig[1];
-        RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER).limit(7, Duration.ofSeconds(70))
-                .clock(clock).countRejected(true).buckets(7).strict(true)
+        RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER)
+                .limit(7, Duration.ofSeconds(70))
+                .clock(clock)
+                .countRejected(true)
+                .buckets(7)
+                .strict(true)
                 .store(config -> {
                     bound[0] = config;
                     return InMemoryStore.create().bind(config);
-                }).build();
+                })
+                .build();
         assertNotNull(bound[0]);
-        assertEquals(new LimiterConfig(Algorithm.SLIDING_WINDOW_COUNTER, 7, Duration.ofSeconds(70), clock, true, 7,
-                true), bound[0]);
+        assertEquals(
+                new LimiterConfig(Algorithm.SLIDING_WINDOW_COUNTER, 7, Duration.ofSeconds(70), clock, true, 7, true),
+                bound[0]);
         assertSame(bound[0], limiter.config());
         assertEquals(10_000_000_000L, bound[0].subWindowNanos());
     }
@@ -135,21 +158,28 @@ class RateLimiterBuilderTest {
     @Test
     void theConfigRecordValidatesLikeTheBuilder() {
         Clock clock = new TestClock();
-        assertRefused("was 0", () -> new LimiterConfig(Algorithm.FIXED_WINDOW, 0, Duration.ofSeconds(1), clock,
-                false, 60, false));
-        assertRefused("was PT-1S", () -> new LimiterConfig(Algorithm.FIXED_WINDOW, 1, Duration.ofSeconds(-1), clock,
-                false, 60, false));
-        assertRefused("was 0", () -> new LimiterConfig(Algorithm.FIXED_WINDOW, 1, Duration.ofSeconds(1), clock,
-                false, 0, false));
-        assertThrows(NullPointerException.class, () -> new LimiterConfig(null, 1, Duration.ofSeconds(1), clock,
-                false, 60, false));
-        assertThrows(NullPointerException.class, () -> new LimiterConfig(Algorithm.FIXED_WINDOW, 1,
-                Duration.ofSeconds(1), null, false, 60, false));
+        assertRefused(
+                "was 0",
+                () -> new LimiterConfig(Algorithm.FIXED_WINDOW, 0, Duration.ofSeconds(1), clock, false, 60, false));
+        assertRefused(
+                "was PT-1S",
+                () -> new LimiterConfig(Algorithm.FIXED_WINDOW, 1, Duration.ofSeconds(-1), clock, false, 60, false));
+        assertRefused(
+                "was 0",
+                () -> new LimiterConfig(Algorithm.FIXED_WINDOW, 1, Duration.ofSeconds(1), clock, false, 0, false));
+        assertThrows(
+                NullPointerException.class,
+                () -> new LimiterConfig(null, 1, Duration.ofSeconds(1), clock, false, 60, false));
+        assertThrows(
+                NullPointerException.class,
+                () -> new LimiterConfig(Algorithm.FIXED_WINDOW, 1, Duration.ofSeconds(1), null, false, 60, false));
     }
 
     @Test
     void requestsAreCheckedAgainstTheConfig() {
-        LimiterConfig c = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(3, Duration.ofSeconds(1)).config();
+        LimiterConfig c = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(3, Duration.ofSeconds(1))
+                .config();
         assertRefused("null", () -> c.checkRequest(null, 1));
         assertRefused("empty", () -> c.checkRequest("", 1));
         assertRefused("was 0", () -> c.checkRequest("k", 0));
@@ -163,15 +193,21 @@ class RateLimiterBuilderTest {
     void clockNanosReadsTheClockToTheNanosecond() {
         TestClock clock = new TestClock();
         clock.at("12:00:00.123456789");
-        LimiterConfig c = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(3, Duration.ofSeconds(1)).clock(clock)
+        LimiterConfig c = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(3, Duration.ofSeconds(1))
+                .clock(clock)
                 .config();
         assertEquals(TestClock.NOON.getEpochSecond() * 1_000_000_000L + 123_456_789L, c.clockNanos());
     }
 
     @Test
     void toStringShowsWhatWasSet() {
-        String s = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER).limit(5, Duration.ofSeconds(10)).buckets(5)
-                .strict(true).countRejected(true).toString();
+        String s = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER)
+                .limit(5, Duration.ofSeconds(10))
+                .buckets(5)
+                .strict(true)
+                .countRejected(true)
+                .toString();
         assertEquals("RateLimiterBuilder[SLIDING_WINDOW_COUNTER, limit=5/PT10S, buckets=5, strict, countRejected]", s);
     }
 }

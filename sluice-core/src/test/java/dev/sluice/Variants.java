@@ -11,8 +11,7 @@ import org.junit.jupiter.params.provider.Arguments;
  */
 public final class Variants {
 
-    private Variants() {
-    }
+    private Variants() {}
 
     static Stream<Arguments> all() {
         Stream.Builder<Arguments> b = Stream.builder();

@@ -15,8 +15,8 @@ class WindowBoundTest {
     @EnumSource(Algorithm.class)
     void aWindowTooLongForNanosecondArithmeticIsRejected(Algorithm algorithm) {
         Duration twoCenturies = Duration.ofDays(365L * 200);
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> RateLimiter.builder(algorithm).limit(2, twoCenturies));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RateLimiter.builder(algorithm)
+                .limit(2, twoCenturies));
         assertTrue(e.getMessage().contains(twoCenturies.toString()), e.getMessage());
     }
 
@@ -24,7 +24,10 @@ class WindowBoundTest {
     @EnumSource(Algorithm.class)
     void theLongestWindowStillLimits(Algorithm algorithm) {
         TestClock clock = new TestClock();
-        RateLimiter limiter = RateLimiter.builder(algorithm).limit(2, LimiterConfig.MAX_WINDOW).clock(clock).build();
+        RateLimiter limiter = RateLimiter.builder(algorithm)
+                .limit(2, LimiterConfig.MAX_WINDOW)
+                .clock(clock)
+                .build();
         assertTrue(limiter.tryAcquire("k", 2).allowed());
         clock.advance(Duration.ofSeconds(1));
         Decision d = limiter.tryAcquire("k");

@@ -34,8 +34,7 @@ public final class CpuPerDecision {
 
     private static volatile Object sink;
 
-    private CpuPerDecision() {
-    }
+    private CpuPerDecision() {}
 
     public static void main(String[] args) throws IOException, InterruptedException {
         if (args.length == 4 && args[0].equals("--one")) {
@@ -49,17 +48,30 @@ public final class CpuPerDecision {
         for (TimeSource source : TimeSource.values()) {
             for (Load load : Load.values()) {
                 for (String subject : List.of("Sluice", "Bucket4j")) {
-                    Process p = new ProcessBuilder(java, "-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch", "-cp", classpath,
-                            CpuPerDecision.class.getName(), "--one", subject, source.name(), load.name())
-                            .redirectErrorStream(true).start();
-                    try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                    Process p = new ProcessBuilder(
+                                    java,
+                                    "-Xms1g",
+                                    "-Xmx1g",
+                                    "-XX:+AlwaysPreTouch",
+                                    "-cp",
+                                    classpath,
+                                    CpuPerDecision.class.getName(),
+                                    "--one",
+                                    subject,
+                                    source.name(),
+                                    load.name())
+                            .redirectErrorStream(true)
+                            .start();
+                    try (BufferedReader r =
+                            new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                         String line;
                         while ((line = r.readLine()) != null) {
                             System.out.println(line);
                         }
                     }
                     if (p.waitFor() != 0) {
-                        throw new IllegalStateException(subject + " " + source + " " + load + " failed: exit " + p.exitValue());
+                        throw new IllegalStateException(
+                                subject + " " + source + " " + load + " failed: exit " + p.exitValue());
                     }
                 }
             }
@@ -69,8 +81,10 @@ public final class CpuPerDecision {
     private static void one(String subject, TimeSource source, Load load) {
         Runnable round;
         if (subject.equals("Sluice")) {
-            RateLimiter limiter = RateLimiter.builder(Algorithm.TOKEN_BUCKET).limit(load.limit, load.window)
-                    .clock(source.clock()).build();
+            RateLimiter limiter = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+                    .limit(load.limit, load.window)
+                    .clock(source.clock())
+                    .build();
             if (load.drained()) {
                 limiter.tryAcquire(KEY, load.limit);
             }
@@ -110,6 +124,7 @@ public final class CpuPerDecision {
             }
         }
         Arrays.sort(ns);
-        System.out.printf(Locale.ROOT, "| %s | %s | %s | %.1f | %.1f |%n", subject, source, load, ns[0], ns[ROUNDS / 2]);
+        System.out.printf(
+                Locale.ROOT, "| %s | %s | %s | %.1f | %.1f |%n", subject, source, load, ns[0], ns[ROUNDS / 2]);
     }
 }

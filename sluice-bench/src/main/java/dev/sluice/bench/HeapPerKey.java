@@ -39,15 +39,18 @@ public final class HeapPerKey {
     private static final Duration WINDOW = Duration.ofHours(1);
     private static final MemoryMXBean MEMORY = ManagementFactory.getMemoryMXBean();
 
-    private HeapPerKey() {
-    }
+    private HeapPerKey() {}
 
     public static void main(String[] args) throws IOException {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
         Path json = args.length > 1 ? Path.of(args[1]) : null;
         PrintStream out = System.out;
-        out.printf(Locale.ROOT, "Heap per idle key, %,d keys, %s %s, max heap %,d MB%n", n,
-                System.getProperty("java.vm.name"), System.getProperty("java.version"),
+        out.printf(
+                Locale.ROOT,
+                "Heap per idle key, %,d keys, %s %s, max heap %,d MB%n",
+                n,
+                System.getProperty("java.vm.name"),
+                System.getProperty("java.version"),
                 Runtime.getRuntime().maxMemory() >> 20);
 
         List<String> rows = new ArrayList<>();
@@ -58,7 +61,10 @@ public final class HeapPerKey {
         Clock fixed = Clock.fixed(Instant.parse("2026-01-01T12:00:00Z"), ZoneOffset.UTC);
         for (Algorithm algorithm : Algorithm.values()) {
             double b = measure(n, keys -> {
-                RateLimiter limiter = RateLimiter.builder(algorithm).limit(LIMIT, WINDOW).clock(fixed).build();
+                RateLimiter limiter = RateLimiter.builder(algorithm)
+                        .limit(LIMIT, WINDOW)
+                        .clock(fixed)
+                        .build();
                 for (String key : keys) {
                     require(limiter.tryAcquire(key).allowed(), key);
                 }
@@ -72,7 +78,8 @@ public final class HeapPerKey {
             ConcurrentHashMap<String, Bucket> map = new ConcurrentHashMap<>();
             for (String key : keys) {
                 Bucket b = map.computeIfAbsent(key, k -> Bucket.builder()
-                        .addLimit(l -> l.capacity(LIMIT).refillGreedy(LIMIT, WINDOW)).build());
+                        .addLimit(l -> l.capacity(LIMIT).refillGreedy(LIMIT, WINDOW))
+                        .build());
                 require(b.tryConsume(1), key);
             }
             return map;
@@ -81,12 +88,17 @@ public final class HeapPerKey {
         rows.add(row("Bucket4j", bucket4j));
 
         RateLimiterConfig r4jConfig = RateLimiterConfig.custom()
-                .limitForPeriod((int) LIMIT).limitRefreshPeriod(WINDOW).timeoutDuration(Duration.ZERO).build();
+                .limitForPeriod((int) LIMIT)
+                .limitRefreshPeriod(WINDOW)
+                .timeoutDuration(Duration.ZERO)
+                .build();
         double r4j = measure(n, keys -> {
             ConcurrentHashMap<String, io.github.resilience4j.ratelimiter.RateLimiter> map = new ConcurrentHashMap<>();
             for (String key : keys) {
-                require(map.computeIfAbsent(key, k -> io.github.resilience4j.ratelimiter.RateLimiter.of(k, r4jConfig))
-                        .acquirePermission(), key);
+                require(
+                        map.computeIfAbsent(key, k -> io.github.resilience4j.ratelimiter.RateLimiter.of(k, r4jConfig))
+                                .acquirePermission(),
+                        key);
             }
             return map;
         });
@@ -97,8 +109,10 @@ public final class HeapPerKey {
             ConcurrentHashMap<String, com.google.common.util.concurrent.RateLimiter> map = new ConcurrentHashMap<>();
             double perSecond = LIMIT / (double) WINDOW.toSeconds();
             for (String key : keys) {
-                require(map.computeIfAbsent(key, k -> com.google.common.util.concurrent.RateLimiter.create(perSecond))
-                        .tryAcquire(), key);
+                require(
+                        map.computeIfAbsent(key, k -> com.google.common.util.concurrent.RateLimiter.create(perSecond))
+                                .tryAcquire(),
+                        key);
             }
             return map;
         });
@@ -106,7 +120,9 @@ public final class HeapPerKey {
         rows.add(row("Guava", guava));
 
         if (json != null) {
-            Files.writeString(json, "{\"keys\": " + n + ", \"bytesPerKey\": {\n  " + String.join(",\n  ", rows) + "\n}}\n",
+            Files.writeString(
+                    json,
+                    "{\"keys\": " + n + ", \"bytesPerKey\": {\n  " + String.join(",\n  ", rows) + "\n}}\n",
                     StandardCharsets.UTF_8);
         }
     }

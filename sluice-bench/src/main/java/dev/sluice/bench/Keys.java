@@ -6,8 +6,7 @@ public final class Keys {
     private static final String PREFIX = "client:";
     private static final int DIGITS = 7;
 
-    private Keys() {
-    }
+    private Keys() {}
 
     /** {@code n} distinct keys shaped like a real per-client key: {@code "client:0000000"}, {@code "client:0000001"}, ... */
     public static String[] generate(int n) {

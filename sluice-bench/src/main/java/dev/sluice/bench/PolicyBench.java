@@ -55,7 +55,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-XX:+AlwaysPreTouch"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-XX:+AlwaysPreTouch"})
 public class PolicyBench {
 
     static final String DOMAIN = "oauth-token";
@@ -77,8 +79,11 @@ public class PolicyBench {
 
     /** The configuration: the per-client rule and the per-user rule under it, both at {@link Load#ALLOWED}. */
     static String configuration(Algorithm algorithm) {
-        String limit = String.format(Locale.ROOT, "{window: %dms, requests_per_unit: %d}",
-                Load.ALLOWED.window.toMillis(), Load.ALLOWED.limit);
+        String limit = String.format(
+                Locale.ROOT,
+                "{window: %dms, requests_per_unit: %d}",
+                Load.ALLOWED.window.toMillis(),
+                Load.ALLOWED.limit);
         return "domain: " + DOMAIN + "\n"
                 + "algorithm: " + algorithm.name().toLowerCase(Locale.ROOT) + "\n"
                 + "descriptors:\n"
@@ -91,8 +96,11 @@ public class PolicyBench {
 
     @Setup(Level.Trial)
     public void setUp() {
-        policy = PolicyLimiter.builder(Policies.parse("oauth-token.yaml", configuration(algorithm))).build();
-        bare = RateLimiter.builder(algorithm).limit(Load.ALLOWED.limit, Load.ALLOWED.window).build();
+        policy = PolicyLimiter.builder(Policies.parse("oauth-token.yaml", configuration(algorithm)))
+                .build();
+        bare = RateLimiter.builder(algorithm)
+                .limit(Load.ALLOWED.limit, Load.ALLOWED.window)
+                .build();
         names = Keys.generate(keys);
         clients = new String[keys];
         users = new String[keys];
@@ -103,7 +111,11 @@ public class PolicyBench {
             users[i] = "user-" + i;
             requests.add(OAuthDescriptors.forTokenRequest("password", clients[i], users[i]));
             Verdict v = policy.check(DOMAIN, requests.get(i), 1);
-            if (!v.allowed() || !v.descriptor(0).rule().map(r -> r.path().equals("client_id.username")).orElse(false)) {
+            if (!v.allowed()
+                    || !v.descriptor(0)
+                            .rule()
+                            .map(r -> r.path().equals("client_id.username"))
+                            .orElse(false)) {
                 throw new IllegalStateException("setup request not allowed by the nested rule: " + v);
             }
             parts.add(List.of(new Acquisition(bare, names[i], 1)));

@@ -5,10 +5,10 @@ import dev.sluice.policy.Policies;
 import dev.sluice.policy.PolicyLimiter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.lang.ref.Reference;
-import java.io.PrintStream;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -34,7 +34,8 @@ import java.util.Locale;
 public final class PolicyMetricsHeap {
 
     private static final MemoryMXBean MEMORY = ManagementFactory.getMemoryMXBean();
-    private static final String CONFIGURATION = """
+    private static final String CONFIGURATION =
+            """
             domain: oauth-token
             descriptors:
               - key: client_id
@@ -42,14 +43,16 @@ public final class PolicyMetricsHeap {
                 rate_limit: {unit: second, requests_per_unit: 100}
             """;
 
-    private PolicyMetricsHeap() {
-    }
+    private PolicyMetricsHeap() {}
 
     public static void main(String[] args) {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
         PrintStream out = System.out;
-        out.printf(Locale.ROOT, "Heap of the detailed metrics, %s %s, max heap %,d MB%n",
-                System.getProperty("java.vm.name"), System.getProperty("java.version"),
+        out.printf(
+                Locale.ROOT,
+                "Heap of the detailed metrics, %s %s, max heap %,d MB%n",
+                System.getProperty("java.vm.name"),
+                System.getProperty("java.version"),
                 Runtime.getRuntime().maxMemory() >> 20);
         out.println("| client ids | cap | meters | registry and bookkeeping | registry alone |");
         out.println("|--:|--:|--:|--:|--:|");
@@ -63,11 +66,15 @@ public final class PolicyMetricsHeap {
         Policies policies = Policies.parse("oauth-token.yaml", CONFIGURATION);
         Clock clock = Clock.fixed(Instant.parse("2026-01-01T12:00:00Z"), ZoneOffset.UTC);
         MeterRegistry registry = new SimpleMeterRegistry();
-        PolicyLimiter limiter = PolicyLimiter.builder(policies).clock(clock).meterRegistry(registry)
-                .maxDetailedValues(cap).build();
+        PolicyLimiter limiter = PolicyLimiter.builder(policies)
+                .clock(clock)
+                .meterRegistry(registry)
+                .maxDetailedValues(cap)
+                .build();
         long before = usedAfterGc();
         for (String client : clients) {
-            if (!limiter.check("oauth-token", List.of(Descriptor.of("client_id", client)), 1).allowed()) {
+            if (!limiter.check("oauth-token", List.of(Descriptor.of("client_id", client)), 1)
+                    .allowed()) {
                 throw new IllegalStateException("refused: " + client);
             }
         }
@@ -77,15 +84,21 @@ public final class PolicyMetricsHeap {
         limiter = null;
         long registryAlone = usedAfterGc() - before;
         int meters = registry.getMeters().size();
-        out.printf(Locale.ROOT, "| %,d | %s | %,d | %s | %s |%n", ids,
-                cap == Integer.MAX_VALUE ? "none" : String.format(Locale.ROOT, "%,d", cap), meters,
-                size(withBookkeeping), size(registryAlone));
+        out.printf(
+                Locale.ROOT,
+                "| %,d | %s | %,d | %s | %s |%n",
+                ids,
+                cap == Integer.MAX_VALUE ? "none" : String.format(Locale.ROOT, "%,d", cap),
+                meters,
+                size(withBookkeeping),
+                size(registryAlone));
         Reference.reachabilityFence(registry);
         Reference.reachabilityFence(clients);
     }
 
     private static String size(long bytes) {
-        return bytes >= 10L << 20 ? String.format(Locale.ROOT, "%.1f MB", bytes / 1048576.0)
+        return bytes >= 10L << 20
+                ? String.format(Locale.ROOT, "%.1f MB", bytes / 1048576.0)
                 : String.format(Locale.ROOT, "%,d KB", bytes >> 10);
     }
 

@@ -21,7 +21,8 @@ public final class Report {
 
     private static final String PACKAGE = "dev.sluice.bench.";
     private static final String[] ALGORITHMS = {
-        "TOKEN_BUCKET", "LEAKY_BUCKET", "FIXED_WINDOW", "SLIDING_TAIL", "SLIDING_WINDOW_COUNTER", "SLIDING_LOG"};
+        "TOKEN_BUCKET", "LEAKY_BUCKET", "FIXED_WINDOW", "SLIDING_TAIL", "SLIDING_WINDOW_COUNTER", "SLIDING_LOG"
+    };
 
     /** One (subject, keys, load, threads) cell: its score, error and secondary results. */
     private static final class Cell {
@@ -34,8 +35,7 @@ public final class Report {
     private final Map<String, double[]> floor = new LinkedHashMap<>();
     private final Map<String, Cell> timeSource = new HashMap<>();
 
-    private Report() {
-    }
+    private Report() {}
 
     public static void main(String[] args) throws IOException {
         if (args.length != 1) {
@@ -55,13 +55,17 @@ public final class Report {
             Map<String, Object> params = (Map<String, Object>) run.getOrDefault("params", Map.of());
             Map<String, Object> primary = (Map<String, Object>) run.get("primaryMetric");
             if (name.startsWith("Floor.")) {
-                floor.put(name.substring("Floor.".length()), new double[] {num(primary.get("score")), num(primary.get("scoreError"))});
+                floor.put(
+                        name.substring("Floor.".length()),
+                        new double[] {num(primary.get("score")), num(primary.get("scoreError"))});
                 continue;
             }
             Map<String, Object> secondary = (Map<String, Object>) run.getOrDefault("secondaryMetrics", Map.of());
             if (name.startsWith("TimeSourceBench.")) {
-                Cell c = timeSource.computeIfAbsent(name.substring("TimeSourceBench.".length()) + "|" + params.get("source")
-                        + "|" + params.get("load"), k -> new Cell());
+                Cell c = timeSource.computeIfAbsent(
+                        name.substring("TimeSourceBench.".length()) + "|" + params.get("source") + "|"
+                                + params.get("load"),
+                        k -> new Cell());
                 fill(c, primary, secondary);
                 continue;
             }
@@ -117,17 +121,29 @@ public final class Report {
                     }
                     Cell b1 = cells.get("Bucket4j tryConsume|" + keys + "|" + load + "|1");
                     Cell b2 = cells.get("Bucket4j tryConsume|" + keys + "|" + load + "|2");
-                    rows.append("| ").append(s)
-                            .append(" | ").append(throughput(one)).append(" | ").append(alloc(one))
-                            .append(" | ").append(ratio(one, b1))
-                            .append(" | ").append(throughput(two)).append(" | ").append(alloc(two))
-                            .append(" | ").append(ratio(two, b2))
-                            .append(" | ").append(allowed(one, two)).append(" |\n");
+                    rows.append("| ")
+                            .append(s)
+                            .append(" | ")
+                            .append(throughput(one))
+                            .append(" | ")
+                            .append(alloc(one))
+                            .append(" | ")
+                            .append(ratio(one, b1))
+                            .append(" | ")
+                            .append(throughput(two))
+                            .append(" | ")
+                            .append(alloc(two))
+                            .append(" | ")
+                            .append(ratio(two, b2))
+                            .append(" | ")
+                            .append(allowed(one, two))
+                            .append(" |\n");
                 }
                 if (rows.length() > 0) {
-                    out.append(String.format(Locale.ROOT, "%n#### %s, %s%n%n", "1".equals(keys) ? "1 key" : "1,000,000 keys",
-                            load));
-                    out.append("| subject | 1 thread, ops/s | B/op | × Bucket4j | 2 threads, ops/s | B/op | × Bucket4j | allowed |\n");
+                    out.append(String.format(
+                            Locale.ROOT, "%n#### %s, %s%n%n", "1".equals(keys) ? "1 key" : "1,000,000 keys", load));
+                    out.append(
+                            "| subject | 1 thread, ops/s | B/op | × Bucket4j | 2 threads, ops/s | B/op | × Bucket4j | allowed |\n");
                     out.append("|---|--:|--:|--:|--:|--:|--:|--:|\n");
                     out.append(rows);
                 }
@@ -144,16 +160,28 @@ public final class Report {
                     if (sl == null && bj == null) {
                         continue;
                     }
-                    out.append("| ").append(source).append(" | ").append(load)
-                            .append(" | ").append(throughput(sl)).append(" | ").append(alloc(sl))
-                            .append(" | ").append(throughput(bj)).append(" | ").append(alloc(bj))
-                            .append(" | ").append(ratio(sl, bj)).append(" |\n");
+                    out.append("| ")
+                            .append(source)
+                            .append(" | ")
+                            .append(load)
+                            .append(" | ")
+                            .append(throughput(sl))
+                            .append(" | ")
+                            .append(alloc(sl))
+                            .append(" | ")
+                            .append(throughput(bj))
+                            .append(" | ")
+                            .append(alloc(bj))
+                            .append(" | ")
+                            .append(ratio(sl, bj))
+                            .append(" |\n");
                 }
             }
         }
         if (!floor.isEmpty()) {
             out.append(String.format(Locale.ROOT, "%n#### Floor (one thread)%n%n| step | ns |%n|---|--:|%n"));
-            floor.forEach((name, v) -> out.append(String.format(Locale.ROOT, "| %s | %.1f ± %.1f |%n", name, v[0], v[1])));
+            floor.forEach(
+                    (name, v) -> out.append(String.format(Locale.ROOT, "| %s | %.1f ± %.1f |%n", name, v[0], v[1])));
         }
         return out.toString();
     }
@@ -339,7 +367,8 @@ public final class Report {
 
         private void expect(char ch) {
             if (text.charAt(pos) != ch) {
-                throw new IllegalArgumentException("expected '" + ch + "' at " + pos + ", found '" + text.charAt(pos) + "'");
+                throw new IllegalArgumentException(
+                        "expected '" + ch + "' at " + pos + ", found '" + text.charAt(pos) + "'");
             }
             pos++;
         }

@@ -28,19 +28,26 @@ public final class SyncCost {
 
     private static volatile Object sink;
 
-    private SyncCost() {
-    }
+    private SyncCost() {}
 
     public static void main(String[] args) {
         System.out.println("| algorithm | in-memory ns/decision | synchronized ns/decision | flush ms | refresh ms |");
         System.out.println("|---|--:|--:|--:|--:|");
-        for (Algorithm algorithm : new Algorithm[] {
-                Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.SLIDING_TAIL}) {
+        for (Algorithm algorithm :
+                new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.SLIDING_TAIL}) {
             double memory = measure(algorithm, null)[0];
-            try (SynchronizedStore store = SynchronizedStore.builder(InMemoryCounterStore.create()).manualSync().build()) {
+            try (SynchronizedStore store = SynchronizedStore.builder(InMemoryCounterStore.create())
+                    .manualSync()
+                    .build()) {
                 double[] sync = measure(algorithm, store);
-                System.out.printf(Locale.ROOT, "| %s | %.1f | %.1f | %.1f | %.1f |%n", algorithm, memory, sync[0],
-                        sync[1], sync[2]);
+                System.out.printf(
+                        Locale.ROOT,
+                        "| %s | %.1f | %.1f | %.1f | %.1f |%n",
+                        algorithm,
+                        memory,
+                        sync[0],
+                        sync[1],
+                        sync[2]);
             }
         }
     }

@@ -19,18 +19,19 @@ import java.util.Locale;
  */
 public final class SyncRoundTrips {
 
-    private SyncRoundTrips() {
-    }
+    private SyncRoundTrips() {}
 
     public static void main(String[] args) {
-        System.out.println("| dirty keys | batch size | requests per key | round trips per flush | ceil(dirty / batch) |");
+        System.out.println(
+                "| dirty keys | batch size | requests per key | round trips per flush | ceil(dirty / batch) |");
         System.out.println("|--:|--:|--:|--:|--:|");
         for (int dirty : new int[] {1, 100, 1_000, 10_000}) {
             for (int batch : new int[] {100, 500}) {
                 for (int perKey : new int[] {1, 100}) {
                     long calls = callsPerFlush(dirty, batch, perKey);
                     long expected = (dirty + batch - 1) / batch;
-                    System.out.printf(Locale.ROOT, "| %,d | %d | %d | %d | %d |%n", dirty, batch, perKey, calls, expected);
+                    System.out.printf(
+                            Locale.ROOT, "| %,d | %d | %d | %d | %d |%n", dirty, batch, perKey, calls, expected);
                     if (calls != expected) {
                         throw new IllegalStateException("a flush of " + dirty + " keys in batches of " + batch
                                 + " took " + calls + " calls, not " + expected);
@@ -42,9 +43,13 @@ public final class SyncRoundTrips {
 
     private static long callsPerFlush(int dirty, int batch, int perKey) {
         try (SynchronizedStore store = SynchronizedStore.builder(InMemoryCounterStore.create())
-                .manualSync().batchSize(batch).build()) {
-            RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(1_000_000_000, Duration.ofHours(1))
-                    .store(store).build();
+                .manualSync()
+                .batchSize(batch)
+                .build()) {
+            RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL)
+                    .limit(1_000_000_000, Duration.ofHours(1))
+                    .store(store)
+                    .build();
             String[] names = Keys.generate(dirty);
             admit(limiter, names, perKey);
             store.flush();

@@ -24,7 +24,8 @@ public enum TimeSource {
     /** A counter that advances 20 ns per read, costing next to nothing: the limiter alone. */
     SYNTHETIC;
 
-    private static final long SYNTHETIC_START = Instant.parse("2026-01-01T12:00:00Z").getEpochSecond() * 1_000_000_000L;
+    private static final long SYNTHETIC_START =
+            Instant.parse("2026-01-01T12:00:00Z").getEpochSecond() * 1_000_000_000L;
     private static final long SYNTHETIC_STEP = 20;
 
     /** A clock reading this source. */
@@ -109,18 +110,19 @@ public enum TimeSource {
         private static volatile long nanos = read();
 
         static {
-            Thread t = new Thread(() -> {
-                while (true) {
-                    LockSupport.parkNanos(1_000_000);
-                    nanos = read();
-                }
-            }, "cached-clock");
+            Thread t = new Thread(
+                    () -> {
+                        while (true) {
+                            LockSupport.parkNanos(1_000_000);
+                            nanos = read();
+                        }
+                    },
+                    "cached-clock");
             t.setDaemon(true);
             t.start();
         }
 
-        private CachedTime() {
-        }
+        private CachedTime() {}
 
         static long nanos() {
             return nanos;

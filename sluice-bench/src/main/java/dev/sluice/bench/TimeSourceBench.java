@@ -28,7 +28,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 3, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-XX:+AlwaysPreTouch"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-XX:+AlwaysPreTouch"})
 @Threads(1)
 public class TimeSourceBench {
 
@@ -46,7 +48,10 @@ public class TimeSourceBench {
 
     @Setup(Level.Trial)
     public void setUp() {
-        sluice = RateLimiter.builder(Algorithm.TOKEN_BUCKET).limit(load.limit, load.window).clock(source.clock()).build();
+        sluice = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+                .limit(load.limit, load.window)
+                .clock(source.clock())
+                .build();
         bucket4j = Bucket.builder()
                 .addLimit(l -> l.capacity(load.limit).refillGreedy(load.limit, load.window))
                 .withCustomTimePrecision(source.timeMeter())

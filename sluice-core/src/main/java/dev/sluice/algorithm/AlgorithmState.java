@@ -50,8 +50,7 @@ public abstract class AlgorithmState {
     /** HELD and RETIRED bits; changed only by a compare-and-set to 'HELD' or by the holder. */
     private int word;
 
-    AlgorithmState() {
-    }
+    AlgorithmState() {}
 
     /** Takes this state's lock, waiting (spinning, then yielding) while another thread holds it. */
     public final void lock() {
@@ -60,7 +59,7 @@ public abstract class AlgorithmState {
         }
     }
 
-    @SuppressWarnings("ThreadPriorityCheck")  // the yield is the point: see "Why a lock word" above
+    @SuppressWarnings("ThreadPriorityCheck") // the yield is the point: see "Why a lock word" above
     private void lockContended() {
         for (int spins = 0; ; spins++) {
             int w = (int) WORD.getVolatile(this);

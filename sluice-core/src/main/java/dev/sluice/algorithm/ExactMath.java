@@ -8,8 +8,7 @@ import java.math.BigInteger;
  */
 final class ExactMath {
 
-    private ExactMath() {
-    }
+    private ExactMath() {}
 
     /** {@code floor((a·b + d) / c)} for {@code a, b, d ≥ 0} and {@code c > 0}; the result must fit a long. */
     static long mulAddDiv(long a, long b, long d, long c) {

@@ -25,9 +25,9 @@ abstract class ExpiringLogState extends AlgorithmState {
     private static final long[] EMPTY = new long[0];
 
     private long[] ring = EMPTY;
-    private int head;  // slot of the oldest entry; slot i is ring[2i], ring[2i+1]
+    private int head; // slot of the oldest entry; slot i is ring[2i], ring[2i+1]
     private int size;
-    private long total;  // sum of weight over the live entries, saturating at Long.MAX_VALUE
+    private long total; // sum of weight over the live entries, saturating at Long.MAX_VALUE
 
     /**
      * Replaces the entries with {@code n} entries {@code (expiries[j], weights[j])}; the expiries strictly
@@ -77,7 +77,7 @@ abstract class ExpiringLogState extends AlgorithmState {
         int before = size;
         long expired = 0;
         while (size > 0 && expiry(head) <= now) {
-            expired += weight(head);  // may wrap when the total has saturated; then it is not used
+            expired += weight(head); // may wrap when the total has saturated; then it is not used
             head = (head + 1) & (capacity() - 1);
             size--;
         }
@@ -90,7 +90,7 @@ abstract class ExpiringLogState extends AlgorithmState {
     }
 
     private void append(long expiresAt, long cost) {
-        if (size > 0 && newest() >= expiresAt) {  // same instant or sub-window (or a clock stepped back)
+        if (size > 0 && newest() >= expiresAt) { // same instant or sub-window (or a clock stepped back)
             int last = at(size - 1);
             ring[2 * last + 1] = ExactMath.saturatedAdd(weight(last), cost);
         } else {

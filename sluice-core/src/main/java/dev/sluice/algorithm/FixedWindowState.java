@@ -11,7 +11,7 @@ import dev.sluice.Decision;
  */
 final class FixedWindowState extends AlgorithmState {
 
-    private long window = Long.MIN_VALUE;  // index k of the window the count belongs to
+    private long window = Long.MIN_VALUE; // index k of the window the count belongs to
     private long count;
 
     /** A state holding {@code count} in window {@code window}: what the counters of that window restore to. */

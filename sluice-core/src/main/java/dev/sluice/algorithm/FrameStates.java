@@ -20,12 +20,12 @@ import dev.sluice.Algorithm;
  */
 public final class FrameStates {
 
-    private FrameStates() {
-    }
+    private FrameStates() {}
 
     /** Whether {@code algorithm} keeps its state as counts per frame. */
     public static boolean supports(Algorithm algorithm) {
-        return algorithm == Algorithm.FIXED_WINDOW || algorithm == Algorithm.SLIDING_TAIL
+        return algorithm == Algorithm.FIXED_WINDOW
+                || algorithm == Algorithm.SLIDING_TAIL
                 || algorithm == Algorithm.SLIDING_WINDOW_COUNTER;
     }
 
@@ -67,7 +67,8 @@ public final class FrameStates {
     public static AlgorithmState restore(Algorithm algorithm, Params p, long[] frames, long[] counts, int n) {
         switch (require(algorithm)) {
             case FIXED_WINDOW:
-                return n == 0 ? new FixedWindowState()
+                return n == 0
+                        ? new FixedWindowState()
                         : FixedWindowState.of(Math.floorDiv(frames[n - 1], p.window), counts[n - 1]);
             case SLIDING_TAIL: {
                 if (n == 0) {

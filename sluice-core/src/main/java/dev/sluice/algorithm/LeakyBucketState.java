@@ -18,10 +18,10 @@ import dev.sluice.Decision;
  */
 final class LeakyBucketState extends AlgorithmState {
 
-    private long tat = Long.MIN_VALUE;        // MIN_VALUE: empty
-    private long frac;                        // numerator over L of the fractional nanosecond of tat
-    private long last = Long.MIN_VALUE;       // the newest time seen
-    private long emptySeen = Long.MIN_VALUE;  // the newest time the bucket was seen empty
+    private long tat = Long.MIN_VALUE; // MIN_VALUE: empty
+    private long frac; // numerator over L of the fractional nanosecond of tat
+    private long last = Long.MIN_VALUE; // the newest time seen
+    private long emptySeen = Long.MIN_VALUE; // the newest time the bucket was seen empty
 
     /**
      * Moves to {@code now}, or stays at the newest time seen if the clock has stepped back (the level never rises
@@ -49,12 +49,12 @@ final class LeakyBucketState extends AlgorithmState {
             incFrac = p.tokenNanosRemainder;
         } else {
             inc = ExactMath.mulDiv(cost, p.window, p.limit);
-            incFrac = cost * p.window - inc * p.limit;  // exact: the true remainder is in [0, L)
+            incFrac = cost * p.window - inc * p.limit; // exact: the true remainder is in [0, L)
         }
         boolean empty = tat == Long.MIN_VALUE;
         long next = (empty ? now : tat) + inc;
         long nextFrac;
-        if (incFrac >= p.limit - frac) {  // not frac + incFrac ≥ L: that sum overflows for L > 2^62
+        if (incFrac >= p.limit - frac) { // not frac + incFrac ≥ L: that sum overflows for L > 2^62
             next++;
             nextFrac = incFrac - (p.limit - frac);
         } else {
@@ -67,7 +67,7 @@ final class LeakyBucketState extends AlgorithmState {
                 tat = next;
                 frac = nextFrac;
             } else if (p.countRejected) {
-                tat = deadline;  // full, never fuller
+                tat = deadline; // full, never fuller
                 frac = 0;
                 next = deadline + inc;
                 nextFrac = incFrac;
@@ -86,7 +86,7 @@ final class LeakyBucketState extends AlgorithmState {
         if (tat == Long.MIN_VALUE) {
             return p.limit;
         }
-        long headroom = now + p.window - tat;  // W minus the level in nanoseconds, before frac
+        long headroom = now + p.window - tat; // W minus the level in nanoseconds, before frac
         if (headroom <= 0) {
             return 0;
         }

@@ -17,7 +17,7 @@ import dev.sluice.Decision;
  */
 final class SlidingTailState extends AlgorithmState {
 
-    private long window = Long.MIN_VALUE;  // index of the current window
+    private long window = Long.MIN_VALUE; // index of the current window
     private long cur;
     private long prev;
 

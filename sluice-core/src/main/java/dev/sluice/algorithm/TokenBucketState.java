@@ -22,9 +22,9 @@ import dev.sluice.Decision;
 final class TokenBucketState extends AlgorithmState {
 
     private long tokens;
-    private long frac;                       // numerator over W of the fractional token, 0 when full
-    private long last = Long.MIN_VALUE;      // the newest time seen (the time of the last refill)
-    private long fullSeen = Long.MIN_VALUE;  // the newest time the bucket was seen full
+    private long frac; // numerator over W of the fractional token, 0 when full
+    private long last = Long.MIN_VALUE; // the newest time seen (the time of the last refill)
+    private long fullSeen = Long.MIN_VALUE; // the newest time the bucket was seen full
 
     TokenBucketState(Params p) {
         this.tokens = p.limit;
@@ -47,11 +47,11 @@ final class TokenBucketState extends AlgorithmState {
                     frac = 0;
                 } else if (!refillWithoutDivision(p, elapsed)) {
                     long whole = ExactMath.mulAddDiv(elapsed, p.limit, frac, p.window);
-                    if (whole >= p.limit - tokens) {  // not tokens + whole ≥ L: that sum overflows for L > 2^62
+                    if (whole >= p.limit - tokens) { // not tokens + whole ≥ L: that sum overflows for L > 2^62
                         tokens = p.limit;
                         frac = 0;
                     } else {
-                        frac = elapsed * p.limit + frac - whole * p.window;  // exact: the true remainder is in [0, W)
+                        frac = elapsed * p.limit + frac - whole * p.window; // exact: the true remainder is in [0, W)
                         tokens += whole;
                     }
                 }
@@ -74,7 +74,7 @@ final class TokenBucketState extends AlgorithmState {
         if (Math.multiplyHigh(elapsed, p.limit) != 0 || accrued < 0 || accrued + frac < 0) {
             return false;
         }
-        long sum = accrued + frac;  // Δ·L + frac, over W: what has accrued since the last whole token
+        long sum = accrued + frac; // Δ·L + frac, over W: what has accrued since the last whole token
         if (sum < p.window) {
             frac = sum;
             return true;
@@ -95,7 +95,7 @@ final class TokenBucketState extends AlgorithmState {
             return 0;
         }
         if (frac == 0 && n - tokens == 1) {
-            return p.tokenNanos;  // one whole token short, the case after one request on a full bucket
+            return p.tokenNanos; // one whole token short, the case after one request on a full bucket
         }
         return ExactMath.mulSubDivCeil(n - tokens, p.window, frac, p.limit);
     }
@@ -113,7 +113,8 @@ final class TokenBucketState extends AlgorithmState {
             }
         }
         long reset = untilTokens(p, p.limit);
-        return ok ? Decision.allowed(p.limit, tokens, reset)
+        return ok
+                ? Decision.allowed(p.limit, tokens, reset)
                 : Decision.denied(p.limit, tokens, reset, untilTokens(p, cost));
     }
 
@@ -128,7 +129,7 @@ final class TokenBucketState extends AlgorithmState {
         if (tokens >= p.limit || fullSeen > place) {
             return false;
         }
-        tokens = cost >= p.limit - tokens ? p.limit : tokens + cost;  // not tokens + cost: it overflows for L > 2^62
+        tokens = cost >= p.limit - tokens ? p.limit : tokens + cost; // not tokens + cost: it overflows for L > 2^62
         if (tokens == p.limit) {
             frac = 0;
             fullSeen = t;

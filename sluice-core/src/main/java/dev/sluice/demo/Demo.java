@@ -20,13 +20,15 @@ import java.util.Locale;
  */
 public final class Demo {
 
-    private static final String[] TIMES = {"12:00:05", "12:00:15", "12:01:01", "12:01:10", "12:01:40", "12:01:50", "12:02:20"};
+    private static final String[] TIMES = {
+        "12:00:05", "12:00:15", "12:01:01", "12:01:10", "12:01:40", "12:01:50", "12:02:20"
+    };
 
-    private Demo() {
-    }
+    private Demo() {}
 
     public static void main(String[] args) {
-        System.out.println("Sluice: 3 requests per 60 s for key \"client:abc\", requests at " + String.join(", ", TIMES));
+        System.out.println(
+                "Sluice: 3 requests per 60 s for key \"client:abc\", requests at " + String.join(", ", TIMES));
         System.out.println("(sliding-window counter: 4 sub-windows of 15 s)");
         System.out.println();
         for (Algorithm algorithm : Algorithm.values()) {
@@ -43,7 +45,9 @@ public final class Demo {
     private static void run(Algorithm algorithm, boolean strict, boolean countRejected) {
         SteppedClock clock = new SteppedClock();
         RateLimiterBuilder builder = RateLimiter.builder(algorithm)
-                .limit(3, Duration.ofSeconds(60)).clock(clock).countRejected(countRejected);
+                .limit(3, Duration.ofSeconds(60))
+                .clock(clock)
+                .countRejected(countRejected);
         if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
             builder.buckets(4).strict(strict);
         }
@@ -52,14 +56,21 @@ public final class Demo {
         for (String time : TIMES) {
             clock.set(time);
             Decision d = limiter.tryAcquire("client:abc");
-            System.out.printf(Locale.ROOT, "  %s  %-7s remaining=%d  retryAfter=%-5s resetAfter=%s%n", time,
-                    d.allowed() ? "allowed" : "DENIED", d.remaining(), seconds(d.retryAfter()), seconds(d.resetAfter()));
+            System.out.printf(
+                    Locale.ROOT,
+                    "  %s  %-7s remaining=%d  retryAfter=%-5s resetAfter=%s%n",
+                    time,
+                    d.allowed() ? "allowed" : "DENIED",
+                    d.remaining(),
+                    seconds(d.retryAfter()),
+                    seconds(d.resetAfter()));
         }
         System.out.println();
     }
 
     private static String seconds(Duration d) {
-        return d.toNanosPart() == 0 ? d.toSeconds() + "s"
+        return d.toNanosPart() == 0
+                ? d.toSeconds() + "s"
                 : String.format(Locale.ROOT, "%d.%09ds", d.toSeconds(), d.toNanosPart());
     }
 
@@ -68,7 +79,9 @@ public final class Demo {
         private Instant now = Instant.EPOCH;
 
         void set(String time) {
-            now = LocalTime.parse(time).atDate(java.time.LocalDate.of(2026, 1, 1)).toInstant(ZoneOffset.UTC);
+            now = LocalTime.parse(time)
+                    .atDate(java.time.LocalDate.of(2026, 1, 1))
+                    .toInstant(ZoneOffset.UTC);
         }
 
         @Override

@@ -74,13 +74,14 @@ final class InMemoryRateLimiter implements RateLimiter {
     private final RateLimitListener listener;
     /** This limiter's place in the order in which a joint request locks the keys of several limiters. */
     final long serial = SERIALS.incrementAndGet();
+
     private volatile boolean closed;
     private final ConcurrentHashMap<String, AlgorithmState> states = new ConcurrentHashMap<>();
-    private final AtomicInteger size = new AtomicInteger();  // entries in states, counted before insertion
+    private final AtomicInteger size = new AtomicInteger(); // entries in states, counted before insertion
 
     private final ReentrantLock sweepLock = new ReentrantLock();
-    private @Nullable Iterator<Map.Entry<String, AlgorithmState>> cursor;  // guarded by sweepLock
-    private long noRoomUntil = Long.MIN_VALUE;                   // guarded by sweepLock
+    private @Nullable Iterator<Map.Entry<String, AlgorithmState>> cursor; // guarded by sweepLock
+    private long noRoomUntil = Long.MIN_VALUE; // guarded by sweepLock
     private volatile long nextTick = Long.MIN_VALUE;
 
     InMemoryRateLimiter(LimiterConfig config, int maximumKeys) {
@@ -124,7 +125,7 @@ final class InMemoryRateLimiter implements RateLimiter {
         if (size.get() >= maximumKeys) {
             long until = makeRoom(now);
             if (until != ROOM) {
-                s = states.get(key);  // another thread may have just created it
+                s = states.get(key); // another thread may have just created it
                 if (s == null) {
                     return noRoom(until, now);
                 }
@@ -233,7 +234,7 @@ final class InMemoryRateLimiter implements RateLimiter {
             if (!takeSlot()) {
                 long now = now();
                 long until = makeRoom(now);
-                if (until != ROOM && !states.containsKey(key)) {  // another thread may have just created it
+                if (until != ROOM && !states.containsKey(key)) { // another thread may have just created it
                     return noRoom(until, now);
                 }
                 continue;
@@ -252,7 +253,7 @@ final class InMemoryRateLimiter implements RateLimiter {
             } finally {
                 fresh.unlock();
             }
-            if (d == null) {  // another thread inserted the key first (or a sweep ran inside our clock read)
+            if (d == null) { // another thread inserted the key first (or a sweep ran inside our clock read)
                 if (!fresh.isRetired()) {
                     size.decrementAndGet();
                 }
@@ -278,7 +279,8 @@ final class InMemoryRateLimiter implements RateLimiter {
      * The state of {@code key}, locked for the caller, created if absent; null if the bound on keys leaves no slot
      * for it (the caller then lets go of every lock it holds and calls {@link #roomFor}).
      */
-    @Nullable AlgorithmState lockForJoint(String key) {
+    @Nullable
+    AlgorithmState lockForJoint(String key) {
         while (true) {
             AlgorithmState s = states.get(key);
             if (s != null) {
@@ -306,7 +308,8 @@ final class InMemoryRateLimiter implements RateLimiter {
      * At the bound, with no lock held: makes room for {@code key} if it can. Null if the caller should try again,
      * else the denial a new key gets now.
      */
-    @Nullable Decision roomFor(String key) {
+    @Nullable
+    Decision roomFor(String key) {
         long now = now();
         long until = makeRoom(now);
         if (until == ROOM || states.containsKey(key)) {
@@ -471,7 +474,7 @@ final class InMemoryRateLimiter implements RateLimiter {
 
     @Override
     public String toString() {
-        return "InMemoryRateLimiter[" + config.algorithm() + ", " + config.limit() + "/" + config.window()
-                + ", keys=" + size.get() + "]";
+        return "InMemoryRateLimiter[" + config.algorithm() + ", " + config.limit() + "/" + config.window() + ", keys="
+                + size.get() + "]";
     }
 }

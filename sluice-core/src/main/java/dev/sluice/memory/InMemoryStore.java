@@ -59,8 +59,7 @@ public final class InMemoryStore implements RateLimitStore {
     public static final class Builder {
         private int maximumKeys = Integer.MAX_VALUE;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** The most keys one limiter holds at once; default unbounded. */
         public Builder maximumKeys(int maximumKeys) {

@@ -34,8 +34,7 @@ final class MemoryJoint implements JointDecider {
     private static final Comparator<Acquisition> LOCK_ORDER =
             Comparator.<Acquisition>comparingLong(a -> memory(a).serial).thenComparing(Acquisition::key);
 
-    private MemoryJoint() {
-    }
+    private MemoryJoint() {}
 
     @Override
     public JointDecision decideAll(List<Acquisition> parts) {
@@ -130,7 +129,7 @@ final class MemoryJoint implements JointDecider {
 
     private static void unlock(AlgorithmState[] held, Integer[] order, int count) {
         for (int k = 0; k < count; k++) {
-            held[order[k]].unlock();   // its slot is filled again before the next decision
+            held[order[k]].unlock(); // its slot is filled again before the next decision
         }
     }
 

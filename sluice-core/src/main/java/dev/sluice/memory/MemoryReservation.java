@@ -6,7 +6,7 @@ import dev.sluice.spi.OnceReservation;
 final class MemoryReservation extends OnceReservation {
 
     private final InMemoryRateLimiter limiter;
-    long place;         // set once by reserve(), before the reservation is published; meaningful only if allowed
+    long place; // set once by reserve(), before the reservation is published; meaningful only if allowed
 
     MemoryReservation(InMemoryRateLimiter limiter, String key, long cost) {
         super(key, cost);

@@ -26,8 +26,8 @@ public record CounterSnapshot(long version, Map<Long, Long> counters) {
     public CounterSnapshot {
         counters = Counters.copy(counters);
         if (version == ABSENT && !counters.isEmpty()) {
-            throw new IllegalArgumentException("an absent record (version " + ABSENT + ") has no counters, was "
-                    + counters);
+            throw new IllegalArgumentException(
+                    "an absent record (version " + ABSENT + ") has no counters, was " + counters);
         }
     }
 

@@ -18,8 +18,8 @@ import java.util.Objects;
  * @param expireAtNanos   nanoseconds since the epoch from which no frame of the record counts any more: the store
  *                        may delete the record from then on (a MongoDB TTL index, a Redis {@code PEXPIREAT})
  */
-public record CounterWrite(CounterKey key, long expectedVersion, long newVersion, Map<Long, Long> counters,
-                           long expireAtNanos) {
+public record CounterWrite(
+        CounterKey key, long expectedVersion, long newVersion, Map<Long, Long> counters, long expireAtNanos) {
 
     /**
      * Validates the fields and copies {@code counters} into an immutable map in increasing frame order, leaving out
@@ -32,8 +32,8 @@ public record CounterWrite(CounterKey key, long expectedVersion, long newVersion
         Objects.requireNonNull(key, "key must not be null");
         counters = Counters.copy(counters);
         if (newVersion == CounterSnapshot.ABSENT) {
-            throw new IllegalArgumentException("newVersion must not be " + CounterSnapshot.ABSENT
-                    + " (the version of an absent record)");
+            throw new IllegalArgumentException(
+                    "newVersion must not be " + CounterSnapshot.ABSENT + " (the version of an absent record)");
         }
         if (newVersion == expectedVersion) {
             throw new IllegalArgumentException("newVersion must differ from expectedVersion, both were " + newVersion);
@@ -47,8 +47,8 @@ public record CounterWrite(CounterKey key, long expectedVersion, long newVersion
 
     /** {@link #expireAtNanos()} as an instant. */
     public Instant expireAt() {
-        return Instant.ofEpochSecond(Math.floorDiv(expireAtNanos, 1_000_000_000L),
-                Math.floorMod(expireAtNanos, 1_000_000_000L));
+        return Instant.ofEpochSecond(
+                Math.floorDiv(expireAtNanos, 1_000_000_000L), Math.floorMod(expireAtNanos, 1_000_000_000L));
     }
 
     /** The sum of the counts over all frames. */

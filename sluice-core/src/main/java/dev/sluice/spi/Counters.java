@@ -8,8 +8,7 @@ import java.util.TreeMap;
 /** Validation and copying of counts per frame for the counter store records. */
 final class Counters {
 
-    private Counters() {
-    }
+    private Counters() {}
 
     static Map<Long, Long> copy(Map<Long, Long> counters) {
         Objects.requireNonNull(counters, "counters must not be null");

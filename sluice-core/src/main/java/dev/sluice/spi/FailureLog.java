@@ -60,10 +60,13 @@ public final class FailureLog {
         }
         long count = failures.getAndSet(0);
         SluiceException last = Objects.requireNonNull(latest.get(), "set before this line");
-        sink.accept(source + ": " + count + " store failure" + (count == 1 ? "" : "s")
-                + (due == Long.MIN_VALUE ? "" : " in the last " + intervalNanos / 1_000_000_000L + " s")
-                + ", answered by " + answeredBy + " (set a RateLimitListener to count them yourself); the latest: "
-                + last.getMessage(), last);
+        sink.accept(
+                source + ": " + count + " store failure" + (count == 1 ? "" : "s")
+                        + (due == Long.MIN_VALUE ? "" : " in the last " + intervalNanos / 1_000_000_000L + " s")
+                        + ", answered by " + answeredBy
+                        + " (set a RateLimitListener to count them yourself); the latest: "
+                        + last.getMessage(),
+                last);
     }
 
     /** Failures counted since the last line was written. */

@@ -22,8 +22,7 @@ public final class Listeners {
     private static final RateLimitedLog FAILURE = new RateLimitedLog("onStoreFailure");
     private static final RateLimitedLog CALL = new RateLimitedLog("onStoreCall");
 
-    private Listeners() {
-    }
+    private Listeners() {}
 
     /** Tells {@code listener} of a decision; never throws. */
     public static void decision(RateLimitListener listener, RateLimiter limiter, String key, long cost, Decision d) {
@@ -79,8 +78,11 @@ public final class Listeners {
                 return;
             }
             long more = unlogged.getAndSet(0);
-            LOG.log(Level.WARNING, () -> "rate limit listener " + listener + " threw from " + method
-                    + " (ignored; the decision stands)" + (more > 0 ? "; " + more + " more throws since the last line" : ""),
+            LOG.log(
+                    Level.WARNING,
+                    () -> "rate limit listener " + listener + " threw from " + method
+                            + " (ignored; the decision stands)"
+                            + (more > 0 ? "; " + more + " more throws since the last line" : ""),
                     e);
         }
     }

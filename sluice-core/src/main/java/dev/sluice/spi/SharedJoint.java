@@ -49,8 +49,8 @@ public final class SharedJoint implements JointDecider {
     }
 
     /** One call to the store; null if it cannot take these keys together. */
-    private static Decision @Nullable [] atomically(AtomicJointDecider atomic, List<Acquisition> parts,
-                                                    SharedRateLimiter[] limiters) {
+    private static Decision @Nullable [] atomically(
+            AtomicJointDecider atomic, List<Acquisition> parts, SharedRateLimiter[] limiters) {
         int n = parts.size();
         List<AtomicDecider> deciders = new ArrayList<>(n);
         List<String> keys = new ArrayList<>(n);
@@ -71,8 +71,9 @@ public final class SharedJoint implements JointDecider {
         try {
             answers = atomic.decideAll(deciders, keys, costs, now);
             if (answers == null || answers.size() != n) {
-                throw new IllegalStateException("the store answered " + (answers == null ? "nothing" : answers.size()
-                        + " decisions") + " to a joint request of " + n);
+                throw new IllegalStateException(
+                        "the store answered " + (answers == null ? "nothing" : answers.size() + " decisions")
+                                + " to a joint request of " + n);
             }
         } catch (RuntimeException e) {
             for (int i = 0; i < n; i++) {
@@ -98,7 +99,7 @@ public final class SharedJoint implements JointDecider {
             taken[i] = limiters[i].new SharedReservation(a.key(), a.cost());
             try {
                 decisions[i] = limiters[i].decide(a.key(), a.cost(), true, taken[i]);
-            } catch (RuntimeException e) {   // a store failure under FailurePolicy.THROW
+            } catch (RuntimeException e) { // a store failure under FailurePolicy.THROW
                 giveBack(parts, limiters, taken, i);
                 throw e;
             }
@@ -118,9 +119,9 @@ public final class SharedJoint implements JointDecider {
             Decision d = limiters[i].decide(a.key(), a.cost(), false, null);
             if (i > refusedAt && !d.allowed() && a.limiter().config().countRejected()) {
                 SharedRateLimiter.SharedReservation counted = limiters[i].new SharedReservation(a.key(), a.cost());
-                Decision c = limiters[i].decide(a.key(), a.cost(), true, counted);   // refused here too: counted
+                Decision c = limiters[i].decide(a.key(), a.cost(), true, counted); // refused here too: counted
                 if (c.allowed()) {
-                    if (counted.holds) {   // room came back since the peek: the request is refused all the same
+                    if (counted.holds) { // room came back since the peek: the request is refused all the same
                         limiters[i].giveBack(a.key(), a.cost(), counted.place);
                     }
                 } else {
@@ -133,8 +134,11 @@ public final class SharedJoint implements JointDecider {
     }
 
     /** Gives back what the first {@code count} parts hold. */
-    private static void giveBack(List<Acquisition> parts, SharedRateLimiter[] limiters,
-                                 SharedRateLimiter.SharedReservation[] taken, int count) {
+    private static void giveBack(
+            List<Acquisition> parts,
+            SharedRateLimiter[] limiters,
+            SharedRateLimiter.SharedReservation[] taken,
+            int count) {
         for (int i = count - 1; i >= 0; i--) {
             if (taken[i].holds) {
                 limiters[i].giveBack(parts.get(i).key(), parts.get(i).cost(), taken[i].place);

@@ -37,8 +37,8 @@ public final class SharedRateLimiter implements RateLimiter {
     private final @Nullable FailureLog failureLog;
     private volatile boolean closed;
 
-    private SharedRateLimiter(LimiterConfig config, AtomicDecider decider, SharedStoreOptions options,
-                              SharedJoint joint) {
+    private SharedRateLimiter(
+            LimiterConfig config, AtomicDecider decider, SharedStoreOptions options, SharedJoint joint) {
         this.config = Objects.requireNonNull(config, "config must not be null");
         this.decider = Objects.requireNonNull(decider, "decider must not be null");
         this.options = Objects.requireNonNull(options, "options must not be null");
@@ -46,7 +46,8 @@ public final class SharedRateLimiter implements RateLimiter {
         this.limiterListener = config.listener();
         this.storeListener = options.listener();
         this.failureLog = limiterListener == RateLimitListener.NONE && storeListener == RateLimitListener.NONE
-                ? new FailureLog(decider.toString(), options.failurePolicy().toString()) : null;
+                ? new FailureLog(decider.toString(), options.failurePolicy().toString())
+                : null;
     }
 
     /**
@@ -61,8 +62,8 @@ public final class SharedRateLimiter implements RateLimiter {
      * A limiter with {@code config} deciding through {@code decider}, whose joint requests go to {@code joint}: the
      * store's one {@link SharedJoint}, the same for every limiter it binds.
      */
-    public static SharedRateLimiter create(LimiterConfig config, AtomicDecider decider, SharedStoreOptions options,
-                                           SharedJoint joint) {
+    public static SharedRateLimiter create(
+            LimiterConfig config, AtomicDecider decider, SharedStoreOptions options, SharedJoint joint) {
         return new SharedRateLimiter(config, decider, options, joint);
     }
 
@@ -196,7 +197,8 @@ public final class SharedRateLimiter implements RateLimiter {
 
     SluiceException recordFailure(String what, String key, RuntimeException e) {
         failures.increment();
-        SluiceException failure = e instanceof SluiceException ? (SluiceException) e
+        SluiceException failure = e instanceof SluiceException
+                ? (SluiceException) e
                 : new SluiceException("store failed " + what + " key '" + key + "': " + e, e);
         if (failureLog != null) {
             failureLog.failed(failure);
@@ -229,8 +231,8 @@ public final class SharedRateLimiter implements RateLimiter {
 
     /** A reservation on a shared store: remembers where its permits were taken from. */
     final class SharedReservation extends OnceReservation {
-        long place;         // set once by reserve(), before the reservation is published
-        boolean holds;      // likewise: admitted by the store itself, not by a fail-open fallback
+        long place; // set once by reserve(), before the reservation is published
+        boolean holds; // likewise: admitted by the store itself, not by a fail-open fallback
 
         SharedReservation(String key, long cost) {
             super(key, cost);

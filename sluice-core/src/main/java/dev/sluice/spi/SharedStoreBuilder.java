@@ -64,7 +64,7 @@ public abstract class SharedStoreBuilder<B extends SharedStoreBuilder<B>> extend
 
     /** The options set so far. */
     protected SharedStoreOptions options() {
-        return new SharedStoreOptions(timeSource, failurePolicy, timeout(), failClosedRetryAfter, namespace(),
-                listener());
+        return new SharedStoreOptions(
+                timeSource, failurePolicy, timeout(), failClosedRetryAfter, namespace(), listener());
     }
 }

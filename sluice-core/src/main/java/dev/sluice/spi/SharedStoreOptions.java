@@ -19,8 +19,13 @@ import java.util.Objects;
  *                             can share one server
  * @param listener             told of every decision, store failure and store call of every limiter of the store
  */
-public record SharedStoreOptions(TimeSource timeSource, FailurePolicy failurePolicy, Duration timeout,
-                                 Duration failClosedRetryAfter, String namespace, RateLimitListener listener) {
+public record SharedStoreOptions(
+        TimeSource timeSource,
+        FailurePolicy failurePolicy,
+        Duration timeout,
+        Duration failClosedRetryAfter,
+        String namespace,
+        RateLimitListener listener) {
 
     /** Validates every field; the message names the bad value. */
     public SharedStoreOptions {
@@ -47,8 +52,8 @@ public record SharedStoreOptions(TimeSource timeSource, FailurePolicy failurePol
             throw new IllegalArgumentException("namespace must not be empty, was ''");
         }
         if (namespace.indexOf('$') >= 0 || namespace.indexOf('\0') >= 0 || namespace.startsWith("system.")) {
-            throw new IllegalArgumentException("namespace must hold no '$' or NUL and not start with 'system.', was '"
-                    + namespace + "'");
+            throw new IllegalArgumentException(
+                    "namespace must hold no '$' or NUL and not start with 'system.', was '" + namespace + "'");
         }
         return namespace;
     }
@@ -84,7 +89,7 @@ public record SharedStoreOptions(TimeSource timeSource, FailurePolicy failurePol
 
     private static Duration requireNanos(String name, Duration d) {
         try {
-            long unused = d.toNanos();   // throws if it does not fit
+            long unused = d.toNanos(); // throws if it does not fit
         } catch (ArithmeticException e) {
             throw new IllegalArgumentException(name + " must fit in a long of nanoseconds, was " + d, e);
         }

@@ -76,8 +76,8 @@ public final class StateMachine {
 
     private Params params(LimiterConfig config) {
         if (config.algorithm() != algorithm) {
-            throw new IllegalArgumentException("config must be of this state's algorithm " + algorithm + ", was "
-                    + config.algorithm());
+            throw new IllegalArgumentException(
+                    "config must be of this state's algorithm " + algorithm + ", was " + config.algorithm());
         }
         return new Params(config);
     }

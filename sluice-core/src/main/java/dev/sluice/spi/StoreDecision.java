@@ -11,5 +11,4 @@ package dev.sluice.spi;
  *                         expiry, a bucket's time of the request), to be passed back to
  *                         {@link AtomicDecider#giveBack}; meaningless when not admitted
  */
-public record StoreDecision(boolean allowed, long remaining, long resetAfterNanos, long retryAfterNanos, long place) {
-}
+public record StoreDecision(boolean allowed, long remaining, long resetAfterNanos, long retryAfterNanos, long place) {}

@@ -12,8 +12,7 @@ final class TakeAndGiveBack implements JointDecider {
 
     static final TakeAndGiveBack INSTANCE = new TakeAndGiveBack();
 
-    private TakeAndGiveBack() {
-    }
+    private TakeAndGiveBack() {}
 
     @Override
     public JointDecision decideAll(List<Acquisition> parts) {
@@ -22,7 +21,7 @@ final class TakeAndGiveBack implements JointDecider {
             Reservation r;
             try {
                 r = a.limiter().reserve(a.key(), a.cost());
-            } catch (RuntimeException e) {   // a closed limiter, a store failure under FailurePolicy.THROW
+            } catch (RuntimeException e) { // a closed limiter, a store failure under FailurePolicy.THROW
                 cancel(taken);
                 throw e;
             }
@@ -56,9 +55,9 @@ final class TakeAndGiveBack implements JointDecider {
             }
             Decision d = a.limiter().peek(a.key(), a.cost());
             if (i > refusedAt && !d.allowed() && a.limiter().config().countRejected()) {
-                Reservation counted = a.limiter().reserve(a.key(), a.cost());  // refused here too: counted, as alone
+                Reservation counted = a.limiter().reserve(a.key(), a.cost()); // refused here too: counted, as alone
                 if (counted.decision().allowed()) {
-                    counted.cancel();  // room came back since the peek: the request is refused all the same
+                    counted.cancel(); // room came back since the peek: the request is refused all the same
                 } else {
                     d = counted.decision();
                 }

@@ -13,7 +13,7 @@ import java.util.TreeMap;
  */
 final class FrameCounts {
 
-    private long[] a;  // frame, count, frame, count, ...
+    private long[] a; // frame, count, frame, count, ...
     private int size;
 
     FrameCounts() {

@@ -22,11 +22,10 @@ import org.jspecify.annotations.Nullable;
  */
 public final class InMemoryCounterStore implements CounterStore {
 
-    private record Stored(CounterSnapshot snapshot, long expireAtNanos) {
-    }
+    private record Stored(CounterSnapshot snapshot, long expireAtNanos) {}
 
     private final ConcurrentHashMap<CounterKey, Stored> records = new ConcurrentHashMap<>();
-    private final @Nullable Clock clock;  // null: records never expire
+    private final @Nullable Clock clock; // null: records never expire
 
     private InMemoryCounterStore(@Nullable Clock clock) {
         this.clock = clock;
@@ -58,7 +57,9 @@ public final class InMemoryCounterStore implements CounterStore {
             CounterWrite w = Objects.requireNonNull(writes.get(j), "write must not be null");
             boolean[] ok = new boolean[1];
             records.compute(w.key(), (k, old) -> {
-                long current = old == null || expired(old) ? CounterSnapshot.ABSENT : old.snapshot().version();
+                long current = old == null || expired(old)
+                        ? CounterSnapshot.ABSENT
+                        : old.snapshot().version();
                 if (current != w.expectedVersion()) {
                     return old;
                 }

@@ -22,7 +22,8 @@ final class KeyState {
     /** Counts taken here and not yet written: {@code i}. Negative where a cancel gave back flushed permits. */
     final FrameCounts pending = new FrameCounts();
     /** A write whose outcome is unknown (its call failed), settled by the next read of the record; or null. */
-    @Nullable Attempt doubt;
+    @Nullable
+    Attempt doubt;
     /** The clock time of the last request on this key here. */
     long lastUsed;
     /** Set once, when the key has been dropped from its limiter's map. */
@@ -37,6 +38,5 @@ final class KeyState {
     }
 
     /** A write that was sent: the version it expected and set, and the counts of {@code i} it carried. */
-    record Attempt(long expectedVersion, long newVersion, FrameCounts written) {
-    }
+    record Attempt(long expectedVersion, long newVersion, FrameCounts written) {}
 }

@@ -69,8 +69,8 @@ final class SyncJoint implements JointDecider {
      *
      * @return false if a key was retired (dropped as idle) before its monitor was taken: nothing was decided
      */
-    private static boolean lockAndDecide(List<Acquisition> parts, Integer[] order, KeyState[] held, long[] now,
-                                         Decision[] decisions, int depth) {
+    private static boolean lockAndDecide(
+            List<Acquisition> parts, Integer[] order, KeyState[] held, long[] now, Decision[] decisions, int depth) {
         if (depth == order.length) {
             decideHeld(parts, held, now, decisions);
             return true;
@@ -87,7 +87,7 @@ final class SyncJoint implements JointDecider {
     private static void decideHeld(List<Acquisition> parts, KeyState[] held, long[] now, Decision[] decisions) {
         int n = parts.size();
         for (Acquisition a : parts) {
-            limiter(a).checkOpen();   // under the monitors: a limiter closed since cannot take counts
+            limiter(a).checkOpen(); // under the monitors: a limiter closed since cannot take counts
         }
         boolean allowed = true;
         for (int i = 0; i < n; i++) {

@@ -15,6 +15,12 @@ package dev.sluice.sync;
  *                       may hold them twice (never zero times)
  * @param evictions      keys dropped from memory after being idle
  */
-public record SyncStats(long flushes, long refreshes, long storeCalls, long writes, long conflicts, long storeFailures,
-                        long doubtfulWrites, long evictions) {
-}
+public record SyncStats(
+        long flushes,
+        long refreshes,
+        long storeCalls,
+        long writes,
+        long conflicts,
+        long storeFailures,
+        long doubtfulWrites,
+        long evictions) {}

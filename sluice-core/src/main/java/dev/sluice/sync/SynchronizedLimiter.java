@@ -243,9 +243,10 @@ final class SynchronizedLimiter implements RateLimiter {
      * The write of {@code g + i} for {@code ks}, expecting the version of {@code g}; null if there is nothing to
      * write. Counts of frames that no longer count are dropped here: they can change no decision any more.
      */
-    @Nullable Flight prepare(KeyState ks, LongSupplier versions) {
+    @Nullable
+    Flight prepare(KeyState ks, LongSupplier versions) {
         long now = now();
-        long liveFrom = now - lifetime + 1;  // a frame counts while now < start + lifetime
+        long liveFrom = now - lifetime + 1; // a frame counts while now < start + lifetime
         synchronized (ks) {
             if (ks.retired) {
                 return null;
@@ -280,7 +281,8 @@ final class SynchronizedLimiter implements RateLimiter {
     void unknown(Flight f) {
         KeyState ks = f.state();
         synchronized (ks) {
-            ks.doubt = new KeyState.Attempt(f.write().expectedVersion(), f.write().newVersion(), f.written());
+            ks.doubt =
+                    new KeyState.Attempt(f.write().expectedVersion(), f.write().newVersion(), f.written());
         }
     }
 
@@ -308,7 +310,7 @@ final class SynchronizedLimiter implements RateLimiter {
                 }
             }
             if (a == null && snapshot.version() == ks.global.version()) {
-                return false;   // the very record g already is (a version is never reused): nothing to rebuild
+                return false; // the very record g already is (a version is never reused): nothing to rebuild
             }
             ks.global = snapshot;
             FrameCounts merged = FrameCounts.of(snapshot.counters());
@@ -329,7 +331,10 @@ final class SynchronizedLimiter implements RateLimiter {
         int evicted = 0;
         for (KeyState ks : states.values()) {
             synchronized (ks) {
-                if (!ks.retired && ks.pending.isEmpty() && ks.doubt == null && now - ks.lastUsed >= idleNanos
+                if (!ks.retired
+                        && ks.pending.isEmpty()
+                        && ks.doubt == null
+                        && now - ks.lastUsed >= idleNanos
                         && ks.view.expiresAt(params) <= now) {
                     ks.retired = true;
                     states.remove(ks.key, ks);
@@ -375,7 +380,8 @@ final class SynchronizedLimiter implements RateLimiter {
     // ---- inspection, for tests ----------------------------------------------------------------------------------
 
     /** What this instance holds for {@code key}; null if it holds nothing. */
-    @Nullable Held inspect(String key) {
+    @Nullable
+    Held inspect(String key) {
         KeyState ks = states.get(key);
         if (ks == null) {
             return null;
@@ -421,8 +427,7 @@ final class SynchronizedLimiter implements RateLimiter {
     }
 
     /** A write prepared for one key, with the counts of {@code i} it carries. */
-    record Flight(KeyState state, CounterWrite write, FrameCounts written) {
-    }
+    record Flight(KeyState state, CounterWrite write, FrameCounts written) {}
 
     @Override
     public String toString() {
@@ -432,8 +437,8 @@ final class SynchronizedLimiter implements RateLimiter {
 
     /** A reservation: remembers the frame its permits were counted in. */
     private final class SyncReservation extends OnceReservation {
-        long place;         // set once by reserve(), before the reservation is published; meaningful only if allowed
-        long frame;         // likewise
+        long place; // set once by reserve(), before the reservation is published; meaningful only if allowed
+        long frame; // likewise
 
         SyncReservation(String key, long cost) {
             super(key, cost);

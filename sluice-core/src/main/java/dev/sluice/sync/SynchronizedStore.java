@@ -130,7 +130,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     private final Duration flushInterval;
     private final Duration refreshInterval;
     private final int batchSize;
-    private final @Nullable Duration idleTimeout;  // null: each limiter's window
+    private final @Nullable Duration idleTimeout; // null: each limiter's window
     private final RateLimitListener listener;
     private final LongSupplier versions;
     private final SyncJoint joint = new SyncJoint(this);
@@ -138,6 +138,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     private final ReentrantLock round = new ReentrantLock();
     /** Keys of closed limiters whose counts are not yet written, or whose last write is in doubt. Guarded by round. */
     private final List<KeyState> orphans = new ArrayList<>();
+
     private final @Nullable ScheduledExecutorService scheduler;
 
     private final LongAdder flushes = new LongAdder();
@@ -319,8 +320,15 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
 
     /** What this store has done so far. */
     public SyncStats stats() {
-        return new SyncStats(flushes.sum(), refreshes.sum(), storeCalls.sum(), writes.sum(), conflicts.sum(),
-                storeFailures.sum(), doubtfulWrites.sum(), evictions.sum());
+        return new SyncStats(
+                flushes.sum(),
+                refreshes.sum(),
+                storeCalls.sum(),
+                writes.sum(),
+                conflicts.sum(),
+                storeFailures.sum(),
+                doubtfulWrites.sum(),
+                evictions.sum());
     }
 
     /** The interval of the background flush. */
@@ -414,8 +422,9 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
                 applied = counterStore.compareAndSet(batchWrites);
                 called(start);
                 if (applied == null || applied.length != batchWrites.size()) {
-                    throw new SluiceException("the counter store answered " + (applied == null ? "nothing"
-                            : applied.length + " results") + " for " + batchWrites.size() + " writes");
+                    throw new SluiceException(
+                            "the counter store answered " + (applied == null ? "nothing" : applied.length + " results")
+                                    + " for " + batchWrites.size() + " writes");
                 }
             } catch (RuntimeException e) {
                 called(start);
@@ -453,8 +462,9 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
                 snapshots = counterStore.load(ids);
                 called(start);
                 if (snapshots == null || snapshots.size() != ids.size()) {
-                    throw new SluiceException("the counter store answered " + (snapshots == null ? "nothing"
-                            : snapshots.size() + " records") + " for " + ids.size() + " keys");
+                    throw new SluiceException("the counter store answered "
+                            + (snapshots == null ? "nothing" : snapshots.size() + " records") + " for " + ids.size()
+                            + " keys");
                 }
             } catch (RuntimeException e) {
                 called(start);
@@ -474,7 +484,8 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
 
     private void fail(String what, RuntimeException e) {
         storeFailures.increment();
-        SluiceException failure = e instanceof SluiceException ? (SluiceException) e
+        SluiceException failure = e instanceof SluiceException
+                ? (SluiceException) e
                 : new SluiceException("counter store failed " + what + ": " + e, e);
         Listeners.failure(listener, null, failure);
     }
@@ -495,15 +506,19 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         long refreshNanos = refreshInterval.toNanos();
         // The futures are never read: quietly() catches everything, so no round ends in an exception to miss.
         if (flushNanos == refreshNanos) {
-            var unused = s.scheduleWithFixedDelay(() -> quietly(() -> {
-                flush();
-                refresh();
-            }), flushNanos, flushNanos, TimeUnit.NANOSECONDS);
+            var unused = s.scheduleWithFixedDelay(
+                    () -> quietly(() -> {
+                        flush();
+                        refresh();
+                    }),
+                    flushNanos,
+                    flushNanos,
+                    TimeUnit.NANOSECONDS);
         } else {
-            var unusedFlushes = s.scheduleWithFixedDelay(() -> quietly(this::flush), flushNanos, flushNanos,
-                    TimeUnit.NANOSECONDS);
-            var unusedRefreshes = s.scheduleWithFixedDelay(() -> quietly(this::refresh), refreshNanos, refreshNanos,
-                    TimeUnit.NANOSECONDS);
+            var unusedFlushes =
+                    s.scheduleWithFixedDelay(() -> quietly(this::flush), flushNanos, flushNanos, TimeUnit.NANOSECONDS);
+            var unusedRefreshes = s.scheduleWithFixedDelay(
+                    () -> quietly(this::refresh), refreshNanos, refreshNanos, TimeUnit.NANOSECONDS);
         }
         return s;
     }

@@ -24,7 +24,7 @@ class AlgorithmStateLockTest {
             .config());
 
     private final AlgorithmState state = AlgorithmState.create(Algorithm.TOKEN_BUCKET, PARAMS);
-    private long counter;  // guarded by state's lock
+    private long counter; // guarded by state's lock
 
     @Test
     void increments_under_the_lock_from_four_threads_are_never_lost() throws Exception {
@@ -74,7 +74,7 @@ class AlgorithmStateLockTest {
         } finally {
             state.unlock();
         }
-        state.lock();  // a retired state's word is not 0: this takes the contended path and must not spin forever
+        state.lock(); // a retired state's word is not 0: this takes the contended path and must not spin forever
         try {
             assertTrue(state.isRetired());
         } finally {

@@ -19,12 +19,17 @@ class BucketStateTest {
     private final TestClock clock = new TestClock();
 
     private RateLimiter bucket(Algorithm algorithm, long limit, boolean countRejected) {
-        return RateLimiter.builder(algorithm).limit(limit, Duration.ofSeconds(60)).clock(clock)
-                .countRejected(countRejected).build();
+        return RateLimiter.builder(algorithm)
+                .limit(limit, Duration.ofSeconds(60))
+                .clock(clock)
+                .countRejected(countRejected)
+                .build();
     }
 
     @ParameterizedTest
-    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
+    @EnumSource(
+            value = Algorithm.class,
+            names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
     void aClockSteppedBackNeitherRefillsNorDrains(Algorithm algorithm) {
         RateLimiter limiter = bucket(algorithm, 3, false);
         clock.at("12:00:30");
@@ -39,7 +44,9 @@ class BucketStateTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
+    @EnumSource(
+            value = Algorithm.class,
+            names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
     void aCountedRejectionAtAClockSteppedBackNeverEmptiesTheBucket(Algorithm algorithm) {
         RateLimiter limiter = bucket(algorithm, 3, true);
         clock.at("12:00:30");
@@ -53,7 +60,9 @@ class BucketStateTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
+    @EnumSource(
+            value = Algorithm.class,
+            names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
     void aReservationIsGoneOnceTheBucketHasBeenFullSince(Algorithm algorithm) {
         RateLimiter limiter = bucket(algorithm, 3, false);
         clock.at("12:00:00");
@@ -61,19 +70,23 @@ class BucketStateTest {
         assertTrue(r.decision().allowed());
         clock.at("12:01:00");
         assertTrue(limiter.tryAcquire("k", 3).allowed(), "full again after one window");
-        assertFalse(r.cancel(), "the permits of 12:00:00 were refilled at 12:01:00; giving them back again would"
-                + " let 6 through at 12:01:00");
+        assertFalse(
+                r.cancel(),
+                "the permits of 12:00:00 were refilled at 12:01:00; giving them back again would"
+                        + " let 6 through at 12:01:00");
         assertFalse(limiter.tryAcquire("k").allowed());
     }
 
     @ParameterizedTest
-    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
+    @EnumSource(
+            value = Algorithm.class,
+            names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
     void aReservationCancelledBeforeTheBucketRefillsGivesBackWhatIsStillMissing(Algorithm algorithm) {
         RateLimiter limiter = bucket(algorithm, 3, false);
         clock.at("12:00:00");
         Reservation r = limiter.reserve("k", 2);
         assertTrue(limiter.tryAcquire("k").allowed());
-        clock.at("12:00:30");  // 1.5 permits back
+        clock.at("12:00:30"); // 1.5 permits back
         assertTrue(r.cancel());
         assertFalse(r.cancel(), "exactly once");
         Decision d = limiter.peek("k", 3);

@@ -15,9 +15,28 @@ class ExactMathTest {
 
     /** Values around every edge the fast path tests: 0, 1, 2^31, 2^32, 2^62, 2^63 − 1, and random ones. */
     private static List<Long> values(Random random) {
-        List<Long> v = new ArrayList<>(List.of(0L, 1L, 2L, 3L, 7L, 59L, 60L, 1_000_000_007L, 60_000_000_000L,
-                (1L << 31) - 1, 1L << 31, (1L << 32) - 1, 1L << 32, 3_037_000_499L, 3_037_000_500L, (1L << 62) - 1,
-                1L << 62, Long.MAX_VALUE / 2, Long.MAX_VALUE / 3, Long.MAX_VALUE - 1, Long.MAX_VALUE));
+        List<Long> v = new ArrayList<>(List.of(
+                0L,
+                1L,
+                2L,
+                3L,
+                7L,
+                59L,
+                60L,
+                1_000_000_007L,
+                60_000_000_000L,
+                (1L << 31) - 1,
+                1L << 31,
+                (1L << 32) - 1,
+                1L << 32,
+                3_037_000_499L,
+                3_037_000_500L,
+                (1L << 62) - 1,
+                1L << 62,
+                Long.MAX_VALUE / 2,
+                Long.MAX_VALUE / 3,
+                Long.MAX_VALUE - 1,
+                Long.MAX_VALUE));
         for (int i = 0; i < 40; i++) {
             v.add(random.nextLong() >>> (1 + random.nextInt(63)));
         }
@@ -39,10 +58,12 @@ class ExactMathTest {
                 long c = Math.max(1, v.get(random.nextInt(v.size())));
                 BigInteger exact = big(a).multiply(big(b)).add(big(d)).divide(big(c));
                 if (exact.compareTo(MAX) > 0) {
-                    continue;  // the result must fit: callers guarantee it
+                    continue; // the result must fit: callers guarantee it
                 }
                 assertEquals(exact.longValueExact(), ExactMath.mulAddDiv(a, b, d, c), a + "·" + b + "+" + d + "/" + c);
-                assertEquals(big(a).multiply(big(b)).divide(big(c)).longValueExact(), ExactMath.mulDiv(a, b, c),
+                assertEquals(
+                        big(a).multiply(big(b)).divide(big(c)).longValueExact(),
+                        ExactMath.mulDiv(a, b, c),
                         a + "·" + b + "/" + c);
                 checked++;
             }
@@ -59,7 +80,8 @@ class ExactMathTest {
             for (long b : v) {
                 BigInteger product = big(a).multiply(big(b));
                 for (int i = 0; i < 3; i++) {
-                    long d = product.compareTo(MAX) > 0 ? v.get(random.nextInt(v.size()))
+                    long d = product.compareTo(MAX) > 0
+                            ? v.get(random.nextInt(v.size()))
                             : (long) (random.nextDouble() * product.longValueExact());
                     if (big(d).compareTo(product) > 0) {
                         continue;
@@ -92,7 +114,8 @@ class ExactMathTest {
         assertEquals((1L << 62) - 1, ExactMath.mulSubDiv(1L << 32, 1L << 31, 1, 2));
         assertEquals(1L << 62, ExactMath.mulSubDivCeil(1L << 32, 1L << 31, 1, 2));
         // tokens of a bucket of limit 2^63 − 1 over a minute, 59 s into the refill
-        assertEquals(big(Long.MAX_VALUE).multiply(big(59)).divide(big(60)).longValueExact(),
+        assertEquals(
+                big(Long.MAX_VALUE).multiply(big(59)).divide(big(60)).longValueExact(),
                 ExactMath.mulDiv(59_000_000_000L, Long.MAX_VALUE, 60_000_000_000L));
     }
 

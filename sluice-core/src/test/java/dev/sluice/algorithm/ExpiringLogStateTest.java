@@ -23,10 +23,15 @@ class ExpiringLogStateTest {
      * saturated total used to leave 0, and the next request passed.
      */
     @ParameterizedTest
-    @EnumSource(value = Algorithm.class, names = {"SLIDING_LOG", "SLIDING_WINDOW_COUNTER"})
+    @EnumSource(
+            value = Algorithm.class,
+            names = {"SLIDING_LOG", "SLIDING_WINDOW_COUNTER"})
     void aSaturatedTotalIsRecountedWhenEntriesExpire(Algorithm algorithm) {
-        RateLimiter limiter = RateLimiter.builder(algorithm).limit(Long.MAX_VALUE, Duration.ofSeconds(60))
-                .clock(clock).countRejected(true).build();
+        RateLimiter limiter = RateLimiter.builder(algorithm)
+                .limit(Long.MAX_VALUE, Duration.ofSeconds(60))
+                .clock(clock)
+                .countRejected(true)
+                .build();
         clock.at("12:00:00");
         assertTrue(limiter.tryAcquire("k", Long.MAX_VALUE).allowed());
         clock.at("12:00:30");

@@ -104,15 +104,19 @@ class OracleTest {
                 counts.put(k, count);
             }
             long untilEnd = (k + 1) * window - now;
-            return decision(limit, ok, remaining(limit, count.min(LONG_MAX).longValueExact()),
-                    count.signum() == 0 ? 0 : untilEnd, untilEnd);
+            return decision(
+                    limit,
+                    ok,
+                    remaining(limit, count.min(LONG_MAX).longValueExact()),
+                    count.signum() == 0 ? 0 : untilEnd,
+                    untilEnd);
         }
 
         @Override
         public boolean cancel(long now, long cost, Object place) {
             long k = (Long) place;
             if (k != Math.floorDiv(now, window)) {
-                return false;  // that window is over
+                return false; // that window is over
             }
             counts.put(k, counts.get(k).subtract(big(cost)).max(BigInteger.ZERO));
             return true;
@@ -156,7 +160,7 @@ class OracleTest {
         /** Whether {@code e} counts at {@code now}: the definition in docs/algorithms.md, literally. */
         boolean counts(Entry e, long now) {
             if (algorithm == Algorithm.SLIDING_LOG) {
-                return e.time > now - window;  // in (now − W, now]
+                return e.time > now - window; // in (now − W, now]
             }
             long start = Math.floorDiv(e.time, sub) * sub;
             return strict ? start + sub > now - window : start > now - window;
@@ -224,7 +228,7 @@ class OracleTest {
 
         @Override
         public boolean beyondLong() {
-            Map<Long, BigInteger> groups = new HashMap<>();  // the state keeps one weight per instant or sub-window
+            Map<Long, BigInteger> groups = new HashMap<>(); // the state keeps one weight per instant or sub-window
             for (Entry e : entries) {
                 long group = algorithm == Algorithm.SLIDING_LOG ? e.time : Math.floorDiv(e.time, sub);
                 groups.merge(group, big(e.cost), BigInteger::add);
@@ -279,7 +283,7 @@ class OracleTest {
             long k = (Long) place;
             long current = Math.floorDiv(now, window);
             if (k != current && k != current - 1) {
-                return false;  // neither the current nor the previous window any more
+                return false; // neither the current nor the previous window any more
             }
             BigInteger count = counts.getOrDefault(k, BigInteger.ZERO);
             if (count.signum() == 0) {
@@ -300,9 +304,9 @@ class OracleTest {
         final long window;
         final boolean countRejected;
         final BigInteger full;
-        BigInteger scaled;                  // tokens · W
+        BigInteger scaled; // tokens · W
         long last = Long.MIN_VALUE;
-        long lastFull = Long.MIN_VALUE;     // the latest instant, up to last, at which the bucket was full
+        long lastFull = Long.MIN_VALUE; // the latest instant, up to last, at which the bucket was full
 
         BucketOracle(LimiterConfig c) {
             limit = c.limit();
@@ -357,7 +361,7 @@ class OracleTest {
                 return false;
             }
             if (lastFull > (Long) place) {
-                return false;  // full after the reservation: its tokens have come back already
+                return false; // full after the reservation: its tokens have come back already
             }
             scaled = scaled.add(big(cost).multiply(big(window))).min(full);
             if (scaled.equals(full)) {
@@ -387,9 +391,18 @@ class OracleTest {
     }
 
     static Stream<Arguments> configurations() {
-        long[][] shapes = {  // limit, window in ns, buckets
-            {3, 60_000_000_000L, 4}, {1, 10, 1}, {3, 7, 3}, {5, 12, 5}, {7, 1_000, 6}, {100, 997, 10},
-            {2, 1, 1}, {1_000_000_007L, 13, 4}, {Long.MAX_VALUE, 1_000_000_000L, 7}, {Long.MAX_VALUE / 3, 11, 2}};
+        long[][] shapes = { // limit, window in ns, buckets
+            {3, 60_000_000_000L, 4},
+            {1, 10, 1},
+            {3, 7, 3},
+            {5, 12, 5},
+            {7, 1_000, 6},
+            {100, 997, 10},
+            {2, 1, 1},
+            {1_000_000_007L, 13, 4},
+            {Long.MAX_VALUE, 1_000_000_000L, 7},
+            {Long.MAX_VALUE / 3, 11, 2}
+        };
         Stream.Builder<Arguments> b = Stream.builder();
         for (Algorithm algorithm : Algorithm.values()) {
             for (long[] shape : shapes) {
@@ -408,18 +421,27 @@ class OracleTest {
 
     @ParameterizedTest(name = "{0} {1}/{2}ns buckets={3} countRejected={4} strict={5}")
     @MethodSource("configurations")
-    void agreesWithTheDefinition(Algorithm algorithm, long limit, long windowNanos, int buckets,
-                                 boolean countRejected, boolean strict) {
-        LimiterConfig config = new LimiterConfig(algorithm, limit, Duration.ofNanos(windowNanos), new TestClock(),
-                countRejected, algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? buckets : LimiterConfig.DEFAULT_BUCKETS,
+    void agreesWithTheDefinition(
+            Algorithm algorithm, long limit, long windowNanos, int buckets, boolean countRejected, boolean strict) {
+        LimiterConfig config = new LimiterConfig(
+                algorithm,
+                limit,
+                Duration.ofNanos(windowNanos),
+                new TestClock(),
+                countRejected,
+                algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? buckets : LimiterConfig.DEFAULT_BUCKETS,
                 strict);
         Params p = new Params(config);
-        Random random = new Random(limit * 31 + windowNanos * 17 + algorithm.ordinal() * 7L + buckets
-                + (countRejected ? 1 : 0) + (strict ? 2 : 0));
+        Random random = new Random(limit * 31
+                + windowNanos * 17
+                + algorithm.ordinal() * 7L
+                + buckets
+                + (countRejected ? 1 : 0)
+                + (strict ? 2 : 0));
         for (int run = 0; run < 20; run++) {
             AlgorithmState state = AlgorithmState.create(algorithm, p);
             Oracle oracle = oracle(config);
-            List<Object[]> reservations = new ArrayList<>();  // {cost, state place, oracle place}
+            List<Object[]> reservations = new ArrayList<>(); // {cost, state place, oracle place}
             long now = TestClock.NOON.getEpochSecond() * 1_000_000_000L + random.nextInt(1_000_000);
             List<String> trace = new ArrayList<>();
             for (int step = 0; step < 120; step++) {
@@ -442,7 +464,7 @@ class OracleTest {
                 Decision expected = oracle.decide(now, cost, op >= 13 || op < 10);
                 Decision actual = state.decide(p, now, cost, op >= 13 || op < 10);
                 if (oracle.beyondLong()) {
-                    break;  // outside the exact domain from here on
+                    break; // outside the exact domain from here on
                 }
                 assertEquals(expected, actual, at);
                 if (op >= 13 && actual.allowed()) {

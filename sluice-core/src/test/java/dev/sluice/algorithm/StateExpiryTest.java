@@ -27,14 +27,14 @@ class StateExpiryTest {
     @MethodSource("dev.sluice.Variants#all")
     void fromItsExpiryAStateDecidesAsAFreshOne(Algorithm algorithm, boolean countRejected, boolean strict) {
         long window = 1_000;
-        Params p = new Params(new LimiterConfig(algorithm, 5, Duration.ofNanos(window), new TestClock(),
-                countRejected, 4, strict));
+        Params p = new Params(
+                new LimiterConfig(algorithm, 5, Duration.ofNanos(window), new TestClock(), countRejected, 4, strict));
         Random random = new Random(Variants.seed(algorithm, countRejected, strict));
         int expiredAtSomePoint = 0;
         for (int run = 0; run < 300; run++) {
             AlgorithmState state = AlgorithmState.create(algorithm, p);
             long now = 1_767_268_800_000_000_000L + random.nextInt(10_000);
-            List<long[]> old = new ArrayList<>();  // {cost, place}
+            List<long[]> old = new ArrayList<>(); // {cost, place}
             int requests = random.nextInt(12);
             for (int i = 0; i < requests; i++) {
                 now += random.nextInt((int) window / 2);
@@ -46,13 +46,14 @@ class StateExpiryTest {
             }
             long expiresAt = state.expiresAt(p);
             if (expiresAt != Long.MIN_VALUE) {
-                assertTrue(expiresAt > now - 3 * window && expiresAt <= now + 2 * window,
+                assertTrue(
+                        expiresAt > now - 3 * window && expiresAt <= now + 2 * window,
                         "expiry within two windows of the last request: " + (expiresAt - now));
             }
             long t = Math.max(now, expiresAt) + (random.nextBoolean() ? 0 : random.nextInt((int) window));
             expiredAtSomePoint += expiresAt > now ? 1 : 0;
             AlgorithmState fresh = AlgorithmState.create(algorithm, p);
-            List<long[]> mine = new ArrayList<>();  // {cost, state's place, fresh's place}
+            List<long[]> mine = new ArrayList<>(); // {cost, state's place, fresh's place}
             for (int i = 0; i < 10; i++) {
                 String at = "run " + run + " request " + i + " at expiry + " + (t - expiresAt);
                 int op = random.nextInt(4);

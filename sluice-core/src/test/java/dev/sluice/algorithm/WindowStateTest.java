@@ -17,8 +17,8 @@ class WindowStateTest {
     private static final long S = 1_000_000_000L;
 
     private static Params params(Algorithm algorithm, long limit, long windowNanos, int buckets, boolean strict) {
-        return new Params(new LimiterConfig(algorithm, limit, Duration.ofNanos(windowNanos), new TestClock(), false,
-                buckets, strict));
+        return new Params(new LimiterConfig(
+                algorithm, limit, Duration.ofNanos(windowNanos), new TestClock(), false, buckets, strict));
     }
 
     @Test
@@ -36,7 +36,7 @@ class WindowStateTest {
 
         Params swc = params(Algorithm.SLIDING_WINDOW_COUNTER, 1, 60 * S, 4, false);
         AlgorithmState c = AlgorithmState.create(Algorithm.SLIDING_WINDOW_COUNTER, swc);
-        c.decide(swc, -S, 1, true);  // sub-window [-15 s, 0) counts until 45 s
+        c.decide(swc, -S, 1, true); // sub-window [-15 s, 0) counts until 45 s
         assertEquals(Decision.denied(1, 0, 45 * S + 1, 45 * S + 1), c.decide(swc, -1, 1, false));
         assertFalse(c.decide(swc, 45 * S - 1, 1, false).allowed());
         assertTrue(c.decide(swc, 45 * S, 1, false).allowed());
@@ -46,7 +46,7 @@ class WindowStateTest {
     void theTailForgetsAWindowThatIsNotTheOneBefore() {
         Params p = params(Algorithm.SLIDING_TAIL, 3, 60 * S, 60, false);
         AlgorithmState s = AlgorithmState.create(Algorithm.SLIDING_TAIL, p);
-        long start = 1_767_268_800L * S;  // 12:00:00
+        long start = 1_767_268_800L * S; // 12:00:00
         s.decide(p, start, 3, true);
         long place = s.place(p, start);
         assertEquals(0, s.decide(p, start + 60 * S, 1, false).remaining(), "12:01:00: the whole previous window");
@@ -63,7 +63,7 @@ class WindowStateTest {
         AlgorithmState s = AlgorithmState.create(Algorithm.SLIDING_LOG, p);
         long t0 = 1_767_268_800L * S;
         long[] places = new long[3_000];
-        for (int i = 0; i < 3_000; i++) {  // 3000 distinct instants: the ring grows to 4096
+        for (int i = 0; i < 3_000; i++) { // 3000 distinct instants: the ring grows to 4096
             assertTrue(s.decide(p, t0 + i, 1, true).allowed());
             places[i] = s.place(p, t0 + i);
         }
@@ -76,7 +76,7 @@ class WindowStateTest {
         assertEquals(999, d.resetAfterNanos(), "the newest entry expires at t0 + 2999 + W");
         assertTrue(s.giveBack(p, t0 + window + 2_000, 1, places[2_500]));
         assertEquals(5_000 - 998, s.decide(p, t0 + window + 2_000, 1, false).remaining());
-        for (int i = 0; i < 100; i++) {  // and grows again
+        for (int i = 0; i < 100; i++) { // and grows again
             s.decide(p, t0 + window + 2_001 + i, 1, true);
         }
         assertEquals(5_000 - 998, s.decide(p, t0 + window + 2_100, 1, false).remaining(), "898 old, 100 new");

@@ -35,8 +35,11 @@ class InMemoryBoundTest {
     }
 
     private RateLimiter limiter(int maximumKeys) {
-        return RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(3, Duration.ofSeconds(60)).clock(clock)
-                .store(InMemoryStore.builder().maximumKeys(maximumKeys).build()).build();
+        return RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(3, Duration.ofSeconds(60))
+                .clock(clock)
+                .store(InMemoryStore.builder().maximumKeys(maximumKeys).build())
+                .build();
     }
 
     @Test
@@ -69,7 +72,7 @@ class InMemoryBoundTest {
             RateLimiter limiter = limiter(1);
             if (round % 2 == 1) {
                 assertTrue(limiter.tryAcquire("old").allowed());
-                clock.at("12:01:00");  // "old" is idle now: one racer evicts it, then they race for its room
+                clock.at("12:01:00"); // "old" is idle now: one racer evicts it, then they race for its room
             }
             Duration expected = Duration.ofSeconds(60);
             CountDownLatch start = new CountDownLatch(1);
@@ -102,8 +105,11 @@ class InMemoryBoundTest {
      */
     @Test
     void atTheBoundNoKeyIsEverAdmittedOverItsLimit() {
-        RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_LOG).limit(3, Duration.ofMillis(100)).clock(clock)
-                .store(InMemoryStore.builder().maximumKeys(8).build()).build();
+        RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_LOG)
+                .limit(3, Duration.ofMillis(100))
+                .clock(clock)
+                .store(InMemoryStore.builder().maximumKeys(8).build())
+                .build();
         Map<String, Deque<Long>> admitted = new HashMap<>();
         Random random = new Random(7);
         int noRoom = 0;
@@ -124,7 +130,7 @@ class InMemoryBoundTest {
             } else {
                 assertTrue(d.retryAfter().compareTo(Duration.ofMillis(100)) <= 0, d.toString());
                 assertTrue(d.retryAfter().compareTo(Duration.ZERO) > 0, d.toString());
-                noRoom += times.size() < 3 ? 1 : 0;  // not its own limit: no room for it
+                noRoom += times.size() < 3 ? 1 : 0; // not its own limit: no room for it
             }
         }
         assertTrue(noRoom > 100, "refused for want of room: " + noRoom);
@@ -133,9 +139,14 @@ class InMemoryBoundTest {
 
     @Test
     void keysHeldAtTheBoundAreDecidedExactlyAsWithoutABound() {
-        RateLimiter bounded = RateLimiter.builder(Algorithm.TOKEN_BUCKET).limit(3, Duration.ofSeconds(60)).clock(clock)
-                .store(InMemoryStore.builder().maximumKeys(4).build()).build();
-        RateLimiter free = RateLimiter.builder(Algorithm.TOKEN_BUCKET).limit(3, Duration.ofSeconds(60)).clock(clock)
+        RateLimiter bounded = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+                .limit(3, Duration.ofSeconds(60))
+                .clock(clock)
+                .store(InMemoryStore.builder().maximumKeys(4).build())
+                .build();
+        RateLimiter free = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+                .limit(3, Duration.ofSeconds(60))
+                .clock(clock)
                 .build();
         for (int k = 0; k < 4; k++) {
             assertEquals(free.tryAcquire("held" + k), bounded.tryAcquire("held" + k));
@@ -152,8 +163,11 @@ class InMemoryBoundTest {
     @Test
     void threadsRacingToCreateTheSameKeyAllReachIt() throws Exception {
         for (int round = 0; round < 2000; round++) {
-            RateLimiter limiter = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(100, Duration.ofSeconds(60))
-                    .clock(clock).store(InMemoryStore.builder().maximumKeys(1).build()).build();
+            RateLimiter limiter = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                    .limit(100, Duration.ofSeconds(60))
+                    .clock(clock)
+                    .store(InMemoryStore.builder().maximumKeys(1).build())
+                    .build();
             CountDownLatch start = new CountDownLatch(1);
             List<Future<Decision>> futures = new ArrayList<>();
             for (int t = 0; t < 8; t++) {

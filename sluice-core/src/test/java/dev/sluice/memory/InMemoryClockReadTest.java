@@ -69,7 +69,9 @@ class InMemoryClockReadTest {
     void aStalledRequestNeverDecidesOnAStateEvictedAfterItReadTheClock() throws Exception {
         GateClock clock = new GateClock(Instant.parse("2026-01-01T12:00:09Z"));
         InMemoryRateLimiter limiter = (InMemoryRateLimiter) RateLimiter.builder(Algorithm.FIXED_WINDOW)
-                .limit(1, Duration.ofSeconds(10)).clock(clock).build();
+                .limit(1, Duration.ofSeconds(10))
+                .clock(clock)
+                .build();
         assertTrue(limiter.tryAcquire("k").allowed());
 
         clock.now = Instant.parse("2026-01-01T12:00:09.500Z");
@@ -94,7 +96,10 @@ class InMemoryClockReadTest {
         evictor.join();
 
         assertFalse(stalled.get().allowed(), "the window of 12:00:00 already holds its one permit: " + stalled.get());
-        assertEquals(Duration.ofMillis(500), stalled.get().retryAfter(), stalled.get().toString());
+        assertEquals(
+                Duration.ofMillis(500),
+                stalled.get().retryAfter(),
+                stalled.get().toString());
     }
 
     /** Whether {@code t} is spinning or yielding for a key's lock, which the stalled request holds. */

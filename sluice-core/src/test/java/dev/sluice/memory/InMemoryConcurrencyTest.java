@@ -28,7 +28,7 @@ class InMemoryConcurrencyTest {
 
     private static final int THREADS = 64;
     private static final int PER_THREAD = 50;
-    private static final int KEYS = 100;  // each key gets exactly THREADS·PER_THREAD/KEYS = 32 requests
+    private static final int KEYS = 100; // each key gets exactly THREADS·PER_THREAD/KEYS = 32 requests
     private static final int LIMIT = 5;
 
     private final TestClock clock = new TestClock();
@@ -40,8 +40,7 @@ class InMemoryConcurrencyTest {
     }
 
     /** Runs one burst of requests, all threads released at once, with {@code background} running meanwhile. */
-    private AtomicIntegerArray burst(InMemoryRateLimiter limiter, String prefix, Runnable background)
-            throws Exception {
+    private AtomicIntegerArray burst(InMemoryRateLimiter limiter, String prefix, Runnable background) throws Exception {
         AtomicIntegerArray admitted = new AtomicIntegerArray(KEYS);
         CountDownLatch start = new CountDownLatch(1);
         AtomicBoolean done = new AtomicBoolean();
@@ -88,8 +87,8 @@ class InMemoryConcurrencyTest {
     @ParameterizedTest
     @EnumSource(Algorithm.class)
     void frozenClockWithEvictionRacingEveryInsertion(Algorithm algorithm) throws Exception {
-        InMemoryRateLimiter limiter = (InMemoryRateLimiter) InMemoryStore.create().bind(new LimiterConfig(algorithm,
-                LIMIT, Duration.ofSeconds(1), clock, false, 4, false));
+        InMemoryRateLimiter limiter = (InMemoryRateLimiter) InMemoryStore.create()
+                .bind(new LimiterConfig(algorithm, LIMIT, Duration.ofSeconds(1), clock, false, 4, false));
         for (int burst = 0; burst < 5; burst++) {
             AtomicIntegerArray admitted = burst(limiter, "k", limiter::evictIdle);
             assertEachKeyAdmittedTheLimit(algorithm + " burst " + burst, admitted);
@@ -106,8 +105,8 @@ class InMemoryConcurrencyTest {
     @ParameterizedTest
     @EnumSource(Algorithm.class)
     void movingClockWithTheRequestPathsOwnSweeps(Algorithm algorithm) throws Exception {
-        InMemoryRateLimiter limiter = (InMemoryRateLimiter) InMemoryStore.create().bind(new LimiterConfig(algorithm,
-                LIMIT, Duration.ofHours(1), clock, false, 60, false));
+        InMemoryRateLimiter limiter = (InMemoryRateLimiter) InMemoryStore.create()
+                .bind(new LimiterConfig(algorithm, LIMIT, Duration.ofHours(1), clock, false, 60, false));
         clock.at("09:00:00");
         for (int i = 0; i < 1_000; i++) {
             limiter.tryAcquire("idle" + i);

@@ -28,11 +28,12 @@ class InMemoryEvictionRaceTest {
     private static final long LIMIT = 5;
     private static final Duration WINDOW = Duration.ofSeconds(1);
     private static final int PHASES = 30;
-    private static final int ATTEMPTS_PER_KEY = 4;  // per thread and phase: 16 attempts for 5 permits
+    private static final int ATTEMPTS_PER_KEY = 4; // per thread and phase: 16 attempts for 5 permits
 
     /** A clock the test moves between phases and every thread reads. */
     private static final class SteppedClock extends Clock {
-        final AtomicLong nanos = new AtomicLong(Instant.parse("2026-01-01T12:00:00Z").getEpochSecond() * 1_000_000_000L);
+        final AtomicLong nanos =
+                new AtomicLong(Instant.parse("2026-01-01T12:00:00Z").getEpochSecond() * 1_000_000_000L);
 
         @Override
         public ZoneId getZone() {
@@ -53,10 +54,11 @@ class InMemoryEvictionRaceTest {
 
     @ParameterizedTest
     @EnumSource(Algorithm.class)
-    void every_key_admits_exactly_its_limit_per_phase_while_idle_keys_are_evicted(Algorithm algorithm) throws Exception {
+    void every_key_admits_exactly_its_limit_per_phase_while_idle_keys_are_evicted(Algorithm algorithm)
+            throws Exception {
         SteppedClock clock = new SteppedClock();
-        InMemoryRateLimiter limiter = (InMemoryRateLimiter) RateLimiter.builder(algorithm)
-                .limit(LIMIT, WINDOW).clock(clock).build();
+        InMemoryRateLimiter limiter = (InMemoryRateLimiter)
+                RateLimiter.builder(algorithm).limit(LIMIT, WINDOW).clock(clock).build();
         String[] keys = new String[KEYS];
         for (int k = 0; k < KEYS; k++) {
             keys[k] = "client:" + k;
@@ -75,7 +77,8 @@ class InMemoryEvictionRaceTest {
                         phase.await();
                         for (int a = 0; a < ATTEMPTS_PER_KEY; a++) {
                             for (int k = 0; k < KEYS; k++) {
-                                if (limiter.tryAcquire(keys[(offset + k) % KEYS]).allowed()) {
+                                if (limiter.tryAcquire(keys[(offset + k) % KEYS])
+                                        .allowed()) {
                                     allowed.incrementAndGet();
                                 }
                             }

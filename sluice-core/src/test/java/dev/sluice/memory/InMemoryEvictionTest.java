@@ -41,7 +41,7 @@ class InMemoryEvictionTest {
         InMemoryRateLimiter limiter = limiter(config);
         Params p = new Params(config);
         Map<String, AlgorithmState> kept = new HashMap<>();
-        List<Object[]> reservations = new ArrayList<>();  // {Reservation, cost, kept state, place}
+        List<Object[]> reservations = new ArrayList<>(); // {Reservation, cost, kept state, place}
         Random random = new Random(Variants.seed(algorithm, countRejected, strict));
         long[] steps = {0, 1, 7, 50, 100, 333, 1_000, 2_500};
         int evicted = 0;
@@ -76,17 +76,17 @@ class InMemoryEvictionTest {
 
     @Test
     void memoryFollowsTheActiveKeys() {
-        InMemoryRateLimiter limiter = limiter(new LimiterConfig(Algorithm.FIXED_WINDOW, 1, Duration.ofSeconds(1), clock,
-                false, 60, false));
+        InMemoryRateLimiter limiter =
+                limiter(new LimiterConfig(Algorithm.FIXED_WINDOW, 1, Duration.ofSeconds(1), clock, false, 60, false));
         for (int i = 0; i < 10_000; i++) {
             limiter.tryAcquire("old" + i);
         }
         assertEquals(10_000, limiter.keyCount());
-        clock.advance(Duration.ofSeconds(1));  // every key is idle now: its window is over
+        clock.advance(Duration.ofSeconds(1)); // every key is idle now: its window is over
         for (int i = 0; i < 100; i++) {
             limiter.tryAcquire("new" + i);
         }
-        for (int i = 0; i < 60; i++) {  // 60 ms of traffic on one key: 60 sweeps of 256 entries, nothing else
+        for (int i = 0; i < 60; i++) { // 60 ms of traffic on one key: 60 sweeps of 256 entries, nothing else
             clock.advance(Duration.ofMillis(1));
             limiter.tryAcquire("new0");
         }
@@ -98,8 +98,8 @@ class InMemoryEvictionTest {
 
     @Test
     void peekAndCancelHoldNoKey() {
-        InMemoryRateLimiter limiter = limiter(new LimiterConfig(Algorithm.TOKEN_BUCKET, 2, Duration.ofSeconds(1), clock,
-                false, 60, false));
+        InMemoryRateLimiter limiter =
+                limiter(new LimiterConfig(Algorithm.TOKEN_BUCKET, 2, Duration.ofSeconds(1), clock, false, 60, false));
         for (int i = 0; i < 100; i++) {
             assertTrue(limiter.peek("peek" + i, 1).allowed());
         }

@@ -30,7 +30,11 @@ class InMemoryJointTest {
     private final TestClock clock = new TestClock();
 
     private RateLimiter limiter(long limit, Duration window, InMemoryStore store) {
-        return RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(limit, window).clock(clock).store(store).build();
+        return RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(limit, window)
+                .clock(clock)
+                .store(store)
+                .build();
     }
 
     @Test
@@ -52,10 +56,10 @@ class InMemoryJointTest {
     void requestsNamingKeysInOppositeOrdersNeitherDeadlockNorOverAdmit() throws Exception {
         RateLimiter first = limiter(400, Duration.ofHours(1), InMemoryStore.create());
         RateLimiter second = limiter(400, Duration.ofHours(1), InMemoryStore.create());
-        List<Acquisition> forward = List.of(Acquisition.of(first, "x"), Acquisition.of(second, "y"),
-                Acquisition.of(first, "y"));
-        List<Acquisition> backward = List.of(Acquisition.of(first, "y"), Acquisition.of(second, "y"),
-                Acquisition.of(first, "x"));
+        List<Acquisition> forward =
+                List.of(Acquisition.of(first, "x"), Acquisition.of(second, "y"), Acquisition.of(first, "y"));
+        List<Acquisition> backward =
+                List.of(Acquisition.of(first, "y"), Acquisition.of(second, "y"), Acquisition.of(first, "x"));
         AtomicInteger admitted = new AtomicInteger();
         ExecutorService pool = Executors.newFixedThreadPool(16);
         try {
@@ -75,7 +79,7 @@ class InMemoryJointTest {
             }
             start.countDown();
             for (Future<?> f : futures) {
-                f.get(120, TimeUnit.SECONDS);   // a deadlock would fail here, not hang the build
+                f.get(120, TimeUnit.SECONDS); // a deadlock would fail here, not hang the build
             }
         } finally {
             pool.shutdownNow();
@@ -88,7 +92,8 @@ class InMemoryJointTest {
 
     @Test
     void aNewKeyWithNoRoomUnderTheBoundRefusesTheRequestAndTakesNothing() {
-        RateLimiter bounded = limiter(5, Duration.ofMinutes(1), InMemoryStore.builder().maximumKeys(1).build());
+        RateLimiter bounded = limiter(
+                5, Duration.ofMinutes(1), InMemoryStore.builder().maximumKeys(1).build());
         RateLimiter other = limiter(5, Duration.ofMinutes(1), InMemoryStore.create());
         assertTrue(bounded.tryAcquire("held").allowed(), "the one slot taken by a live key");
         JointDecision d = RateLimiter.tryAcquireAll(Acquisition.of(other, "k"), Acquisition.of(bounded, "new"));

@@ -25,8 +25,12 @@ class FailureLogTest {
         }
         assertEquals(1, lines.size(), "lines for 1,000 failures in one interval");
         String message = lines.get(0);
-        assertTrue(message.contains("TestStore[a]") && message.contains("1 store failure")
-                && message.contains("FAIL_OPEN") && message.contains("timed out #0"), message);
+        assertTrue(
+                message.contains("TestStore[a]")
+                        && message.contains("1 store failure")
+                        && message.contains("FAIL_OPEN")
+                        && message.contains("timed out #0"),
+                message);
         assertEquals(999, log.pending(), "failures counted for the next line");
     }
 

@@ -19,7 +19,13 @@ import org.junit.jupiter.params.provider.EnumSource;
 class StateMachineTest {
 
     private static LimiterConfig config(Algorithm algorithm, long limit, boolean countRejected) {
-        return new LimiterConfig(algorithm, limit, Duration.ofSeconds(10), Clock.systemUTC(), countRejected, 4,
+        return new LimiterConfig(
+                algorithm,
+                limit,
+                Duration.ofSeconds(10),
+                Clock.systemUTC(),
+                countRejected,
+                4,
                 algorithm == Algorithm.SLIDING_WINDOW_COUNTER && countRejected);
     }
 
@@ -40,13 +46,15 @@ class StateMachineTest {
             int admitted = 0;
             int rejected = 0;
             for (int step = 0; step < 2_000; step++) {
-                now += random.nextInt(random.nextBoolean() ? 100 : 5_000) * 1_000_000L;  // bursts and lulls
+                now += random.nextInt(random.nextBoolean() ? 100 : 5_000) * 1_000_000L; // bursts and lulls
                 carried = StateMachine.restore(config, carried.snapshot());
                 String at = algorithm + " countRejected=" + countRejected + " step " + step;
                 if (random.nextInt(5) == 0 && !places.isEmpty()) {
                     long[] taken = places.remove(random.nextInt(places.size()));
-                    assertEquals(kept.giveBack(config, now, taken[0], taken[1]),
-                            carried.giveBack(config, now, taken[0], taken[1]), at + " giveBack");
+                    assertEquals(
+                            kept.giveBack(config, now, taken[0], taken[1]),
+                            carried.giveBack(config, now, taken[0], taken[1]),
+                            at + " giveBack");
                 } else {
                     long cost = 1 + random.nextInt(2);
                     boolean consume = random.nextInt(6) != 0;
@@ -62,18 +70,20 @@ class StateMachineTest {
                 assertArrayEquals(kept.snapshot(), carried.snapshot(), at + " snapshot");
                 assertEquals(kept.expiresAt(config), carried.expiresAt(config), at + " expiresAt");
             }
-            String mix = algorithm + " countRejected=" + countRejected + ": admitted " + admitted + ", rejected "
-                    + rejected;
+            String mix =
+                    algorithm + " countRejected=" + countRejected + ": admitted " + admitted + ", rejected " + rejected;
             assertTrue(admitted > 100 && rejected > 100, mix + ": the traffic tests one side too little");
         }
     }
 
     @Test
     void aSnapshotOfTheWrongShapeIsRejectedWithTheNumbersInTheMessage() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
                 () -> StateMachine.restore(config(Algorithm.TOKEN_BUCKET, 5, false), new long[] {1, 2}));
         assertTrue(e.getMessage().contains("[1, 2]"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class,
+        e = assertThrows(
+                IllegalArgumentException.class,
                 () -> StateMachine.restore(config(Algorithm.SLIDING_LOG, 5, false), new long[] {2, 9, 1, 5, 1}));
         assertTrue(e.getMessage().contains("[2, 9, 1, 5, 1]"), e.getMessage());
     }
@@ -81,8 +91,8 @@ class StateMachineTest {
     @Test
     void aConfigOfAnotherAlgorithmIsRejected() {
         StateMachine s = StateMachine.fresh(config(Algorithm.FIXED_WINDOW, 5, false));
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> s.decide(config(Algorithm.SLIDING_TAIL, 5, false), 0, 1, true));
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class, () -> s.decide(config(Algorithm.SLIDING_TAIL, 5, false), 0, 1, true));
         assertTrue(e.getMessage().contains("SLIDING_TAIL"), e.getMessage());
     }
 }

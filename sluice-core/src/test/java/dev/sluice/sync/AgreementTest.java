@@ -51,14 +51,22 @@ class AgreementTest {
             Duration window = windows[random.nextInt(windows.length)];
             UnaryOperator<RateLimiterBuilder> options = o -> {
                 o.countRejected(countRejected);
-                return algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? o.buckets(4).strict(strict) : o;
+                return algorithm == Algorithm.SLIDING_WINDOW_COUNTER
+                        ? o.buckets(4).strict(strict)
+                        : o;
             };
-            SynchronizedStore sync = SynchronizedStore.builder(InMemoryCounterStore.create()).manualSync()
-                    .batchSize(1 + random.nextInt(3)).build();
-            RateLimiter synced = options.apply(RateLimiter.builder(algorithm).limit(limit, window).clock(clock))
-                    .store(sync).build();
-            RateLimiter reference = options.apply(RateLimiter.builder(algorithm).limit(limit, window).clock(clock))
-                    .store(InMemoryStore.create()).build();
+            SynchronizedStore sync = SynchronizedStore.builder(InMemoryCounterStore.create())
+                    .manualSync()
+                    .batchSize(1 + random.nextInt(3))
+                    .build();
+            RateLimiter synced = options.apply(
+                            RateLimiter.builder(algorithm).limit(limit, window).clock(clock))
+                    .store(sync)
+                    .build();
+            RateLimiter reference = options.apply(
+                            RateLimiter.builder(algorithm).limit(limit, window).clock(clock))
+                    .store(InMemoryStore.create())
+                    .build();
             String[] keys = {"a", "b", "c"};
             List<Reservation[]> reservations = new ArrayList<>();
             for (int step = 0; step < 120; step++) {

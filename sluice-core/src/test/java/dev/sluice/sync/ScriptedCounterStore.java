@@ -16,7 +16,11 @@ import java.util.function.Consumer;
  */
 final class ScriptedCounterStore implements CounterStore {
 
-    enum Mode { UP, DOWN, LOSE_ANSWERS }
+    enum Mode {
+        UP,
+        DOWN,
+        LOSE_ANSWERS
+    }
 
     /** One call: {@code op} is "load" or "cas"; {@code results} the CAS flags (null for a load or a failure). */
     record Call(String op, int size, boolean[] results, boolean failed) {
@@ -29,8 +33,8 @@ final class ScriptedCounterStore implements CounterStore {
     private final CounterStore delegate;
     private volatile Mode mode = Mode.UP;
     private final List<Call> calls = new ArrayList<>();
-    private volatile Consumer<Call> afterCall = c -> { };
-    private volatile Consumer<String> beforeCall = op -> { };
+    private volatile Consumer<Call> afterCall = c -> {};
+    private volatile Consumer<String> beforeCall = op -> {};
 
     ScriptedCounterStore(CounterStore delegate) {
         this.delegate = delegate;

@@ -22,8 +22,8 @@ class SyncAccuracyTest {
 
     static Stream<Arguments> setups() {
         Stream.Builder<Arguments> b = Stream.builder();
-        for (Algorithm algorithm : new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_TAIL,
-                Algorithm.SLIDING_WINDOW_COUNTER}) {
+        for (Algorithm algorithm :
+                new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_TAIL, Algorithm.SLIDING_WINDOW_COUNTER}) {
             for (int n : new int[] {2, 10, 30}) {
                 for (int ms : new int[] {50, 100, 1000}) {
                     SyncSimulation.Setup even = SyncSimulation.Setup.of(algorithm, n, Duration.ofMillis(ms));
@@ -52,7 +52,8 @@ class SyncAccuracyTest {
             assertTrue(r.conflicts() > 0, setup + ": no conflict");
         }
         if (setup.algorithm() == Algorithm.FIXED_WINDOW) {
-            assertTrue(Arrays.stream(r.perSecond()).allMatch(c -> c >= setup.limit()),
+            assertTrue(
+                    Arrays.stream(r.perSecond()).allMatch(c -> c >= setup.limit()),
                     setup + ": " + Arrays.toString(r.perSecond()));
         }
     }
@@ -71,7 +72,9 @@ class SyncAccuracyTest {
     }
 
     static Stream<Arguments> documented() {
-        return Stream.of(Arguments.of(50, "50.0", "57.0", 67L, 68L), Arguments.of(100, "50.0", "60.7", 84L, 87L),
+        return Stream.of(
+                Arguments.of(50, "50.0", "57.0", 67L, 68L),
+                Arguments.of(100, "50.0", "60.7", 84L, 87L),
                 Arguments.of(1000, "275.0", "229.9", 481L, 481L));
     }
 

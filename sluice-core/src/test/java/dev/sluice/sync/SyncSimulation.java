@@ -38,8 +38,16 @@ final class SyncSimulation {
     private static final String KEY = "client:abc";
 
     /** One run's setup. */
-    record Setup(Algorithm algorithm, int instances, Duration interval, boolean randomSpread, boolean cold, long limit,
-                 int offeredPerSecond, int seconds, long seed) {
+    record Setup(
+            Algorithm algorithm,
+            int instances,
+            Duration interval,
+            boolean randomSpread,
+            boolean cold,
+            long limit,
+            int offeredPerSecond,
+            int seconds,
+            long seed) {
 
         static Setup of(Algorithm algorithm, int instances, Duration interval) {
             return new Setup(algorithm, instances, interval, false, false, 50, 500, 20, 1);
@@ -52,7 +60,8 @@ final class SyncSimulation {
 
         /** No instance holds the client's key at the start: each takes it up with its first request. */
         Setup coldStart() {
-            return new Setup(algorithm, instances, interval, randomSpread, true, limit, offeredPerSecond, seconds, seed);
+            return new Setup(
+                    algorithm, instances, interval, randomSpread, true, limit, offeredPerSecond, seconds, seed);
         }
 
         /** {@code L + min(⌊R·T·(n−1)/n⌋, (n−1)·L)}: what the measure never exceeds. */
@@ -64,7 +73,8 @@ final class SyncSimulation {
         @Override
         public String toString() {
             return algorithm + ", " + instances + " instances, sync every " + interval.toMillis() + " ms, "
-                    + (randomSpread ? "random spread (seed " + seed + ")" : "even spread") + (cold ? ", cold start" : "");
+                    + (randomSpread ? "random spread (seed " + seed + ")" : "even spread")
+                    + (cold ? ", cold start" : "");
         }
     }
 
@@ -99,28 +109,34 @@ final class SyncSimulation {
         }
     }
 
-    private SyncSimulation() {
-    }
+    private SyncSimulation() {}
 
     static Result run(Setup s) {
         TestClock clock = new TestClock("2026-01-01T12:00:00Z");
-        UnaryOperator<RateLimiterBuilder> options = b -> s.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER
-                ? b.buckets(10) : b;
+        UnaryOperator<RateLimiterBuilder> options =
+                b -> s.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER ? b.buckets(10) : b;
         InMemoryCounterStore shared = InMemoryCounterStore.create();
         List<SynchronizedStore> stores = new ArrayList<>();
         List<RateLimiter> limiters = new ArrayList<>();
         for (int j = 0; j < s.instances(); j++) {
-            SynchronizedStore store = SynchronizedStore.builder(shared).manualSync().build();
+            SynchronizedStore store =
+                    SynchronizedStore.builder(shared).manualSync().build();
             stores.add(store);
-            limiters.add(options.apply(RateLimiter.builder(s.algorithm()).limit(s.limit(), Duration.ofSeconds(1))
-                    .clock(clock)).store(store).build());
+            limiters.add(options.apply(RateLimiter.builder(s.algorithm())
+                            .limit(s.limit(), Duration.ofSeconds(1))
+                            .clock(clock))
+                    .store(store)
+                    .build());
         }
-        RateLimiter oracle = options.apply(RateLimiter.builder(s.algorithm()).limit(ORACLE_LIMIT, Duration.ofSeconds(1))
-                .clock(clock)).store(InMemoryStore.create()).build();
+        RateLimiter oracle = options.apply(RateLimiter.builder(s.algorithm())
+                        .limit(ORACLE_LIMIT, Duration.ofSeconds(1))
+                        .clock(clock))
+                .store(InMemoryStore.create())
+                .build();
 
         if (!s.cold()) {
             for (RateLimiter limiter : limiters) {
-                limiter.peek(KEY, 1);   // the steady state: every instance has served this client before
+                limiter.peek(KEY, 1); // the steady state: every instance has served this client before
             }
         }
         long start = clock.nanos();

@@ -29,42 +29,61 @@ public final class SyncSimulationReport {
     private static final int[] INSTANCES = {2, 10, 30};
     private static final int[] INTERVALS_MS = {50, 100, 1000};
 
-    private SyncSimulationReport() {
-    }
+    private SyncSimulationReport() {}
 
     public static void main(String[] args) throws IOException {
         System.setProperty("java.awt.headless", "true");
         String png = args.length > 0 ? args[0] : "docs/sync-mode.png";
 
-        System.out.println("Sliding tail, 50/s, 500/s offered, 20 s; M = the tail's estimate, bound = L + floor(R*T*(n-1)/n)");
+        System.out.println(
+                "Sliding tail, 50/s, 500/s offered, 20 s; M = the tail's estimate, bound = L + floor(R*T*(n-1)/n)");
         System.out.println();
-        System.out.println("| instances | sync interval | admitted/s, even spread | admitted/s, random spread | most in one second"
-                + " (random) | peak of M (random) | bound on M |");
+        System.out.println(
+                "| instances | sync interval | admitted/s, even spread | admitted/s, random spread | most in one second"
+                        + " (random) | peak of M (random) | bound on M |");
         System.out.println("|---:|---:|---:|---:|---:|---:|---:|");
         for (int n : INSTANCES) {
             for (int ms : INTERVALS_MS) {
                 SyncSimulation.Setup even = SyncSimulation.Setup.of(Algorithm.SLIDING_TAIL, n, Duration.ofMillis(ms));
                 SyncSimulation.Result e = SyncSimulation.run(even);
                 SyncSimulation.Result r = SyncSimulation.run(even.randomly(3));
-                System.out.printf(Locale.ROOT, "| %d | %d ms | %.1f | %.1f | %d | %d | %d |%n", n, ms, e.meanPerSecond(),
-                        r.meanPerSecond(), r.maxPerSecond(), r.peakMeasure(), even.bound());
+                System.out.printf(
+                        Locale.ROOT,
+                        "| %d | %d ms | %.1f | %.1f | %d | %d | %d |%n",
+                        n,
+                        ms,
+                        e.meanPerSecond(),
+                        r.meanPerSecond(),
+                        r.maxPerSecond(),
+                        r.peakMeasure(),
+                        even.bound());
             }
         }
         System.out.println();
         System.out.println("Random spread, other algorithms and limits");
         System.out.println();
-        System.out.println("| algorithm | limit | instances | sync interval | admitted/s | most in one second | peak of M "
-                + "| bound on M |");
+        System.out.println(
+                "| algorithm | limit | instances | sync interval | admitted/s | most in one second | peak of M "
+                        + "| bound on M |");
         System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|");
         for (Algorithm a : new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER}) {
             for (long limit : new long[] {50, 60}) {
                 for (int n : INSTANCES) {
                     for (int ms : INTERVALS_MS) {
-                        SyncSimulation.Setup s = new SyncSimulation.Setup(a, n, Duration.ofMillis(ms), true, false,
-                                limit, 500, 20, 3);
+                        SyncSimulation.Setup s =
+                                new SyncSimulation.Setup(a, n, Duration.ofMillis(ms), true, false, limit, 500, 20, 3);
                         SyncSimulation.Result r = SyncSimulation.run(s);
-                        System.out.printf(Locale.ROOT, "| %s | %d | %d | %d ms | %.1f | %d | %d | %d |%n", a, limit, n,
-                                ms, r.meanPerSecond(), r.maxPerSecond(), r.peakMeasure(), s.bound());
+                        System.out.printf(
+                                Locale.ROOT,
+                                "| %s | %d | %d | %d ms | %.1f | %d | %d | %d |%n",
+                                a,
+                                limit,
+                                n,
+                                ms,
+                                r.meanPerSecond(),
+                                r.maxPerSecond(),
+                                r.peakMeasure(),
+                                s.bound());
                     }
                 }
             }
@@ -72,7 +91,8 @@ public final class SyncSimulationReport {
         System.out.println();
         System.out.println("Cold start (no instance holds the key at first), sliding tail, random spread");
         System.out.println();
-        System.out.println("| instances | sync interval | admitted in the first second, warm | cold | peak of M, warm | cold |");
+        System.out.println(
+                "| instances | sync interval | admitted in the first second, warm | cold | peak of M, warm | cold |");
         System.out.println("|---:|---:|---:|---:|---:|---:|");
         for (int n : INSTANCES) {
             for (int ms : new int[] {50, 100}) {
@@ -80,8 +100,15 @@ public final class SyncSimulationReport {
                         .randomly(3);
                 SyncSimulation.Result w = SyncSimulation.run(warm);
                 SyncSimulation.Result c = SyncSimulation.run(warm.coldStart());
-                System.out.printf(Locale.ROOT, "| %d | %d ms | %d | %d | %d | %d |%n", n, ms, w.perSecond()[0],
-                        c.perSecond()[0], w.peakMeasure(), c.peakMeasure());
+                System.out.printf(
+                        Locale.ROOT,
+                        "| %d | %d ms | %d | %d | %d | %d |%n",
+                        n,
+                        ms,
+                        w.perSecond()[0],
+                        c.perSecond()[0],
+                        w.peakMeasure(),
+                        c.peakMeasure());
             }
         }
 
@@ -96,8 +123,7 @@ public final class SyncSimulationReport {
     private static final int HEIGHT = 590;
     private static final Color[] COLORS = {new Color(0x1f77b4), new Color(0xff7f0e), new Color(0xd62728)};
 
-    private record Series(String label, long[] perSecond) {
-    }
+    private record Series(String label, long[] perSecond) {}
 
     private static void draw(File file) throws IOException {
         SyncSimulation.Setup base = SyncSimulation.Setup.of(Algorithm.SLIDING_TAIL, 10, Duration.ofMillis(100))
@@ -119,8 +145,11 @@ public final class SyncSimulationReport {
         g.fillRect(0, 0, WIDTH, HEIGHT);
         g.setColor(Color.BLACK);
         g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 20));
-        g.drawString("Synchronized mode: admitted per second vs the limit (sliding tail, 50/s, 500/s offered at random"
-                + " over the instances)", 30, 36);
+        g.drawString(
+                "Synchronized mode: admitted per second vs the limit (sliding tail, 50/s, 500/s offered at random"
+                        + " over the instances)",
+                30,
+                36);
         panel(g, 30, 60, 650, 520, "10 instances, by sync interval", byInterval, 550, 100, base.limit());
         panel(g, 720, 60, 650, 520, "sync every 100 ms, by instances", byInstances, 120, 20, base.limit());
         g.dispose();
@@ -134,13 +163,22 @@ public final class SyncSimulationReport {
     }
 
     private static Series series(String label, Algorithm algorithm, int n, int ms) {
-        SyncSimulation.Result r = SyncSimulation.run(SyncSimulation.Setup.of(algorithm, n, Duration.ofMillis(ms))
-                .randomly(3));
+        SyncSimulation.Result r = SyncSimulation.run(
+                SyncSimulation.Setup.of(algorithm, n, Duration.ofMillis(ms)).randomly(3));
         return new Series(label, r.perSecond());
     }
 
-    private static void panel(Graphics2D g, int x0, int y0, int w, int h, String title, List<Series> series, int yMax,
-                              int yStep, long limit) {
+    private static void panel(
+            Graphics2D g,
+            int x0,
+            int y0,
+            int w,
+            int h,
+            String title,
+            List<Series> series,
+            int yMax,
+            int yStep,
+            long limit) {
         int left = x0 + 60;
         int right = x0 + w - 10;
         int top = y0 + 40;
@@ -192,7 +230,7 @@ public final class SyncSimulationReport {
             }
         }
 
-        int limitY = yOf(limit, yMax, top, bottom);   // over the series: one at exactly the limit shows between dashes
+        int limitY = yOf(limit, yMax, top, bottom); // over the series: one at exactly the limit shows between dashes
         g.setColor(Color.BLACK);
         g.setStroke(new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {8f, 6f}, 0f));
         g.drawLine(left, limitY, right, limitY);

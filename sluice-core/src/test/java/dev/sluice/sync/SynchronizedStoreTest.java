@@ -50,9 +50,15 @@ class SynchronizedStoreTest {
         return limiter(store, algorithm, limit, window, b -> b);
     }
 
-    private RateLimiter limiter(SynchronizedStore store, Algorithm algorithm, long limit, Duration window,
-                                UnaryOperator<RateLimiterBuilder> options) {
-        return options.apply(RateLimiter.builder(algorithm).limit(limit, window).clock(clock)).store(store).build();
+    private RateLimiter limiter(
+            SynchronizedStore store,
+            Algorithm algorithm,
+            long limit,
+            Duration window,
+            UnaryOperator<RateLimiterBuilder> options) {
+        return options.apply(RateLimiter.builder(algorithm).limit(limit, window).clock(clock))
+                .store(store)
+                .build();
     }
 
     private static SynchronizedLimiter.Held held(RateLimiter limiter, String key) {
@@ -93,13 +99,17 @@ class SynchronizedStoreTest {
 
         assertTrue(b.flush());
         assertEquals(Map.of(noon, 1L, noon + 15 * S, 3L), record(atB, "k").counters());
-        assertTrue(a.flush());   // conflict on the record B created: re-read, merge, write
-        assertEquals(Map.of(noon, 3L, noon + 15 * S, 3L, noon + 30 * S, 5L), record(atA, "k").counters());
+        assertTrue(a.flush()); // conflict on the record B created: re-read, merge, write
+        assertEquals(
+                Map.of(noon, 3L, noon + 15 * S, 3L, noon + 30 * S, 5L),
+                record(atA, "k").counters());
         assertEquals(1, a.stats().conflicts());
         assertEquals(1, a.stats().writes());
         assertEquals(3, a.stats().storeCalls());
         // A now holds the merged record in g; its decisions see B's counts too
-        assertEquals(Map.of(noon, 3L, noon + 15 * S, 3L, noon + 30 * S, 5L), held(atA, "k").global());
+        assertEquals(
+                Map.of(noon, 3L, noon + 15 * S, 3L, noon + 30 * S, 5L),
+                held(atA, "k").global());
         assertEquals(Map.of(), held(atA, "k").local());
         assertEquals(100 - 11, atA.peek("k", 1).remaining());
         // B sees A's counts only once it refreshes
@@ -128,10 +138,12 @@ class SynchronizedStoreTest {
         assertFalse(a.flush());
         assertEquals(SynchronizedStore.CONFLICT_ROUNDS, a.stats().conflicts());
         assertEquals(1, held(atA, "k").i());
-        scripted.afterCall(c -> { });
+        scripted.afterCall(c -> {});
         assertTrue(a.flush());
         // B's first count, one more after each of A's re-reads but the last, and A's
-        assertEquals(1 + (SynchronizedStore.CONFLICT_ROUNDS - 1) + 1, record(atA, "k").total());
+        assertEquals(
+                1 + (SynchronizedStore.CONFLICT_ROUNDS - 1) + 1,
+                record(atA, "k").total());
     }
 
     // ---- round trips -----------------------------------------------------------------------------------------------
@@ -140,7 +152,10 @@ class SynchronizedStoreTest {
     void aFlushCostsOneCallPerBatchOfDirtyKeysWhateverTheRequestRate() {
         for (int perKey : new int[] {1, 10, 100}) {
             ScriptedCounterStore scripted = new ScriptedCounterStore(InMemoryCounterStore.create());
-            SynchronizedStore s = SynchronizedStore.builder(scripted).manualSync().batchSize(7).build();
+            SynchronizedStore s = SynchronizedStore.builder(scripted)
+                    .manualSync()
+                    .batchSize(7)
+                    .build();
             RateLimiter limiter = limiter(s, Algorithm.SLIDING_TAIL, 1_000, Duration.ofMinutes(1));
             for (int k = 0; k < 50; k++) {
                 for (int r = 0; r < perKey; r++) {
@@ -148,12 +163,12 @@ class SynchronizedStoreTest {
                 }
             }
             assertTrue(s.flush());
-            assertEquals(8, scripted.calls().size(), perKey + " per key: " + scripted.calls());  // ceil(50 / 7)
+            assertEquals(8, scripted.calls().size(), perKey + " per key: " + scripted.calls()); // ceil(50 / 7)
             assertEquals(7, scripted.calls().get(0).size());
             assertEquals(1, scripted.calls().get(7).size());
             assertEquals(50, s.stats().writes());
             scripted.clearCalls();
-            assertTrue(s.flush());   // nothing pending: no call at all
+            assertTrue(s.flush()); // nothing pending: no call at all
             assertEquals(List.of(), scripted.calls());
             assertTrue(s.refresh());
             assertEquals(8, scripted.calls().size(), scripted.calls().toString());
@@ -176,9 +191,10 @@ class SynchronizedStoreTest {
                 return shared.compareAndSet(writes);
             }
         };
-        SynchronizedStore s = SynchronizedStore.builder(spy).manualSync().batchSize(4).build();
+        SynchronizedStore s =
+                SynchronizedStore.builder(spy).manualSync().batchSize(4).build();
         RateLimiter first = limiter(s, Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1));
-        RateLimiter same = limiter(s, Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1));   // the same shape
+        RateLimiter same = limiter(s, Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1)); // the same shape
         RateLimiter other = limiter(s, Algorithm.SLIDING_TAIL, 100, Duration.ofMinutes(1));
         for (int k = 0; k < 6; k++) {
             first.tryAcquire("k" + k);
@@ -192,7 +208,7 @@ class SynchronizedStoreTest {
             assertEquals(1, call.stream().map(CounterKey::shape).distinct().count(), call.toString());
             assertEquals(call.size(), call.stream().distinct().count(), call.toString());
         }
-        assertEquals(2, record(first, "k0").total());   // two limiters of one shape share the record
+        assertEquals(2, record(first, "k0").total()); // two limiters of one shape share the record
         assertEquals(1, record(other, "k0").total());
         assertEquals(6, s.stats().conflicts());
     }
@@ -204,15 +220,18 @@ class SynchronizedStoreTest {
         ScriptedCounterStore toA = new ScriptedCounterStore(shared);
         ScriptedCounterStore toB = new ScriptedCounterStore(shared);
         List<SluiceException> failures = new ArrayList<>();
-        SynchronizedStore a = SynchronizedStore.builder(toA).manualSync().failureListener(failures::add).build();
+        SynchronizedStore a = SynchronizedStore.builder(toA)
+                .manualSync()
+                .failureListener(failures::add)
+                .build();
         SynchronizedStore b = instance(toB);
         RateLimiter atA = limiter(a, Algorithm.SLIDING_TAIL, 20, Duration.ofMinutes(1));
         RateLimiter atB = limiter(b, Algorithm.SLIDING_TAIL, 20, Duration.ofMinutes(1));
         assertEquals(3, admitted(atA, "k", 3));
         assertTrue(a.flush());
-        assertTrue(b.refresh());   // B holds nothing yet: reads nothing
+        assertTrue(b.refresh()); // B holds nothing yet: reads nothing
         assertEquals(2, admitted(atB, "k", 2));
-        assertTrue(b.flush());     // conflict, merged: 5
+        assertTrue(b.flush()); // conflict, merged: 5
 
         toA.mode(ScriptedCounterStore.Mode.DOWN);
         toB.mode(ScriptedCounterStore.Mode.DOWN);
@@ -223,8 +242,10 @@ class SynchronizedStoreTest {
         assertEquals(10, admitted(atB, "k", 10));
         assertFalse(b.flush());
         assertFalse(b.flush());
-        assertEquals(2, failures.size());  // a flush and a refresh of A
-        assertTrue(failures.get(0).getMessage().contains("scripted outage"), failures.get(0).getMessage());
+        assertEquals(2, failures.size()); // a flush and a refresh of A
+        assertTrue(
+                failures.get(0).getMessage().contains("scripted outage"),
+                failures.get(0).getMessage());
         assertEquals(5, record(atA, "k").total());
         assertEquals(17, held(atA, "k").i());
         assertTrue(held(atA, "k").doubt());
@@ -251,16 +272,16 @@ class SynchronizedStoreTest {
         assertEquals(4, admitted(atA, "k", 4));
         scripted.mode(ScriptedCounterStore.Mode.LOSE_ANSWERS);
         assertFalse(a.flush());
-        assertEquals(4, record(atA, "k").total());   // applied, but A was not told
+        assertEquals(4, record(atA, "k").total()); // applied, but A was not told
         assertEquals(4, held(atA, "k").i());
         assertTrue(held(atA, "k").doubt());
-        assertEquals(96, atA.peek("k", 1).remaining());  // counted once meanwhile
+        assertEquals(96, atA.peek("k", 1).remaining()); // counted once meanwhile
         assertEquals(1, admitted(atA, "k", 1));
 
         scripted.mode(ScriptedCounterStore.Mode.UP);
         scripted.clearCalls();
         assertTrue(a.flush());
-        assertEquals("[load(1), cas(1)[true]]", scripted.calls().toString());  // settle by a read, write the 1 after
+        assertEquals("[load(1), cas(1)[true]]", scripted.calls().toString()); // settle by a read, write the 1 after
         assertEquals(5, record(atA, "k").total());
         assertEquals(5, held(atA, "k").g());
         assertEquals(0, held(atA, "k").i());
@@ -276,20 +297,22 @@ class SynchronizedStoreTest {
         RateLimiter atB = limiter(b, Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1));
         assertEquals(4, admitted(atA, "k", 4));
         scripted.mode(ScriptedCounterStore.Mode.LOSE_ANSWERS);
-        assertFalse(a.flush());                      // applied: 4
+        assertFalse(a.flush()); // applied: 4
         assertEquals(2, admitted(atB, "k", 2));
-        assertTrue(b.flush());                       // conflict, merged: 6
+        assertTrue(b.flush()); // conflict, merged: 6
         scripted.mode(ScriptedCounterStore.Mode.UP);
-        assertTrue(a.flush());                       // cannot tell: writes its 4 again
+        assertTrue(a.flush()); // cannot tell: writes its 4 again
         assertEquals(1, a.stats().doubtfulWrites());
-        assertEquals(4 + 2 + 4, record(atA, "k").total());   // over-counted by the doubtful 4, never under
+        assertEquals(4 + 2 + 4, record(atA, "k").total()); // over-counted by the doubtful 4, never under
     }
 
     // ---- eviction --------------------------------------------------------------------------------------------------
 
     @Test
     void keysAreEvictedOnlyWhenIdleWithNothingToWriteAndNothingThatStillCounts() {
-        SynchronizedStore a = SynchronizedStore.builder(shared).manualSync().idleTimeout(Duration.ofSeconds(30))
+        SynchronizedStore a = SynchronizedStore.builder(shared)
+                .manualSync()
+                .idleTimeout(Duration.ofSeconds(30))
                 .build();
         SynchronizedStore b = instance();
         // the sliding tail counts a window's requests until the end of the next window
@@ -300,18 +323,18 @@ class SynchronizedStoreTest {
         atA.tryAcquire("unwritten");
         clock.at("12:01:30");
         assertTrue(a.refresh());
-        assertEquals(2, ((SynchronizedLimiter) atA).keyCount());   // "done": idle for 90 s, but its count still counts
+        assertEquals(2, ((SynchronizedLimiter) atA).keyCount()); // "done": idle for 90 s, but its count still counts
         clock.at("12:01:45");
         atA.peek("recent", 1);
 
         clock.at("12:02:00");
         assertTrue(a.refresh());
         assertNull(held(atA, "done"));
-        assertEquals(1, held(atA, "unwritten").i());    // its count no longer counts, but it was never written
-        assertEquals(0, held(atA, "recent").i());       // nothing to write, nothing counts, but idle for 15 s only
+        assertEquals(1, held(atA, "unwritten").i()); // its count no longer counts, but it was never written
+        assertEquals(0, held(atA, "recent").i()); // nothing to write, nothing counts, but idle for 15 s only
         assertEquals(2, ((SynchronizedLimiter) atA).keyCount());
         assertEquals(1, a.stats().evictions());
-        assertTrue(a.flush());                          // drops the count that no longer counts
+        assertTrue(a.flush()); // drops the count that no longer counts
         assertEquals(1, a.stats().writes());
         clock.at("12:02:15");
         assertTrue(a.refresh());
@@ -380,7 +403,7 @@ class SynchronizedStoreTest {
         assertTrue(a.flush());
         assertEquals(1_000, record(atA, "hot").total());
         assertEquals(0, held(atA, "hot").i());
-        assertEquals(0, a.stats().conflicts());   // nobody else wrote
+        assertEquals(0, a.stats().conflicts()); // nobody else wrote
     }
 
     private static void await(CyclicBarrier barrier) {
@@ -417,7 +440,7 @@ class SynchronizedStoreTest {
         Reservation denied = atA.reserve("login", 9);
         assertFalse(denied.decision().allowed());
         assertFalse(denied.cancel());
-        clock.advance(Duration.ofMinutes(1));   // the frame of "local" has stopped counting
+        clock.advance(Duration.ofMinutes(1)); // the frame of "local" has stopped counting
         assertFalse(local.cancel());
     }
 
@@ -487,13 +510,13 @@ class SynchronizedStoreTest {
         assertEquals(5, admitted(atA, "k", 5));
         assertTrue(a.flush());
         long old = expiring.read(id).version();
-        clock.at("12:01:00");   // the window is over: the record expires
+        clock.at("12:01:00"); // the window is over: the record expires
         assertEquals(CounterSnapshot.absent(), expiring.read(id));
         assertEquals(3, admitted(atB, "k", 3));
-        assertTrue(b.flush());  // a new record
+        assertTrue(b.flush()); // a new record
         assertNotEquals(old, expiring.read(id).version());
         assertEquals(1, admitted(atA, "k", 1));
-        assertTrue(a.flush());  // expects its old version: a conflict, not an overwrite
+        assertTrue(a.flush()); // expects its old version: a conflict, not an overwrite
         assertEquals(1, a.stats().conflicts());
         assertEquals(4, expiring.read(id).total());
     }
@@ -531,13 +554,14 @@ class SynchronizedStoreTest {
         clock.at("12:00:10");
         limiter(a, Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1)).tryAcquire("k");
         limiter(a, Algorithm.SLIDING_TAIL, 10, Duration.ofMinutes(1)).tryAcquire("k");
-        limiter(a, Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofMinutes(1), o -> o.buckets(6).strict(true))
+        limiter(a, Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofMinutes(1), o -> o.buckets(6)
+                        .strict(true))
                 .tryAcquire("k");
         assertTrue(a.flush());
         assertEquals(3, seen.size());
-        assertEquals("2026-01-01T12:01:00Z", seen.get(0).expireAt().toString());   // the window's end
-        assertEquals("2026-01-01T12:02:00Z", seen.get(1).expireAt().toString());   // the next window's end
-        assertEquals("2026-01-01T12:01:20Z", seen.get(2).expireAt().toString());   // [12:00:10, :20) + 60 s
+        assertEquals("2026-01-01T12:01:00Z", seen.get(0).expireAt().toString()); // the window's end
+        assertEquals("2026-01-01T12:02:00Z", seen.get(1).expireAt().toString()); // the next window's end
+        assertEquals("2026-01-01T12:01:20Z", seen.get(2).expireAt().toString()); // [12:00:10, :20) + 60 s
         for (CounterWrite w : seen) {
             assertTrue(w.creates(), w.toString());
         }
@@ -548,20 +572,25 @@ class SynchronizedStoreTest {
     @Test
     void bucketsAndTheLogAreRefusedAndBadOptionsNamed() {
         SynchronizedStore a = instance();
-        for (Algorithm algorithm : new Algorithm[] {Algorithm.TOKEN_BUCKET, Algorithm.LEAKY_BUCKET,
-                Algorithm.SLIDING_LOG}) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> limiter(a, algorithm, 10, Duration.ofMinutes(1)));
+        for (Algorithm algorithm :
+                new Algorithm[] {Algorithm.TOKEN_BUCKET, Algorithm.LEAKY_BUCKET, Algorithm.SLIDING_LOG}) {
+            IllegalArgumentException e = assertThrows(
+                    IllegalArgumentException.class, () -> limiter(a, algorithm, 10, Duration.ofMinutes(1)));
             assertTrue(e.getMessage().contains(algorithm.toString()), e.getMessage());
         }
         SynchronizedStore.Builder b = SynchronizedStore.builder(shared);
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> b.batchSize(0)).getMessage().contains("was 0"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> b.flushInterval(Duration.ZERO)).getMessage()
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> b.batchSize(0))
+                .getMessage()
+                .contains("was 0"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> b.flushInterval(Duration.ZERO))
+                .getMessage()
                 .contains("flushInterval"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> b.refreshInterval(Duration.ofMillis(-1)))
-                .getMessage().contains("PT-0.001S"));
+                .getMessage()
+                .contains("PT-0.001S"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> b.idleTimeout(Duration.ofSeconds(Long.MAX_VALUE)))
-                .getMessage().contains("idleTimeout"));
+                .getMessage()
+                .contains("idleTimeout"));
         assertThrows(NullPointerException.class, () -> SynchronizedStore.builder(null));
     }
 
@@ -591,7 +620,9 @@ class SynchronizedStoreTest {
         assertEquals(4, admitted(atOther, "seen", 4));
         assertTrue(other.flush());
 
-        SynchronizedStore s = SynchronizedStore.builder(watched).flushInterval(Duration.ofMillis(5)).build();
+        SynchronizedStore s = SynchronizedStore.builder(watched)
+                .flushInterval(Duration.ofMillis(5))
+                .build();
         try {
             RateLimiter limiter = limiter(s, Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
             limiter.tryAcquire("k");
@@ -600,7 +631,7 @@ class SynchronizedStoreTest {
             assertTrue(read.await(30, TimeUnit.SECONDS), "no refresh within 30 s");
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (limiter.peek("seen", 1).remaining() != 6 && System.nanoTime() < deadline) {
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));  // leaves the CPU to the background thread
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10)); // leaves the CPU to the background thread
             }
             assertEquals(6, limiter.peek("seen", 1).remaining(), "the other instance's 4 seen within 30 s");
             assertEquals(1, record(limiter, "k").total());

@@ -32,11 +32,17 @@ class WorkedExampleTest {
     private final AtomicLong versions = new AtomicLong();
 
     private SynchronizedStore instance(ScriptedCounterStore store) {
-        return SynchronizedStore.builder(store).manualSync().versions(versions::incrementAndGet).build();
+        return SynchronizedStore.builder(store)
+                .manualSync()
+                .versions(versions::incrementAndGet)
+                .build();
     }
 
     private RateLimiter limiter(SynchronizedStore store) {
-        return RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(10, Duration.ofMinutes(1)).clock(clock).store(store)
+        return RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(10, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(store)
                 .build();
     }
 
@@ -106,10 +112,12 @@ class WorkedExampleTest {
         recorded.beforeCall(op -> trace.add("A " + state(atA) + " " + op));
         recorded.afterCall(c -> trace.add(c + " -> store " + store(atA)));
         assertTrue(a.flush());
-        assertEquals(List.of(
-                "A 1/1 (v1) cas", "cas(1)[false] -> store 4 (v2)",   // 7. expects v1: refused, the store keeps B's 4
-                "A 1/1 (v1) load", "load(1) -> store 4 (v2)",        // 8. re-read ...
-                "A 4/1 (v2) cas", "cas(1)[true] -> store 5 (v4)"),   //    ... g = 4 with i = 1 kept: writes 5
+        assertEquals(
+                List.of(
+                        "A 1/1 (v1) cas",
+                                "cas(1)[false] -> store 4 (v2)", // 7. expects v1: refused, the store keeps B's 4
+                        "A 1/1 (v1) load", "load(1) -> store 4 (v2)", // 8. re-read ...
+                        "A 4/1 (v2) cas", "cas(1)[true] -> store 5 (v4)"), //    ... g = 4 with i = 1 kept: writes 5
                 trace);
         assertEquals("5/0 (v4)", state(atA));
         assertEquals("5 (v4)", store(atA));
@@ -126,9 +134,9 @@ class WorkedExampleTest {
 
         assertEquals(1, a.stats().conflicts());
         assertEquals(2, a.stats().writes());
-        assertEquals(4, a.stats().storeCalls());   // cas; cas, load, cas
+        assertEquals(4, a.stats().storeCalls()); // cas; cas, load, cas
         assertEquals(0, b.stats().conflicts());
-        assertEquals(3, b.stats().storeCalls());   // load; cas; load
+        assertEquals(3, b.stats().storeCalls()); // load; cas; load
         assertFalse(((SynchronizedLimiter) atA).inspect(KEY).doubt());
     }
 }

@@ -33,9 +33,9 @@ final class History {
     private static final long NANOS_PER_MILLI = 1_000_000;
 
     final long seq;
-    private final long @Nullable [] base;  // null: a fresh state
+    private final long @Nullable [] base; // null: a fresh state
     final List<Document> ops;
-    private final @Nullable Document at;   // the server's time of each request timed by the store, by OpIds.field(id)
+    private final @Nullable Document at; // the server's time of each request timed by the store, by OpIds.field(id)
 
     private History(long seq, long @Nullable [] base, List<Document> ops, @Nullable Document at) {
         this.seq = seq;
@@ -132,8 +132,8 @@ final class History {
         StateMachine state = base == null ? null : StateMachine.restore(configs.own(), base);
         for (int i = 0; i < ops.size(); i++) {
             Document op = ops.get(i);
-            LimiterConfig config = configs.of(number(op.get(LIMIT), LIMIT),
-                    Boolean.TRUE.equals(op.get(COUNT_REJECTED)));
+            LimiterConfig config =
+                    configs.of(number(op.get(LIMIT), LIMIT), Boolean.TRUE.equals(op.get(COUNT_REJECTED)));
             long time = timeOf(op);
             long cost = number(op.get(COST), COST);
             if (state == null) {
@@ -157,8 +157,8 @@ final class History {
     /** Replays the whole history, then decides a request of {@code cost} at {@code now} without consuming. */
     StoreDecision peek(long now, long cost, Configs configs) {
         if (ops.isEmpty()) {
-            StateMachine state = base == null ? StateMachine.fresh(configs.own())
-                    : StateMachine.restore(configs.own(), base);
+            StateMachine state =
+                    base == null ? StateMachine.fresh(configs.own()) : StateMachine.restore(configs.own(), base);
             return state.decide(configs.own(), now, cost, false);
         }
         StateMachine state = replay(id(ops.get(ops.size() - 1)), configs).state();
@@ -174,6 +174,5 @@ final class History {
      * @param time      the request's time, nanoseconds
      * @param state     the key's state right after the request
      */
-    record Outcome(@Nullable StoreDecision decision, boolean givenBack, int position, long time, StateMachine state) {
-    }
+    record Outcome(@Nullable StoreDecision decision, boolean givenBack, int position, long time, StateMachine state) {}
 }

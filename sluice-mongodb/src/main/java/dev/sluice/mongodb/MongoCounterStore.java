@@ -107,8 +107,8 @@ final class MongoCounterStore implements CounterStore {
     private static final long NANOS_PER_SECOND = 1_000_000_000L;
     private static final long NANOS_PER_MILLI = 1_000_000L;
     private static final long INDEX_RETRY_NANOS = 60_000_000_000L;
-    private static final BsonDocument PROJECTION = new BsonDocument(VERSION, new BsonInt32(1))
-            .append(COUNTERS, new BsonInt32(1));
+    private static final BsonDocument PROJECTION =
+            new BsonDocument(VERSION, new BsonInt32(1)).append(COUNTERS, new BsonInt32(1));
     private static final ReplaceOptions UPSERT = new ReplaceOptions().upsert(true);
     private static final BulkWriteOptions UNORDERED = new BulkWriteOptions().ordered(false);
 
@@ -116,7 +116,7 @@ final class MongoCounterStore implements CounterStore {
     private static final class Shape {
         final MongoCollection<BsonDocument> collection;
         volatile boolean indexed;
-        final AtomicLong nextIndexAttempt = new AtomicLong(System.nanoTime());  // System.nanoTime()
+        final AtomicLong nextIndexAttempt = new AtomicLong(System.nanoTime()); // System.nanoTime()
 
         Shape(MongoCollection<BsonDocument> collection, boolean indexed) {
             this.collection = collection;
@@ -132,8 +132,13 @@ final class MongoCounterStore implements CounterStore {
     private final RateLimitListener listener;
     private final ConcurrentHashMap<String, Shape> shapes = new ConcurrentHashMap<>();
 
-    MongoCounterStore(MongoDatabase database, Function<? super String, String> naming, MongoStore.KeyCodec codec,
-                      long timeoutNanos, boolean createIndex, RateLimitListener listener) {
+    MongoCounterStore(
+            MongoDatabase database,
+            Function<? super String, String> naming,
+            MongoStore.KeyCodec codec,
+            long timeoutNanos,
+            boolean createIndex,
+            RateLimitListener listener) {
         MongoDatabase d = database.withCodecRegistry(MongoClientSettings.getDefaultCodecRegistry())
                 .withReadPreference(ReadPreference.primary())
                 // at least 1 ms: the driver reads a timeout of 0 as none at all
@@ -190,8 +195,10 @@ final class MongoCounterStore implements CounterStore {
         Arrays.fill(out, CounterSnapshot.absent());
         try {
             // one more than can match: the first batch then holds every match and the server closes the cursor
-            for (BsonDocument doc : shape.collection.find(new BsonDocument("_id", new BsonDocument("$in", ids)))
-                    .projection(PROJECTION).batchSize(keys.size() + 1)) {
+            for (BsonDocument doc : shape.collection
+                    .find(new BsonDocument("_id", new BsonDocument("$in", ids)))
+                    .projection(PROJECTION)
+                    .batchSize(keys.size() + 1)) {
                 Integer j = positions.get(doc.get("_id"));
                 if (j == null) {
                     throw new SluiceException("MongoDB answered a document " + doc.get("_id") + " in "
@@ -200,8 +207,10 @@ final class MongoCounterStore implements CounterStore {
                 out[j] = decode(doc, keys.get(j), shape);
             }
         } catch (MongoException e) {
-            throw new SluiceException("MongoDB failed reading " + keys.size() + " counter records from "
-                    + shape.collection.getNamespace() + ": " + e, e);
+            throw new SluiceException(
+                    "MongoDB failed reading " + keys.size() + " counter records from " + shape.collection.getNamespace()
+                            + ": " + e,
+                    e);
         }
         ensureIndex(shape, deadline);
         return Arrays.asList(out);
@@ -261,11 +270,17 @@ final class MongoCounterStore implements CounterStore {
      *
      * @param cause the exception that carried the reply, if any: the cause of what this throws
      */
-    private static boolean[] outcomes(int n, BulkWriteResult result, List<BulkWriteError> errors, Shape shape,
-                                      @Nullable MongoBulkWriteException cause) {
+    private static boolean[] outcomes(
+            int n,
+            BulkWriteResult result,
+            List<BulkWriteError> errors,
+            Shape shape,
+            @Nullable MongoBulkWriteException cause) {
         if (!result.wasAcknowledged()) {
-            throw failed("MongoDB did not acknowledge " + n + " counter record writes to "
-                    + shape.collection.getNamespace() + ": their outcome is unknown", cause);
+            throw failed(
+                    "MongoDB did not acknowledge " + n + " counter record writes to " + shape.collection.getNamespace()
+                            + ": their outcome is unknown",
+                    cause);
         }
         boolean[] applied = new boolean[n];
         Arrays.fill(applied, true);
@@ -273,12 +288,16 @@ final class MongoCounterStore implements CounterStore {
         for (BulkWriteError error : errors) {
             int j = error.getIndex();
             if (j < 0 || j >= n || !applied[j]) {
-                throw failed("MongoDB reported an error at index " + j + " of " + n
-                        + " counter record writes to " + shape.collection.getNamespace() + ": " + errors, cause);
+                throw failed(
+                        "MongoDB reported an error at index " + j + " of " + n + " counter record writes to "
+                                + shape.collection.getNamespace() + ": " + errors,
+                        cause);
             }
             if (ErrorCategory.fromErrorCode(error.getCode()) != ErrorCategory.DUPLICATE_KEY) {
-                throw failed("MongoDB failed a counter record write (index " + j + " of " + n + ") to "
-                        + shape.collection.getNamespace() + ", so the outcome of the others is unknown: " + error,
+                throw failed(
+                        "MongoDB failed a counter record write (index " + j + " of " + n + ") to "
+                                + shape.collection.getNamespace() + ", so the outcome of the others is unknown: "
+                                + error,
                         cause);
             }
             applied[j] = false;
@@ -287,15 +306,19 @@ final class MongoCounterStore implements CounterStore {
         int upserts = 0;
         for (BulkWriteUpsert u : result.getUpserts()) {
             if (u.getIndex() < 0 || u.getIndex() >= n || !applied[u.getIndex()]) {
-                throw failed("MongoDB reported an upsert at index " + u.getIndex() + " of " + n
-                        + " counter record writes to " + shape.collection.getNamespace() + ", which it failed", cause);
+                throw failed(
+                        "MongoDB reported an upsert at index " + u.getIndex() + " of " + n
+                                + " counter record writes to " + shape.collection.getNamespace() + ", which it failed",
+                        cause);
             }
             upserts++;
         }
         if (result.getMatchedCount() != n - conflicts - upserts) {
-            throw failed("MongoDB's answer to " + n + " counter record writes to "
-                    + shape.collection.getNamespace() + " does not add up: " + result.getMatchedCount()
-                    + " matched, " + upserts + " inserted, " + conflicts + " conflicts", cause);
+            throw failed(
+                    "MongoDB's answer to " + n + " counter record writes to "
+                            + shape.collection.getNamespace() + " does not add up: " + result.getMatchedCount()
+                            + " matched, " + upserts + " inserted, " + conflicts + " conflicts",
+                    cause);
         }
         return applied;
     }
@@ -306,31 +329,33 @@ final class MongoCounterStore implements CounterStore {
     }
 
     private static SluiceException unknown(int n, Shape shape, String what, MongoException e) {
-        return new SluiceException("MongoDB answered " + n + " counter record writes to "
-                + shape.collection.getNamespace() + " with " + what + ", so their outcome is unknown: " + e, e);
+        return new SluiceException(
+                "MongoDB answered " + n + " counter record writes to " + shape.collection.getNamespace() + " with "
+                        + what + ", so their outcome is unknown: " + e,
+                e);
     }
 
     /** The {@code _id} of the {@code j}th key, checking that all keys are of one shape and no two share an id. */
     private BsonValue id(List<CounterKey> keys, int j, Map<BsonValue, Integer> positions) {
         CounterKey key = Objects.requireNonNull(keys.get(j), "key must not be null");
         if (!key.shape().equals(keys.get(0).shape())) {
-            throw new IllegalArgumentException("one call must concern one shape, was '" + keys.get(0).shape()
-                    + "' and '" + key.shape() + "'");
+            throw new IllegalArgumentException(
+                    "one call must concern one shape, was '" + keys.get(0).shape() + "' and '" + key.shape() + "'");
         }
-        BsonValue id = Objects.requireNonNull(codec.id(key.key()), "the key codec gave no _id for '" + key.key()
-                + "'");
+        BsonValue id = Objects.requireNonNull(codec.id(key.key()), "the key codec gave no _id for '" + key.key() + "'");
         Integer other = positions.putIfAbsent(id, j);
         if (other != null) {
-            throw new IllegalArgumentException("the key codec gives '" + keys.get(other).key() + "' and '"
-                    + key.key() + "' the same _id " + id + " (or one key was passed twice)");
+            throw new IllegalArgumentException(
+                    "the key codec gives '" + keys.get(other).key() + "' and '" + key.key() + "' the same _id " + id
+                            + " (or one key was passed twice)");
         }
         return id;
     }
 
     private Shape shape(String name) {
         return shapes.computeIfAbsent(name, s -> {
-            String collection = Objects.requireNonNull(naming.apply(s), "the collection naming gave no name for '"
-                    + s + "'");
+            String collection =
+                    Objects.requireNonNull(naming.apply(s), "the collection naming gave no name for '" + s + "'");
             MongoStore.requireCollectionName(collection);
             return new Shape(database.getCollection(collection, BsonDocument.class), !createIndex);
         });
@@ -351,13 +376,16 @@ final class MongoCounterStore implements CounterStore {
             return;
         }
         try {
-            rest.createIndex(Indexes.ascending(EXPIRE),
+            rest.createIndex(
+                    Indexes.ascending(EXPIRE),
                     new IndexOptions().name(MongoStore.EXPIRE_INDEX).expireAfter(0L, TimeUnit.SECONDS));
             shape.indexed = true;
         } catch (MongoException e) {
-            SluiceException failure = new SluiceException("could not create the TTL index " + MongoStore.EXPIRE_INDEX
-                    + " on " + shape.collection.getNamespace() + " (tried again in a minute): " + e, e);
-            Listeners.failure(listener, null, failure);   // never throws: the call goes on
+            SluiceException failure = new SluiceException(
+                    "could not create the TTL index " + MongoStore.EXPIRE_INDEX + " on "
+                            + shape.collection.getNamespace() + " (tried again in a minute): " + e,
+                    e);
+            Listeners.failure(listener, null, failure); // never throws: the call goes on
         }
     }
 
@@ -377,7 +405,8 @@ final class MongoCounterStore implements CounterStore {
 
     /** {@code expireAtNanos} plus the margin, rounded up to a millisecond; saturating. */
     static long expireMillis(long expireAtNanos) {
-        long at = expireAtNanos > Long.MAX_VALUE - EXPIRY_MARGIN_NANOS ? Long.MAX_VALUE
+        long at = expireAtNanos > Long.MAX_VALUE - EXPIRY_MARGIN_NANOS
+                ? Long.MAX_VALUE
                 : expireAtNanos + EXPIRY_MARGIN_NANOS;
         long millis = Math.floorDiv(at, NANOS_PER_MILLI);
         return Math.floorMod(at, NANOS_PER_MILLI) == 0 ? millis : millis + 1;
@@ -411,13 +440,13 @@ final class MongoCounterStore implements CounterStore {
         if (underscore >= 0) {
             String digits = name.substring(underscore + 1);
             if (digits.length() != 9 || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
-                throw new IllegalArgumentException("a frame name holds nine digits of nanoseconds after the '_', was '"
-                        + name + "'");
+                throw new IllegalArgumentException(
+                        "a frame name holds nine digits of nanoseconds after the '_', was '" + name + "'");
             }
             nanos = Long.parseLong(digits);
             if (nanos == 0) {
-                throw new IllegalArgumentException("a frame on a whole second is named without nanoseconds, was '"
-                        + name + "'");
+                throw new IllegalArgumentException(
+                        "a frame on a whole second is named without nanoseconds, was '" + name + "'");
             }
         }
         if (!seconds.matches("-?(0|[1-9][0-9]*)") || seconds.equals("-0")) {
@@ -430,8 +459,8 @@ final class MongoCounterStore implements CounterStore {
             }
             return Math.subtractExact(Math.multiplyExact(s + 1, NANOS_PER_SECOND), NANOS_PER_SECOND - nanos);
         } catch (NumberFormatException | ArithmeticException e) {
-            throw new IllegalArgumentException("a frame name is a time in nanoseconds a long can hold, was '" + name
-                    + "'", e);
+            throw new IllegalArgumentException(
+                    "a frame name is a time in nanoseconds a long can hold, was '" + name + "'", e);
         }
     }
 
@@ -453,8 +482,10 @@ final class MongoCounterStore implements CounterStore {
             }
             return new CounterSnapshot(version, frames);
         } catch (IllegalArgumentException e) {
-            throw new SluiceException("the document of key '" + key.key() + "' in " + shape.collection.getNamespace()
-                    + " is not a Sluice counter record: " + e.getMessage(), e);
+            throw new SluiceException(
+                    "the document of key '" + key.key() + "' in " + shape.collection.getNamespace()
+                            + " is not a Sluice counter record: " + e.getMessage(),
+                    e);
         }
     }
 

@@ -88,10 +88,12 @@ final class MongoDecider implements AtomicDecider, History.Configs {
 
     private static final long NANOS_PER_MILLI = 1_000_000;
     private static final Document PROJECTION = new Document("_id", 0).append(KEY, 0);
-    private static final FindOneAndUpdateOptions APPEND = new FindOneAndUpdateOptions().upsert(true)
-            .returnDocument(ReturnDocument.AFTER).projection(PROJECTION);
-    private static final FindOneAndUpdateOptions READ_WITH_TIME = new FindOneAndUpdateOptions()
-            .returnDocument(ReturnDocument.AFTER).projection(PROJECTION);
+    private static final FindOneAndUpdateOptions APPEND = new FindOneAndUpdateOptions()
+            .upsert(true)
+            .returnDocument(ReturnDocument.AFTER)
+            .projection(PROJECTION);
+    private static final FindOneAndUpdateOptions READ_WITH_TIME =
+            new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER).projection(PROJECTION);
 
     private final LimiterConfig config;
     private final SharedStoreOptions options;
@@ -102,10 +104,15 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     private final long timeoutNanos;
     private final String shape;
     private final ConcurrentHashMap<List<Object>, LimiterConfig> others = new ConcurrentHashMap<>();
-    private volatile long serverOffsetNanos;  // server time minus the limiter's clock, as last seen
+    private volatile long serverOffsetNanos; // server time minus the limiter's clock, as last seen
 
-    MongoDecider(LimiterConfig config, SharedStoreOptions options, MongoCollection<Document> collection, OpIds ids,
-                 int compactAfter, LongConsumer afterSuccess) {
+    MongoDecider(
+            LimiterConfig config,
+            SharedStoreOptions options,
+            MongoCollection<Document> collection,
+            OpIds ids,
+            int compactAfter,
+            LongConsumer afterSuccess) {
         this.config = config;
         this.options = options;
         this.collection = collection;
@@ -130,7 +137,8 @@ final class MongoDecider implements AtomicDecider, History.Configs {
             StoreDecision d;
             if (consume) {
                 Document op = request(cost, nowNanos);
-                d = Objects.requireNonNull(append(id, key, op, nowNanos, deadline).decision(),
+                d = Objects.requireNonNull(
+                        append(id, key, op, nowNanos, deadline).decision(),
                         "a request is decided; only a give-back is not");
             } else {
                 d = peek(id, cost, nowNanos);
@@ -161,17 +169,20 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     }
 
     private SluiceException failure(String what, String key, MongoException e) {
-        return new SluiceException("MongoDB failed " + what + " key '" + key + "' in "
-                + collection.getNamespace() + ": " + e, e);
+        return new SluiceException(
+                "MongoDB failed " + what + " key '" + key + "' in " + collection.getNamespace() + ": " + e, e);
     }
 
     private SluiceException malformed(String key, RuntimeException e) {
-        return new SluiceException("the document of key '" + key + "' in " + collection.getNamespace()
-                + " is not a Sluice " + shape + " history: " + e.getMessage(), e);
+        return new SluiceException(
+                "the document of key '" + key + "' in " + collection.getNamespace() + " is not a Sluice " + shape
+                        + " history: " + e.getMessage(),
+                e);
     }
 
     private Document request(long cost, long nowNanos) {
-        Document op = new Document(History.OP_ID, ids.next()).append(History.COST, cost)
+        Document op = new Document(History.OP_ID, ids.next())
+                .append(History.COST, cost)
                 .append(History.LIMIT, config.limit());
         if (config.countRejected()) {
             op.append(History.COUNT_REJECTED, true);
@@ -265,19 +276,27 @@ final class MongoDecider implements AtomicDecider, History.Configs {
                 unset.append(History.AT + "." + OpIds.field(opId), "");
             }
         }
-        Document update = new Document("$set", new Document(History.SEQ, history.seq + n)
-                .append(History.BASE, History.encode(outcome.state().snapshot())))
-                .append("$pull", new Document(History.OPS,
-                        new Document(History.OP_ID, new Document("$in", folded))));
+        Document update = new Document(
+                        "$set",
+                        new Document(History.SEQ, history.seq + n)
+                                .append(
+                                        History.BASE,
+                                        History.encode(outcome.state().snapshot())))
+                .append("$pull", new Document(History.OPS, new Document(History.OP_ID, new Document("$in", folded))));
         if (!unset.isEmpty()) {
             update.append("$unset", unset);
         }
         try {
             rest.updateOne(new Document(filter).append(History.SEQ, history.seq), update);
         } catch (MongoException e) {
-            Listeners.failure(options.listener(), null, new SluiceException("MongoDB failed folding " + n
-                    + " requests into their key's state in " + collection.getNamespace()
-                    + " (left to the next batch): " + e, e));
+            Listeners.failure(
+                    options.listener(),
+                    null,
+                    new SluiceException(
+                            "MongoDB failed folding " + n
+                                    + " requests into their key's state in " + collection.getNamespace()
+                                    + " (left to the next batch): " + e,
+                            e));
         }
     }
 
@@ -292,8 +311,8 @@ final class MongoDecider implements AtomicDecider, History.Configs {
         Document doc;
         long now = nowNanos;
         if (nowNanos == STORE_TIME) {
-            doc = collection.findOneAndUpdate(filter, new Document("$currentDate", new Document(History.NOW, true)),
-                    READ_WITH_TIME);
+            doc = collection.findOneAndUpdate(
+                    filter, new Document("$currentDate", new Document(History.NOW, true)), READ_WITH_TIME);
             // A key without a document is fresh, and a fresh state's answer to a peek does not depend on the time.
             now = doc == null ? config.clockNanos() : History.nowOf(doc);
         } else {
@@ -320,7 +339,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
                     return Math.addExact(Math.addExact(start, w), config.strict() ? s : 0);
                 case LEAKY_BUCKET:
                     return Math.addExact(Math.addExact(t, w), 1);
-                default:  // SLIDING_LOG, TOKEN_BUCKET
+                default: // SLIDING_LOG, TOKEN_BUCKET
                     return Math.addExact(t, w);
             }
         } catch (ArithmeticException overflow) {
@@ -352,8 +371,16 @@ final class MongoDecider implements AtomicDecider, History.Configs {
         if (limit == config.limit() && countRejected == config.countRejected()) {
             return config;
         }
-        return others.computeIfAbsent(List.of(limit, countRejected), k -> new LimiterConfig(config.algorithm(), limit,
-                config.window(), config.clock(), countRejected, config.buckets(), config.strict()));
+        return others.computeIfAbsent(
+                List.of(limit, countRejected),
+                k -> new LimiterConfig(
+                        config.algorithm(),
+                        limit,
+                        config.window(),
+                        config.clock(),
+                        countRejected,
+                        config.buckets(),
+                        config.strict()));
     }
 
     @Override

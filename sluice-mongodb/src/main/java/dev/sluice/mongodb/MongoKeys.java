@@ -33,8 +33,7 @@ final class MongoKeys {
     static final String USERNAME = "username";
     static final String SHA256 = "sha256";
 
-    private MongoKeys() {
-    }
+    private MongoKeys() {}
 
     /** The {@code _id} of {@code key}'s document. */
     static Document id(String namespace, String shape, String key) {
@@ -74,7 +73,8 @@ final class MongoKeys {
         if (key.length() * 3 <= MAX_KEY_BYTES) {
             return !wellFormed(key);
         }
-        return key.length() > MAX_KEY_BYTES || !wellFormed(key)
+        return key.length() > MAX_KEY_BYTES
+                || !wellFormed(key)
                 || key.getBytes(StandardCharsets.UTF_8).length > MAX_KEY_BYTES;
     }
 
@@ -96,7 +96,7 @@ final class MongoKeys {
 
     static String sha256(String key) {
         try {
-            byte[] units = new byte[2 * key.length()];  // not getBytes(UTF_16BE), which replaces unpaired surrogates
+            byte[] units = new byte[2 * key.length()]; // not getBytes(UTF_16BE), which replaces unpaired surrogates
             for (int i = 0; i < key.length(); i++) {
                 units[2 * i] = (byte) (key.charAt(i) >>> 8);
                 units[2 * i + 1] = (byte) key.charAt(i);

@@ -19,7 +19,6 @@ import dev.sluice.spi.SharedJoint;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.spi.SharedStoreBuilder;
 import dev.sluice.spi.SharedStoreOptions;
-import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -77,13 +76,14 @@ public final class MongoStore implements RateLimitStore {
     private final OpIds ids = OpIds.random();
     private final SharedJoint joint;
     private volatile boolean indexed;
-    private final AtomicLong nextIndexAttempt = new AtomicLong(System.nanoTime());  // System.nanoTime()
+    private final AtomicLong nextIndexAttempt = new AtomicLong(System.nanoTime()); // System.nanoTime()
 
     private MongoStore(Builder b, SharedStoreOptions options) {
         this.options = options;
         this.joint = new SharedJoint(null);
         this.compactAfter = b.compactAfter;
-        MongoCollection<Document> c = b.database.getCollection(b.collection)
+        MongoCollection<Document> c = b.database
+                .getCollection(b.collection)
                 .withCodecRegistry(MongoClientSettings.getDefaultCodecRegistry())
                 .withReadPreference(ReadPreference.primary())
                 // at least 1 ms: the driver reads a timeout of 0 as none at all
@@ -177,8 +177,11 @@ public final class MongoStore implements RateLimitStore {
     @Override
     public RateLimiter bind(LimiterConfig config) {
         Objects.requireNonNull(config, "config must not be null");
-        return SharedRateLimiter.create(config, new MongoDecider(config, options, collection, ids, compactAfter,
-                this::ensureIndex), options, joint);
+        return SharedRateLimiter.create(
+                config,
+                new MongoDecider(config, options, collection, ids, compactAfter, this::ensureIndex),
+                options,
+                joint);
     }
 
     /** The options every limiter of this store runs with. */
@@ -207,12 +210,18 @@ public final class MongoStore implements RateLimitStore {
             return;
         }
         try {
-            rest.createIndex(Indexes.ascending(MongoDecider.EXPIRE),
+            rest.createIndex(
+                    Indexes.ascending(MongoDecider.EXPIRE),
                     new IndexOptions().name(EXPIRE_INDEX).expireAfter(0L, TimeUnit.SECONDS));
             indexed = true;
         } catch (MongoException e) {
-            Listeners.failure(options.listener(), null, new SluiceException("could not create the TTL index " + EXPIRE_INDEX
-                    + " on " + collection.getNamespace() + " (tried again in a minute): " + e, e));
+            Listeners.failure(
+                    options.listener(),
+                    null,
+                    new SluiceException(
+                            "could not create the TTL index " + EXPIRE_INDEX + " on " + collection.getNamespace()
+                                    + " (tried again in a minute): " + e,
+                            e));
         }
     }
 
@@ -226,8 +235,8 @@ public final class MongoStore implements RateLimitStore {
     static String requireCollectionName(String name) {
         Objects.requireNonNull(name, "collection must not be null");
         if (name.isEmpty() || name.contains("$") || name.startsWith("system.") || name.indexOf('\0') >= 0) {
-            throw new IllegalArgumentException("collection must be a valid MongoDB collection name, was '" + name
-                    + "'");
+            throw new IllegalArgumentException(
+                    "collection must be a valid MongoDB collection name, was '" + name + "'");
         }
         return name;
     }
@@ -332,11 +341,10 @@ public final class MongoStore implements RateLimitStore {
      * again a minute later), while failed reads and writes throw and the synchronized store reports them. Not
      * thread-safe; setters validate at once.
      */
-    public static final class CounterStoreBuilder
-            extends dev.sluice.spi.CounterStoreBuilder<CounterStoreBuilder> {
+    public static final class CounterStoreBuilder extends dev.sluice.spi.CounterStoreBuilder<CounterStoreBuilder> {
 
         private final MongoDatabase database;
-        private @Nullable Function<? super String, String> naming;  // null: defaultCollection
+        private @Nullable Function<? super String, String> naming; // null: defaultCollection
         private KeyCodec keyCodec = KeyCodec.clientAndUser();
         private boolean createIndex = true;
 
@@ -389,8 +397,8 @@ public final class MongoStore implements RateLimitStore {
         @Override
         public CounterStore build() {
             String ns = namespace();
-            Function<? super String, String> n = naming != null ? naming
-                    : shape -> MongoCounterStore.defaultCollection(ns, shape);
+            Function<? super String, String> n =
+                    naming != null ? naming : shape -> MongoCounterStore.defaultCollection(ns, shape);
             return new MongoCounterStore(database, n, keyCodec, timeout().toNanos(), createIndex, listener());
         }
     }

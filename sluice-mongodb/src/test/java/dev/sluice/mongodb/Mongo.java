@@ -22,8 +22,7 @@ final class Mongo {
      */
     static final Duration TIMEOUT = Duration.ofSeconds(30);
 
-    private Mongo() {
-    }
+    private Mongo() {}
 
     /** A new client (its own connection pool) for {@code connectionString}. */
     static MongoClient client(String connectionString) {
@@ -39,7 +38,8 @@ final class Mongo {
     static MongoClient client(String connectionString, Duration serverSelection) {
         return MongoClients.create(MongoClientSettings.builder()
                 .applyConnectionString(new ConnectionString(connectionString))
-                .applyToClusterSettings(c -> c.serverSelectionTimeout(serverSelection.toMillis(), TimeUnit.MILLISECONDS))
+                .applyToClusterSettings(
+                        c -> c.serverSelectionTimeout(serverSelection.toMillis(), TimeUnit.MILLISECONDS))
                 .build());
     }
 
@@ -54,7 +54,10 @@ final class Mongo {
      * passed, and its TTL monitor would delete documents in the middle of a test.
      */
     static MongoStore.Builder clockStore(MongoClient client) {
-        return MongoStore.builder(client, DATABASE).timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW)
-                .timeout(TIMEOUT).createIndex(false);
+        return MongoStore.builder(client, DATABASE)
+                .timeSource(TimeSource.CLOCK)
+                .failurePolicy(FailurePolicy.THROW)
+                .timeout(TIMEOUT)
+                .createIndex(false);
     }
 }

@@ -36,7 +36,9 @@ class MongoContentionTest {
     private static final long LIMIT = 300;
 
     @ParameterizedTest
-    @EnumSource(value = Algorithm.class, names = {"FIXED_WINDOW", "TOKEN_BUCKET", "SLIDING_LOG"})
+    @EnumSource(
+            value = Algorithm.class,
+            names = {"FIXED_WINDOW", "TOKEN_BUCKET", "SLIDING_LOG"})
     void exactlyTheLimitIsAdmittedAcrossInstances(Algorithm algorithm) throws Exception {
         ManualClock clock = new ManualClock(Instant.parse("2026-01-01T12:00:00Z"));
         String key = "contention:" + UUID.randomUUID();
@@ -47,8 +49,11 @@ class MongoContentionTest {
             for (int i = 0; i < INSTANCES; i++) {
                 MongoClient client = Mongo.client();
                 clients.add(client);
-                limiters.add(RateLimiter.builder(algorithm).limit(LIMIT, Duration.ofMinutes(1)).clock(clock)
-                        .store(Mongo.clockStore(client).build()).build());
+                limiters.add(RateLimiter.builder(algorithm)
+                        .limit(LIMIT, Duration.ofMinutes(1))
+                        .clock(clock)
+                        .store(Mongo.clockStore(client).build())
+                        .build());
             }
             CountDownLatch start = new CountDownLatch(1);
             List<Future<Integer>> admitted = new ArrayList<>();
@@ -75,25 +80,30 @@ class MongoContentionTest {
             assertEquals(LIMIT, total, algorithm + ": admitted across " + INSTANCES + " instances");
 
             LimiterConfig config = limiters.get(0).config();
-            Document doc = clients.get(0).getDatabase(Mongo.DATABASE).getCollection(MongoStore.DEFAULT_COLLECTION)
+            Document doc = clients.get(0)
+                    .getDatabase(Mongo.DATABASE)
+                    .getCollection(MongoStore.DEFAULT_COLLECTION)
                     .find(new Document("_id", MongoKeys.id("sluice", SharedStoreOptions.shape(config), key)))
                     .first();
             History history = History.of(doc);
-            assertEquals(INSTANCES * THREADS * REQUESTS_PER_THREAD, history.seq + history.ops.size(),
+            assertEquals(
+                    INSTANCES * THREADS * REQUESTS_PER_THREAD,
+                    history.seq + history.ops.size(),
                     "every request is in the key's history, folded or not");
             long[] state = history.ops.isEmpty()
                     ? history.base()
                     : history.replay(History.id(history.ops.get(history.ops.size() - 1)), new Own(config))
-                            .state().snapshot();
+                            .state()
+                            .snapshot();
             long noon = clock.instant().getEpochSecond() * 1_000_000_000L;
             switch (algorithm) {
-                case FIXED_WINDOW:  // [window index, count]
+                case FIXED_WINDOW: // [window index, count]
                     assertArrayEquals(new long[] {noon / 60_000_000_000L, LIMIT}, state, "stored fixed window");
                     break;
-                case TOKEN_BUCKET:  // [tokens, fraction, last refill, last seen full]
+                case TOKEN_BUCKET: // [tokens, fraction, last refill, last seen full]
                     assertArrayEquals(new long[] {0, 0, noon, noon}, state, "stored token bucket");
                     break;
-                default:            // [total, expiry, weight]: all at one instant, so one entry
+                default: // [total, expiry, weight]: all at one instant, so one entry
                     assertArrayEquals(new long[] {LIMIT, noon + 60_000_000_000L, LIMIT}, state, "stored log");
             }
         } finally {

@@ -57,12 +57,15 @@ class MongoCounterStoreContractTest extends CounterStoreContract {
         if (server.running()) {
             awaitConnected(client);
         }
-        return MongoStore.counterStoreBuilder(client, Mongo.DATABASE).timeout(TIMEOUT).build();
+        return MongoStore.counterStoreBuilder(client, Mongo.DATABASE)
+                .timeout(TIMEOUT)
+                .build();
     }
 
     private static void awaitConnected(MongoClient client) {
-        Await.succeeds("a new client to reach the in-JVM MongoDB server", Await.GENEROUS,
-                () -> client.getDatabase("admin").runCommand(new Document("ping", 1)));
+        Await.succeeds(
+                "a new client to reach the in-JVM MongoDB server", Await.GENEROUS, () -> client.getDatabase("admin")
+                        .runCommand(new Document("ping", 1)));
     }
 
     @Override

@@ -48,8 +48,9 @@ class MongoCounterStoreRoundTripTest {
     private static MongoClient client;
 
     /** Starts at the next whole hour, so the records' expiry lies in the future of a real server too. */
-    private final ManualClock clock = new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1,
-            ChronoUnit.HOURS));
+    private final ManualClock clock =
+            new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
+
     private final String run = UUID.randomUUID().toString().substring(0, 8);
 
     /**
@@ -66,7 +67,10 @@ class MongoCounterStoreRoundTripTest {
             String name = event.getCommandName();
             if (name.equals("find")) {
                 BsonDocument find = event.getCommand();
-                int ids = find.getDocument("filter").getDocument("_id").getArray("$in").size();
+                int ids = find.getDocument("filter")
+                        .getDocument("_id")
+                        .getArray("$in")
+                        .size();
                 int batch = find.getNumber("batchSize", new BsonInt32(0)).intValue();
                 if (batch <= ids) {
                     name = "find of " + ids + " ids with a first batch of " + batch;
@@ -104,13 +108,18 @@ class MongoCounterStoreRoundTripTest {
     }
 
     private CounterStore counters() {
-        return MongoStore.counterStoreBuilder(client, Mongo.DATABASE).namespace("trips" + run).timeout(Mongo.TIMEOUT)
+        return MongoStore.counterStoreBuilder(client, Mongo.DATABASE)
+                .namespace("trips" + run)
+                .timeout(Mongo.TIMEOUT)
                 .build();
     }
 
     private RateLimiter limiter(SynchronizedStore sync) {
-        return RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(1_000_000, Duration.ofHours(1)).clock(clock)
-                .store(sync).build();
+        return RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(1_000_000, Duration.ofHours(1))
+                .clock(clock)
+                .store(sync)
+                .build();
     }
 
     private static int ceil(int a, int b) {
@@ -120,7 +129,10 @@ class MongoCounterStoreRoundTripTest {
     @ParameterizedTest(name = "{0} keys, batches of {1}, {2} requests per key")
     @CsvSource({"50, 7, 1", "50, 7, 10", "50, 7, 100", "1200, 500, 1", "1200, 500, 20", "3, 500, 1000"})
     void aFlushIsOneUpdatePerBatchOfDirtyKeysWhateverTheRequests(int keys, int batchSize, int requestsPerKey) {
-        SynchronizedStore sync = SynchronizedStore.builder(counters()).manualSync().batchSize(batchSize).build();
+        SynchronizedStore sync = SynchronizedStore.builder(counters())
+                .manualSync()
+                .batchSize(batchSize)
+                .build();
         RateLimiter limiter = limiter(sync);
         for (int k = 0; k < keys; k++) {
             for (int r = 0; r < requestsPerKey; r++) {
@@ -129,7 +141,9 @@ class MongoCounterStoreRoundTripTest {
         }
         assertTrue(sync.flush());
         int batches = ceil(keys, batchSize);
-        assertEquals(Map.of("update", batches, "createIndexes", 1), commands.takeCounts(),
+        assertEquals(
+                Map.of("update", batches, "createIndexes", 1),
+                commands.takeCounts(),
                 "the first flush: records created, and the collection's TTL index");
 
         assertTrue(sync.refresh());
@@ -162,8 +176,10 @@ class MongoCounterStoreRoundTripTest {
      */
     @Test
     void aConflictCostsOneReadAndOneWriteMorePerBatch() {
-        SynchronizedStore a = SynchronizedStore.builder(counters()).manualSync().batchSize(7).build();
-        SynchronizedStore b = SynchronizedStore.builder(counters()).manualSync().batchSize(7).build();
+        SynchronizedStore a =
+                SynchronizedStore.builder(counters()).manualSync().batchSize(7).build();
+        SynchronizedStore b =
+                SynchronizedStore.builder(counters()).manualSync().batchSize(7).build();
         RateLimiter atA = limiter(a);
         RateLimiter atB = limiter(b);
         for (int k = 0; k < 20; k++) {

@@ -57,7 +57,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class MongoCounterStoreTest {
 
     private static final Instant NOON = Instant.parse("2026-01-01T12:00:00Z");
-    private static final long S = NOON.getEpochSecond();        // 1767268800
+    private static final long S = NOON.getEpochSecond(); // 1767268800
     private static final long NANOS = 1_000_000_000L;
     private static final String TAIL_MINUTE = "sluice_counters_tail_60000000000";
 
@@ -103,7 +103,10 @@ class MongoCounterStoreTest {
     }
 
     private static RateLimiter tail(SynchronizedStore sync, ManualClock clock) {
-        return RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(100, Duration.ofMinutes(1)).clock(clock).store(sync)
+        return RateLimiter.builder(Algorithm.SLIDING_TAIL)
+                .limit(100, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(sync)
                 .build();
     }
 
@@ -112,7 +115,8 @@ class MongoCounterStoreTest {
     @Test
     void aRecordIsADocumentOfExactlyTheDesignShape() {
         CounterStore counters = counters().build();
-        SynchronizedStore sync = SynchronizedStore.builder(counters).manualSync().build();
+        SynchronizedStore sync =
+                SynchronizedStore.builder(counters).manualSync().build();
         RateLimiter limiter = tail(sync, clock);
         String clientId = "abc-" + run;
         clock.set(NOON.plusSeconds(5));
@@ -125,18 +129,29 @@ class MongoCounterStoreTest {
         assertTrue(limiter.tryAcquire(clientId + ":jane", 2).allowed());
         assertTrue(sync.flush());
 
-        long version = counters.load(List.of(new CounterKey("tail:60000000000", clientId + ":jane"))).get(0)
+        long version = counters.load(List.of(new CounterKey("tail:60000000000", clientId + ":jane")))
+                .get(0)
                 .version();
-        BsonDocument jane = raw(TAIL_MINUTE).find(new BsonDocument("_id", user(clientId, "jane"))).first();
-        assertEquals(new BsonDocument("_id", user(clientId, "jane"))
-                .append("version", new BsonInt64(version))
-                .append("expire", date("12:04:00"))             // last frame 12:01 + 2 windows + the minute's margin
-                .append("requestCounters", new BsonDocument(Long.toString(S), new BsonInt64(3))
-                        .append(Long.toString(S + 60), new BsonInt64(2))), jane);
+        BsonDocument jane = raw(TAIL_MINUTE)
+                .find(new BsonDocument("_id", user(clientId, "jane")))
+                .first();
+        assertEquals(
+                new BsonDocument("_id", user(clientId, "jane"))
+                        .append("version", new BsonInt64(version))
+                        .append("expire", date("12:04:00")) // last frame 12:01 + 2 windows + the minute's margin
+                        .append(
+                                "requestCounters",
+                                new BsonDocument(Long.toString(S), new BsonInt64(3))
+                                        .append(Long.toString(S + 60), new BsonInt64(2))),
+                jane);
         assertEquals(List.of("_id", "version", "expire", "requestCounters"), new ArrayList<>(jane.keySet()));
-        assertEquals(List.of("clientId", "username"), new ArrayList<>(jane.getDocument("_id").keySet()));
+        assertEquals(
+                List.of("clientId", "username"),
+                new ArrayList<>(jane.getDocument("_id").keySet()));
 
-        BsonDocument abc = raw(TAIL_MINUTE).find(new BsonDocument("_id", clientOnly(clientId))).first();
+        BsonDocument abc = raw(TAIL_MINUTE)
+                .find(new BsonDocument("_id", clientOnly(clientId)))
+                .first();
         assertEquals(clientOnly(clientId), abc.get("_id"), "a key without a colon has no username");
         assertEquals(date("12:03:00"), abc.get("expire"));
         assertEquals(new BsonDocument(Long.toString(S), new BsonInt64(4)), abc.get("requestCounters"));
@@ -149,12 +164,22 @@ class MongoCounterStoreTest {
      */
     @Test
     void subSecondFramesAreNamedWithTheirNanosecondsAndKeptExactly() {
-        SynchronizedStore a = SynchronizedStore.builder(counters().build()).manualSync().build();
-        SynchronizedStore b = SynchronizedStore.builder(counters().build()).manualSync().build();
-        RateLimiter atA = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER).limit(1000, Duration.ofSeconds(1))
-                .buckets(4).clock(clock).store(a).build();
-        RateLimiter atB = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER).limit(1000, Duration.ofSeconds(1))
-                .buckets(4).clock(clock).store(b).build();
+        SynchronizedStore a =
+                SynchronizedStore.builder(counters().build()).manualSync().build();
+        SynchronizedStore b =
+                SynchronizedStore.builder(counters().build()).manualSync().build();
+        RateLimiter atA = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER)
+                .limit(1000, Duration.ofSeconds(1))
+                .buckets(4)
+                .clock(clock)
+                .store(a)
+                .build();
+        RateLimiter atB = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER)
+                .limit(1000, Duration.ofSeconds(1))
+                .buckets(4)
+                .clock(clock)
+                .store(b)
+                .build();
         String key = "sub:" + run;
         assertEquals(1000, atB.peek(key, 1).remaining());
         for (int q = 0; q < 4; q++) {
@@ -165,19 +190,34 @@ class MongoCounterStoreTest {
         }
         assertTrue(a.flush());
 
-        BsonDocument doc = raw("sluice_counters_swc_1000000000_4").find(new BsonDocument("_id", user("sub", run)))
+        BsonDocument doc = raw("sluice_counters_swc_1000000000_4")
+                .find(new BsonDocument("_id", user("sub", run)))
                 .first();
-        assertEquals(new BsonDocument(Long.toString(S), new BsonInt64(1))
-                .append(S + "_250000000", new BsonInt64(2))
-                .append(S + "_500000000", new BsonInt64(3))
-                .append(S + "_750000000", new BsonInt64(4)), doc.get("requestCounters"));
+        assertEquals(
+                new BsonDocument(Long.toString(S), new BsonInt64(1))
+                        .append(S + "_250000000", new BsonInt64(2))
+                        .append(S + "_500000000", new BsonInt64(3))
+                        .append(S + "_750000000", new BsonInt64(4)),
+                doc.get("requestCounters"));
         assertEquals(date("12:01:01.750"), doc.get("expire"));
-        CounterSnapshot read = counters().build().load(List.of(new CounterKey("swc:1000000000:4", key))).get(0);
-        assertEquals(Map.of(S * NANOS, 1L, S * NANOS + 250_000_000, 2L, S * NANOS + 500_000_000, 3L,
-                S * NANOS + 750_000_000, 4L), read.counters());
+        CounterSnapshot read = counters()
+                .build()
+                .load(List.of(new CounterKey("swc:1000000000:4", key)))
+                .get(0);
+        assertEquals(
+                Map.of(
+                        S * NANOS,
+                        1L,
+                        S * NANOS + 250_000_000,
+                        2L,
+                        S * NANOS + 500_000_000,
+                        3L,
+                        S * NANOS + 750_000_000,
+                        4L),
+                read.counters());
         assertTrue(b.refresh());
         assertEquals(990, atB.peek(key, 1).remaining());
-        clock.set(NOON.plusMillis(1_010));       // the first sub-window (1) has left the window
+        clock.set(NOON.plusMillis(1_010)); // the first sub-window (1) has left the window
         assertEquals(991, atB.peek(key, 1).remaining());
     }
 
@@ -204,11 +244,27 @@ class MongoCounterStoreTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "1.5", "1_5", "1_000000000", "1_1000000000", "01", "-0", "+1", "1_-00000001", "abc",
-            "_250000000", "1_250000000_1", "9223372037", "-9223372038", "99999999999999999999"})
+    @ValueSource(
+            strings = {
+                "",
+                "1.5",
+                "1_5",
+                "1_000000000",
+                "1_1000000000",
+                "01",
+                "-0",
+                "+1",
+                "1_-00000001",
+                "abc",
+                "_250000000",
+                "1_250000000_1",
+                "9223372037",
+                "-9223372038",
+                "99999999999999999999"
+            })
     void aNameNoFrameHasIsRefused(String name) {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> MongoCounterStore.frameStart(name));
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> MongoCounterStore.frameStart(name));
         assertTrue(e.getMessage().contains("'" + name + "'"), e.getMessage());
     }
 
@@ -217,13 +273,17 @@ class MongoCounterStoreTest {
         CounterStore counters = counters().build();
         CounterKey k = new CounterKey("fine:" + run, "nanos");
         Map<Long, Long> frames = Map.of(-1_500_000_000L, 7L, -1L, 1L, 0L, 2L, 1L, 3L, S * NANOS + 250, 1L << 40);
-        assertArrayEquals(new boolean[] {true}, counters.compareAndSet(List.of(
-                new CounterWrite(k, CounterSnapshot.ABSENT, 9, frames, S * NANOS))));
+        assertArrayEquals(
+                new boolean[] {true},
+                counters.compareAndSet(List.of(new CounterWrite(k, CounterSnapshot.ABSENT, 9, frames, S * NANOS))));
         assertEquals(new CounterSnapshot(9, frames), counters.load(List.of(k)).get(0));
-        BsonDocument doc = raw("sluice_counters_fine_" + run).find(new BsonDocument("_id", clientOnly("nanos")))
+        BsonDocument doc = raw("sluice_counters_fine_" + run)
+                .find(new BsonDocument("_id", clientOnly("nanos")))
                 .first();
-        assertEquals(List.of("-2_500000000", "-1_999999999", "0", "0_000000001", S + "_000000250"),
-                new ArrayList<>(doc.getDocument("requestCounters").keySet()), "in frame order");
+        assertEquals(
+                List.of("-2_500000000", "-1_999999999", "0", "0_000000001", S + "_000000250"),
+                new ArrayList<>(doc.getDocument("requestCounters").keySet()),
+                "in frame order");
     }
 
     // ---- keys ----------------------------------------------------------------------------------------------------
@@ -231,15 +291,40 @@ class MongoCounterStoreTest {
     @Test
     void everyKeyGetsARecordOfItsOwn() {
         String tenK = "k".repeat(10_000);
-        List<String> keys = List.of("abc", "abc:", ":abc", "abc:jane", "abc:jane:x", "abc::jane", "abc:jane:",
-                "a.b:c.d", "$where:$gt", "{\"$ne\":1}", "a\0b", "a\0c", "\0", "\uD800", "\uDC00", "x\uD800y",
-                "x\uDC00y", "é:ü", "\uD83D\uDE42:\u4E2D", tenK, tenK + "x", "sha256", " ");
+        List<String> keys = List.of(
+                "abc",
+                "abc:",
+                ":abc",
+                "abc:jane",
+                "abc:jane:x",
+                "abc::jane",
+                "abc:jane:",
+                "a.b:c.d",
+                "$where:$gt",
+                "{\"$ne\":1}",
+                "a\0b",
+                "a\0c",
+                "\0",
+                "\uD800",
+                "\uDC00",
+                "x\uD800y",
+                "x\uDC00y",
+                "é:ü",
+                "\uD83D\uDE42:\u4E2D",
+                tenK,
+                tenK + "x",
+                "sha256",
+                " ");
         CounterStore counters = counters().build();
         String shape = "odd:" + run;
         List<CounterWrite> writes = new ArrayList<>();
         for (int j = 0; j < keys.size(); j++) {
-            writes.add(new CounterWrite(new CounterKey(shape, keys.get(j)), CounterSnapshot.ABSENT, 100 + j,
-                    Map.of(S * NANOS, j + 1L), S * NANOS));
+            writes.add(new CounterWrite(
+                    new CounterKey(shape, keys.get(j)),
+                    CounterSnapshot.ABSENT,
+                    100 + j,
+                    Map.of(S * NANOS, j + 1L),
+                    S * NANOS));
         }
         boolean[] all = new boolean[keys.size()];
         Arrays.fill(all, true);
@@ -266,17 +351,27 @@ class MongoCounterStoreTest {
             BsonValue id = codec.id(hashed);
             assertEquals(List.of("sha256"), new ArrayList<>(id.asDocument().keySet()), "the _id of a hashed key");
             assertEquals(43, id.asDocument().getString("sha256").getValue().length(), "SHA-256 in base64url");
-            assertTrue(raw("sluice_counters_odd_" + run).find(new BsonDocument("_id", id)).first() != null);
+            assertTrue(raw("sluice_counters_odd_" + run)
+                            .find(new BsonDocument("_id", id))
+                            .first()
+                    != null);
         }
-        assertEquals(clientOnly("k".repeat(85) + "\u4E2D".repeat(57)),
-                codec.id("k".repeat(85) + "\u4E2D".repeat(57)), "256 UTF-8 bytes are kept as they are");
-        assertEquals(List.of("sha256"), new ArrayList<>(codec.id("k".repeat(86) + "\u4E2D".repeat(57)).asDocument()
-                .keySet()), "257 are hashed");
+        assertEquals(
+                clientOnly("k".repeat(85) + "\u4E2D".repeat(57)),
+                codec.id("k".repeat(85) + "\u4E2D".repeat(57)),
+                "256 UTF-8 bytes are kept as they are");
+        assertEquals(
+                List.of("sha256"),
+                new ArrayList<>(codec.id("k".repeat(86) + "\u4E2D".repeat(57))
+                        .asDocument()
+                        .keySet()),
+                "257 are hashed");
     }
 
     @Test
     void theStringCodecUsesTheKeyItselfAsId() {
-        CounterStore counters = counters().keyCodec(MongoStore.KeyCodec.string()).build();
+        CounterStore counters =
+                counters().keyCodec(MongoStore.KeyCodec.string()).build();
         String shape = "plain:" + run;
         List<String> keys = List.of("abc:jane", "abc", "a\0b");
         List<CounterWrite> writes = new ArrayList<>();
@@ -286,27 +381,39 @@ class MongoCounterStoreTest {
             writes.add(new CounterWrite(ids.get(j), CounterSnapshot.ABSENT, 1 + j, Map.of(0L, 5L + j), S * NANOS));
         }
         assertArrayEquals(new boolean[] {true, true, true}, counters.compareAndSet(writes));
-        assertEquals(List.of(new CounterSnapshot(1, Map.of(0L, 5L)), new CounterSnapshot(2, Map.of(0L, 6L)),
-                new CounterSnapshot(3, Map.of(0L, 7L))), counters.load(ids));
+        assertEquals(
+                List.of(
+                        new CounterSnapshot(1, Map.of(0L, 5L)),
+                        new CounterSnapshot(2, Map.of(0L, 6L)),
+                        new CounterSnapshot(3, Map.of(0L, 7L))),
+                counters.load(ids));
         MongoCollection<BsonDocument> c = raw("sluice_counters_plain_" + run);
         assertEquals(1, c.countDocuments(new BsonDocument("_id", new BsonString("abc:jane"))));
         assertEquals(1, c.countDocuments(new BsonDocument("_id", new BsonString("abc"))));
-        assertEquals(1, c.countDocuments(new BsonDocument("_id", MongoStore.KeyCodec.string().id("a\0b"))));
+        assertEquals(
+                1,
+                c.countDocuments(
+                        new BsonDocument("_id", MongoStore.KeyCodec.string().id("a\0b"))));
     }
 
     @Test
     void aCodecThatGivesTwoKeysOneIdAndACallOverTwoSpacesAreRefused() {
-        CounterStore counters = counters().keyCodec(key -> new BsonString(key.toLowerCase())).build();
+        CounterStore counters =
+                counters().keyCodec(key -> new BsonString(key.toLowerCase())).build();
         String shape = "refused:" + run;
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> counters.load(List.of(
-                new CounterKey(shape, "Jane"), new CounterKey(shape, "jane"))));
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
+                () -> counters.load(List.of(new CounterKey(shape, "Jane"), new CounterKey(shape, "jane"))));
         assertTrue(e.getMessage().contains("'Jane' and 'jane'"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> counters.compareAndSet(List.of(
-                new CounterWrite(new CounterKey(shape, "Jane"), 0, 1, Map.of(), 0),
-                new CounterWrite(new CounterKey(shape, "jane"), 0, 2, Map.of(), 0))));
+        e = assertThrows(
+                IllegalArgumentException.class,
+                () -> counters.compareAndSet(List.of(
+                        new CounterWrite(new CounterKey(shape, "Jane"), 0, 1, Map.of(), 0),
+                        new CounterWrite(new CounterKey(shape, "jane"), 0, 2, Map.of(), 0))));
         assertTrue(e.getMessage().contains("'Jane' and 'jane'"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> counters.load(List.of(
-                new CounterKey(shape, "a"), new CounterKey(shape + "x", "b"))));
+        e = assertThrows(
+                IllegalArgumentException.class,
+                () -> counters.load(List.of(new CounterKey(shape, "a"), new CounterKey(shape + "x", "b"))));
         assertTrue(e.getMessage().contains("'" + shape + "x'"), e.getMessage());
         assertEquals(0, raw("sluice_counters_refused_" + run).countDocuments(), "nothing was written");
         assertEquals(List.of(), counters.load(List.of()));
@@ -330,18 +437,28 @@ class MongoCounterStoreTest {
         CounterKey d = new CounterKey(shape, "d");
         CounterKey gone = new CounterKey(shape, "gone");
         long f = S * NANOS;
-        assertArrayEquals(new boolean[] {true, true, true}, counters.compareAndSet(List.of(
-                new CounterWrite(a, 0, 11, Map.of(f, 1L), f), new CounterWrite(b, 0, 21, Map.of(f, 2L), f),
-                new CounterWrite(d, 0, 41, Map.of(f, 4L), f))));
-        assertArrayEquals(new boolean[] {true, false, true, false, true}, counters.compareAndSet(List.of(
-                new CounterWrite(a, 11, 12, Map.of(f, 10L), f),       // replaced
-                new CounterWrite(b, 20, 22, Map.of(f, 20L), f),       // stale: b is at 21
-                new CounterWrite(c, 0, 31, Map.of(f, 3L), f),         // created
-                new CounterWrite(d, 0, 42, Map.of(f, 40L), f),        // d exists
-                new CounterWrite(gone, 51, 52, Map.of(f, 5L), f))));  // expects 51 of a record that is gone
-        assertEquals(List.of(new CounterSnapshot(12, Map.of(f, 10L)), new CounterSnapshot(21, Map.of(f, 2L)),
-                new CounterSnapshot(31, Map.of(f, 3L)), new CounterSnapshot(41, Map.of(f, 4L)),
-                new CounterSnapshot(52, Map.of(f, 5L))), counters.load(List.of(a, b, c, d, gone)));
+        assertArrayEquals(
+                new boolean[] {true, true, true},
+                counters.compareAndSet(List.of(
+                        new CounterWrite(a, 0, 11, Map.of(f, 1L), f),
+                        new CounterWrite(b, 0, 21, Map.of(f, 2L), f),
+                        new CounterWrite(d, 0, 41, Map.of(f, 4L), f))));
+        assertArrayEquals(
+                new boolean[] {true, false, true, false, true},
+                counters.compareAndSet(List.of(
+                        new CounterWrite(a, 11, 12, Map.of(f, 10L), f), // replaced
+                        new CounterWrite(b, 20, 22, Map.of(f, 20L), f), // stale: b is at 21
+                        new CounterWrite(c, 0, 31, Map.of(f, 3L), f), // created
+                        new CounterWrite(d, 0, 42, Map.of(f, 40L), f), // d exists
+                        new CounterWrite(gone, 51, 52, Map.of(f, 5L), f)))); // expects 51 of a record that is gone
+        assertEquals(
+                List.of(
+                        new CounterSnapshot(12, Map.of(f, 10L)),
+                        new CounterSnapshot(21, Map.of(f, 2L)),
+                        new CounterSnapshot(31, Map.of(f, 3L)),
+                        new CounterSnapshot(41, Map.of(f, 4L)),
+                        new CounterSnapshot(52, Map.of(f, 5L))),
+                counters.load(List.of(a, b, c, d, gone)));
     }
 
     /**
@@ -350,43 +467,52 @@ class MongoCounterStoreTest {
      */
     @Test
     void aWriteErrorOtherThanADuplicateKeyThrows() {
-        CounterStore counters = counters().keyCodec(key -> key.equals("array") ? new BsonArray(List.of(
-                new BsonInt32(1))) : new BsonString(key)).build();
+        CounterStore counters = counters()
+                .keyCodec(key -> key.equals("array") ? new BsonArray(List.of(new BsonInt32(1))) : new BsonString(key))
+                .build();
         String shape = "error:" + run;
-        SluiceException e = assertThrows(SluiceException.class, () -> counters.compareAndSet(List.of(
-                new CounterWrite(new CounterKey(shape, "fine"), 0, 1, Map.of(0L, 1L), 0),
-                new CounterWrite(new CounterKey(shape, "array"), 0, 2, Map.of(0L, 1L), 0))));
+        SluiceException e = assertThrows(
+                SluiceException.class,
+                () -> counters.compareAndSet(List.of(
+                        new CounterWrite(new CounterKey(shape, "fine"), 0, 1, Map.of(0L, 1L), 0),
+                        new CounterWrite(new CounterKey(shape, "array"), 0, 2, Map.of(0L, 1L), 0))));
         assertTrue(e.getMessage().contains("index 1 of 2"), e.getMessage());
         assertInstanceOf(MongoException.class, e.getCause());
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {
-        "{version: 'one', requestCounters: {}}",
-        "{requestCounters: {'1767268800': 1}}",
-        "{version: 0, requestCounters: {'1767268800': 1}}",
-        "{version: 5}",
-        "{version: 5, requestCounters: {'1767268800.5': 1}}",
-        "{version: 5, requestCounters: {'1767268800': '3'}}",
-        "{version: 5, requestCounters: {'1767268800': -3}}",
-        "{version: 5, requestCounters: {'1767268800': 2.5}}"})
+    @ValueSource(
+            strings = {
+                "{version: 'one', requestCounters: {}}",
+                "{requestCounters: {'1767268800': 1}}",
+                "{version: 0, requestCounters: {'1767268800': 1}}",
+                "{version: 5}",
+                "{version: 5, requestCounters: {'1767268800.5': 1}}",
+                "{version: 5, requestCounters: {'1767268800': '3'}}",
+                "{version: 5, requestCounters: {'1767268800': -3}}",
+                "{version: 5, requestCounters: {'1767268800': 2.5}}"
+            })
     void aDocumentThatIsNoCounterRecordIsReportedWithItsKey(String json) {
         String shape = "malformed:" + run;
-        raw("sluice_counters_malformed_" + run).insertOne(BsonDocument.parse(json).append("_id", user("bad", "x")));
+        raw("sluice_counters_malformed_" + run)
+                .insertOne(BsonDocument.parse(json).append("_id", user("bad", "x")));
         CounterStore counters = counters().build();
-        SluiceException e = assertThrows(SluiceException.class, () -> counters.load(List.of(
-                new CounterKey(shape, "bad:x"))));
-        assertTrue(e.getMessage().contains("'bad:x'") && e.getMessage().contains("not a Sluice counter record"),
+        SluiceException e =
+                assertThrows(SluiceException.class, () -> counters.load(List.of(new CounterKey(shape, "bad:x"))));
+        assertTrue(
+                e.getMessage().contains("'bad:x'") && e.getMessage().contains("not a Sluice counter record"),
                 e.getMessage());
     }
 
     @Test
     void countsWrittenByHandAsIntegersOrWholeDoublesAreRead() {
         String shape = "byhand:" + run;
-        raw("sluice_counters_byhand_" + run).insertOne(BsonDocument.parse(
-                "{_id: {clientId: 'h'}, version: 7, requestCounters: {'1767268800': 3, '1767268860': 4.0, "
-                        + "'1767268920': {$numberLong: '5'}}}"));
-        assertEquals(new CounterSnapshot(7, Map.of(S * NANOS, 3L, (S + 60) * NANOS, 4L, (S + 120) * NANOS, 5L)),
+        raw("sluice_counters_byhand_" + run)
+                .insertOne(BsonDocument.parse(
+                        "{_id: {clientId: 'h'}, version: 7, requestCounters: {'1767268800': 3, '1767268860': 4.0, "
+                                + "'1767268920': {$numberLong: '5'}}}"));
+        assertEquals(
+                new CounterSnapshot(7, Map.of(S * NANOS, 3L, (S + 60) * NANOS, 4L, (S + 120) * NANOS, 5L)),
                 counters().build().load(List.of(new CounterKey(shape, "h"))).get(0));
     }
 
@@ -394,13 +520,13 @@ class MongoCounterStoreTest {
 
     @Test
     void eachSpaceHasACollectionNamedAfterIt() {
-        assertEquals("sluice_counters_tail_60000000000",
-                MongoCounterStore.defaultCollection("sluice", "tail:60000000000"));
-        assertEquals("app_counters_swc_60000000000_60s",
-                MongoCounterStore.defaultCollection("app", "swc:60000000000:60s"));
+        assertEquals(
+                "sluice_counters_tail_60000000000", MongoCounterStore.defaultCollection("sluice", "tail:60000000000"));
+        assertEquals(
+                "app_counters_swc_60000000000_60s", MongoCounterStore.defaultCollection("app", "swc:60000000000:60s"));
         assertEquals("s_counters_a.005fb.0020c.002e", MongoCounterStore.defaultCollection("s", "a_b c."));
-        assertNotEquals(MongoCounterStore.defaultCollection("s", "a:b"), MongoCounterStore.defaultCollection("s",
-                "a_b"));
+        assertNotEquals(
+                MongoCounterStore.defaultCollection("s", "a:b"), MongoCounterStore.defaultCollection("s", "a_b"));
 
         String ns = "named" + run;
         CounterStore named = counters().namespace(ns).build();
@@ -408,7 +534,9 @@ class MongoCounterStoreTest {
         assertTrue(named.compareAndSet(List.of(new CounterWrite(k, 0, 1, Map.of(0L, 1L), 0)))[0]);
         assertEquals(1, raw(ns + "_counters_fw_1000").countDocuments());
 
-        CounterStore custom = counters().collectionNaming(shape -> "mine_" + run + "_" + shape.length()).build();
+        CounterStore custom = counters()
+                .collectionNaming(shape -> "mine_" + run + "_" + shape.length())
+                .build();
         assertTrue(custom.compareAndSet(List.of(new CounterWrite(k, 0, 1, Map.of(0L, 1L), 0)))[0]);
         assertEquals(1, raw("mine_" + run + "_7").countDocuments());
 
@@ -420,7 +548,10 @@ class MongoCounterStoreTest {
     @Test
     void theStoreCreatesATtlIndexOnExpireInEachCollectionItUses() {
         String ns = "ttl" + run;
-        CounterStore counters = MongoStore.counterStoreBuilder(database).namespace(ns).timeout(Mongo.TIMEOUT).build();
+        CounterStore counters = MongoStore.counterStoreBuilder(database)
+                .namespace(ns)
+                .timeout(Mongo.TIMEOUT)
+                .build();
         counters.load(List.of(new CounterKey("fw:1000", "k")));
         counters.compareAndSet(List.of(new CounterWrite(new CounterKey("fw:2000", "k"), 0, 1, Map.of(), 0)));
         for (String collection : List.of(ns + "_counters_fw_1000", ns + "_counters_fw_2000")) {
@@ -440,13 +571,20 @@ class MongoCounterStoreTest {
     @Test
     void anIndexThatCannotBeCreatedIsReportedAndTheCallsGoOn() {
         List<SluiceException> reported = new CopyOnWriteArrayList<>();
-        CounterStore counters = MongoStore.counterStoreBuilder(refusingIndexes(database)).namespace("noidx" + run)
-                .timeout(Mongo.TIMEOUT).failureListener(reported::add).build();
+        CounterStore counters = MongoStore.counterStoreBuilder(refusingIndexes(database))
+                .namespace("noidx" + run)
+                .timeout(Mongo.TIMEOUT)
+                .failureListener(reported::add)
+                .build();
         CounterKey k = new CounterKey("fw:1000", "k");
         assertTrue(counters.compareAndSet(List.of(new CounterWrite(k, 0, 1, Map.of(0L, 2L), 0)))[0]);
-        assertEquals(new CounterSnapshot(1, Map.of(0L, 2L)), counters.load(List.of(k)).get(0));
+        assertEquals(
+                new CounterSnapshot(1, Map.of(0L, 2L)),
+                counters.load(List.of(k)).get(0));
         assertEquals(1, reported.size(), "reported once, and not tried again within a minute: " + reported);
-        assertTrue(reported.get(0).getMessage().contains(MongoStore.EXPIRE_INDEX), reported.get(0).getMessage());
+        assertTrue(
+                reported.get(0).getMessage().contains(MongoStore.EXPIRE_INDEX),
+                reported.get(0).getMessage());
         assertInstanceOf(MongoException.class, reported.get(0).getCause());
     }
 
@@ -502,28 +640,34 @@ class MongoCounterStoreTest {
     @Test
     void aHungServerIsCutOffByTheTimeout() {
         try (EmbeddedMongoServer server = MongoServers.start();
-             FreezingProxy proxy = new FreezingProxy(server.port(), WhileFrozen.HOLD);
-             MongoClient proxied = Mongo.client("mongodb://127.0.0.1:" + proxy.port())) {
+                FreezingProxy proxy = new FreezingProxy(server.port(), WhileFrozen.HOLD);
+                MongoClient proxied = Mongo.client("mongodb://127.0.0.1:" + proxy.port())) {
             CounterStore counters = MongoStore.counterStoreBuilder(proxied, Mongo.DATABASE)
-                    .timeout(Duration.ofSeconds(3)).createIndex(false).build();
+                    .timeout(Duration.ofSeconds(3))
+                    .createIndex(false)
+                    .build();
             CounterKey k = new CounterKey("fw:1000", "hung");
             Await.succeeds("a first read through the proxy", Await.GENEROUS, () -> counters.load(List.of(k)));
             assertTrue(counters.compareAndSet(List.of(new CounterWrite(k, 0, 1, Map.of(0L, 1L), 0)))[0]);
 
             proxy.freeze();
-            SluiceException read = assertTimeoutPreemptively(Duration.ofSeconds(30),
-                    () -> assertThrows(SluiceException.class, () -> counters.load(List.of(k))));
+            SluiceException read = assertTimeoutPreemptively(
+                    Duration.ofSeconds(30), () -> assertThrows(SluiceException.class, () -> counters.load(List.of(k))));
             assertInstanceOf(MongoException.class, read.getCause());
-            SluiceException write = assertTimeoutPreemptively(Duration.ofSeconds(30),
-                    () -> assertThrows(SluiceException.class, () -> counters.compareAndSet(List.of(
-                            new CounterWrite(k, 1, 2, Map.of(0L, 2L), 0)))));
+            SluiceException write = assertTimeoutPreemptively(
+                    Duration.ofSeconds(30),
+                    () -> assertThrows(
+                            SluiceException.class,
+                            () -> counters.compareAndSet(List.of(new CounterWrite(k, 1, 2, Map.of(0L, 2L), 0)))));
             assertTrue(write.getMessage().contains("outcome is unknown"), write.getMessage());
 
             proxy.thaw();
-            CounterSnapshot after = Await.succeeds("a read once the server answers again", Await.GENEROUS,
-                    () -> counters.load(List.of(k)).get(0));
-            assertTrue(after.version() == 1 || after.version() == 2, "the write sent while it hung was applied or "
-                    + "not, nothing else: " + after);
+            CounterSnapshot after = Await.succeeds(
+                    "a read once the server answers again", Await.GENEROUS, () -> counters.load(List.of(k))
+                            .get(0));
+            assertTrue(
+                    after.version() == 1 || after.version() == 2,
+                    "the write sent while it hung was applied or " + "not, nothing else: " + after);
         }
     }
 }

@@ -12,15 +12,13 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.FailurePolicy;
 import dev.sluice.JointDecision;
-import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
-import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.testkit.ManualClock;
+import dev.sluice.testkit.ThrowingListener;
 import dev.sluice.testkit.server.EmbeddedMongoServer;
 import dev.sluice.testkit.server.MongoServers;
-import dev.sluice.testkit.ThrowingListener;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -32,7 +30,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -64,7 +61,11 @@ class MongoJointTest {
     }
 
     private RateLimiter limiter(Algorithm algorithm, long limit, Duration window, MongoStore on) {
-        return RateLimiter.builder(algorithm).limit(limit, window).clock(clock).store(on).build();
+        return RateLimiter.builder(algorithm)
+                .limit(limit, window)
+                .clock(clock)
+                .store(on)
+                .build();
     }
 
     @Test
@@ -74,8 +75,10 @@ class MongoJointTest {
         assertSame(few.jointDecider(), many.jointDecider(), "one joint decider per store");
         String k = "joint:" + run;
 
-        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(few, k), Acquisition.of(many, k, 3)).allowed());
-        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(many, k, 3), Acquisition.of(few, k)).allowed());
+        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(few, k), Acquisition.of(many, k, 3))
+                .allowed());
+        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(many, k, 3), Acquisition.of(few, k))
+                .allowed());
         JointDecision refused = RateLimiter.tryAcquireAll(Acquisition.of(many, k, 3), Acquisition.of(few, k));
         assertFalse(refused.allowed(), "a third request over a limit of 2: " + refused);
         assertTrue(refused.decision(0).allowed(), "many alone would allow it: " + refused);
@@ -94,7 +97,7 @@ class MongoJointTest {
         RateLimiter perMinute = limiter(Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1), store);
         String k = "two-limits:" + run;
         int threads = 8;
-        int attempts = 3;                                  // 24 tries a second against 10 allowed
+        int attempts = 3; // 24 tries a second against 10 allowed
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         List<Long> admittedPerSecond = new ArrayList<>();
         try {
@@ -142,15 +145,26 @@ class MongoJointTest {
     void aThrowingListenerChangesNoDecisionBeforeDuringOrAfterAnOutage() {
         ThrowingListener throwing = new ThrowingListener();
         try (EmbeddedMongoServer server = MongoServers.start();
-             MongoClient own = Mongo.client(server.connectionString())) {
-            MongoStore quietStore = MongoStore.builder(own, Mongo.DATABASE).timeSource(TimeSource.CLOCK)
-                    .failurePolicy(FailurePolicy.FAIL_OPEN).timeout(Duration.ofSeconds(1)).build();
-            MongoStore loudStore = MongoStore.builder(own, Mongo.DATABASE).timeSource(TimeSource.CLOCK)
-                    .failurePolicy(FailurePolicy.FAIL_OPEN).timeout(Duration.ofSeconds(1)).listener(throwing).build();
+                MongoClient own = Mongo.client(server.connectionString())) {
+            MongoStore quietStore = MongoStore.builder(own, Mongo.DATABASE)
+                    .timeSource(TimeSource.CLOCK)
+                    .failurePolicy(FailurePolicy.FAIL_OPEN)
+                    .timeout(Duration.ofSeconds(1))
+                    .build();
+            MongoStore loudStore = MongoStore.builder(own, Mongo.DATABASE)
+                    .timeSource(TimeSource.CLOCK)
+                    .failurePolicy(FailurePolicy.FAIL_OPEN)
+                    .timeout(Duration.ofSeconds(1))
+                    .listener(throwing)
+                    .build();
             RateLimiter quiet = limiter(Algorithm.SLIDING_TAIL, 5, Duration.ofMinutes(1), quietStore);
             RateLimiter quietPair = limiter(Algorithm.FIXED_WINDOW, 3, Duration.ofMinutes(1), quietStore);
-            RateLimiter loud = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(5, Duration.ofMinutes(1)).clock(clock)
-                    .listener(throwing).store(loudStore).build();
+            RateLimiter loud = RateLimiter.builder(Algorithm.SLIDING_TAIL)
+                    .limit(5, Duration.ofMinutes(1))
+                    .clock(clock)
+                    .listener(throwing)
+                    .store(loudStore)
+                    .build();
             RateLimiter loudPair = limiter(Algorithm.FIXED_WINDOW, 3, Duration.ofMinutes(1), loudStore);
             String q = "quiet:" + run;
             String k = "loud:" + run;
@@ -185,7 +199,8 @@ class MongoJointTest {
             Decision loudBack = loud.tryAcquire(k);
             assertFalse(loudBack.failed(), "after the outage: " + loudBack);
             assertEquals(quietBack, loudBack, "after the outage");
-            assertTrue(throwing.decisions() > 0 && throwing.failures().size() > 0 && throwing.calls() > 0,
+            assertTrue(
+                    throwing.decisions() > 0 && throwing.failures().size() > 0 && throwing.calls() > 0,
                     "the listener was called: " + throwing);
         }
     }

@@ -57,15 +57,22 @@ class MongoOutageTest {
         List<SluiceException> reported = new CopyOnWriteArrayList<>();
         ManualClock clock = new ManualClock(Instant.parse("2026-01-01T12:00:00Z"));
         try (EmbeddedMongoServer server = MongoServers.start();
-             MongoClient client = Mongo.client(server.connectionString())) {
-            MongoStore store = MongoStore.builder(client, Mongo.DATABASE).timeSource(TimeSource.CLOCK)
-                    .failurePolicy(policy).timeout(TIMEOUT).failClosedRetryAfter(FAIL_CLOSED_RETRY_AFTER)
-                    .failureListener(reported::add).build();
-            RateLimiter limiter = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(5, Duration.ofMinutes(1))
-                    .clock(clock).store(store).build();
+                MongoClient client = Mongo.client(server.connectionString())) {
+            MongoStore store = MongoStore.builder(client, Mongo.DATABASE)
+                    .timeSource(TimeSource.CLOCK)
+                    .failurePolicy(policy)
+                    .timeout(TIMEOUT)
+                    .failClosedRetryAfter(FAIL_CLOSED_RETRY_AFTER)
+                    .failureListener(reported::add)
+                    .build();
+            RateLimiter limiter = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                    .limit(5, Duration.ofMinutes(1))
+                    .clock(clock)
+                    .store(store)
+                    .build();
             SharedRateLimiter shared = (SharedRateLimiter) limiter;
             String key = "outage:" + policy;
-            awaitAnswered(limiter, key);  // the first connection may take a while: not counted
+            awaitAnswered(limiter, key); // the first connection may take a while: not counted
             long failuresBefore = shared.storeFailures();
             reported.clear();
 
@@ -102,8 +109,10 @@ class MongoOutageTest {
                     }
                 }
                 long took = System.nanoTime() - started;
-                assertTrue(took < NO_HANG_NANOS, "call " + i + " with the server down took " + took / 1_000_000
-                        + " ms: the store's timeout of " + TIMEOUT + " did not bound it");
+                assertTrue(
+                        took < NO_HANG_NANOS,
+                        "call " + i + " with the server down took " + took / 1_000_000 + " ms: the store's timeout of "
+                                + TIMEOUT + " did not bound it");
             }
             if (policy == FailurePolicy.THROW) {
                 assertThrows(SluiceException.class, held::cancel, "a cancel that cannot reach the server throws");
@@ -113,11 +122,15 @@ class MongoOutageTest {
             traffic.stop();
             assertEquals(List.of(), traffic.problems, "the calls of the traffic running through the outage");
             long failures = shared.storeFailures() - failuresBefore;
-            assertTrue(failures > 4, "the traffic met the outage too: " + failures + " failures, 4 of them the "
-                    + "test's own three requests and cancel");
+            assertTrue(
+                    failures > 4,
+                    "the traffic met the outage too: " + failures + " failures, 4 of them the "
+                            + "test's own three requests and cancel");
             // A fold of a key's history that the outage interrupted is reported too, though no decision failed.
-            assertTrue(reported.size() >= failures, "every failure is reported to the listener: " + reported.size()
-                    + " reports of " + failures + " failures");
+            assertTrue(
+                    reported.size() >= failures,
+                    "every failure is reported to the listener: " + reported.size() + " reports of " + failures
+                            + " failures");
             for (SluiceException r : reported) {
                 assertInstanceOf(MongoException.class, r.getCause(), "a reported failure's cause: " + r);
             }
@@ -126,8 +139,11 @@ class MongoOutageTest {
             awaitAnswered(limiter, key);
             Decision d = limiter.tryAcquire(key);
             assertTrue(d.allowed(), "after the outage: " + d);
-            assertEquals(0, d.remaining(), "after the outage the 4 permits taken before it are still taken, and "
-                    + "nothing answered during it was recorded: " + d);
+            assertEquals(
+                    0,
+                    d.remaining(),
+                    "after the outage the 4 permits taken before it are still taken, and "
+                            + "nothing answered during it was recorded: " + d);
             d = limiter.tryAcquire(key);
             assertEquals(false, d.allowed(), "after the outage the limit holds: " + d);
             assertEquals(Duration.ofMinutes(1), d.retryAfter(), "retry after the window ends: " + d);
@@ -147,13 +163,19 @@ class MongoOutageTest {
     void aHungServerIsCutOffByTheTimeoutAndDecisionsResumeWhenItAnswersAgain() throws InterruptedException {
         ManualClock clock = new ManualClock(Instant.parse("2026-01-01T12:00:00Z"));
         try (EmbeddedMongoServer server = MongoServers.start();
-             FreezingProxy proxy = new FreezingProxy(server.port(), WhileFrozen.HOLD);
-             MongoClient client = Mongo.client("mongodb://127.0.0.1:" + proxy.port())) {
-            MongoStore store = MongoStore.builder(client, Mongo.DATABASE).timeSource(TimeSource.CLOCK)
-                    .failurePolicy(FailurePolicy.FAIL_CLOSED).timeout(TIMEOUT)
-                    .failClosedRetryAfter(FAIL_CLOSED_RETRY_AFTER).build();
-            RateLimiter limiter = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(5, Duration.ofMinutes(1))
-                    .clock(clock).store(store).build();
+                FreezingProxy proxy = new FreezingProxy(server.port(), WhileFrozen.HOLD);
+                MongoClient client = Mongo.client("mongodb://127.0.0.1:" + proxy.port())) {
+            MongoStore store = MongoStore.builder(client, Mongo.DATABASE)
+                    .timeSource(TimeSource.CLOCK)
+                    .failurePolicy(FailurePolicy.FAIL_CLOSED)
+                    .timeout(TIMEOUT)
+                    .failClosedRetryAfter(FAIL_CLOSED_RETRY_AFTER)
+                    .build();
+            RateLimiter limiter = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                    .limit(5, Duration.ofMinutes(1))
+                    .clock(clock)
+                    .store(store)
+                    .build();
             String key = "hung:before";
             awaitAnswered(limiter, key);
             long failuresBefore = ((SharedRateLimiter) limiter).storeFailures();
@@ -163,13 +185,17 @@ class MongoOutageTest {
             proxy.freeze();
             for (int i = 1; i <= 3; i++) {
                 long started = System.nanoTime();
-                Decision d = assertTimeoutPreemptively(Duration.ofNanos(2 * NO_HANG_NANOS),
-                        () -> limiter.tryAcquire(key), "a call to a hung server must not hang");
+                Decision d = assertTimeoutPreemptively(
+                        Duration.ofNanos(2 * NO_HANG_NANOS),
+                        () -> limiter.tryAcquire(key),
+                        "a call to a hung server must not hang");
                 long took = System.nanoTime() - started;
                 assertEquals(false, d.allowed(), "fail-closed denies: " + d);
                 assertEquals(FAIL_CLOSED_RETRY_AFTER, d.retryAfter(), "fail-closed retry after: " + d);
-                assertTrue(took < NO_HANG_NANOS, "call " + i + " to the hung server took " + took / 1_000_000
-                        + " ms: the store's timeout of " + TIMEOUT + " did not bound it");
+                assertTrue(
+                        took < NO_HANG_NANOS,
+                        "call " + i + " to the hung server took " + took / 1_000_000 + " ms: the store's timeout of "
+                                + TIMEOUT + " did not bound it");
             }
             assertEquals(3, ((SharedRateLimiter) limiter).storeFailures() - failuresBefore, "failures counted");
 
@@ -194,24 +220,26 @@ class MongoOutageTest {
 
         Traffic(RateLimiter limiter, String key, FailurePolicy policy) {
             for (int t = 0; t < 4; t++) {
-                Thread thread = new Thread(() -> {
-                    while (running) {
-                        long started = System.nanoTime();
-                        try {
-                            limiter.tryAcquire(key);
-                        } catch (SluiceException e) {
-                            if (policy != FailurePolicy.THROW || !(e.getCause() instanceof MongoException)) {
-                                problems.add(e.toString());
+                Thread thread = new Thread(
+                        () -> {
+                            while (running) {
+                                long started = System.nanoTime();
+                                try {
+                                    limiter.tryAcquire(key);
+                                } catch (SluiceException e) {
+                                    if (policy != FailurePolicy.THROW || !(e.getCause() instanceof MongoException)) {
+                                        problems.add(e.toString());
+                                    }
+                                } catch (RuntimeException e) {
+                                    problems.add(e.toString());
+                                }
+                                long took = System.nanoTime() - started;
+                                if (took >= NO_HANG_NANOS) {
+                                    problems.add("a call took " + took / 1_000_000 + " ms");
+                                }
                             }
-                        } catch (RuntimeException e) {
-                            problems.add(e.toString());
-                        }
-                        long took = System.nanoTime() - started;
-                        if (took >= NO_HANG_NANOS) {
-                            problems.add("a call took " + took / 1_000_000 + " ms");
-                        }
-                    }
-                }, "outage-traffic-" + t);
+                        },
+                        "outage-traffic-" + t);
                 thread.start();
                 threads.add(thread);
             }
@@ -239,7 +267,7 @@ class MongoOutageTest {
             try {
                 limiter.peek(key, 1);
             } catch (SluiceException e) {
-                return false;  // THROW: the server is not reachable yet
+                return false; // THROW: the server is not reachable yet
             }
             return shared.storeFailures() == failures;
         });

@@ -58,14 +58,21 @@ class MongoStoreTest {
         client.close();
     }
 
-    private RateLimiter limiter(Algorithm algorithm, long limit, Duration window, MongoStore on,
-                                UnaryOperator<RateLimiterBuilder> options) {
-        return options.apply(RateLimiter.builder(algorithm).limit(limit, window).clock(clock)).store(on).build();
+    private RateLimiter limiter(
+            Algorithm algorithm,
+            long limit,
+            Duration window,
+            MongoStore on,
+            UnaryOperator<RateLimiterBuilder> options) {
+        return options.apply(RateLimiter.builder(algorithm).limit(limit, window).clock(clock))
+                .store(on)
+                .build();
     }
 
     private static Document document(RateLimiter limiter, String key) {
-        return collection.find(new Document("_id",
-                MongoKeys.id("sluice", SharedStoreOptions.shape(limiter.config()), key))).first();
+        return collection
+                .find(new Document("_id", MongoKeys.id("sluice", SharedStoreOptions.shape(limiter.config()), key)))
+                .first();
     }
 
     private void at(String time) {
@@ -80,10 +87,14 @@ class MongoStoreTest {
 
     @Test
     void theStoreCreatesATtlIndexOnExpire() {
-        MongoStore indexed = MongoStore.builder(client, Mongo.DATABASE).collection("sluice_ttl").timeout(Mongo.TIMEOUT)
+        MongoStore indexed = MongoStore.builder(client, Mongo.DATABASE)
+                .collection("sluice_ttl")
+                .timeout(Mongo.TIMEOUT)
                 .build();
         Document index = null;
-        for (Document i : client.getDatabase(Mongo.DATABASE).getCollection(indexed.collectionName()).listIndexes()) {
+        for (Document i : client.getDatabase(Mongo.DATABASE)
+                .getCollection(indexed.collectionName())
+                .listIndexes()) {
             if (MongoStore.EXPIRE_INDEX.equals(i.getString("name"))) {
                 index = i;
             }
@@ -115,18 +126,28 @@ class MongoStoreTest {
      */
     @ParameterizedTest(name = "{0} strict={1}")
     @MethodSource("expiries")
-    void expireIsWhenTheStateIsAsGoodAsNewAndAnExpiredDocumentDecidesAsFresh(Algorithm algorithm, boolean strict,
-                                                                              String first, String second) {
-        RateLimiter limiter = limiter(algorithm, 3, Duration.ofSeconds(60), store,
-                b -> algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? b.buckets(4).strict(strict) : b);
+    void expireIsWhenTheStateIsAsGoodAsNewAndAnExpiredDocumentDecidesAsFresh(
+            Algorithm algorithm, boolean strict, String first, String second) {
+        RateLimiter limiter = limiter(
+                algorithm,
+                3,
+                Duration.ofSeconds(60),
+                store,
+                b -> algorithm == Algorithm.SLIDING_WINDOW_COUNTER
+                        ? b.buckets(4).strict(strict)
+                        : b);
         String used = run + ":expire";
         at("12:00:05");
         limiter.tryAcquire(used, 2);
-        assertEquals(Instant.parse("2026-01-01T" + first + "Z").plus(MARGIN), expireOf(document(limiter, used)),
+        assertEquals(
+                Instant.parse("2026-01-01T" + first + "Z").plus(MARGIN),
+                expireOf(document(limiter, used)),
                 "after 12:00:05");
         at("12:00:50");
         limiter.tryAcquire(used, 2);
-        assertEquals(Instant.parse("2026-01-01T" + second + "Z").plus(MARGIN), expireOf(document(limiter, used)),
+        assertEquals(
+                Instant.parse("2026-01-01T" + second + "Z").plus(MARGIN),
+                expireOf(document(limiter, used)),
                 "after 12:00:50");
 
         clock.set(expireOf(document(limiter, used)).minus(MARGIN));
@@ -143,22 +164,36 @@ class MongoStoreTest {
     void keysOfAnyCharactersAndLengthEachHaveADocumentOfTheirOwn() {
         String tenKb = "k".repeat(10 * 1024 - 1);
         List<String> keys = new ArrayList<>(List.of(
-                "client:abc", "ключ-🔑-鍵", "a.b.c", "a", "$where", "$", ".", "a\u0000b", "{\"$gt\": \"\"}",
-                "\uD800", "\uDBFF", "?", "\uDC00x", tenKb + "a", tenKb + "b",
+                "client:abc",
+                "ключ-🔑-鍵",
+                "a.b.c",
+                "a",
+                "$where",
+                "$",
+                ".",
+                "a\u0000b",
+                "{\"$gt\": \"\"}",
+                "\uD800",
+                "\uDBFF",
+                "?",
+                "\uDC00x",
+                tenKb + "a",
+                tenKb + "b",
                 MongoKeys.id("sluice", "fw:60000000000", tenKb + "a").get(MongoKeys.HASH, String.class)));
         keys.replaceAll(k -> run + k);
         RateLimiter limiter = limiter(Algorithm.FIXED_WINDOW, 2, Duration.ofMinutes(1), store, b -> b);
         for (int i = 0; i < keys.size(); i++) {
             String key = keys.get(i);
-            String at = "key " + i + " (" + key.length() + " chars, " + key.codePoints().limit(60)
-                    .mapToObj(Integer::toHexString).toList() + ")";
+            String at = "key " + i + " (" + key.length() + " chars, "
+                    + key.codePoints().limit(60).mapToObj(Integer::toHexString).toList() + ")";
             Decision d = limiter.tryAcquire(key);
             assertTrue(d.allowed() && d.remaining() == 1, at + " shares a document with an earlier key: " + d);
             assertTrue(limiter.tryAcquire(key).allowed(), at);
             assertFalse(limiter.tryAcquire(key).allowed(), at + ": a third request in the window");
         }
         Document shortKey = document(limiter, keys.get(1));
-        assertEquals(keys.get(1), shortKey.get("_id", Document.class).getString(MongoKeys.KEY), "a short key is the _id");
+        assertEquals(
+                keys.get(1), shortKey.get("_id", Document.class).getString(MongoKeys.KEY), "a short key is the _id");
         assertNull(shortKey.get(MongoDecider.KEY), "a short key is not stored twice");
         Document longKey = document(limiter, keys.get(14));
         assertNotNull(longKey.get("_id", Document.class).getString(MongoKeys.HASH), "a long key is hashed");
@@ -181,7 +216,8 @@ class MongoStoreTest {
     @Test
     void theStoresClockTimesRequests() {
         clock.set(Instant.parse("2000-01-01T00:00:00Z"));
-        MongoStore storeTime = Mongo.clockStore(client).timeSource(TimeSource.STORE).build();
+        MongoStore storeTime =
+                Mongo.clockStore(client).timeSource(TimeSource.STORE).build();
         RateLimiter limiter = limiter(Algorithm.TOKEN_BUCKET, 3, Duration.ofHours(1), storeTime, b -> b);
         String key = run + ":store-time";
         long before = System.currentTimeMillis();
@@ -193,8 +229,10 @@ class MongoStoreTest {
         Decision denied = limiter.tryAcquire(key);
         assertFalse(denied.allowed(), "a fourth within 20 minutes: " + denied);
         // A token each 20 minutes; the test takes far less than one.
-        assertTrue(denied.retryAfter().compareTo(Duration.ofMinutes(19)) > 0
-                && denied.retryAfter().compareTo(Duration.ofMinutes(20)) <= 0, "retry after: " + denied);
+        assertTrue(
+                denied.retryAfter().compareTo(Duration.ofMinutes(19)) > 0
+                        && denied.retryAfter().compareTo(Duration.ofMinutes(20)) <= 0,
+                "retry after: " + denied);
         Decision peeked = limiter.peek(key, 1);
         assertFalse(peeked.allowed(), "a peek: " + peeked);
         long after = System.currentTimeMillis();
@@ -205,11 +243,15 @@ class MongoStoreTest {
         long first = Long.MAX_VALUE;
         for (String id : times.keySet()) {
             long t = times.getDate(id).getTime();
-            assertTrue(t >= before - 1 && t <= after + 1, "a request timed by the server at " + new Date(t)
-                    + ", not by the limiter's clock at " + clock.instant());
+            assertTrue(
+                    t >= before - 1 && t <= after + 1,
+                    "a request timed by the server at " + new Date(t) + ", not by the limiter's clock at "
+                            + clock.instant());
             first = Math.min(first, t);
         }
-        assertTrue(doc.getDate(MongoDecider.EXPIRE).getTime() >= first + Duration.ofHours(1).toMillis(),
+        assertTrue(
+                doc.getDate(MongoDecider.EXPIRE).getTime()
+                        >= first + Duration.ofHours(1).toMillis(),
                 "expire " + doc.getDate(MongoDecider.EXPIRE) + " is at least an hour after the first request "
                         + new Date(first));
         Date now = doc.getDate(History.NOW);
@@ -220,7 +262,8 @@ class MongoStoreTest {
 
     @Test
     void everyBatchOfRequestsIsFoldedIntoTheState() {
-        MongoStore storeTime = Mongo.clockStore(client).timeSource(TimeSource.STORE).build();
+        MongoStore storeTime =
+                Mongo.clockStore(client).timeSource(TimeSource.STORE).build();
         RateLimiter limiter = limiter(Algorithm.TOKEN_BUCKET, 1000, Duration.ofHours(1), storeTime, b -> b);
         String key = run + ":fold";
         for (int i = 1; i <= 70; i++) {
@@ -275,14 +318,21 @@ class MongoStoreTest {
 
     @Test
     void aStoreWritesToTheCollectionAndNamespaceItIsGiven() {
-        MongoStore other = Mongo.clockStore(client).collection("sluice_other").namespace("app2").build();
+        MongoStore other = Mongo.clockStore(client)
+                .collection("sluice_other")
+                .namespace("app2")
+                .build();
         RateLimiter limiter = limiter(Algorithm.SLIDING_TAIL, 1, Duration.ofMinutes(1), other, b -> b);
         String key = run + ":elsewhere";
         assertTrue(limiter.tryAcquire(key).allowed());
         assertEquals("sluice_other", other.collectionName());
         Document id = MongoKeys.id("app2", SharedStoreOptions.shape(limiter.config()), key);
-        assertNotNull(client.getDatabase(Mongo.DATABASE).getCollection("sluice_other").find(new Document("_id", id))
-                .first(), "the document in sluice_other under namespace app2");
+        assertNotNull(
+                client.getDatabase(Mongo.DATABASE)
+                        .getCollection("sluice_other")
+                        .find(new Document("_id", id))
+                        .first(),
+                "the document in sluice_other under namespace app2");
         assertNull(document(limiter, key), "nothing in the default collection");
         RateLimiter sameShapeDefaultStore = limiter(Algorithm.SLIDING_TAIL, 1, Duration.ofMinutes(1), store, b -> b);
         assertTrue(sameShapeDefaultStore.tryAcquire(key).allowed(), "another namespace, another limit");

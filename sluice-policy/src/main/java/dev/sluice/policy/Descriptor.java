@@ -51,8 +51,8 @@ public final class Descriptor {
     public static Descriptor of(String... keysAndValues) {
         Objects.requireNonNull(keysAndValues, "keysAndValues must not be null");
         if (keysAndValues.length == 0 || keysAndValues.length % 2 != 0) {
-            throw new IllegalArgumentException("keys and values come in pairs, at least one; was "
-                    + keysAndValues.length + " strings");
+            throw new IllegalArgumentException(
+                    "keys and values come in pairs, at least one; was " + keysAndValues.length + " strings");
         }
         List<Entry> list = new ArrayList<>(keysAndValues.length / 2);
         for (int i = 0; i < keysAndValues.length; i += 2) {

@@ -3,7 +3,6 @@ package dev.sluice.policy;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-
 import org.jspecify.annotations.Nullable;
 
 /** What the limits of one descriptor of a request answered. Immutable. */
@@ -12,6 +11,7 @@ public final class DescriptorVerdict {
     private final Descriptor descriptor;
     /** Null when no rule applied. */
     private final @Nullable Rule rule;
+
     private final List<LimitVerdict> limits;
     private final Outcome outcome;
 
@@ -21,7 +21,7 @@ public final class DescriptorVerdict {
         this.limits = List.copyOf(limits);
         Outcome o = Outcome.NO_LIMIT;
         for (LimitVerdict l : this.limits) {
-            if (l.outcome().compareTo(o) < 0) {   // declaration order: the most telling first
+            if (l.outcome().compareTo(o) < 0) { // declaration order: the most telling first
                 o = l.outcome();
             }
         }

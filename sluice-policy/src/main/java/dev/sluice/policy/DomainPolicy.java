@@ -4,7 +4,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -44,7 +43,8 @@ final class DomainPolicy {
     }
 
     /** The rule {@code d} matches and the wildcard pattern of each entry matched by a shared threshold, or null. */
-    @Nullable Match match(Descriptor d) {
+    @Nullable
+    Match match(Descriptor d) {
         List<Descriptor.Entry> entries = d.entries();
         Level level = top;
         @Nullable String @Nullable [] shared = null;
@@ -78,9 +78,8 @@ final class DomainPolicy {
      * @param shared per entry, the wildcard pattern that stands for the value in the counter key (a shared
      *               threshold), or null; the array itself is null when no entry shares
      */
-    @SuppressWarnings("ArrayRecordComponent")  // never compared or hashed: a sparse per-entry array for counterKey
-    record Match(Rule rule, @Nullable String @Nullable [] shared) {
-    }
+    @SuppressWarnings("ArrayRecordComponent") // never compared or hashed: a sparse per-entry array for counterKey
+    record Match(Rule rule, @Nullable String @Nullable [] shared) {}
 
     /** One level of rules: the children of a rule, or a domain's top level. */
     static final class Level {
@@ -99,13 +98,16 @@ final class DomainPolicy {
                 return false;
             }
             if (n.pattern != null) {
-                wildcards.computeIfAbsent(n.key, k -> new java.util.ArrayList<>()).add(n);
+                wildcards
+                        .computeIfAbsent(n.key, k -> new java.util.ArrayList<>())
+                        .add(n);
             }
             all.add(n);
             return true;
         }
 
-        @Nullable Node find(Descriptor.Entry e) {
+        @Nullable
+        Node find(Descriptor.Entry e) {
             Map<String, Node> byValue = exact.get(e.key());
             if (byValue != null) {
                 Node n = byValue.get(e.value());
@@ -144,14 +146,19 @@ final class DomainPolicy {
         final @Nullable String value;
         /** The value split at each {@code *}; null when the value has none. */
         final String @Nullable [] pattern;
+
         final boolean shareThreshold;
         /** Null when the entry has no limits. */
         final @Nullable Rule rule;
         /** Null when the entry has no nested descriptors. */
         final @Nullable Level children;
 
-        Node(String key, @Nullable String value, boolean shareThreshold, @Nullable Rule rule,
-             @Nullable Level children) {
+        Node(
+                String key,
+                @Nullable String value,
+                boolean shareThreshold,
+                @Nullable Rule rule,
+                @Nullable Level children) {
             this.key = key;
             this.value = value;
             this.pattern = value != null && value.indexOf('*') >= 0 ? Wildcard.split(value) : null;

@@ -7,7 +7,6 @@ import dev.sluice.JointDecision;
 import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.spi.RateLimitStore;
-
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,7 +18,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -46,8 +44,7 @@ import org.jspecify.annotations.Nullable;
 final class Engine {
 
     /** Shape of a limiter: the limits sharing it share the limiter, under different keys. */
-    record Shape(Algorithm algorithm, long limit, Duration window) {
-    }
+    record Shape(Algorithm algorithm, long limit, Duration window) {}
 
     final Policies policies;
     final long version;
@@ -58,10 +55,16 @@ final class Engine {
 
     /** In-flight checks; -1 once closed. */
     private final AtomicLong holds = new AtomicLong();
+
     private volatile boolean retired;
 
-    Engine(Policies policies, long version, RateLimitStore store, Clock clock, RateLimitListener listener,
-           boolean dryRun) {
+    Engine(
+            Policies policies,
+            long version,
+            RateLimitStore store,
+            Clock clock,
+            RateLimitListener listener,
+            boolean dryRun) {
         this.policies = policies;
         this.version = version;
         this.clock = clock;
@@ -75,10 +78,16 @@ final class Engine {
                         if (l.unlimited() || l.requestsPerUnit() == 0) {
                             continue;
                         }
-                        Shape s = new Shape(Objects.requireNonNull(l.algorithm(), "a limited Limit has one"),
-                                l.requestsPerUnit(), Objects.requireNonNull(l.window(), "a limited Limit has one"));
+                        Shape s = new Shape(
+                                Objects.requireNonNull(l.algorithm(), "a limited Limit has one"),
+                                l.requestsPerUnit(),
+                                Objects.requireNonNull(l.window(), "a limited Limit has one"));
                         RateLimiter limiter = built.computeIfAbsent(s, k -> RateLimiter.builder(k.algorithm())
-                                .limit(k.limit(), k.window()).clock(clock).store(store).listener(listener).build());
+                                .limit(k.limit(), k.window())
+                                .clock(clock)
+                                .store(store)
+                                .listener(listener)
+                                .build());
                         map.put(l, limiter);
                     }
                 }
@@ -96,7 +105,7 @@ final class Engine {
     }
 
     boolean retain() {
-        for (;;) {
+        for (; ; ) {
             long c = holds.get();
             if (c < 0) {
                 return false;
@@ -136,9 +145,11 @@ final class Engine {
         /** Null when the limit asks no limiter: replaced, unlimited, or a limit of 0. */
         final @Nullable RateLimiter limiter;
         /** Null for a replaced or unlimited limit, which has its outcome at once. */
-        @Nullable Part part;
+        @Nullable
+        Part part;
         /** Set at once for a replaced or unlimited limit; null for the others, answered by their part. */
-        @Nullable Outcome outcome;
+        @Nullable
+        Outcome outcome;
 
         Slot(Limit limit, int stage, @Nullable RateLimiter limiter) {
             this.limit = limit;
@@ -151,11 +162,13 @@ final class Engine {
     private static final class Part {
         /** Null for a limit of 0, which is impossible and never asks. */
         final @Nullable RateLimiter limiter;
+
         final String key;
         final Limit limit;
         long cost;
         /** Null until its stage runs; stays null if an earlier stage refused, or its own was impossible. */
-        @Nullable Decision decision;
+        @Nullable
+        Decision decision;
         /** Refused without asking the store: a limit of 0, or a cost above the limit. */
         boolean impossible;
 
@@ -201,8 +214,9 @@ final class Engine {
             List<Limit> limits = rule.limits();
             List<Slot> mine = new ArrayList<>(limits.size());
             String base = null;
-            int stage = dryRun ? DRY_RUN : rule.mode() == Mode.ENFORCE ? ENFORCE
-                    : rule.mode() == Mode.SHADOW_BAN ? SHADOW_BAN : DRY_RUN;
+            int stage = dryRun
+                    ? DRY_RUN
+                    : rule.mode() == Mode.ENFORCE ? ENFORCE : rule.mode() == Mode.SHADOW_BAN ? SHADOW_BAN : DRY_RUN;
             for (int j = 0; j < limits.size(); j++) {
                 Limit l = limits.get(j);
                 if (replaced != null && !l.name().isEmpty() && replaced.contains(l.name())) {
@@ -282,10 +296,16 @@ final class Engine {
                     if (nowNanos < 0) {
                         nowNanos = clock.millis() * 1_000_000L;
                     }
-                    long w = Objects.requireNonNull(s.limit.window(), "a limited Limit has one").toNanos();
+                    long w = Objects.requireNonNull(s.limit.window(), "a limited Limit has one")
+                            .toNanos();
                     long reset = w - Math.floorMod(nowNanos, w);
-                    verdicts.add(new LimitVerdict(s.limit, refusal(s.stage), 0, reset,
-                            p.limit.requestsPerUnit() == 0 ? reset : Long.MAX_VALUE, false));
+                    verdicts.add(new LimitVerdict(
+                            s.limit,
+                            refusal(s.stage),
+                            0,
+                            reset,
+                            p.limit.requestsPerUnit() == 0 ? reset : Long.MAX_VALUE,
+                            false));
                 } else if (p.decision == null) {
                     verdicts.add(new LimitVerdict(s.limit, Outcome.NOT_COUNTED, -1, 0, 0, false));
                 } else {
@@ -296,10 +316,12 @@ final class Engine {
                     } else {
                         o = d.allowed() ? Outcome.NOT_COUNTED : refusal(s.stage);
                     }
-                    verdicts.add(new LimitVerdict(s.limit, o, d.remaining(), d.resetAfterNanos(),
-                            d.retryAfterNanos(), d.failed()));
+                    verdicts.add(new LimitVerdict(
+                            s.limit, o, d.remaining(), d.resetAfterNanos(), d.retryAfterNanos(), d.failed()));
                 }
-                if (s.stage == SHADOW_BAN && s.stage == refusedStage && shadowBan == null
+                if (s.stage == SHADOW_BAN
+                        && s.stage == refusedStage
+                        && shadowBan == null
                         && verdicts.get(verdicts.size() - 1).outcome() == Outcome.SHADOW_BANNED) {
                     shadowBan = rule;
                 }

@@ -1,11 +1,9 @@
 package dev.sluice.policy;
 
 import dev.sluice.Algorithm;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -22,8 +20,14 @@ import org.jspecify.annotations.Nullable;
  *                        when given as a {@code window}
  * @param algorithm       the algorithm; {@link Algorithm#FIXED_WINDOW} unless the configuration names another
  */
-public record Limit(String name, List<String> replaces, boolean unlimited, long requestsPerUnit,
-                    @Nullable Duration window, @Nullable String unit, @Nullable Algorithm algorithm) {
+public record Limit(
+        String name,
+        List<String> replaces,
+        boolean unlimited,
+        long requestsPerUnit,
+        @Nullable Duration window,
+        @Nullable String unit,
+        @Nullable Algorithm algorithm) {
 
     /** Copies {@code replaces}; checks that a limited limit has a window and an algorithm. */
     public Limit {

@@ -15,8 +15,8 @@ import java.util.Objects;
  * @param retryAfterNanos when refused, time until the same request could pass; 0 otherwise
  * @param failed          the store failed and its failure policy answered ({@link dev.sluice.Decision#failed()})
  */
-public record LimitVerdict(Limit limit, Outcome outcome, long remaining, long resetAfterNanos, long retryAfterNanos,
-                           boolean failed) {
+public record LimitVerdict(
+        Limit limit, Outcome outcome, long remaining, long resetAfterNanos, long retryAfterNanos, boolean failed) {
 
     /** Requires the limit and outcome. */
     public LimitVerdict {

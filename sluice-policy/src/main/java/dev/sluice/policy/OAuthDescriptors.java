@@ -25,8 +25,7 @@ public final class OAuthDescriptors {
     /** The grant by which a client acts for itself. */
     public static final String CLIENT_CREDENTIALS = "client_credentials";
 
-    private OAuthDescriptors() {
-    }
+    private OAuthDescriptors() {}
 
     /**
      * The descriptors of a token request: {@code [client_id]} for {@code client_credentials}, {@code [client_id,

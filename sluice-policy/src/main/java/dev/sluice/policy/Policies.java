@@ -12,7 +12,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Stream;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -57,8 +56,8 @@ public final class Policies {
             try (Stream<Path> list = Files.list(path)) {
                 list.filter(Policies::isPolicyFile).sorted().forEach(files::add);
             } catch (IOException e) {
-                throw new PolicyException(List.of(new PolicyError(path.toString(), 0, 0, "",
-                        "cannot list the directory: " + e)));
+                throw new PolicyException(
+                        List.of(new PolicyError(path.toString(), 0, 0, "", "cannot list the directory: " + e)));
             }
         } else {
             files.add(path);
@@ -108,7 +107,11 @@ public final class Policies {
             }
             DomainPolicy first = domains.putIfAbsent(p.domain(), p);
             if (first != null) {
-                errors.add(new PolicyError(p.file(), r.domainLine(), r.domainColumn(), "domain",
+                errors.add(new PolicyError(
+                        p.file(),
+                        r.domainLine(),
+                        r.domainColumn(),
+                        "domain",
                         "duplicate domain '" + p.domain() + "' in config file: already defined in " + first.file()
                                 + "; one file per domain"));
             }

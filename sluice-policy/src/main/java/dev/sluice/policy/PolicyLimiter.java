@@ -4,12 +4,10 @@ import dev.sluice.RateLimitListener;
 import dev.sluice.memory.InMemoryStore;
 import dev.sluice.spi.RateLimitStore;
 import io.micrometer.core.instrument.MeterRegistry;
-
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
 import java.util.Objects;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -107,7 +105,7 @@ public final class PolicyLimiter implements AutoCloseable {
     }
 
     private Engine retain() {
-        for (;;) {
+        for (; ; ) {
             Engine e = engine;
             if (e == null) {
                 throw new IllegalStateException("the policy limiter is closed");
@@ -167,8 +165,10 @@ public final class PolicyLimiter implements AutoCloseable {
         try {
             p = Policies.load(path);
         } catch (PolicyException e) {
-            LOG.log(System.Logger.Level.WARNING, "rate limit policies in " + path + " refused, the previous ones "
-                    + "stay in force: " + e.getMessage());
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "rate limit policies in " + path + " refused, the previous ones " + "stay in force: "
+                            + e.getMessage());
             if (metrics != null) {
                 metrics.loadFailed();
             }
@@ -188,7 +188,8 @@ public final class PolicyLimiter implements AutoCloseable {
         }
     }
 
-    @Nullable Engine engineForTest() {
+    @Nullable
+    Engine engineForTest() {
         return engine;
     }
 

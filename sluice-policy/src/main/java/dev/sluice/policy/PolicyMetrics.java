@@ -7,13 +7,11 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -45,6 +43,7 @@ final class PolicyMetrics implements RateLimitListener {
     private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
     /** Detailed values admitted so far; never more than {@code maxValues}. */
     private final ConcurrentHashMap<String, Boolean> values = new ConcurrentHashMap<>();
+
     private final AtomicInteger valueCount = new AtomicInteger();
     private final Counter storeErrors;
     private final Timer storeCalls;
@@ -55,16 +54,23 @@ final class PolicyMetrics implements RateLimitListener {
     PolicyMetrics(MeterRegistry registry, int maxValues) {
         this.registry = registry;
         this.maxValues = maxValues;
-        this.storeErrors = Counter.builder(STORE_ERRORS).description("Store calls that failed or timed out")
+        this.storeErrors = Counter.builder(STORE_ERRORS)
+                .description("Store calls that failed or timed out")
                 .register(registry);
-        this.storeCalls = Timer.builder(STORE_CALLS).description("Time of each call to the store")
+        this.storeCalls = Timer.builder(STORE_CALLS)
+                .description("Time of each call to the store")
                 .register(registry);
-        this.loads = Counter.builder(CONFIG_LOADS).tag("result", "success")
-                .description("Configurations put in force").register(registry);
-        this.loadFailures = Counter.builder(CONFIG_LOADS).tag("result", "failure")
-                .description("Configurations refused; the previous one stayed in force").register(registry);
+        this.loads = Counter.builder(CONFIG_LOADS)
+                .tag("result", "success")
+                .description("Configurations put in force")
+                .register(registry);
+        this.loadFailures = Counter.builder(CONFIG_LOADS)
+                .tag("result", "failure")
+                .description("Configurations refused; the previous one stayed in force")
+                .register(registry);
         Gauge.builder(CONFIG_VERSION, version, AtomicLong::doubleValue)
-                .description("Version of the configuration in force: 1 at start, +1 per reload").register(registry);
+                .description("Version of the configuration in force: 1 at start, +1 per reload")
+                .register(registry);
     }
 
     void loaded(long v) {
@@ -78,8 +84,11 @@ final class PolicyMetrics implements RateLimitListener {
 
     void record(String domain, boolean knownDomain, Verdict verdict, long nanos) {
         String domainTag = knownDomain ? domain : "unknown";
-        timers.computeIfAbsent(domainTag, d -> Timer.builder(CHECK).tag("domain", d)
-                .description("Time to decide a request").register(registry)).record(nanos, TimeUnit.NANOSECONDS);
+        timers.computeIfAbsent(domainTag, d -> Timer.builder(CHECK)
+                        .tag("domain", d)
+                        .description("Time to decide a request")
+                        .register(registry))
+                .record(nanos, TimeUnit.NANOSECONDS);
         for (DescriptorVerdict d : verdict.descriptors()) {
             Rule rule = d.rule().orElse(null);
             if (rule == null) {
@@ -91,10 +100,13 @@ final class PolicyMetrics implements RateLimitListener {
                 count(REQUESTS_DETAILED, domain, rule.path(), value(domain, rule, d.descriptor()), o);
             }
             if (o == Outcome.ALLOWED && nearLimit(d.limits())) {
-                counters.computeIfAbsent(NEAR_LIMIT + '\0' + domain + '\0' + rule.path(), k ->
-                        Counter.builder(NEAR_LIMIT).tag("domain", domain).tag("rule", rule.path())
-                                .description("Allowed requests that left a limit at least 80% used")
-                                .register(registry)).increment();
+                counters.computeIfAbsent(
+                                NEAR_LIMIT + '\0' + domain + '\0' + rule.path(), k -> Counter.builder(NEAR_LIMIT)
+                                        .tag("domain", domain)
+                                        .tag("rule", rule.path())
+                                        .description("Allowed requests that left a limit at least 80% used")
+                                        .register(registry))
+                        .increment();
             }
         }
     }
@@ -122,7 +134,7 @@ final class PolicyMetrics implements RateLimitListener {
         if (values.containsKey(id)) {
             return value;
         }
-        for (;;) {
+        for (; ; ) {
             int n = valueCount.get();
             if (n >= maxValues) {
                 return OTHER;
@@ -139,13 +151,16 @@ final class PolicyMetrics implements RateLimitListener {
     private void count(String name, String domain, String rule, @Nullable String value, Outcome outcome) {
         String id = name + '\0' + domain + '\0' + rule + '\0' + (value == null ? "" : value) + '\0' + outcome;
         counters.computeIfAbsent(id, k -> {
-            Counter.Builder b = Counter.builder(name).tag("domain", domain).tag("rule", rule)
-                    .tag("outcome", outcome.tag());
-            if (value != null) {
-                b.tag("value", value);
-            }
-            return b.description("Requests per rule and outcome").register(registry);
-        }).increment();
+                    Counter.Builder b = Counter.builder(name)
+                            .tag("domain", domain)
+                            .tag("rule", rule)
+                            .tag("outcome", outcome.tag());
+                    if (value != null) {
+                        b.tag("value", value);
+                    }
+                    return b.description("Requests per rule and outcome").register(registry);
+                })
+                .increment();
     }
 
     @Override

@@ -2,6 +2,19 @@ package dev.sluice.policy;
 
 import dev.sluice.Algorithm;
 import dev.sluice.LimiterConfig;
+import java.math.BigInteger;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.api.lowlevel.Compose;
@@ -16,20 +29,6 @@ import org.snakeyaml.engine.v2.nodes.SequenceNode;
 import org.snakeyaml.engine.v2.nodes.Tag;
 import org.snakeyaml.engine.v2.schema.CoreSchema;
 
-import java.math.BigInteger;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
-import java.util.Objects;
-import java.util.Optional;
-import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-
 /**
  * One file's text to a {@link DomainPolicy}: parse, then validate, then build.
  *
@@ -43,13 +42,24 @@ import java.util.regex.Pattern;
 final class PolicyParser {
 
     private static final Set<String> ROOT_FIELDS = Set.of("domain", "descriptors", "algorithm");
-    private static final Set<String> DESCRIPTOR_FIELDS = Set.of("key", "value", "descriptors", "rate_limit",
-            "rate_limits", "shadow_mode", "quota_mode", "detailed_metric", "value_to_metric", "share_threshold",
-            "metadata", "mode", "algorithm");
-    private static final Set<String> RATE_LIMIT_FIELDS = Set.of("unit", "window", "requests_per_unit", "unlimited",
-            "name", "replaces", "algorithm");
-    private static final Set<String> RATE_LIMITS_FIELDS = Set.of("unit", "window", "requests_per_unit", "name",
-            "replaces", "algorithm");
+    private static final Set<String> DESCRIPTOR_FIELDS = Set.of(
+            "key",
+            "value",
+            "descriptors",
+            "rate_limit",
+            "rate_limits",
+            "shadow_mode",
+            "quota_mode",
+            "detailed_metric",
+            "value_to_metric",
+            "share_threshold",
+            "metadata",
+            "mode",
+            "algorithm");
+    private static final Set<String> RATE_LIMIT_FIELDS =
+            Set.of("unit", "window", "requests_per_unit", "unlimited", "name", "replaces", "algorithm");
+    private static final Set<String> RATE_LIMITS_FIELDS =
+            Set.of("unit", "window", "requests_per_unit", "name", "replaces", "algorithm");
     private static final Set<String> REPLACES_FIELDS = Set.of("name");
     private static final Set<String> ALL_FIELDS;
 
@@ -61,8 +71,22 @@ final class PolicyParser {
     }
 
     /** envoyproxy/ratelimit's units and their length in seconds. */
-    private static final Map<String, Long> UNITS = Map.of("second", 1L, "minute", 60L, "hour", 3_600L,
-            "day", 86_400L, "week", 604_800L, "month", 2_592_000L, "year", 31_536_000L);
+    private static final Map<String, Long> UNITS = Map.of(
+            "second",
+            1L,
+            "minute",
+            60L,
+            "hour",
+            3_600L,
+            "day",
+            86_400L,
+            "week",
+            604_800L,
+            "month",
+            2_592_000L,
+            "year",
+            31_536_000L);
+
     private static final String UNIT_LIST = "second, minute, hour, day, week, month or year";
     private static final Pattern WINDOW = Pattern.compile("([0-9]{1,12})(ms|s|m|h|d)");
     private static final long UINT32_MAX = 4_294_967_295L;
@@ -85,8 +109,7 @@ final class PolicyParser {
      * @param domainLine line of the {@code domain} value, for a duplicate found across files
      * @param domainColumn its column
      */
-    record Result(@Nullable DomainPolicy policy, List<PolicyError> errors, int domainLine, int domainColumn) {
-    }
+    record Result(@Nullable DomainPolicy policy, List<PolicyError> errors, int domainLine, int domainColumn) {}
 
     static Result parse(String file, String text) {
         PolicyParser p = new PolicyParser(file);
@@ -97,8 +120,11 @@ final class PolicyParser {
     }
 
     private @Nullable DomainPolicy run(String text) {
-        LoadSettings settings = LoadSettings.builder().setLabel(file).setSchema(new CoreSchema())
-                .setAllowDuplicateKeys(true).build();
+        LoadSettings settings = LoadSettings.builder()
+                .setLabel(file)
+                .setSchema(new CoreSchema())
+                .setAllowDuplicateKeys(true)
+                .build();
         Optional<Node> composed;
         try {
             composed = new Compose(settings).composeString(text);
@@ -107,16 +133,25 @@ final class PolicyParser {
             int line = mark.map(m -> m.getLine() + 1).orElse(0);
             int column = mark.map(m -> m.getColumn() + 1).orElse(0);
             String what = e.getProblem() == null ? String.valueOf(e.getMessage()) : e.getProblem();
-            errors.add(new PolicyError(file, line, column, "", "bad YAML: "
-                    + (e.getContext() == null ? "" : e.getContext() + ", ") + what));
+            errors.add(new PolicyError(
+                    file,
+                    line,
+                    column,
+                    "",
+                    "bad YAML: " + (e.getContext() == null ? "" : e.getContext() + ", ") + what));
             return null;
         } catch (YamlEngineException e) {
             errors.add(new PolicyError(file, 1, 1, "", "bad YAML: " + e.getMessage()));
             return null;
         }
         if (composed.isEmpty() || isNull(composed.get())) {
-            errors.add(new PolicyError(file, 1, 1, "domain", "missing: a file is a mapping with `domain: <name>` "
-                    + "and `descriptors:`, and this one is empty"));
+            errors.add(new PolicyError(
+                    file,
+                    1,
+                    1,
+                    "domain",
+                    "missing: a file is a mapping with `domain: <name>` "
+                            + "and `descriptors:`, and this one is empty"));
             return null;
         }
         Node root = composed.get();
@@ -128,8 +163,10 @@ final class PolicyParser {
         domainNode = f.value("domain");
         String name = string(domainNode, "domain");
         if (name == null || name.isEmpty()) {
-            error(domainNode != null ? domainNode : root, "domain", "missing or empty: every file names its domain "
-                    + "(`domain: <name>`), unique across files");
+            error(
+                    domainNode != null ? domainNode : root,
+                    "domain",
+                    "missing or empty: every file names its domain " + "(`domain: <name>`), unique across files");
         } else {
             domain = name;
         }
@@ -139,8 +176,8 @@ final class PolicyParser {
     }
 
     /** A list of descriptors; null when absent or empty. */
-    private DomainPolicy.@Nullable Level level(@Nullable Node list, String field, String parentPath,
-                                               Algorithm fileAlgorithm) {
+    private DomainPolicy.@Nullable Level level(
+            @Nullable Node list, String field, String parentPath, Algorithm fileAlgorithm) {
         if (list == null || isNull(list)) {
             return null;
         }
@@ -155,8 +192,11 @@ final class PolicyParser {
             Node item = items.get(i);
             String itemField = field + "[" + i + "]";
             if (!(item instanceof MappingNode)) {
-                error(item, itemField, "expected a descriptor, a mapping with `key` and optionally `value`, "
-                        + "`rate_limit`, `descriptors`, was " + describe(item));
+                error(
+                        item,
+                        itemField,
+                        "expected a descriptor, a mapping with `key` and optionally `value`, "
+                                + "`rate_limit`, `descriptors`, was " + describe(item));
                 continue;
             }
             DomainPolicy.Node node = descriptor((MappingNode) item, itemField, parentPath, fileAlgorithm);
@@ -165,10 +205,13 @@ final class PolicyParser {
             }
             String id = node.key + (node.value == null ? "" : "\u0000" + node.value);
             if (!level.add(node)) {
-                error(item, itemField, "duplicate descriptor: key '" + node.key + "'"
-                        + (node.value == null ? " without value" : " value '" + node.value + "'")
-                        + " is already defined at this level, line " + firstLine.get(id)
-                        + " (composite key '" + domain + "." + path(parentPath, node.key, node.value) + "')");
+                error(
+                        item,
+                        itemField,
+                        "duplicate descriptor: key '" + node.key + "'"
+                                + (node.value == null ? " without value" : " value '" + node.value + "'")
+                                + " is already defined at this level, line " + firstLine.get(id)
+                                + " (composite key '" + domain + "." + path(parentPath, node.key, node.value) + "')");
             } else {
                 firstLine.put(id, line(item));
             }
@@ -181,14 +224,16 @@ final class PolicyParser {
         return parentPath.isEmpty() ? here : parentPath + "." + here;
     }
 
-    private DomainPolicy.@Nullable Node descriptor(MappingNode map, String field, String parentPath,
-                                                   Algorithm fileAlgorithm) {
+    private DomainPolicy.@Nullable Node descriptor(
+            MappingNode map, String field, String parentPath, Algorithm fileAlgorithm) {
         Fields f = fields(map, DESCRIPTOR_FIELDS, field);
         Node keyNode = f.value("key");
         String key = string(keyNode, field + ".key");
         if (key == null || key.isEmpty()) {
-            error(keyNode != null ? keyNode : map, field + ".key", "missing or empty: every descriptor has a "
-                    + "non-empty key");
+            error(
+                    keyNode != null ? keyNode : map,
+                    field + ".key",
+                    "missing or empty: every descriptor has a " + "non-empty key");
         }
         String value = string(f.value("value"), field + ".value");
         if (value != null && value.isEmpty()) {
@@ -203,8 +248,11 @@ final class PolicyParser {
         boolean share = bool(shareNode, field + ".share_threshold");
         if (share && (value == null || value.indexOf('*') < 0)) {
             Objects.requireNonNull(shareNode, "share_threshold: true was read from it");
-            error(shareNode, field + ".share_threshold", "applies to a wildcard value (one with "
-                    + "'*') only, and the value here is " + (value == null ? "absent" : "'" + value + "'"));
+            error(
+                    shareNode,
+                    field + ".share_threshold",
+                    "applies to a wildcard value (one with " + "'*') only, and the value here is "
+                            + (value == null ? "absent" : "'" + value + "'"));
         }
         Mode mode = shadow || quota ? Mode.DRY_RUN : Mode.ENFORCE;
         Node modeNode = f.value("mode");
@@ -220,8 +268,10 @@ final class PolicyParser {
             if (given == null) {
                 error(modeNode, field + ".mode", "expected enforce, dry_run or shadow_ban, was '" + modeText + "'");
             } else if (shadow && given != Mode.DRY_RUN) {
-                error(modeNode, field + ".mode", "shadow_mode: true means dry_run, which contradicts mode: "
-                        + modeText + "; keep one");
+                error(
+                        modeNode,
+                        field + ".mode",
+                        "shadow_mode: true means dry_run, which contradicts mode: " + modeText + "; keep one");
             } else {
                 mode = given;
             }
@@ -241,13 +291,19 @@ final class PolicyParser {
                     limits.add(l);
                 }
             } else {
-                error(one, field + ".rate_limit", "expected a mapping with unit and requests_per_unit, was "
-                        + describe(one));
+                error(
+                        one,
+                        field + ".rate_limit",
+                        "expected a mapping with unit and requests_per_unit, was " + describe(one));
             }
         } else if (many != null) {
-            if (!(many instanceof SequenceNode) || ((SequenceNode) many).getValue().isEmpty()) {
-                error(many, field + ".rate_limits", "expected a list of one or more limits, each with unit (or "
-                        + "window) and requests_per_unit, was " + describe(many));
+            if (!(many instanceof SequenceNode)
+                    || ((SequenceNode) many).getValue().isEmpty()) {
+                error(
+                        many,
+                        field + ".rate_limits",
+                        "expected a list of one or more limits, each with unit (or "
+                                + "window) and requests_per_unit, was " + describe(many));
             } else {
                 List<Node> items = ((SequenceNode) many).getValue();
                 for (int j = 0; j < items.size(); j++) {
@@ -259,8 +315,11 @@ final class PolicyParser {
                             limits.add(l);
                         }
                     } else {
-                        error(item, itemField, "expected a limit, a mapping with unit (or window) and "
-                                + "requests_per_unit, was " + describe(item));
+                        error(
+                                item,
+                                itemField,
+                                "expected a limit, a mapping with unit (or window) and " + "requests_per_unit, was "
+                                        + describe(item));
                     }
                 }
             }
@@ -269,7 +328,8 @@ final class PolicyParser {
         if (key == null || key.isEmpty()) {
             return null;
         }
-        Rule rule = limits.isEmpty() ? null
+        Rule rule = limits.isEmpty()
+                ? null
                 : new Rule(domain, path, limits, mode, detailed, file + ":" + line(map) + ":" + column(map));
         return new DomainPolicy.Node(key, value, share, rule, children);
     }
@@ -290,13 +350,17 @@ final class PolicyParser {
         if (unlimited) {
             if (unit != null) {
                 Objects.requireNonNull(unitNode, "the unit was read from it");
-                error(unitNode, field + ".unit", "should not specify rate limit unit when unlimited: remove unit, "
-                        + "or unlimited: true");
+                error(
+                        unitNode,
+                        field + ".unit",
+                        "should not specify rate limit unit when unlimited: remove unit, " + "or unlimited: true");
             }
             if (window != null) {
                 Objects.requireNonNull(windowNode, "the window was read from it");
-                error(windowNode, field + ".window", "should not specify a window when unlimited: remove window, "
-                        + "or unlimited: true");
+                error(
+                        windowNode,
+                        field + ".window",
+                        "should not specify a window when unlimited: remove window, " + "or unlimited: true");
             }
             return errors.size() > before ? null : new Limit(name, replaces, true, 0, null, null, null);
         }
@@ -309,8 +373,10 @@ final class PolicyParser {
             Objects.requireNonNull(windowNode, "the window was read from it");
             length = window(windowNode, window, field + ".window");
         } else if (unit == null) {
-            error(unitNode != null ? unitNode : map, field + ".unit", "missing: expected " + UNIT_LIST
-                    + " (or a window such as 10s)");
+            error(
+                    unitNode != null ? unitNode : map,
+                    field + ".unit",
+                    "missing: expected " + UNIT_LIST + " (or a window such as 10s)");
         } else {
             Long seconds = UNITS.get(unit.toLowerCase(Locale.ROOT));
             if (seconds == null) {
@@ -321,7 +387,8 @@ final class PolicyParser {
                 length = Duration.ofSeconds(seconds);
             }
         }
-        return errors.size() > before || length == null ? null
+        return errors.size() > before || length == null
+                ? null
                 : new Limit(name, replaces, false, requests, length, unitName, a);
     }
 
@@ -346,13 +413,17 @@ final class PolicyParser {
             Node nameNode = f.value("name");
             String name = string(nameNode, itemField + ".name");
             if (name == null || name.isEmpty()) {
-                error(nameNode != null && !isNull(nameNode) ? nameNode : f.key("name") != null ? f.key("name") : item,
-                        itemField + ".name", "should not have an empty replaces "
-                        + "entry: name the limit to replace");
+                error(
+                        nameNode != null && !isNull(nameNode) ? nameNode : f.key("name") != null ? f.key("name") : item,
+                        itemField + ".name",
+                        "should not have an empty replaces " + "entry: name the limit to replace");
             } else if (name.equals(ownName)) {
                 Objects.requireNonNull(nameNode, "the name was read from it");
-                error(nameNode, itemField + ".name", "replaces should not contain name of same descriptor ('"
-                        + name + "'): a limit cannot replace itself");
+                error(
+                        nameNode,
+                        itemField + ".name",
+                        "replaces should not contain name of same descriptor ('" + name
+                                + "'): a limit cannot replace itself");
             } else {
                 names.add(name);
             }
@@ -363,8 +434,11 @@ final class PolicyParser {
     private @Nullable Duration window(Node node, String text, String field) {
         Matcher m = WINDOW.matcher(text);
         if (!m.matches()) {
-            error(node, field, "expected a duration: a whole number and ms, s, m, h or d (500ms, 10s, 5m, 6h, 1d), "
-                    + "was '" + text + "'");
+            error(
+                    node,
+                    field,
+                    "expected a duration: a whole number and ms, s, m, h or d (500ms, 10s, 5m, 6h, 1d), " + "was '"
+                            + text + "'");
             return null;
         }
         long n = Long.parseLong(m.group(1));
@@ -386,8 +460,11 @@ final class PolicyParser {
                 d = Duration.ofDays(n);
         }
         if (d.isZero() || d.compareTo(LimiterConfig.MAX_WINDOW) > 0) {
-            error(node, field, "expected a window above zero and at most " + LimiterConfig.MAX_WINDOW.toDays()
-                    + "d, was '" + text + "'");
+            error(
+                    node,
+                    field,
+                    "expected a window above zero and at most " + LimiterConfig.MAX_WINDOW.toDays() + "d, was '" + text
+                            + "'");
             return null;
         }
         return d;
@@ -404,8 +481,11 @@ final class PolicyParser {
             }
         }
         Objects.requireNonNull(node, "the algorithm was read from it");
-        error(node, field, "unknown algorithm '" + text + "': expected fixed_window, sliding_log, "
-                + "sliding_window_counter, sliding_tail, token_bucket or leaky_bucket");
+        error(
+                node,
+                field,
+                "unknown algorithm '" + text + "': expected fixed_window, sliding_log, "
+                        + "sliding_window_counter, sliding_tail, token_bucket or leaky_bucket");
         return otherwise;
     }
 
@@ -465,14 +545,21 @@ final class PolicyParser {
             Node k = t.getKeyNode();
             String at = prefix.isEmpty() ? "" : prefix + ".";
             if (!(k instanceof ScalarNode) || !k.getTag().equals(Tag.STR)) {
-                error(k, prefix, "config error, key is not of type string: " + scalarText(k)
-                        + "; field names are strings such as " + String.join(", ", new java.util.TreeSet<>(known)));
+                error(
+                        k,
+                        prefix,
+                        "config error, key is not of type string: " + scalarText(k)
+                                + "; field names are strings such as "
+                                + String.join(", ", new java.util.TreeSet<>(known)));
                 continue;
             }
             String name = ((ScalarNode) k).getValue();
             if (!known.contains(name)) {
-                error(k, at + name, "unknown field '" + name + "'" + suggestion(name, known)
-                        + "; expected one of " + String.join(", ", new java.util.TreeSet<>(known)));
+                error(
+                        k,
+                        at + name,
+                        "unknown field '" + name + "'" + suggestion(name, known) + "; expected one of "
+                                + String.join(", ", new java.util.TreeSet<>(known)));
                 continue;
             }
             if (f.values.containsKey(name)) {
@@ -528,11 +615,13 @@ final class PolicyParser {
         final Map<String, Node> values = new LinkedHashMap<>();
         final Map<String, Node> keys = new HashMap<>();
 
-        @Nullable Node value(String name) {
+        @Nullable
+        Node value(String name) {
             return values.get(name);
         }
 
-        @Nullable Node key(String name) {
+        @Nullable
+        Node key(String name) {
             return keys.get(name);
         }
     }

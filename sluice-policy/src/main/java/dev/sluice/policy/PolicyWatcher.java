@@ -46,6 +46,7 @@ public final class PolicyWatcher implements AutoCloseable {
     private final Thread thread;
     /** Confined to the watcher thread after start. */
     private byte[] lastDigest;
+
     private volatile boolean closed;
 
     private PolicyWatcher(PolicyLimiter limiter, Path directory, Duration interval) throws IOException {
@@ -55,7 +56,10 @@ public final class PolicyWatcher implements AutoCloseable {
         this.lastDigest = digest(directory);
         WatchService ws = directory.getFileSystem().newWatchService();
         try {
-            directory.register(ws, StandardWatchEventKinds.ENTRY_CREATE, StandardWatchEventKinds.ENTRY_MODIFY,
+            directory.register(
+                    ws,
+                    StandardWatchEventKinds.ENTRY_CREATE,
+                    StandardWatchEventKinds.ENTRY_MODIFY,
                     StandardWatchEventKinds.ENTRY_DELETE);
         } catch (IOException | RuntimeException e) {
             ws.close();
@@ -98,8 +102,11 @@ public final class PolicyWatcher implements AutoCloseable {
             } catch (InterruptedException | ClosedWatchServiceException e) {
                 return;
             } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "watching rate limit policies in " + directory + " failed; "
-                        + "trying again in " + Duration.ofNanos(intervalNanos), e);
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "watching rate limit policies in " + directory + " failed; " + "trying again in "
+                                + Duration.ofNanos(intervalNanos),
+                        e);
             }
         }
     }
@@ -118,8 +125,9 @@ public final class PolicyWatcher implements AutoCloseable {
         }
         lastDigest = now;
         if (limiter.reload(directory)) {
-            LOG.log(System.Logger.Level.INFO, "rate limit policies reloaded from " + directory + ", version "
-                    + limiter.version());
+            LOG.log(
+                    System.Logger.Level.INFO,
+                    "rate limit policies reloaded from " + directory + ", version " + limiter.version());
         }
     }
 

@@ -66,6 +66,7 @@ public final class Rule {
 
     @Override
     public String toString() {
-        return "Rule[" + domain + "." + path + " " + limits + (mode == Mode.ENFORCE ? "" : " " + mode.configName()) + "]";
+        return "Rule[" + domain + "." + path + " " + limits + (mode == Mode.ENFORCE ? "" : " " + mode.configName())
+                + "]";
     }
 }

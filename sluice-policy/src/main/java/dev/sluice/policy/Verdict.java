@@ -3,7 +3,6 @@ package dev.sluice.policy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -15,6 +14,7 @@ public final class Verdict {
     private final boolean allowed;
     /** Null unless a shadow-ban limit refused the request. */
     private final @Nullable Rule shadowBan;
+
     private final List<DescriptorVerdict> descriptors;
 
     Verdict(boolean allowed, @Nullable Rule shadowBan, List<DescriptorVerdict> descriptors) {
@@ -83,7 +83,7 @@ public final class Verdict {
 
     @Override
     public String toString() {
-        return "Verdict[" + (allowed ? "allowed" : "denied") + (shadowBan == null ? "" : ", shadow-banned by "
-                + shadowBan.path()) + ", " + descriptors + "]";
+        return "Verdict[" + (allowed ? "allowed" : "denied")
+                + (shadowBan == null ? "" : ", shadow-banned by " + shadowBan.path()) + ", " + descriptors + "]";
     }
 }

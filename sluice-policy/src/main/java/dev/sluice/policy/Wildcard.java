@@ -6,8 +6,7 @@ import java.util.List;
 /** {@code *} in a rule's value: each matches any run of characters, the empty one included. */
 final class Wildcard {
 
-    private Wildcard() {
-    }
+    private Wildcard() {}
 
     /** {@code "a*b*c"} becomes {@code ["a", "b", "c"]}; {@code "a*"} becomes {@code ["a", ""]}. */
     static String[] split(String value) {

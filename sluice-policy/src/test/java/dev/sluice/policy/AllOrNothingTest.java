@@ -1,8 +1,10 @@
 package dev.sluice.policy;
 
-import dev.sluice.testkit.ManualClock;
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.testkit.ManualClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,17 +13,15 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /** A request passes every limit it touches or consumes from none; dry-run limits never refuse. */
 class AllOrNothingTest {
 
     final ManualClock clock = Clocks.atHourStart();
 
-    static final String TWO_LEVELS = """
+    static final String TWO_LEVELS =
+            """
             domain: d
             descriptors:
               - key: client_id
@@ -32,7 +32,9 @@ class AllOrNothingTest {
 
     @Test
     void aRequestRefusedByOneLimitConsumesFromNone() {
-        PolicyLimiter l = PolicyLimiter.builder(Policies.parse("t.yaml", TWO_LEVELS)).clock(clock).build();
+        PolicyLimiter l = PolicyLimiter.builder(Policies.parse("t.yaml", TWO_LEVELS))
+                .clock(clock)
+                .build();
         List<Descriptor> request = List.of(Descriptor.of("client_id", "abc"), Descriptor.of("user", "bob"));
         for (int i = 0; i < 3; i++) {
             assertTrue(l.check("d", request, 1).allowed());
@@ -48,14 +50,19 @@ class AllOrNothingTest {
 
     @Test
     void severalLimitsOfOneRuleMustAllPass() {
-        PolicyLimiter l = PolicyLimiter.builder(Policies.parse("t.yaml", """
+        PolicyLimiter l = PolicyLimiter.builder(
+                        Policies.parse(
+                                "t.yaml",
+                                """
                 domain: d
                 descriptors:
                   - key: k
                     rate_limits:
                       - {unit: second, requests_per_unit: 10}
                       - {unit: minute, requests_per_unit: 15}
-                """)).clock(clock).build();
+                """))
+                .clock(clock)
+                .build();
         assertEquals(10, admitted(l, 20));
         clock.advance(Duration.ofSeconds(1));
         assertEquals(5, admitted(l, 20), "the minute limit allows 5 more; the second limit's refusals took none");
@@ -75,14 +82,19 @@ class AllOrNothingTest {
 
     @Test
     void eightThreadsOnOneKeyAdmitExactlyWhatBothLimitsAllow() throws Exception {
-        PolicyLimiter l = PolicyLimiter.builder(Policies.parse("t.yaml", """
+        PolicyLimiter l = PolicyLimiter.builder(
+                        Policies.parse(
+                                "t.yaml",
+                                """
                 domain: d
                 descriptors:
                   - key: k
                     rate_limits:
                       - {unit: second, requests_per_unit: 10}
                       - {unit: minute, requests_per_unit: 100}
-                """)).clock(clock).build();
+                """))
+                .clock(clock)
+                .build();
         int threads = 8;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
@@ -112,7 +124,10 @@ class AllOrNothingTest {
 
     @Test
     void dryRunLimitsAreCountedOnlyWhenTheEnforcedOnesPass() {
-        PolicyLimiter l = PolicyLimiter.builder(Policies.parse("t.yaml", """
+        PolicyLimiter l = PolicyLimiter.builder(
+                        Policies.parse(
+                                "t.yaml",
+                                """
                 domain: d
                 descriptors:
                   - key: client_id
@@ -120,7 +135,9 @@ class AllOrNothingTest {
                   - key: user
                     mode: dry_run
                     rate_limit: {unit: second, requests_per_unit: 5}
-                """)).clock(clock).build();
+                """))
+                .clock(clock)
+                .build();
         List<Descriptor> request = List.of(Descriptor.of("client_id", "abc"), Descriptor.of("user", "bob"));
         int allowed = 0;
         int wouldDeny = 0;
@@ -139,14 +156,19 @@ class AllOrNothingTest {
 
     @Test
     void shadowBanAllowsButTellsTheApplication() {
-        PolicyLimiter l = PolicyLimiter.builder(Policies.parse("t.yaml", """
+        PolicyLimiter l = PolicyLimiter.builder(
+                        Policies.parse(
+                                "t.yaml",
+                                """
                 domain: d
                 descriptors:
                   - key: client_id
                     value: scraper
                     mode: shadow_ban
                     rate_limit: {unit: second, requests_per_unit: 2}
-                """)).clock(clock).build();
+                """))
+                .clock(clock)
+                .build();
         List<Descriptor> request = List.of(Descriptor.of("client_id", "scraper"));
         assertFalse(l.check("d", request, 1).shadowBanned());
         assertFalse(l.check("d", request, 1).shadowBanned());
@@ -156,7 +178,8 @@ class AllOrNothingTest {
         assertEquals("client_id_scraper", third.shadowBanRule().orElseThrow().path());
         assertEquals(Outcome.SHADOW_BANNED, third.descriptor(0).outcome());
 
-        PolicyLimiter globalDryRun = PolicyLimiter.builder(l.policies()).clock(clock).dryRun(true).build();
+        PolicyLimiter globalDryRun =
+                PolicyLimiter.builder(l.policies()).clock(clock).dryRun(true).build();
         for (int i = 0; i < 2; i++) {
             globalDryRun.check("d", request, 1);
         }

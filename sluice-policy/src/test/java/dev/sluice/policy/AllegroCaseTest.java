@@ -1,15 +1,14 @@
 package dev.sluice.policy;
 
-import dev.sluice.testkit.ManualClock;
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.testkit.ManualClock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * The OAuth token endpoint of the Allegro write-up, as configuration: a default per client, a trusted client never
@@ -18,7 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class AllegroCaseTest {
 
-    static final String OAUTH = """
+    static final String OAUTH =
+            """
             domain: oauth-token
             descriptors:
               - key: client_id
@@ -90,14 +90,28 @@ class AllegroCaseTest {
                 denied.merge(r.who(), 1, Integer::sum);
             }
         });
-        assertEquals(Map.of("quiet", 600, "greedy", 1600, "mobile-app", 10_000, "big-partner", 2400,
-                "web/alice", 40, "web/bob", 10), sent);
+        assertEquals(
+                Map.of(
+                        "quiet",
+                        600,
+                        "greedy",
+                        1600,
+                        "mobile-app",
+                        10_000,
+                        "big-partner",
+                        2400,
+                        "web/alice",
+                        40,
+                        "web/bob",
+                        10),
+                sent);
         // greedy: 30 over 50/s each second; big-partner: 20 a second over 100/s for 15 s, then the 1500 a minute
         // are spent and all 120 a second are refused; alice: 20 a minute allowed of 40.
         assertEquals(Map.of("greedy", 600, "big-partner", 15 * 20 + 5 * 120, "web/alice", 20), denied);
 
         ManualClock dryClock = Clocks.atHourStart();
-        PolicyLimiter dryRun = PolicyLimiter.builder(policies).clock(dryClock).dryRun(true).build();
+        PolicyLimiter dryRun =
+                PolicyLimiter.builder(policies).clock(dryClock).dryRun(true).build();
         Map<String, Integer> wouldDeny = new TreeMap<>();
         traffic(dryClock, r -> {
             Verdict v = dryRun.check("oauth-token", descriptors(r), 1);
@@ -112,10 +126,12 @@ class AllegroCaseTest {
     @Test
     void theTrustedClientIsNeverLimitedAndNeverReachesTheStore() {
         ManualClock clock = Clocks.atHourStart();
-        PolicyLimiter l = PolicyLimiter.builder(Policies.parse("oauth.yaml", OAUTH)).clock(clock).build();
+        PolicyLimiter l = PolicyLimiter.builder(Policies.parse("oauth.yaml", OAUTH))
+                .clock(clock)
+                .build();
         for (int i = 0; i < 5000; i++) {
-            Verdict v = l.check("oauth-token", OAuthDescriptors.forTokenRequest("client_credentials", "mobile-app",
-                    null), 1);
+            Verdict v = l.check(
+                    "oauth-token", OAuthDescriptors.forTokenRequest("client_credentials", "mobile-app", null), 1);
             assertEquals(Outcome.UNLIMITED, v.descriptor(0).outcome());
             assertEquals(Long.MAX_VALUE, v.remaining());
         }

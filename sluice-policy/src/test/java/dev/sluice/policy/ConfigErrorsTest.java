@@ -1,17 +1,16 @@
 package dev.sluice.policy;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Every configuration envoyproxy/ratelimit refuses is refused here, with the file, line, column and field of the
@@ -40,7 +39,9 @@ class ConfigErrorsTest {
 
     @Test
     void duplicateKey() {
-        at(only("""
+        at(
+                only(
+                        """
                 domain: test-domain
                 descriptors:
                   - key: key1
@@ -48,12 +49,18 @@ class ConfigErrorsTest {
 
                   - key: key1
                     value: value1
-                """), 6, 5, "descriptors[1]", "composite key 'test-domain.key1_value1'");
+                """),
+                6,
+                5,
+                "descriptors[1]",
+                "composite key 'test-domain.key1_value1'");
     }
 
     @Test
     void badUnit() {
-        at(only("""
+        at(
+                only(
+                        """
                 domain: test-domain
                 descriptors:
                   - key: key1
@@ -61,12 +68,18 @@ class ConfigErrorsTest {
                     rate_limit:
                       unit: foo
                       requests_per_unit: 5
-                """), 6, 13, "descriptors[0].rate_limit.unit", "invalid rate limit unit 'foo'");
+                """),
+                6,
+                13,
+                "descriptors[0].rate_limit.unit",
+                "invalid rate limit unit 'foo'");
     }
 
     @Test
     void misspelledFields() {
-        at(only("""
+        at(
+                only(
+                        """
                 domain: test-domain
                 descriptors:
                   - key: key1
@@ -74,8 +87,14 @@ class ConfigErrorsTest {
                     ratelimit:
                       unit: day
                       requests_per_unit: 5
-                """), 5, 5, "descriptors[0].ratelimit", "unknown field 'ratelimit' (did you mean 'rate_limit'?)");
-        at(only("""
+                """),
+                5,
+                5,
+                "descriptors[0].ratelimit",
+                "unknown field 'ratelimit' (did you mean 'rate_limit'?)");
+        at(
+                only(
+                        """
                 domain: test-domain
                 descriptors:
                   - key: key1
@@ -83,37 +102,59 @@ class ConfigErrorsTest {
                     rate_limit:
                       unit: day
                       requestsperunit: 5
-                """), 7, 7, "descriptors[0].rate_limit.requestsperunit",
+                """),
+                7,
+                7,
+                "descriptors[0].rate_limit.requestsperunit",
                 "unknown field 'requestsperunit' (did you mean 'requests_per_unit'?)");
     }
 
     @Test
     void aKnownFieldAtTheWrongLevel() {
-        at(only("""
+        at(
+                only(
+                        """
                 domain: test-domain
                 descriptors:
                   - key: key1
                     unit: second
-                """), 4, 5, "descriptors[0].unit", "belongs at another level");
+                """),
+                4,
+                5,
+                "descriptors[0].unit",
+                "belongs at another level");
     }
 
     @Test
     void emptyKey() {
-        at(only("""
+        at(
+                only(
+                        """
                 domain: test-domain
                 descriptors:
                   - value: value1
-                """), 3, 5, "descriptors[0].key", "every descriptor has a non-empty key");
-        at(only("""
+                """),
+                3,
+                5,
+                "descriptors[0].key",
+                "every descriptor has a non-empty key");
+        at(
+                only(
+                        """
                 domain: test-domain
                 descriptors:
                   - key: ""
-                """), 3, 10, "descriptors[0].key", "non-empty key");
+                """),
+                3,
+                10,
+                "descriptors[0].key",
+                "non-empty key");
     }
 
     @Test
     void nonStringKey() {
-        List<PolicyError> errors = errors("""
+        List<PolicyError> errors = errors(
+                """
                 0.25: test-domain
                 descriptors:
                   - key: key1
@@ -126,7 +167,8 @@ class ConfigErrorsTest {
 
     @Test
     void nonMapList() {
-        List<PolicyError> errors = errors("""
+        List<PolicyError> errors = errors(
+                """
                 domain: test-domain
                 descriptors:
                   - a
@@ -139,7 +181,9 @@ class ConfigErrorsTest {
 
     @Test
     void unlimitedWithUnit() {
-        at(only("""
+        at(
+                only(
+                        """
                 domain: test-domain
                 descriptors:
                   - key: foo
@@ -147,12 +191,18 @@ class ConfigErrorsTest {
                       unlimited: true
                       unit: day
                       requests_per_unit: 25
-                """), 6, 13, "descriptors[0].rate_limit.unit", "should not specify rate limit unit when unlimited");
+                """),
+                6,
+                13,
+                "descriptors[0].rate_limit.unit",
+                "should not specify rate limit unit when unlimited");
     }
 
     @Test
     void replacesItselfOrNothing() {
-        at(only("""
+        at(
+                only(
+                        """
                 domain: test-domain
                 descriptors:
                   - key: key1
@@ -165,9 +215,14 @@ class ConfigErrorsTest {
                             - name: self
                           unit: second
                           requests_per_unit: 5
-                """), 10, 21, "descriptors[0].descriptors[0].rate_limit.replaces[0].name",
+                """),
+                10,
+                21,
+                "descriptors[0].descriptors[0].rate_limit.replaces[0].name",
                 "replaces should not contain name of same descriptor");
-        at(only("""
+        at(
+                only(
+                        """
                 domain: test-domain
                 descriptors:
                   - key: key1
@@ -180,7 +235,10 @@ class ConfigErrorsTest {
                             - name:
                           unit: second
                           requests_per_unit: 5
-                """), 10, 15, "descriptors[0].descriptors[0].rate_limit.replaces[0].name",
+                """),
+                10,
+                15,
+                "descriptors[0].descriptors[0].rate_limit.replaces[0].name",
                 "should not have an empty replaces entry");
     }
 
@@ -217,7 +275,8 @@ class ConfigErrorsTest {
 
     @Test
     void everyErrorOfAFileIsReportedAtOnce() {
-        List<PolicyError> errors = errors("""
+        List<PolicyError> errors = errors(
+                """
                 domain: test-domain
                 descriptors:
                   - key: a
@@ -238,60 +297,103 @@ class ConfigErrorsTest {
 
     @Test
     void extensionsAreValidatedToo() {
-        at(only("""
+        at(
+                only("""
                 domain: d
                 algorithm: sliding_tale
-                """), 2, 12, "algorithm", "unknown algorithm 'sliding_tale'");
-        at(only("""
+                """),
+                2,
+                12,
+                "algorithm",
+                "unknown algorithm 'sliding_tale'");
+        at(
+                only(
+                        """
                 domain: d
                 descriptors:
                   - key: a
                     mode: shadow
                     rate_limit: {unit: second, requests_per_unit: 1}
-                """), 4, 11, "descriptors[0].mode", "expected enforce, dry_run or shadow_ban");
-        at(only("""
+                """),
+                4,
+                11,
+                "descriptors[0].mode",
+                "expected enforce, dry_run or shadow_ban");
+        at(
+                only(
+                        """
                 domain: d
                 descriptors:
                   - key: a
                     shadow_mode: true
                     mode: shadow_ban
                     rate_limit: {unit: second, requests_per_unit: 1}
-                """), 5, 11, "descriptors[0].mode", "contradicts");
-        at(only("""
+                """),
+                5,
+                11,
+                "descriptors[0].mode",
+                "contradicts");
+        at(
+                only(
+                        """
                 domain: d
                 descriptors:
                   - key: a
                     rate_limit: {unit: second, window: 1s, requests_per_unit: 1}
-                """), 4, 40, "descriptors[0].rate_limit.window", "either unit or window");
-        at(only("""
+                """),
+                4,
+                40,
+                "descriptors[0].rate_limit.window",
+                "either unit or window");
+        at(
+                only(
+                        """
                 domain: d
                 descriptors:
                   - key: a
                     rate_limit: {unit: second, requests_per_unit: 1}
                     rate_limits:
                       - {window: 1s, requests_per_unit: 1}
-                """), 5, 5, "descriptors[0].rate_limits", "either rate_limit or rate_limits");
-        at(only("""
+                """),
+                5,
+                5,
+                "descriptors[0].rate_limits",
+                "either rate_limit or rate_limits");
+        at(
+                only(
+                        """
                 domain: d
                 descriptors:
                   - key: a
                     value: plain
                     share_threshold: true
                     rate_limit: {unit: second, requests_per_unit: 1}
-                """), 5, 22, "descriptors[0].share_threshold", "wildcard value");
-        at(only("""
+                """),
+                5,
+                22,
+                "descriptors[0].share_threshold",
+                "wildcard value");
+        at(
+                only(
+                        """
                 domain: d
                 descriptors:
                   - key: a
                     rate_limits:
                       - {window: 0s, requests_per_unit: 1}
-                """), 5, 18, "descriptors[0].rate_limits[0].window", "above zero");
+                """),
+                5,
+                18,
+                "descriptors[0].rate_limits[0].window",
+                "above zero");
     }
 
     @Test
     void parseOfSeveralSourcesNamesEachFile() {
-        PolicyException e = assertThrows(PolicyException.class, () -> Policies.parse(Map.of(
-                "one.yaml", "domain: a\ndescriptors:\n  - key: x\n    rate_limit: {unit: sec}\n")));
+        PolicyException e = assertThrows(
+                PolicyException.class,
+                () -> Policies.parse(
+                        Map.of("one.yaml", "domain: a\ndescriptors:\n  - key: x\n    rate_limit: {unit: sec}\n")));
         assertEquals("one.yaml", e.errors().get(0).file());
         assertEquals(4, e.errors().get(0).line());
     }

@@ -1,13 +1,12 @@
 package dev.sluice.policy;
 
-import org.junit.jupiter.api.Test;
-
-import java.time.Duration;
-import java.util.Optional;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
 
 /**
  * envoyproxy/ratelimit's configuration cases: each descriptor gets the rule (and limit) its tests expect, including
@@ -15,7 +14,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class EnvoyConfigTest {
 
-    static final String BASIC = """
+    static final String BASIC =
+            """
             domain: test-domain
             descriptors:
               - key: key1
@@ -76,10 +76,14 @@ class EnvoyConfigTest {
         assertEquals(5, l.requestsPerUnit());
         assertEquals("second", l.unit());
         assertEquals(Duration.ofSeconds(1), l.window());
-        assertEquals("key1_value1.subkey1", match(p, "key1", "value1", "subkey1", "something").get().path());
+        assertEquals(
+                "key1_value1.subkey1",
+                match(p, "key1", "value1", "subkey1", "something").get().path());
 
         assertEquals(10, limitOf(p, "key1", "value1", "subkey1", "subvalue1").requestsPerUnit());
-        assertEquals("key1_value1.subkey1_subvalue1", match(p, "key1", "value1", "subkey1", "subvalue1").get().path());
+        assertEquals(
+                "key1_value1.subkey1_subvalue1",
+                match(p, "key1", "value1", "subkey1", "subvalue1").get().path());
         assertEquals(20, limitOf(p, "key2", "something").requestsPerUnit());
         assertEquals(Duration.ofMinutes(1), limitOf(p, "key2", "something").window());
         assertEquals(30, limitOf(p, "key2", "value2").requestsPerUnit());
@@ -100,7 +104,9 @@ class EnvoyConfigTest {
 
     @Test
     void keyValueBeatsKeyOnlyWhicheverComesFirst() {
-        Policies p = Policies.parse("order.yaml", """
+        Policies p = Policies.parse(
+                "order.yaml",
+                """
                 domain: test-domain
                 descriptors:
                   - key: remote_address
@@ -115,7 +121,9 @@ class EnvoyConfigTest {
 
     @Test
     void aDescriptorOfNEntriesUsesTheRuleNLevelsDeep() {
-        Policies flat = Policies.parse("flat.yaml", """
+        Policies flat = Policies.parse(
+                "flat.yaml",
+                """
                 domain: test-domain
                 descriptors:
                   - key: key
@@ -123,7 +131,9 @@ class EnvoyConfigTest {
                     rate_limit: {requests_per_unit: 300, unit: second}
                 """);
         assertTrue(match(flat, "key", "value", "subkey", "subvalue").isEmpty());
-        Policies nested = Policies.parse("nested.yaml", """
+        Policies nested = Policies.parse(
+                "nested.yaml",
+                """
                 domain: test-domain
                 descriptors:
                   - key: key
@@ -138,7 +148,9 @@ class EnvoyConfigTest {
 
     @Test
     void wildcards() {
-        Policies p = Policies.parse("wildcard.yaml", """
+        Policies p = Policies.parse(
+                "wildcard.yaml",
+                """
                 domain: test-domain
                 descriptors:
                   - key: wild
@@ -166,7 +178,9 @@ class EnvoyConfigTest {
         assertEquals("wild_foo*", match(p, "wild", "foo1").get().path());
         assertEquals(match(p, "wild", "foo1"), match(p, "wild", "foo2"));
         assertEquals(match(p, "wild", "foo1"), match(p, "wild", "foo"), "* matches the empty run");
-        assertEquals("nestedWild_val1.wild_goo*", match(p, "nestedWild", "val1", "wild", "goo2").get().path());
+        assertEquals(
+                "nestedWild_val1.wild_goo*",
+                match(p, "nestedWild", "val1", "wild", "goo2").get().path());
         assertTrue(match(p, "wild", "bar").isEmpty());
         assertTrue(match(p, "noWild", "foo1").isEmpty(), "a value without * matches only itself");
         assertEquals("midWild_bar*b", match(p, "midWild", "barab").get().path());
@@ -182,7 +196,9 @@ class EnvoyConfigTest {
 
     @Test
     void exactValueBeatsAWildcardAndTheFirstWildcardWins() {
-        Policies p = Policies.parse("precedence.yaml", """
+        Policies p = Policies.parse(
+                "precedence.yaml",
+                """
                 domain: test-domain
                 descriptors:
                   - key: file
@@ -206,7 +222,9 @@ class EnvoyConfigTest {
 
     @Test
     void shadowModeIsDryRun() {
-        Policies p = Policies.parse("shadow.yaml", """
+        Policies p = Policies.parse(
+                "shadow.yaml",
+                """
                 domain: test-domain
                 descriptors:
                   - key: key1
@@ -225,15 +243,21 @@ class EnvoyConfigTest {
                     value: value2
                     rate_limit: {unit: minute, requests_per_unit: 30}
                 """);
-        assertEquals(Mode.ENFORCE, match(p, "key1", "value1", "subkey1", "something").get().mode());
-        assertEquals(Mode.DRY_RUN, match(p, "key1", "value1", "subkey1", "subvalue1").get().mode());
+        assertEquals(
+                Mode.ENFORCE,
+                match(p, "key1", "value1", "subkey1", "something").get().mode());
+        assertEquals(
+                Mode.DRY_RUN,
+                match(p, "key1", "value1", "subkey1", "subvalue1").get().mode());
         assertEquals(Mode.DRY_RUN, match(p, "key2", "something").get().mode());
         assertEquals(Mode.ENFORCE, match(p, "key2", "value2").get().mode());
     }
 
     @Test
     void shareThresholdAndReplacesAreParsed() {
-        Policies p = Policies.parse("share.yaml", """
+        Policies p = Policies.parse(
+                "share.yaml",
+                """
                 domain: test-domain
                 descriptors:
                   - key: files
@@ -258,14 +282,19 @@ class EnvoyConfigTest {
                           unit: second
                 """);
         assertEquals(100, limitOf(p, "files", "files/a.pdf").requestsPerUnit());
-        assertEquals(java.util.List.of("specific_limit"),
+        assertEquals(
+                java.util.List.of("specific_limit"),
                 limitOf(p, "key_2", "value_2", "user", "bkthomps").replaces());
-        assertEquals("specific_limit", limitOf(p, "key_1", "value_1", "user", "bkthomps").name());
+        assertEquals(
+                "specific_limit",
+                limitOf(p, "key_1", "value_1", "user", "bkthomps").name());
     }
 
     @Test
     void envoyOnlyFieldsAreAccepted() {
-        Policies p = Policies.parse("extras.yaml", """
+        Policies p = Policies.parse(
+                "extras.yaml",
+                """
                 domain: test-domain
                 descriptors:
                   - key: route

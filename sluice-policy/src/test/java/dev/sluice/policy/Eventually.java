@@ -7,8 +7,7 @@ import java.util.function.BooleanSupplier;
 /** Waits for a condition by polling, with a generous bound: no fixed sleeps in tests. */
 final class Eventually {
 
-    private Eventually() {
-    }
+    private Eventually() {}
 
     static void await(String what, BooleanSupplier condition) {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();

@@ -1,18 +1,18 @@
 package dev.sluice.policy;
 
-import dev.sluice.Algorithm;
-import org.junit.jupiter.api.Test;
-
-import java.time.Duration;
-import java.util.List;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.Algorithm;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
 
 /** Sluice's extensions of the format: algorithm, window, rate_limits, mode. */
 class ExtensionsConfigTest {
 
-    static final String OAUTH = """
+    static final String OAUTH =
+            """
             domain: oauth-token
             algorithm: sliding_tail
             descriptors:
@@ -40,26 +40,35 @@ class ExtensionsConfigTest {
     @Test
     void theDesignExample() {
         Policies p = Policies.parse("oauth.yaml", OAUTH);
-        Rule perClient = p.match("oauth-token", Descriptor.of("client_id", "abc")).orElseThrow();
-        assertEquals(List.of(new Limit("", List.of(), false, 50, Duration.ofSeconds(1), "second",
-                Algorithm.SLIDING_TAIL)), perClient.limits());
+        Rule perClient =
+                p.match("oauth-token", Descriptor.of("client_id", "abc")).orElseThrow();
+        assertEquals(
+                List.of(new Limit("", List.of(), false, 50, Duration.ofSeconds(1), "second", Algorithm.SLIDING_TAIL)),
+                perClient.limits());
         assertEquals(Mode.ENFORCE, perClient.mode());
-        Rule perUser = p.match("oauth-token", Descriptor.of("client_id", "abc", "username", "bob")).orElseThrow();
+        Rule perUser = p.match("oauth-token", Descriptor.of("client_id", "abc", "username", "bob"))
+                .orElseThrow();
         assertEquals(20, perUser.limits().get(0).requestsPerUnit());
         assertEquals("client_id.username", perUser.path());
-        assertTrue(p.match("oauth-token", Descriptor.of("client_id", "mobile-app")).orElseThrow().unlimited());
+        assertTrue(p.match("oauth-token", Descriptor.of("client_id", "mobile-app"))
+                .orElseThrow()
+                .unlimited());
 
-        Rule partner = p.match("oauth-token", Descriptor.of("client_id", "big-partner")).orElseThrow();
+        Rule partner = p.match("oauth-token", Descriptor.of("client_id", "big-partner"))
+                .orElseThrow();
         assertEquals(Mode.DRY_RUN, partner.mode());
         assertEquals(2, partner.limits().size());
         assertEquals(Algorithm.TOKEN_BUCKET, partner.limits().get(0).algorithm());
         assertEquals(Algorithm.FIXED_WINDOW, partner.limits().get(1).algorithm());
         assertEquals(Duration.ofHours(6), partner.limits().get(1).window());
         assertEquals(null, partner.limits().get(1).unit());
-        assertTrue(p.match("oauth-token", Descriptor.of("client_id", "big-partner", "username", "bob")).isEmpty(),
+        assertTrue(
+                p.match("oauth-token", Descriptor.of("client_id", "big-partner", "username", "bob"))
+                        .isEmpty(),
                 "the override has no children: a user of big-partner matches nothing");
 
-        Rule scraper = p.match("oauth-token", Descriptor.of("client_id", "scraper")).orElseThrow();
+        Rule scraper =
+                p.match("oauth-token", Descriptor.of("client_id", "scraper")).orElseThrow();
         assertEquals(Mode.SHADOW_BAN, scraper.mode());
         assertEquals(Duration.ofMillis(500), scraper.limits().get(0).window());
         assertEquals(5, p.rules("oauth-token").size());
@@ -67,7 +76,9 @@ class ExtensionsConfigTest {
 
     @Test
     void everyWindowSuffixAndUnit() {
-        Policies p = Policies.parse("w.yaml", """
+        Policies p = Policies.parse(
+                "w.yaml",
+                """
                 domain: w
                 descriptors:
                   - {key: a, rate_limit: {window: 10s, requests_per_unit: 1}}
@@ -86,6 +97,10 @@ class ExtensionsConfigTest {
     }
 
     static Duration window(Policies p, String key) {
-        return p.match("w", Descriptor.of(key, "x")).orElseThrow().limits().get(0).window();
+        return p.match("w", Descriptor.of(key, "x"))
+                .orElseThrow()
+                .limits()
+                .get(0)
+                .window();
     }
 }

@@ -1,16 +1,15 @@
 package dev.sluice.policy;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import dev.sluice.testkit.ManualClock;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import org.junit.jupiter.api.Test;
-
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /** The meters of a policy limiter: per domain, rule and outcome; near-limit; detailed values, capped. */
 class MetricsTest {
@@ -18,7 +17,8 @@ class MetricsTest {
     final ManualClock clock = Clocks.atHourStart();
     final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
-    static final String YAML = """
+    static final String YAML =
+            """
             domain: oauth-token
             descriptors:
               - key: client_id
@@ -42,8 +42,11 @@ class MetricsTest {
             """;
 
     PolicyLimiter limiter(int maxValues) {
-        return PolicyLimiter.builder(Policies.parse("m.yaml", YAML)).clock(clock).meterRegistry(registry)
-                .maxDetailedValues(maxValues).build();
+        return PolicyLimiter.builder(Policies.parse("m.yaml", YAML))
+                .clock(clock)
+                .meterRegistry(registry)
+                .maxDetailedValues(maxValues)
+                .build();
     }
 
     void send(PolicyLimiter l, String client, int times) {
@@ -53,8 +56,11 @@ class MetricsTest {
     }
 
     double requests(String rule, String outcome) {
-        Counter c = registry.find(PolicyMetrics.REQUESTS).tag("domain", "oauth-token").tag("rule", rule)
-                .tag("outcome", outcome).counter();
+        Counter c = registry.find(PolicyMetrics.REQUESTS)
+                .tag("domain", "oauth-token")
+                .tag("rule", rule)
+                .tag("outcome", outcome)
+                .counter();
         return c == null ? 0 : c.count();
     }
 
@@ -72,16 +78,44 @@ class MetricsTest {
         assertEquals(3, requests("client_id_trial", "would_deny"));
         assertEquals(1, requests("client_id_scraper", "allowed"));
         assertEquals(2, requests("client_id_scraper", "shadow_banned"));
-        assertEquals(3, registry.get(PolicyMetrics.NEAR_LIMIT).tag("rule", "client_id").counter().count(),
+        assertEquals(
+                3,
+                registry.get(PolicyMetrics.NEAR_LIMIT)
+                        .tag("rule", "client_id")
+                        .counter()
+                        .count(),
                 "requests 8, 9 and 10 of 10 leave the limit at least 80% used");
-        assertEquals(10, registry.get(PolicyMetrics.REQUESTS_DETAILED).tag("value", "abc").tag("outcome", "allowed")
-                .counter().count());
-        assertNull(registry.find(PolicyMetrics.REQUESTS_DETAILED).tag("rule", "client_id_trial").counter(),
+        assertEquals(
+                10,
+                registry.get(PolicyMetrics.REQUESTS_DETAILED)
+                        .tag("value", "abc")
+                        .tag("outcome", "allowed")
+                        .counter()
+                        .count());
+        assertNull(
+                registry.find(PolicyMetrics.REQUESTS_DETAILED)
+                        .tag("rule", "client_id_trial")
+                        .counter(),
                 "no per-value breakdown without detailed_metric");
-        assertEquals(27, registry.get(PolicyMetrics.CHECK).tag("domain", "oauth-token").timer().count());
+        assertEquals(
+                27,
+                registry.get(PolicyMetrics.CHECK)
+                        .tag("domain", "oauth-token")
+                        .timer()
+                        .count());
         l.check("nope", List.of(Descriptor.of("a", "b")), 1);
-        assertEquals(1, registry.get(PolicyMetrics.CHECK).tag("domain", "unknown").timer().count());
-        assertEquals(1, registry.get(PolicyMetrics.CONFIG_LOADS).tag("result", "success").counter().count());
+        assertEquals(
+                1,
+                registry.get(PolicyMetrics.CHECK)
+                        .tag("domain", "unknown")
+                        .timer()
+                        .count());
+        assertEquals(
+                1,
+                registry.get(PolicyMetrics.CONFIG_LOADS)
+                        .tag("result", "success")
+                        .counter()
+                        .count());
         assertEquals(1, registry.get(PolicyMetrics.CONFIG_VERSION).gauge().value());
     }
 
@@ -92,12 +126,25 @@ class MetricsTest {
             l.check("oauth-token", List.of(Descriptor.of("client_id", "flood-" + i)), 1);
         }
         List<Meter> detailed = registry.getMeters().stream()
-                .filter(m -> m.getId().getName().equals(PolicyMetrics.REQUESTS_DETAILED)).toList();
+                .filter(m -> m.getId().getName().equals(PolicyMetrics.REQUESTS_DETAILED))
+                .toList();
         assertEquals(1001, detailed.size(), "1000 values and 'other'");
-        assertEquals(999_000, registry.get(PolicyMetrics.REQUESTS_DETAILED).tag("value", "other").counter().count());
-        assertTrue(registry.getMeters().size() < 1020, () -> "registry grew to " + registry.getMeters().size());
+        assertEquals(
+                999_000,
+                registry.get(PolicyMetrics.REQUESTS_DETAILED)
+                        .tag("value", "other")
+                        .counter()
+                        .count());
+        assertTrue(
+                registry.getMeters().size() < 1020,
+                () -> "registry grew to " + registry.getMeters().size());
         send(l, "flood-5", 1);
-        assertEquals(2, registry.get(PolicyMetrics.REQUESTS_DETAILED).tag("value", "flood-5").counter().count(),
+        assertEquals(
+                2,
+                registry.get(PolicyMetrics.REQUESTS_DETAILED)
+                        .tag("value", "flood-5")
+                        .counter()
+                        .count(),
                 "a value admitted before the cap keeps its own meter");
     }
 }

@@ -17,8 +17,12 @@ class MongoPolicyStoreTest extends PolicyStoreContract {
     private static final MongoStore OTHER = build();
 
     static MongoStore build() {
-        return MongoStore.builder(Servers.mongo(), DATABASE).timeSource(TimeSource.CLOCK)
-                .failurePolicy(FailurePolicy.THROW).timeout(Servers.PATIENCE).createIndex(false).build();
+        return MongoStore.builder(Servers.mongo(), DATABASE)
+                .timeSource(TimeSource.CLOCK)
+                .failurePolicy(FailurePolicy.THROW)
+                .timeout(Servers.PATIENCE)
+                .createIndex(false)
+                .build();
     }
 
     @Override

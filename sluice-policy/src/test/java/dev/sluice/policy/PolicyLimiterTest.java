@@ -1,15 +1,14 @@
 package dev.sluice.policy;
 
-import dev.sluice.testkit.ManualClock;
-import org.junit.jupiter.api.Test;
-
-import java.time.Duration;
-import java.util.List;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.testkit.ManualClock;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
 
 /** envoyproxy/ratelimit's configuration cases as decisions, on a hand-moved clock. */
 class PolicyLimiterTest {
@@ -17,7 +16,9 @@ class PolicyLimiterTest {
     final ManualClock clock = Clocks.atHourStart();
 
     PolicyLimiter limiter(String yaml) {
-        return PolicyLimiter.builder(Policies.parse("test.yaml", yaml)).clock(clock).build();
+        return PolicyLimiter.builder(Policies.parse("test.yaml", yaml))
+                .clock(clock)
+                .build();
     }
 
     static Verdict check(PolicyLimiter l, String... kv) {
@@ -80,7 +81,8 @@ class PolicyLimiterTest {
 
     @Test
     void zeroRequestsPerUnitRefusesEverythingAndHitsAboveTheLimitNeverPass() {
-        PolicyLimiter l = limiter("""
+        PolicyLimiter l = limiter(
+                """
                 domain: test-domain
                 descriptors:
                   - {key: remote_address, rate_limit: {unit: second, requests_per_unit: 10}}
@@ -94,7 +96,8 @@ class PolicyLimiterTest {
 
     @Test
     void replacesDropsTheReplacedLimitAndLeavesItsCounterAlone() {
-        PolicyLimiter l = limiter("""
+        PolicyLimiter l = limiter(
+                """
                 domain: test-domain
                 descriptors:
                   - key: key_1
@@ -113,7 +116,8 @@ class PolicyLimiterTest {
                           requests_per_unit: 10
                           unit: second
                 """);
-        List<Descriptor> both = List.of(Descriptor.of("key_1", "value_1", "user", "bkthomps"),
+        List<Descriptor> both = List.of(
+                Descriptor.of("key_1", "value_1", "user", "bkthomps"),
                 Descriptor.of("key_2", "value_2", "user", "bkthomps"));
         int admitted = 0;
         Verdict last = null;
@@ -129,7 +133,8 @@ class PolicyLimiterTest {
 
     @Test
     void shadowModeNeverRefusesAndCountsWouldDeny() {
-        PolicyLimiter l = limiter("""
+        PolicyLimiter l = limiter(
+                """
                 domain: test-domain
                 descriptors:
                   - key: key2
@@ -151,7 +156,8 @@ class PolicyLimiterTest {
 
     @Test
     void shareThresholdSharesOneCounterAcrossWildcardValues() {
-        PolicyLimiter l = limiter("""
+        PolicyLimiter l = limiter(
+                """
                 domain: test-domain
                 descriptors:
                   - key: files
@@ -172,7 +178,8 @@ class PolicyLimiterTest {
 
     @Test
     void nestedDescriptorsCountPerValuePath() {
-        PolicyLimiter l = limiter("""
+        PolicyLimiter l = limiter(
+                """
                 domain: test-domain
                 descriptors:
                   - key: message_type
@@ -192,16 +199,15 @@ class PolicyLimiterTest {
     void counterKeysEscapeTheirSeparators() {
         assertEquals("d|a=b\\|c\\=d", Engine.counterKey("d", Descriptor.of("a", "b|c=d"), null));
         assertEquals("d|a=b|c=d", Engine.counterKey("d", Descriptor.of("a", "b", "c", "d"), null));
-        assertEquals("d|files~files/*", Engine.counterKey("d", Descriptor.of("files", "files/x"),
-                new String[]{"files/*"}));
+        assertEquals(
+                "d|files~files/*", Engine.counterKey("d", Descriptor.of("files", "files/x"), new String[] {"files/*"}));
     }
 
     @Test
     void argumentsAreChecked() {
         PolicyLimiter l = limiter(EnvoyConfigTest.BASIC);
         assertThrows(IllegalArgumentException.class, () -> l.check("test-domain", List.of(), 1));
-        assertThrows(IllegalArgumentException.class, () -> l.check("test-domain",
-                List.of(Descriptor.of("a", "b")), 0));
+        assertThrows(IllegalArgumentException.class, () -> l.check("test-domain", List.of(Descriptor.of("a", "b")), 0));
         l.close();
         l.close();
         assertThrows(IllegalStateException.class, () -> check(l, "key3", "x"));

@@ -1,12 +1,13 @@
 package dev.sluice.policy;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import dev.sluice.Algorithm;
 import dev.sluice.RateLimiter;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.testkit.ManualClock;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -19,10 +20,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * All or nothing on a store: what a {@link PolicyLimiter} must do on every store it can run on. A store's test
@@ -46,10 +45,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 abstract class PolicyStoreContract {
 
     /** The only clock of every limiter this suite builds. */
-    protected final ManualClock clock = new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS)
-            .plus(1, ChronoUnit.HOURS));
+    protected final ManualClock clock =
+            new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
 
-    private final String domain = "d" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    private final String domain =
+            "d" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     private final List<PolicyLimiter> limiters = new CopyOnWriteArrayList<>();
 
     /** The store under test. May be called several times per test; answers the same store each time. */
@@ -68,12 +68,10 @@ abstract class PolicyStoreContract {
      * Makes what every instance counted visible to the others: nothing where every decision reaches the shared
      * counts at once; in synchronized mode, a flush of every instance and then a refresh of every instance.
      */
-    protected void exchange() {
-    }
+    protected void exchange() {}
 
     /** Closes what the store's test opened for one test, after the limiters on it are closed. */
-    protected void closeStores() {
-    }
+    protected void closeStores() {}
 
     @AfterEach
     void close() {
@@ -86,7 +84,8 @@ abstract class PolicyStoreContract {
 
     @Test
     void aRequestRefusedByOneLimitConsumesFromNone() {
-        PolicyLimiter l = limiter("""
+        PolicyLimiter l = limiter(
+                """
                 descriptors:
                   - key: client_id
                     rate_limit: {unit: second, requests_per_unit: 3}
@@ -104,8 +103,12 @@ abstract class PolicyStoreContract {
             assertEquals(Outcome.NOT_COUNTED, refused.descriptor(1).outcome());
             assertEquals(7, refused.descriptor(1).remaining(), "bob's limit had room and was not charged");
         }
-        seenElsewhere(10, Duration.ofSeconds(1), "|user=bob#0", 7, "bob: 3 taken by the allowed requests, none by "
-                + "the 3 refused");
+        seenElsewhere(
+                10,
+                Duration.ofSeconds(1),
+                "|user=bob#0",
+                7,
+                "bob: 3 taken by the allowed requests, none by " + "the 3 refused");
         seenElsewhere(3, Duration.ofSeconds(1), "|client_id=abc#0", 0, "abc: 3 taken by the allowed requests");
 
         Verdict bobAlone = l.check(domain, List.of(Descriptor.of("user", "bob")), 1);
@@ -119,7 +122,8 @@ abstract class PolicyStoreContract {
 
     @Test
     void severalLimitsOfOneRuleMustAllPass() {
-        PolicyLimiter l = limiter("""
+        PolicyLimiter l = limiter(
+                """
                 descriptors:
                   - key: k
                     rate_limits:
@@ -130,10 +134,16 @@ abstract class PolicyStoreContract {
         assertEquals(10, admitted(l, request, 20));
         seenElsewhere(15, Duration.ofMinutes(1), "|k=v#1", 5, "the minute limit: 10 taken, none by the 10 refused");
         clock.advance(Duration.ofSeconds(1));
-        assertEquals(5, admitted(l, request, 20), "the minute limit allows 5 more; the second limit's refusals took "
-                + "none");
-        seenElsewhere(10, Duration.ofSeconds(1), "|k=v#0", 5, "the second limit: 5 taken this second, none by the 15 "
-                + "the minute limit refused");
+        assertEquals(
+                5,
+                admitted(l, request, 20),
+                "the minute limit allows 5 more; the second limit's refusals took " + "none");
+        seenElsewhere(
+                10,
+                Duration.ofSeconds(1),
+                "|k=v#0",
+                5,
+                "the second limit: 5 taken this second, none by the 15 " + "the minute limit refused");
         Verdict v = l.check(domain, request, 1);
         assertEquals(Outcome.NOT_COUNTED, v.descriptor(0).limits().get(0).outcome());
         assertEquals(Outcome.DENIED, v.descriptor(0).limits().get(1).outcome());
@@ -141,7 +151,8 @@ abstract class PolicyStoreContract {
 
     @Test
     void eightThreadsOnOneKeyAdmitExactlyWhatBothLimitsAllow() throws Exception {
-        PolicyLimiter l = limiter("""
+        PolicyLimiter l = limiter(
+                """
                 descriptors:
                   - key: k
                     rate_limits:
@@ -179,7 +190,8 @@ abstract class PolicyStoreContract {
 
     @Test
     void limitsOfOneShapeNeverShareACount() {
-        PolicyLimiter l = limiter("""
+        PolicyLimiter l = limiter(
+                """
                 descriptors:
                   - key: client_id
                     rate_limits:
@@ -194,7 +206,9 @@ abstract class PolicyStoreContract {
         Descriptor client = Descriptor.of("client_id", "x");
         Descriptor clientUser = Descriptor.of("client_id", "x", "user", "x");
         Descriptor user = Descriptor.of("user", "x");
-        assertEquals(3, admitted(l, List.of(client, clientUser, user), 10),
+        assertEquals(
+                3,
+                admitted(l, List.of(client, clientUser, user), 10),
                 "each request takes 1 from each of 4 counts of one shape: the 3 per second bounds it (a shared count "
                         + "would have taken 2 a request, and admitted 1 or 2)");
         seenElsewhere(5, Duration.ofSeconds(1), "|client_id=x#0", 2, "client x's first limit");
@@ -210,7 +224,9 @@ abstract class PolicyStoreContract {
     /** A limiter of {@code rules} (the YAML under {@code domain:}) on {@link #store()}, closed after the test. */
     PolicyLimiter limiter(String rules) {
         PolicyLimiter l = PolicyLimiter.builder(Policies.parse("t.yaml", "domain: " + domain + "\n" + rules))
-                .store(store()).clock(clock).build();
+                .store(store())
+                .clock(clock)
+                .build();
         limiters.add(l);
         return l;
     }
@@ -236,9 +252,12 @@ abstract class PolicyStoreContract {
             return;
         }
         String key = domain + path;
-        try (RateLimiter probe = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(limit, window).clock(clock)
-                .store(other).build()) {
-            probe.peek(key, 1);  // in synchronized mode, the other instance reads only the keys it holds
+        try (RateLimiter probe = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(limit, window)
+                .clock(clock)
+                .store(other)
+                .build()) {
+            probe.peek(key, 1); // in synchronized mode, the other instance reads only the keys it holds
             exchange();
             assertEquals(remaining, probe.peek(key, 1).remaining(), "seen from another instance, " + what);
         }

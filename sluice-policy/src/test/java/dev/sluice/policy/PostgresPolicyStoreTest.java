@@ -16,8 +16,12 @@ class PostgresPolicyStoreTest extends PolicyStoreContract {
     private static final PostgresStore OTHER = build();
 
     static PostgresStore build() {
-        return PostgresStore.builder(Servers.postgres()).table(TABLE).timeSource(TimeSource.CLOCK)
-                .failurePolicy(FailurePolicy.THROW).timeout(Servers.PATIENCE).build();
+        return PostgresStore.builder(Servers.postgres())
+                .table(TABLE)
+                .timeSource(TimeSource.CLOCK)
+                .failurePolicy(FailurePolicy.THROW)
+                .timeout(Servers.PATIENCE)
+                .build();
     }
 
     @Override

@@ -4,7 +4,6 @@ import dev.sluice.FailurePolicy;
 import dev.sluice.TimeSource;
 import dev.sluice.redis.RedisStore;
 import dev.sluice.spi.RateLimitStore;
-
 import java.time.Duration;
 
 /**
@@ -18,8 +17,12 @@ class RedisPolicyStoreTest extends PolicyStoreContract {
     private static final RedisStore OTHER = build();
 
     static RedisStore build() {
-        return RedisStore.builder(Servers.redis()).timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW)
-                .timeout(Servers.PATIENCE).expiryMargin(Duration.ofMinutes(1)).build();
+        return RedisStore.builder(Servers.redis())
+                .timeSource(TimeSource.CLOCK)
+                .failurePolicy(FailurePolicy.THROW)
+                .timeout(Servers.PATIENCE)
+                .expiryMargin(Duration.ofMinutes(1))
+                .build();
     }
 
     @Override

@@ -1,9 +1,10 @@
 package dev.sluice.policy;
 
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,10 +16,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Reload without restart: atomic under load, through a ConfigMap-style symlink swap; a bad file changes nothing. */
 class ReloadTest {
@@ -32,7 +31,8 @@ class ReloadTest {
                 descriptors:
                   - {key: a, rate_limit: {unit: hour, requests_per_unit: %d}}
                   - {key: b, rate_limit: {unit: hour, requests_per_unit: %d}}
-                """.formatted(n, n);
+                """
+                .formatted(n, n);
     }
 
     /** A Kubernetes ConfigMap mount: {@code policy.yaml -> ..data/policy.yaml}, {@code ..data -> ..version}. */
@@ -51,17 +51,27 @@ class ReloadTest {
     }
 
     static long limitInForce(PolicyLimiter l) {
-        return l.policies().match("d", Descriptor.of("a", "x")).orElseThrow().limits().get(0).requestsPerUnit();
+        return l.policies()
+                .match("d", Descriptor.of("a", "x"))
+                .orElseThrow()
+                .limits()
+                .get(0)
+                .requestsPerUnit();
     }
 
     double loads(String result) {
-        return registry.get(PolicyMetrics.CONFIG_LOADS).tag("result", result).counter().count();
+        return registry.get(PolicyMetrics.CONFIG_LOADS)
+                .tag("result", result)
+                .counter()
+                .count();
     }
 
     @Test
     void checksNeverSeeAMixOfTwoConfigurationsWhileTheDirectoryIsSwapped(@TempDir Path dir) throws Exception {
         publish(dir, "v0", config(1_000_000));
-        PolicyLimiter limiter = PolicyLimiter.builder(Policies.load(dir)).meterRegistry(registry).build();
+        PolicyLimiter limiter = PolicyLimiter.builder(Policies.load(dir))
+                .meterRegistry(registry)
+                .build();
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong mixed = new AtomicLong();
         AtomicLong checks = new AtomicLong();
@@ -112,7 +122,9 @@ class ReloadTest {
     void aBrokenFileLeavesTheLastGoodConfigurationInForce(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("policy.yaml");
         Files.writeString(file, config(5));
-        PolicyLimiter limiter = PolicyLimiter.builder(Policies.load(dir)).meterRegistry(registry).build();
+        PolicyLimiter limiter = PolicyLimiter.builder(Policies.load(dir))
+                .meterRegistry(registry)
+                .build();
         PolicyWatcher watcher = PolicyWatcher.start(limiter, dir, Duration.ofMillis(50));
         try {
             Files.writeString(file, "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: fortnight}\n");
@@ -140,7 +152,9 @@ class ReloadTest {
     @Test
     void reloadOfABadPathReturnsFalseAndKeepsTheConfiguration(@TempDir Path dir) throws IOException {
         Files.writeString(dir.resolve("p.yaml"), config(3));
-        PolicyLimiter limiter = PolicyLimiter.builder(Policies.load(dir)).meterRegistry(registry).build();
+        PolicyLimiter limiter = PolicyLimiter.builder(Policies.load(dir))
+                .meterRegistry(registry)
+                .build();
         Files.writeString(dir.resolve("q.yaml"), config(4));
         assertFalse(limiter.reload(dir), "two files of domain d");
         assertEquals(3, limitInForce(limiter));

@@ -9,7 +9,6 @@ import dev.sluice.testkit.server.MongoServers;
 import dev.sluice.testkit.server.PostgresServers;
 import dev.sluice.testkit.server.RedisServers;
 import io.lettuce.core.RedisClient;
-
 import java.time.Duration;
 import javax.sql.DataSource;
 
@@ -26,12 +25,11 @@ final class Servers {
      */
     static final Duration PATIENCE = Duration.ofSeconds(30);
 
-    private static RedisClient redis;          // guarded by Servers.class
-    private static HikariDataSource postgres;  // likewise
-    private static MongoClient mongo;          // likewise
+    private static RedisClient redis; // guarded by Servers.class
+    private static HikariDataSource postgres; // likewise
+    private static MongoClient mongo; // likewise
 
-    private Servers() {
-    }
+    private Servers() {}
 
     /** A client of the shared Redis, with {@link RedisStore#recommendedClientOptions()}. */
     static synchronized RedisClient redis() {

@@ -3,7 +3,6 @@ package dev.sluice.policy;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.sync.SynchronizedStore;
-
 import java.util.ArrayList;
 import java.util.List;
 

@@ -3,7 +3,6 @@ package dev.sluice.policy;
 import dev.sluice.redis.RedisCounterStore;
 import dev.sluice.redis.RedisStore;
 import dev.sluice.spi.CounterStore;
-
 import java.util.ArrayList;
 import java.util.List;
 
@@ -14,7 +13,9 @@ class SynchronizedRedisPolicyStoreTest extends SynchronizedPolicyStoreContract {
 
     @Override
     protected synchronized CounterStore counterStore() {
-        RedisCounterStore s = RedisStore.counterStoreBuilder(Servers.redis()).timeout(Servers.PATIENCE).build();
+        RedisCounterStore s = RedisStore.counterStoreBuilder(Servers.redis())
+                .timeout(Servers.PATIENCE)
+                .build();
         opened.add(s);
         return s;
     }

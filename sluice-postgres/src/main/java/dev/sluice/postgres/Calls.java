@@ -25,8 +25,7 @@ final class Calls {
     /** The longest network timeout the driver takes: {@code Integer.MAX_VALUE} milliseconds. */
     private static final long MAX_TIMEOUT_NANOS = Integer.MAX_VALUE * 1_000_000L;
 
-    private Calls() {
-    }
+    private Calls() {}
 
     /** The statements of one call, on a borrowed connection. */
     @FunctionalInterface
@@ -60,8 +59,14 @@ final class Calls {
      * @throws SQLException     if the database fails, refuses or times out
      * @throws RuntimeException if {@code body} or the DataSource throws one
      */
-    static <T> T run(DataSource dataSource, Schema schema, boolean createSchema, Duration timeout,
-                     RateLimitListener listener, Body<T> body) throws SQLException {
+    static <T> T run(
+            DataSource dataSource,
+            Schema schema,
+            boolean createSchema,
+            Duration timeout,
+            RateLimitListener listener,
+            Body<T> body)
+            throws SQLException {
         long deadline = System.nanoTime() + Math.min(saturatedNanos(timeout), MAX_TIMEOUT_NANOS);
         try {
             return attempt(dataSource, timeout, body, deadline);
@@ -69,9 +74,15 @@ final class Calls {
             if (!createSchema || !isMissingSchema(e)) {
                 throw e;
             }
-            Listeners.failure(listener, null, new SluiceException("the table " + schema.table() + " or one of its"
-                    + " functions is missing on PostgreSQL (SQLSTATE " + e.getSQLState() + "); creating them again: "
-                    + e.getMessage(), e));
+            Listeners.failure(
+                    listener,
+                    null,
+                    new SluiceException(
+                            "the table " + schema.table() + " or one of its"
+                                    + " functions is missing on PostgreSQL (SQLSTATE " + e.getSQLState()
+                                    + "); creating them again: "
+                                    + e.getMessage(),
+                            e));
             schema.install(dataSource, true, remaining(timeout, deadline));
             return attempt(dataSource, timeout, body, deadline);
         }
@@ -107,7 +118,7 @@ final class Calls {
         try {
             c.setNetworkTimeout(DIRECT, networkTimeout);
         } catch (SQLException | RuntimeException e) {
-            cause.addSuppressed(e);  // a broken connection: the pool will drop it
+            cause.addSuppressed(e); // a broken connection: the pool will drop it
         }
     }
 
@@ -123,8 +134,8 @@ final class Calls {
     private static long remaining(Duration timeout, long deadline) throws SQLTimeoutException {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
-            throw new SQLTimeoutException("no connection from the DataSource within the store's timeout of "
-                    + timeout + " (bound the pool's connection timeout by it)");
+            throw new SQLTimeoutException("no connection from the DataSource within the store's timeout of " + timeout
+                    + " (bound the pool's connection timeout by it)");
         }
         return left;
     }

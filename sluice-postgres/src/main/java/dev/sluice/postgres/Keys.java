@@ -13,8 +13,7 @@ final class Keys {
 
     private static final int KEY_IN_MESSAGES = 80;
 
-    private Keys() {
-    }
+    private Keys() {}
 
     /** The SHA-256 of {@code prefix} (some parts already encoded by {@link #parts}) followed by {@code last}. */
     static byte[] digest(byte[] prefix, String last) {

@@ -63,10 +63,10 @@ final class PostgresCounterStore implements CounterStore {
 
     /** SQLSTATEs of a statement that failed and was rolled back, having applied nothing. */
     private static final Set<String> ROLLED_BACK = Set.of(
-            "40P01",   // deadlock_detected
-            "40001",   // serialization_failure
-            "55P03",   // lock_not_available (lock_timeout)
-            "57014");  // query_canceled (statement_timeout)
+            "40P01", // deadlock_detected
+            "40001", // serialization_failure
+            "55P03", // lock_not_available (lock_timeout)
+            "57014"); // query_canceled (statement_timeout)
 
     private final DataSource dataSource;
     private final Schema schema;
@@ -77,8 +77,8 @@ final class PostgresCounterStore implements CounterStore {
     private final String casSql;
     private final RateLimitListener listener;
 
-    PostgresCounterStore(DataSource dataSource, Schema schema, boolean createSchema, Duration timeout,
-                         RateLimitListener listener) {
+    PostgresCounterStore(
+            DataSource dataSource, Schema schema, boolean createSchema, Duration timeout, RateLimitListener listener) {
         this.dataSource = dataSource;
         this.listener = listener;
         this.schema = schema;
@@ -112,8 +112,9 @@ final class PostgresCounterStore implements CounterStore {
             found = Calls.run(dataSource, schema, createSchema, timeout, listener, c -> read(c, ids));
         } catch (SQLException | RuntimeException e) {
             Listeners.call(listener, null, System.nanoTime() - start);
-            throw new SluiceException("PostgreSQL failed reading " + keys.size() + " counter records ("
-                    + describe(keys.get(0)) + (keys.size() > 1 ? ", ..." : "") + ") in " + schema.table() + ": " + e,
+            throw new SluiceException(
+                    "PostgreSQL failed reading " + keys.size() + " counter records (" + describe(keys.get(0))
+                            + (keys.size() > 1 ? ", ..." : "") + ") in " + schema.table() + ": " + e,
                     e);
         }
         Listeners.call(listener, null, System.nanoTime() - start);
@@ -135,8 +136,8 @@ final class PostgresCounterStore implements CounterStore {
                     Long[] frames = (Long[]) rs.getArray(3).getArray();
                     Long[] counts = (Long[]) rs.getArray(4).getArray();
                     if (frames.length != counts.length) {
-                        throw new SQLException("a counter record holds " + frames.length + " frames and "
-                                + counts.length + " counts");
+                        throw new SQLException(
+                                "a counter record holds " + frames.length + " frames and " + counts.length + " counts");
                     }
                     TreeMap<Long, Long> counters = new TreeMap<>();
                     for (int i = 0; i < frames.length; i++) {
@@ -230,10 +231,16 @@ final class PostgresCounterStore implements CounterStore {
             Listeners.call(listener, null, System.nanoTime() - start);
             if (ROLLED_BACK.contains(e.getSQLState())) {
                 // answered, not thrown: nobody else hears of it
-                Listeners.failure(listener, null, new SluiceException("PostgreSQL rolled back writing "
-                        + writes.size() + " counter records (" + describe(writes.get(0).key())
-                        + (writes.size() > 1 ? ", ..." : "") + ") in " + schema.table() + " (SQLSTATE "
-                        + e.getSQLState() + "); none applied: " + e, e));
+                Listeners.failure(
+                        listener,
+                        null,
+                        new SluiceException(
+                                "PostgreSQL rolled back writing "
+                                        + writes.size() + " counter records ("
+                                        + describe(writes.get(0).key())
+                                        + (writes.size() > 1 ? ", ..." : "") + ") in " + schema.table() + " (SQLSTATE "
+                                        + e.getSQLState() + "); none applied: " + e,
+                                e));
                 return new boolean[n];
             }
             throw failure(writes, e);
@@ -254,9 +261,11 @@ final class PostgresCounterStore implements CounterStore {
     }
 
     private SluiceException failure(List<CounterWrite> writes, Exception e) {
-        return new SluiceException("PostgreSQL failed writing " + writes.size() + " counter records ("
-                + describe(writes.get(0).key()) + (writes.size() > 1 ? ", ..." : "") + ") in " + schema.table()
-                + "; whether they were applied is unknown: " + e, e);
+        return new SluiceException(
+                "PostgreSQL failed writing " + writes.size() + " counter records ("
+                        + describe(writes.get(0).key()) + (writes.size() > 1 ? ", ..." : "") + ") in " + schema.table()
+                        + "; whether they were applied is unknown: " + e,
+                e);
     }
 
     /**

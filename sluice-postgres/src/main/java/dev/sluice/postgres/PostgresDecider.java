@@ -20,16 +20,16 @@ final class PostgresDecider implements AtomicDecider {
     private final PostgresStore store;
     private final String decideSql;
     private final String giveBackSql;
-    private final String algorithm;  // its code, which names its functions
+    private final String algorithm; // its code, which names its functions
     private final String namespace;
     private final String shape;
     private final byte[] idPrefix;
     private final long limit;
     private final long window;
-    private final long subWindow;  // 0 but for the sub-window counter: the log's functions take its expiry rule from it
+    private final long subWindow; // 0 but for the sub-window counter: the log's functions take its expiry rule from it
     private final boolean strict;
     private final boolean countRejected;
-    private final int lockTimeoutMillis;  // see Calls.lockTimeoutMillis
+    private final int lockTimeoutMillis; // see Calls.lockTimeoutMillis
     private final boolean async;
 
     PostgresDecider(PostgresStore store, LimiterConfig config) {
@@ -72,8 +72,8 @@ final class PostgresDecider implements AtomicDecider {
                     if (!rs.next()) {
                         throw new SQLException("the decision function returned no row");
                     }
-                    return new StoreDecision(rs.getBoolean(1), rs.getLong(2), rs.getLong(3), rs.getLong(4),
-                            rs.getLong(5));
+                    return new StoreDecision(
+                            rs.getBoolean(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5));
                 }
             }
         });
@@ -154,8 +154,9 @@ final class PostgresDecider implements AtomicDecider {
         try {
             return store.call(body);
         } catch (SQLException | RuntimeException e) {
-            throw new SluiceException("PostgreSQL failed " + what + " key '" + Keys.abbreviate(key) + "' in "
-                    + store.table() + ": " + e, e);
+            throw new SluiceException(
+                    "PostgreSQL failed " + what + " key '" + Keys.abbreviate(key) + "' in " + store.table() + ": " + e,
+                    e);
         }
     }
 

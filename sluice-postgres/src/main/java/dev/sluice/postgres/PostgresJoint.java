@@ -54,7 +54,8 @@ final class PostgresJoint implements AtomicJointDecider {
     public boolean canDecideTogether(List<AtomicDecider> deciders, List<String> keys) {
         Set<ByteBuffer> rows = new HashSet<>();
         for (int i = 0; i < deciders.size(); i++) {
-            if (!(deciders.get(i) instanceof PostgresDecider) || ((PostgresDecider) deciders.get(i)).store() != store
+            if (!(deciders.get(i) instanceof PostgresDecider)
+                    || ((PostgresDecider) deciders.get(i)).store() != store
                     || !rows.add(ByteBuffer.wrap(((PostgresDecider) deciders.get(i)).id(keys.get(i))))) {
                 return false;
             }
@@ -63,8 +64,8 @@ final class PostgresJoint implements AtomicJointDecider {
     }
 
     @Override
-    public List<StoreDecision> decideAll(List<AtomicDecider> deciders, List<String> keys, long[] costs,
-                                         long[] nowNanos) {
+    public List<StoreDecision> decideAll(
+            List<AtomicDecider> deciders, List<String> keys, long[] costs, long[] nowNanos) {
         int n = deciders.size();
         String[] algorithms = new String[n];
         byte[][] ids = new byte[n][];
@@ -75,7 +76,7 @@ final class PostgresJoint implements AtomicJointDecider {
         long[] subWindows = new long[n];
         boolean[] stricts = new boolean[n];
         boolean[] counted = new boolean[n];
-        @Nullable Long[] now = new Long[n];  // null: the store's own time
+        @Nullable Long[] now = new Long[n]; // null: the store's own time
         for (int i = 0; i < n; i++) {
             PostgresDecider d = (PostgresDecider) deciders.get(i);
             algorithms[i] = d.algorithm();
@@ -109,21 +110,24 @@ final class PostgresJoint implements AtomicJointDecider {
                     List<StoreDecision> out = new ArrayList<>(n);
                     try (ResultSet rs = s.executeQuery()) {
                         while (rs.next()) {
-                            out.add(new StoreDecision(rs.getBoolean(1), rs.getLong(2), rs.getLong(3), rs.getLong(4),
-                                    rs.getLong(5)));
+                            out.add(new StoreDecision(
+                                    rs.getBoolean(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)));
                         }
                     }
                     if (out.size() != n) {
-                        throw new SQLException("the joint decision function returned " + out.size() + " rows for "
-                                + n + " parts");
+                        throw new SQLException(
+                                "the joint decision function returned " + out.size() + " rows for " + n + " parts");
                     }
                     return out;
                 }
             });
         } catch (SQLException | RuntimeException e) {
-            throw new SluiceException("PostgreSQL failed deciding a joint request of " + n + " parts (key '"
-                    + Keys.abbreviate(keys.get(0)) + "'" + (n > 1 ? ", ..." : "") + ") in " + store.table() + ": "
-                    + e, e);
+            throw new SluiceException(
+                    "PostgreSQL failed deciding a joint request of " + n + " parts (key '"
+                            + Keys.abbreviate(keys.get(0)) + "'" + (n > 1 ? ", ..." : "") + ") in " + store.table()
+                            + ": "
+                            + e,
+                    e);
         }
     }
 

@@ -109,7 +109,7 @@ public final class PostgresStore implements RateLimitStore {
     private final Schema schema;
     private final boolean createSchema;
     private final boolean synchronousCommit;
-    private final SharedJoint joint;  // one for every limiter bound here, so their joint requests meet
+    private final SharedJoint joint; // one for every limiter bound here, so their joint requests meet
 
     private PostgresStore(Builder b, SharedStoreOptions options) {
         this.dataSource = b.dataSource;
@@ -202,7 +202,7 @@ public final class PostgresStore implements RateLimitStore {
 
         private final DataSource dataSource;
         private String table = DEFAULT_TABLE;
-        private @Nullable String schemaName;  // null: the search_path
+        private @Nullable String schemaName; // null: the search_path
         private boolean createSchema = true;
         private boolean synchronousCommit;
 
@@ -301,12 +301,11 @@ public final class PostgresStore implements RateLimitStore {
      *       and an acknowledged write is not lost by a server crash.</li>
      * </ul>
      */
-    public static final class CounterStoreBuilder
-            extends dev.sluice.spi.CounterStoreBuilder<CounterStoreBuilder> {
+    public static final class CounterStoreBuilder extends dev.sluice.spi.CounterStoreBuilder<CounterStoreBuilder> {
 
         private final DataSource dataSource;
-        private @Nullable String table;         // null: the namespace's
-        private @Nullable String schemaName;    // null: the search_path
+        private @Nullable String table; // null: the namespace's
+        private @Nullable String schemaName; // null: the search_path
         private boolean createSchema = true;
 
         private CounterStoreBuilder(DataSource dataSource) {

@@ -27,13 +27,17 @@ final class Schema {
      * The script of the exact-mode store's table and functions: the common part (the table, the helpers, the
      * lock-and-write loops), then each algorithm's state machine, as the Redis store's scripts are laid out.
      */
-    private static final String LIMITS = load("common.sql") + load("fixed_window.sql") + load("sliding_tail.sql")
-            + load("token_bucket.sql") + load("leaky_bucket.sql") + load("expiring_log.sql");
+    private static final String LIMITS = load("common.sql")
+            + load("fixed_window.sql")
+            + load("sliding_tail.sql")
+            + load("token_bucket.sql")
+            + load("leaky_bucket.sql")
+            + load("expiring_log.sql");
     /** The script of the synchronized-mode counter store's table and function. */
     private static final String COUNTERS = load("sluice-postgres-counters.sql");
 
-    private final String table;   // qualified
-    private final String prefix;  // of every function name, qualified
+    private final String table; // qualified
+    private final String prefix; // of every function name, qualified
     private final String script;
     private final String version;
 
@@ -125,8 +129,8 @@ final class Schema {
                 c.setAutoCommit(autoCommit);
             }
         } catch (SQLException e) {
-            throw new SluiceException("cannot create the table " + table + " and its functions on PostgreSQL: "
-                    + e.getMessage(), e);
+            throw new SluiceException(
+                    "cannot create the table " + table + " and its functions on PostgreSQL: " + e.getMessage(), e);
         }
     }
 

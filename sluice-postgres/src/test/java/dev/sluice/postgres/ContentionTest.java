@@ -45,7 +45,7 @@ class ContentionTest {
 
     private static final int INSTANCES = 4;
     private static final int THREADS = 16;
-    private static final int ATTEMPTS = 10;  // per thread: 640 in all
+    private static final int ATTEMPTS = 10; // per thread: 640 in all
     private static final long LIMIT = 200;
     private static final Duration WINDOW = Duration.ofSeconds(60);
     private static final Instant NOW = Instant.parse("2026-01-01T12:00:07Z");
@@ -61,8 +61,12 @@ class ContentionTest {
         for (int i = 0; i < INSTANCES; i++) {
             HikariDataSource pool = Databases.pool(url, THREADS, PATIENCE);
             pools.add(pool);
-            stores.add(PostgresStore.builder(pool).table("sluice_contention").timeSource(TimeSource.CLOCK)
-                    .failurePolicy(FailurePolicy.THROW).timeout(PATIENCE).build());
+            stores.add(PostgresStore.builder(pool)
+                    .table("sluice_contention")
+                    .timeSource(TimeSource.CLOCK)
+                    .failurePolicy(FailurePolicy.THROW)
+                    .timeout(PATIENCE)
+                    .build());
         }
     }
 
@@ -101,11 +105,13 @@ class ContentionTest {
         }
     }
 
-    private static List<RateLimiter> limiters(Algorithm algorithm, ManualClock clock,
-                                              UnaryOperator<RateLimiterBuilder> options) {
+    private static List<RateLimiter> limiters(
+            Algorithm algorithm, ManualClock clock, UnaryOperator<RateLimiterBuilder> options) {
         List<RateLimiter> limiters = new ArrayList<>();
         for (PostgresStore store : stores) {
-            limiters.add(options.apply(RateLimiter.builder(algorithm).limit(LIMIT, WINDOW).clock(clock)).store(store)
+            limiters.add(options.apply(
+                            RateLimiter.builder(algorithm).limit(LIMIT, WINDOW).clock(clock))
+                    .store(store)
                     .build());
         }
         return limiters;
@@ -117,8 +123,9 @@ class ContentionTest {
         PostgresStore store = stores.get(0);
         byte[] id = new PostgresDecider(store, config).id(key);
         try (Connection c = store.dataSource().getConnection();
-             PreparedStatement s = c.prepareStatement("SELECT win, cur, prev, frac, tat, last, expiries, weights FROM "
-                     + store.table() + " WHERE id = ?")) {
+                PreparedStatement s =
+                        c.prepareStatement("SELECT win, cur, prev, frac, tat, last, expiries, weights FROM "
+                                + store.table() + " WHERE id = ?")) {
             s.setBytes(1, id);
             try (ResultSet rs = s.executeQuery()) {
                 if (!rs.next()) {
@@ -151,8 +158,8 @@ class ContentionTest {
     @EnumSource(Algorithm.class)
     void exactlyTheLimitPassesAndTheRowAgrees(Algorithm algorithm) throws Exception {
         ManualClock clock = new ManualClock(NOW);
-        List<RateLimiter> limiters = limiters(algorithm, clock,
-                b -> algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? b.buckets(4) : b);
+        List<RateLimiter> limiters =
+                limiters(algorithm, clock, b -> algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? b.buckets(4) : b);
         String key = "contention:" + UUID.randomUUID();
 
         assertEquals(LIMIT, hammer(limiters, key), algorithm + ": admitted");
@@ -198,7 +205,9 @@ class ContentionTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = Algorithm.class, names = {"FIXED_WINDOW", "SLIDING_LOG"})
+    @EnumSource(
+            value = Algorithm.class,
+            names = {"FIXED_WINDOW", "SLIDING_LOG"})
     void countedRejectionsAreNeverLost(Algorithm algorithm) throws Exception {
         ManualClock clock = new ManualClock(NOW);
         List<RateLimiter> limiters = limiters(algorithm, clock, b -> b.countRejected(true));
@@ -219,9 +228,14 @@ class ContentionTest {
     void exactlyTheLimitPassesOnTheStoresClock() throws Exception {
         List<RateLimiter> limiters = new ArrayList<>();
         for (HikariDataSource pool : pools) {
-            PostgresStore store = PostgresStore.builder(pool).table("sluice_contention")
-                    .failurePolicy(FailurePolicy.THROW).timeout(PATIENCE).build();
-            limiters.add(RateLimiter.builder(Algorithm.SLIDING_LOG).limit(LIMIT, Duration.ofHours(1)).store(store)
+            PostgresStore store = PostgresStore.builder(pool)
+                    .table("sluice_contention")
+                    .failurePolicy(FailurePolicy.THROW)
+                    .timeout(PATIENCE)
+                    .build();
+            limiters.add(RateLimiter.builder(Algorithm.SLIDING_LOG)
+                    .limit(LIMIT, Duration.ofHours(1))
+                    .store(store)
                     .build());
         }
         String key = "contention-store-clock:" + UUID.randomUUID();

@@ -9,7 +9,6 @@ import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
 import dev.sluice.testkit.server.PostgresServers;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -55,8 +54,11 @@ class CounterConcurrencyTest {
             CountingDataSource counting = new CountingDataSource(pool);
             pools.add(pool);
             counted.add(counting);
-            stores.add(PostgresStore.counterStoreBuilder(counting.dataSource()).table(TABLE).createSchema(false)
-                    .timeout(Databases.PATIENCE).build());
+            stores.add(PostgresStore.counterStoreBuilder(counting.dataSource())
+                    .table(TABLE)
+                    .createSchema(false)
+                    .timeout(Databases.PATIENCE)
+                    .build());
         }
         threads = Executors.newFixedThreadPool(3);
     }
@@ -105,12 +107,14 @@ class CounterConcurrencyTest {
             List<boolean[]> answers = together(calls);
             boolean first = answers.get(0)[0];
             boolean second = answers.get(1)[0];
-            assertEquals(true, first ^ second, "round " + round + ": exactly one wins, was " + first + " and "
-                    + second);
+            assertEquals(
+                    true, first ^ second, "round " + round + ": exactly one wins, was " + first + " and " + second);
             CounterWrite winner = writes.get(first ? 0 : 1);
             wins[first ? 0 : 1]++;
-            assertEquals(new CounterSnapshot(winner.newVersion(), winner.counters()),
-                    stores.get(2).load(List.of(key)).get(0), "round " + round + ": the record is the winner's");
+            assertEquals(
+                    new CounterSnapshot(winner.newVersion(), winner.counters()),
+                    stores.get(2).load(List.of(key)).get(0),
+                    "round " + round + ": the record is the winner's");
             version = winner.newVersion();
             total = winner.total();
         }
@@ -126,7 +130,7 @@ class CounterConcurrencyTest {
         long[] version = new long[keys];
         int[] wins = new int[3];
         for (int round = 0; round < 120; round++) {
-            if (round % 20 == 0) {  // fresh keys: the three race to create them
+            if (round % 20 == 0) { // fresh keys: the three race to create them
                 ids.clear();
                 for (int k = 0; k < keys; k++) {
                     ids.add(new CounterKey("race:" + run, round + ":" + k));
@@ -166,7 +170,9 @@ class CounterConcurrencyTest {
             List<CounterSnapshot> records = stores.get((winner + 1) % 3).load(ids);
             for (CounterWrite w : batches.get(winner)) {
                 int k = ids.indexOf(w.key());
-                assertEquals(new CounterSnapshot(w.newVersion(), w.counters()), records.get(k),
+                assertEquals(
+                        new CounterSnapshot(w.newVersion(), w.counters()),
+                        records.get(k),
                         "round " + round + ", key " + k + ": the winner's write");
                 version[k] = w.newVersion();
             }
@@ -177,8 +183,10 @@ class CounterConcurrencyTest {
 
     private void assertNoFailedStatement() {
         for (int i = 0; i < counted.size(); i++) {
-            assertEquals(List.of(), counted.get(i).failures(), "SQLSTATEs of failed statements of instance " + i
-                    + " (40P01: a deadlock)");
+            assertEquals(
+                    List.of(),
+                    counted.get(i).failures(),
+                    "SQLSTATEs of failed statements of instance " + i + " (40P01: a deadlock)");
         }
     }
 }

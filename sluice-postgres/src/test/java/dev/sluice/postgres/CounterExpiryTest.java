@@ -52,7 +52,10 @@ class CounterExpiryTest {
 
     @BeforeEach
     void emptyTable() throws SQLException {
-        store = PostgresStore.counterStoreBuilder(dataSource).table(TABLE).timeout(Databases.PATIENCE).build();
+        store = PostgresStore.counterStoreBuilder(dataSource)
+                .table(TABLE)
+                .timeout(Databases.PATIENCE)
+                .build();
         Databases.execute(dataSource, "TRUNCATE " + TABLE);
     }
 
@@ -60,8 +63,8 @@ class CounterExpiryTest {
     private Map<String, Long> rows() throws SQLException {
         Map<String, Long> rows = new HashMap<>();
         try (Connection c = dataSource.getConnection();
-             PreparedStatement s = c.prepareStatement("SELECT id, expires_at FROM " + TABLE);
-             ResultSet rs = s.executeQuery()) {
+                PreparedStatement s = c.prepareStatement("SELECT id, expires_at FROM " + TABLE);
+                ResultSet rs = s.executeQuery()) {
             while (rs.next()) {
                 rows.put(HexFormat.of().formatHex(rs.getBytes(1)), rs.getLong(2));
             }
@@ -89,7 +92,7 @@ class CounterExpiryTest {
 
     @Test
     void newRecordsSweepTheExpiredRowsThatFollowThem() throws SQLException {
-        TreeMap<String, Boolean> predicted = new TreeMap<>();  // id -> expired
+        TreeMap<String, Boolean> predicted = new TreeMap<>(); // id -> expired
         List<CounterWrite> old = new ArrayList<>();
         for (int i = 0; i < 300; i++) {
             old.add(create(key("old-" + i), future));
@@ -98,7 +101,7 @@ class CounterExpiryTest {
             assertArrayEquals(all(50), store.compareAndSet(old.subList(from, from + 50)));
         }
         assertEquals(300, rows().size(), "nothing had expired");
-        List<CounterWrite> expire = new ArrayList<>();  // an update sweeps nothing
+        List<CounterWrite> expire = new ArrayList<>(); // an update sweeps nothing
         for (CounterWrite w : old) {
             expire.add(new CounterWrite(w.key(), w.newVersion(), ++versions, w.counters(), past));
             predicted.put(hex(w.key()), true);
@@ -108,7 +111,7 @@ class CounterExpiryTest {
         }
         assertEquals(300, rows().size(), "updates delete nothing");
 
-        for (int call = 0; call < 20; call++) {  // 100 new records, 5 per call
+        for (int call = 0; call < 20; call++) { // 100 new records, 5 per call
             List<CounterWrite> batch = new ArrayList<>();
             Set<String> ids = new TreeSet<>();
             for (int j = 0; j < 5; j++) {
@@ -131,7 +134,8 @@ class CounterExpiryTest {
         }
         Map<String, Long> rows = rows();
         assertEquals(predicted.keySet(), rows.keySet(), "the rows left are those the sweep rule predicts");
-        long expiredLeft = predicted.values().stream().filter(expired -> expired).count();
+        long expiredLeft =
+                predicted.values().stream().filter(expired -> expired).count();
         assertTrue(expiredLeft < 150, "most expired rows are gone: " + expiredLeft + " of 300 left");
         assertTrue(expiredLeft > 0, "the sweep looks only near new rows: " + expiredLeft + " of 300 left");
         for (Map.Entry<String, Boolean> e : predicted.entrySet()) {
@@ -158,8 +162,8 @@ class CounterExpiryTest {
         long recentLeft = rows.values().stream().filter(at -> at == recent).count();
         long pastLeft = rows.values().stream().filter(at -> at == past).count();
         assertEquals(100, recentLeft, "no row expired less than a minute ago is deleted");
-        assertTrue(pastLeft < 100, "rows expired an hour ago are swept by the same calls: " + pastLeft
-                + " of 100 left");
+        assertTrue(
+                pastLeft < 100, "rows expired an hour ago are swept by the same calls: " + pastLeft + " of 100 left");
     }
 
     @Test
@@ -167,13 +171,19 @@ class CounterExpiryTest {
         CounterKey k = key("expired");
         CounterWrite first = create(k, past);
         assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(first)));
-        assertEquals(new CounterSnapshot(first.newVersion(), first.counters()), store.load(List.of(k)).get(0),
+        assertEquals(
+                new CounterSnapshot(first.newVersion(), first.counters()),
+                store.load(List.of(k)).get(0),
                 "read back while its row is there");
-        assertArrayEquals(new boolean[] {false}, store.compareAndSet(List.of(create(k, future))),
+        assertArrayEquals(
+                new boolean[] {false},
+                store.compareAndSet(List.of(create(k, future))),
                 "not absent: a create conflicts with it");
         CounterWrite replace = new CounterWrite(k, first.newVersion(), ++versions, Map.of(FRAME, 9L), future);
         assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(replace)), "replaced at its version");
-        assertEquals(new CounterSnapshot(replace.newVersion(), Map.of(FRAME, 9L)), store.load(List.of(k)).get(0));
+        assertEquals(
+                new CounterSnapshot(replace.newVersion(), Map.of(FRAME, 9L)),
+                store.load(List.of(k)).get(0));
     }
 
     @Test
@@ -181,10 +191,12 @@ class CounterExpiryTest {
         CounterKey k = key("swept");
         CounterWrite first = create(k, past);
         assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(first)));
-        Databases.execute(dataSource, "DELETE FROM " + TABLE);  // as the sweep would
+        Databases.execute(dataSource, "DELETE FROM " + TABLE); // as the sweep would
         assertEquals(CounterSnapshot.absent(), store.load(List.of(k)).get(0));
-        assertArrayEquals(new boolean[] {false}, store.compareAndSet(List.of(
-                new CounterWrite(k, first.newVersion(), ++versions, Map.of(FRAME, 2L), future))),
+        assertArrayEquals(
+                new boolean[] {false},
+                store.compareAndSet(
+                        List.of(new CounterWrite(k, first.newVersion(), ++versions, Map.of(FRAME, 2L), future))),
                 "no record: a write expecting a version is not applied, and creates nothing");
         assertEquals(Map.of(), rows());
     }

@@ -69,36 +69,45 @@ class CounterFailureTest {
     @Test
     void aWriteStuckBehindARowLockIsRolledBackAndAnswersNotApplied() throws SQLException {
         try (HikariDataSource pool = Databases.pool(server.url(), 2, BORROW);
-             HikariDataSource other = Databases.pool(server.url(), 1, BORROW)) {
+                HikariDataSource other = Databases.pool(server.url(), 1, BORROW)) {
             CountingDataSource counting = new CountingDataSource(pool);
-            CounterStore store = PostgresStore.counterStoreBuilder(counting.dataSource()).table(TABLE)
-                    .timeout(Duration.ofSeconds(5)).build();  // lock_timeout 4 s: a second before the socket's 5 s
+            CounterStore store = PostgresStore.counterStoreBuilder(counting.dataSource())
+                    .table(TABLE)
+                    .timeout(Duration.ofSeconds(5))
+                    .build(); // lock_timeout 4 s: a second before the socket's 5 s
             CounterKey locked = new CounterKey("fw:60000000000", "locked");
             CounterKey free = new CounterKey("fw:60000000000", "free");
-            assertArrayEquals(new boolean[] {true, true}, store.compareAndSet(List.of(
-                    new CounterWrite(locked, CounterSnapshot.ABSENT, 1, Map.of(FRAME, 1L), Long.MAX_VALUE),
-                    new CounterWrite(free, CounterSnapshot.ABSENT, 2, Map.of(FRAME, 1L), Long.MAX_VALUE))));
+            assertArrayEquals(
+                    new boolean[] {true, true},
+                    store.compareAndSet(List.of(
+                            new CounterWrite(locked, CounterSnapshot.ABSENT, 1, Map.of(FRAME, 1L), Long.MAX_VALUE),
+                            new CounterWrite(free, CounterSnapshot.ABSENT, 2, Map.of(FRAME, 1L), Long.MAX_VALUE))));
 
             List<CounterWrite> batch = List.of(
                     new CounterWrite(free, 2, 12, Map.of(FRAME, 5L), Long.MAX_VALUE),
                     new CounterWrite(locked, 1, 11, Map.of(FRAME, 5L), Long.MAX_VALUE));
             try (Connection holder = other.getConnection()) {
                 holder.setAutoCommit(false);
-                try (PreparedStatement s = holder.prepareStatement("SELECT 1 FROM " + TABLE
-                        + " WHERE id = ? FOR UPDATE")) {
+                try (PreparedStatement s =
+                        holder.prepareStatement("SELECT 1 FROM " + TABLE + " WHERE id = ? FOR UPDATE")) {
                     s.setBytes(1, PostgresCounterStore.id(locked));
                     s.executeQuery().close();
                 }
-                assertArrayEquals(new boolean[] {false, false}, bounded(() -> store.compareAndSet(batch)),
+                assertArrayEquals(
+                        new boolean[] {false, false},
+                        bounded(() -> store.compareAndSet(batch)),
                         "rolled back: neither write applied, the free key's included");
                 assertEquals(List.of("55P03"), counting.failures(), "ended by the server's lock_timeout");
-                assertEquals(List.of(new CounterSnapshot(2, Map.of(FRAME, 1L)), new CounterSnapshot(1, Map.of(FRAME,
-                        1L))), store.load(List.of(free, locked)), "both records as they were");
+                assertEquals(
+                        List.of(new CounterSnapshot(2, Map.of(FRAME, 1L)), new CounterSnapshot(1, Map.of(FRAME, 1L))),
+                        store.load(List.of(free, locked)),
+                        "both records as they were");
                 holder.rollback();
             }
             assertArrayEquals(new boolean[] {true, true}, store.compareAndSet(batch), "the same batch, lock gone");
-            assertEquals(List.of(new CounterSnapshot(12, Map.of(FRAME, 5L)), new CounterSnapshot(11, Map.of(FRAME,
-                    5L))), store.load(List.of(free, locked)));
+            assertEquals(
+                    List.of(new CounterSnapshot(12, Map.of(FRAME, 5L)), new CounterSnapshot(11, Map.of(FRAME, 5L))),
+                    store.load(List.of(free, locked)));
         }
     }
 
@@ -106,19 +115,31 @@ class CounterFailureTest {
     void aCallWhoseAnswerIsLostThrowsAndCoreSettlesItByARead() throws Exception {
         List<SluiceException> reported = new CopyOnWriteArrayList<>();
         try (FreezingProxy proxy = new FreezingProxy(server.port(), FreezingProxy.WhileFrozen.DROP);
-             HikariDataSource proxied = Databases.pool("jdbc:postgresql://localhost:" + proxy.port()
-                     + "/postgres?user=postgres", 2, BORROW);
-             HikariDataSource direct = Databases.pool(server.url(), 1, BORROW)) {
+                HikariDataSource proxied = Databases.pool(
+                        "jdbc:postgresql://localhost:" + proxy.port() + "/postgres?user=postgres", 2, BORROW);
+                HikariDataSource direct = Databases.pool(server.url(), 1, BORROW)) {
             PostgresStore.counterStoreBuilder(direct).table(TABLE).build();
-            CounterStore store = PostgresStore.counterStoreBuilder(proxied).table(TABLE).createSchema(false)
-                    .timeout(Duration.ofSeconds(2)).build();  // about timeouts, so short; ample once connected
-            CounterStore observer = PostgresStore.counterStoreBuilder(direct).table(TABLE).createSchema(false)
-                    .timeout(Databases.PATIENCE).build();
-            ManualClock clock = new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
-            SynchronizedStore sync = SynchronizedStore.builder(store).manualSync().failureListener(reported::add)
+            CounterStore store = PostgresStore.counterStoreBuilder(proxied)
+                    .table(TABLE)
+                    .createSchema(false)
+                    .timeout(Duration.ofSeconds(2))
+                    .build(); // about timeouts, so short; ample once connected
+            CounterStore observer = PostgresStore.counterStoreBuilder(direct)
+                    .table(TABLE)
+                    .createSchema(false)
+                    .timeout(Databases.PATIENCE)
                     .build();
-            RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(100, Duration.ofHours(1))
-                    .clock(clock).store(sync).build();
+            ManualClock clock =
+                    new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
+            SynchronizedStore sync = SynchronizedStore.builder(store)
+                    .manualSync()
+                    .failureListener(reported::add)
+                    .build();
+            RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL)
+                    .limit(100, Duration.ofHours(1))
+                    .clock(clock)
+                    .store(sync)
+                    .build();
             CounterKey id = new CounterKey(SharedStoreOptions.shape(limiter.config()), "lost-" + clock.instant());
             Await.succeeds("a first read through the proxy", Await.GENEROUS, () -> store.load(List.of(id)));
             limiter.tryAcquire(id.key(), 3);
@@ -127,10 +148,10 @@ class CounterFailureTest {
 
             proxy.freeze();
             limiter.tryAcquire(id.key(), 4);
-            CounterWrite lost = new CounterWrite(id, observer.load(List.of(id)).get(0).version(), 77,
-                    Map.of(FRAME, 1L), Long.MAX_VALUE);
-            SluiceException thrown = bounded(() -> assertThrows(SluiceException.class,
-                    () -> store.compareAndSet(List.of(lost))));
+            CounterWrite lost = new CounterWrite(
+                    id, observer.load(List.of(id)).get(0).version(), 77, Map.of(FRAME, 1L), Long.MAX_VALUE);
+            SluiceException thrown =
+                    bounded(() -> assertThrows(SluiceException.class, () -> store.compareAndSet(List.of(lost))));
             assertTrue(thrown.getMessage().contains("whether they were applied is unknown"), thrown.getMessage());
             assertInstanceOf(SQLException.class, thrown.getCause(), "the driver's failure is the cause");
             assertThrows(SluiceException.class, () -> bounded(() -> store.load(List.of(id))));

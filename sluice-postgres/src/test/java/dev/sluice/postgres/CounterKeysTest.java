@@ -35,8 +35,10 @@ class CounterKeysTest {
 
     private final DataSource dataSource = Databases.shared();
     private final String run = UUID.randomUUID().toString().substring(0, 8);
-    private final CounterStore store = PostgresStore.counterStoreBuilder(dataSource).table(TABLE)
-            .timeout(Databases.PATIENCE).build();
+    private final CounterStore store = PostgresStore.counterStoreBuilder(dataSource)
+            .table(TABLE)
+            .timeout(Databases.PATIENCE)
+            .build();
 
     private static final String BIG = "k".repeat(10 * 1024);
     private static final List<String> ODD = List.of(
@@ -56,7 +58,7 @@ class CounterKeysTest {
     /** The key column of {@code key}'s row, null if there is none. */
     private String storedKey(CounterKey key) throws SQLException {
         try (Connection c = dataSource.getConnection();
-             PreparedStatement s = c.prepareStatement("SELECT shape, key FROM " + TABLE + " WHERE id = ?")) {
+                PreparedStatement s = c.prepareStatement("SELECT shape, key FROM " + TABLE + " WHERE id = ?")) {
             s.setBytes(1, PostgresCounterStore.id(key));
             try (ResultSet rs = s.executeQuery()) {
                 if (!rs.next()) {
@@ -92,10 +94,9 @@ class CounterKeysTest {
         for (int i = 0; i < ODD.size(); i++) {
             String expected = ODD.get(i).replace('\u0000', '\u2400');
             if (expected.equals("\uD800") || expected.equals("\uDC00")) {
-                expected = "?";  // unencodable in UTF-8
+                expected = "?"; // unencodable in UTF-8
             }
-            assertEquals(expected, storedKey(keys.get(i)), "the key as stored for reading: "
-                    + abbreviate(ODD.get(i)));
+            assertEquals(expected, storedKey(keys.get(i)), "the key as stored for reading: " + abbreviate(ODD.get(i)));
         }
     }
 
@@ -103,22 +104,34 @@ class CounterKeysTest {
     void spacesSeparateRecordsOfTheSameKey() {
         CounterKey a = new CounterKey("fw:60000000000", "shared " + run);
         CounterKey b = new CounterKey("tail:60000000000", "shared " + run);
-        assertArrayEquals(new boolean[] {true, true}, store.compareAndSet(List.of(
-                new CounterWrite(a, CounterSnapshot.ABSENT, 1, Map.of(FRAME, 3L), Long.MAX_VALUE),
-                new CounterWrite(b, CounterSnapshot.ABSENT, 2, Map.of(FRAME, 5L), Long.MAX_VALUE))));
-        assertEquals(List.of(new CounterSnapshot(1, Map.of(FRAME, 3L)), new CounterSnapshot(2, Map.of(FRAME, 5L))),
+        assertArrayEquals(
+                new boolean[] {true, true},
+                store.compareAndSet(List.of(
+                        new CounterWrite(a, CounterSnapshot.ABSENT, 1, Map.of(FRAME, 3L), Long.MAX_VALUE),
+                        new CounterWrite(b, CounterSnapshot.ABSENT, 2, Map.of(FRAME, 5L), Long.MAX_VALUE))));
+        assertEquals(
+                List.of(new CounterSnapshot(1, Map.of(FRAME, 3L)), new CounterSnapshot(2, Map.of(FRAME, 5L))),
                 store.load(List.of(a, b)));
     }
 
     @Test
     void oddKeysKeepTheirOwnCountsThroughASynchronizedLimiter() {
-        ManualClock clock = new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
-        SynchronizedStore one = SynchronizedStore.builder(store).manualSync().batchSize(5).build();
-        SynchronizedStore two = SynchronizedStore.builder(store).manualSync().batchSize(5).build();
-        RateLimiter atOne = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(100, Duration.ofHours(1)).clock(clock)
-                .store(one).build();
-        RateLimiter atTwo = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(100, Duration.ofHours(1)).clock(clock)
-                .store(two).build();
+        ManualClock clock =
+                new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
+        SynchronizedStore one =
+                SynchronizedStore.builder(store).manualSync().batchSize(5).build();
+        SynchronizedStore two =
+                SynchronizedStore.builder(store).manualSync().batchSize(5).build();
+        RateLimiter atOne = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(100, Duration.ofHours(1))
+                .clock(clock)
+                .store(one)
+                .build();
+        RateLimiter atTwo = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(100, Duration.ofHours(1))
+                .clock(clock)
+                .store(two)
+                .build();
         for (int i = 0; i < ODD.size(); i++) {
             String key = run + ODD.get(i);
             for (int r = 0; r <= i; r++) {
@@ -133,7 +146,10 @@ class CounterKeysTest {
         for (int i = 0; i < ODD.size(); i++) {
             String key = run + ODD.get(i);
             long taken = i + 1 + 2;
-            assertEquals(taken, store.load(List.of(new CounterKey(shape, key))).get(0).total(), abbreviate(key));
+            assertEquals(
+                    taken,
+                    store.load(List.of(new CounterKey(shape, key))).get(0).total(),
+                    abbreviate(key));
             assertEquals(100 - taken, atOne.peek(key, 1).remaining(), "instance one sees both: " + abbreviate(key));
         }
     }

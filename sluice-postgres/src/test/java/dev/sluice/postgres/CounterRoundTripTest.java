@@ -39,11 +39,11 @@ class CounterRoundTripTest {
 
     private static final String TABLE = "sluice_counter_trips";
     private static final int BATCH = 7;
-    private static final int TAIL_KEYS = 50;   // ceil(50 / 7) = 8 batches
-    private static final int FIXED_KEYS = 9;   // ceil(9 / 7) = 2 batches
+    private static final int TAIL_KEYS = 50; // ceil(50 / 7) = 8 batches
+    private static final int FIXED_KEYS = 9; // ceil(9 / 7) = 2 batches
 
-    private final ManualClock clock = new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS)
-            .plus(1, ChronoUnit.HOURS));
+    private final ManualClock clock =
+            new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
     private final String run = UUID.randomUUID().toString().substring(0, 8);
 
     private static int batches(int keys) {
@@ -55,27 +55,38 @@ class CounterRoundTripTest {
     void aFlushTakesOneRoundTripPerBatchOfDirtyKeysWhateverTheRequestRate(int requestsPerKey) throws Exception {
         PostgresStore.counterStoreBuilder(Databases.shared()).table(TABLE).build();
         try (RoundTripProxy proxy = new RoundTripProxy(PostgresServers.shared());
-             Connection connection = DriverManager.getConnection(proxy.url())) {
+                Connection connection = DriverManager.getConnection(proxy.url())) {
             CountingDataSource counting = new CountingDataSource(only(connection));
-            CounterStore counters = PostgresStore.counterStoreBuilder(counting.dataSource()).table(TABLE)
-                    .createSchema(false).timeout(Databases.PATIENCE).build();
+            CounterStore counters = PostgresStore.counterStoreBuilder(counting.dataSource())
+                    .table(TABLE)
+                    .createSchema(false)
+                    .timeout(Databases.PATIENCE)
+                    .build();
             flushes(requestsPerKey, counters, counting, proxy);
         }
     }
 
-    private void flushes(int requestsPerKey, CounterStore counters, CountingDataSource counting,
-                         RoundTripProxy proxy) {
-        SynchronizedStore sync = SynchronizedStore.builder(counters).manualSync().batchSize(BATCH).build();
-        RateLimiter tail = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(1_000_000, Duration.ofHours(1))
-                .clock(clock).store(sync).build();
-        RateLimiter fixed = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(1_000_000, Duration.ofHours(1))
-                .clock(clock).store(sync).build();
+    private void flushes(int requestsPerKey, CounterStore counters, CountingDataSource counting, RoundTripProxy proxy) {
+        SynchronizedStore sync = SynchronizedStore.builder(counters)
+                .manualSync()
+                .batchSize(BATCH)
+                .build();
+        RateLimiter tail = RateLimiter.builder(Algorithm.SLIDING_TAIL)
+                .limit(1_000_000, Duration.ofHours(1))
+                .clock(clock)
+                .store(sync)
+                .build();
+        RateLimiter fixed = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(1_000_000, Duration.ofHours(1))
+                .clock(clock)
+                .store(sync)
+                .build();
         List<String> tailKeys = keys("tail", TAIL_KEYS);
         List<String> fixedKeys = keys("fixed", FIXED_KEYS);
         int expected = batches(TAIL_KEYS) + batches(FIXED_KEYS);
         assertEquals(10, expected);
 
-        for (int round = 1; round <= 2; round++) {  // creates the records, then updates them
+        for (int round = 1; round <= 2; round++) { // creates the records, then updates them
             traffic(tail, tailKeys, requestsPerKey);
             traffic(fixed, fixedKeys, requestsPerKey);
             long before = counting.statements();
@@ -118,24 +129,38 @@ class CounterRoundTripTest {
         PostgresStore.counterStoreBuilder(Databases.shared()).table(TABLE).build();
         List<List<Long>> micros = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
         try (RoundTripProxy proxy = new RoundTripProxy(PostgresServers.shared());
-             Connection connection = DriverManager.getConnection(proxy.url())) {
-            CounterStore counters = PostgresStore.counterStoreBuilder(only(connection)).table(TABLE)
-                    .createSchema(false).timeout(Databases.PATIENCE).build();
+                Connection connection = DriverManager.getConnection(proxy.url())) {
+            CounterStore counters = PostgresStore.counterStoreBuilder(only(connection))
+                    .table(TABLE)
+                    .createSchema(false)
+                    .timeout(Databases.PATIENCE)
+                    .build();
             for (int rep = 0; rep < repetitions; rep++) {
-                SynchronizedStore a = SynchronizedStore.builder(counters).manualSync().batchSize(batchSize).build();
-                SynchronizedStore b = SynchronizedStore.builder(counters).manualSync().batchSize(batchSize).build();
-                SynchronizedStore c = SynchronizedStore.builder(counters).manualSync().batchSize(batchSize).build();
+                SynchronizedStore a = SynchronizedStore.builder(counters)
+                        .manualSync()
+                        .batchSize(batchSize)
+                        .build();
+                SynchronizedStore b = SynchronizedStore.builder(counters)
+                        .manualSync()
+                        .batchSize(batchSize)
+                        .build();
+                SynchronizedStore c = SynchronizedStore.builder(counters)
+                        .manualSync()
+                        .batchSize(batchSize)
+                        .build();
                 RateLimiter atA = tail(a);
                 RateLimiter atB = tail(b);
                 RateLimiter atC = tail(c);
                 List<String> keys = keys("thousand:" + batchSize + ":" + rep, keyCount);
                 traffic(atA, keys, 1);
-                traffic(atB, keys, 1);  // b has read nothing: its every write expects no record
+                traffic(atB, keys, 1); // b has read nothing: its every write expects no record
                 String what = "batch size " + batchSize + ", repetition " + rep + ": ";
                 assertEquals(trips, timed(proxy, micros.get(0), a::flush), what + "round trips to create");
                 traffic(atA, keys, 1);
                 assertEquals(trips, timed(proxy, micros.get(1), a::flush), what + "round trips to update");
-                assertEquals(3 * trips, timed(proxy, micros.get(2), b::flush),
+                assertEquals(
+                        3 * trips,
+                        timed(proxy, micros.get(2), b::flush),
                         what + "round trips when every write conflicts: refused, read, written");
                 assertEquals(keyCount, b.stats().conflicts(), what + "conflicts");
                 traffic(atC, keys, 1);
@@ -145,15 +170,25 @@ class CounterRoundTripTest {
                 clock.advance(Duration.ofSeconds(1));
             }
         }
-        System.out.printf("PostgreSQL counter store, %d keys in %d batches of %d, median ms of %d: flush that"
+        System.out.printf(
+                "PostgreSQL counter store, %d keys in %d batches of %d, median ms of %d: flush that"
                         + " creates %.1f, updates %.1f, meets a conflict on every key %.1f; refresh %.1f%n",
-                keyCount, trips, batchSize, repetitions, median(micros.get(0)), median(micros.get(1)),
-                median(micros.get(2)), median(micros.get(3)));
+                keyCount,
+                trips,
+                batchSize,
+                repetitions,
+                median(micros.get(0)),
+                median(micros.get(1)),
+                median(micros.get(2)),
+                median(micros.get(3)));
     }
 
     private RateLimiter tail(SynchronizedStore store) {
-        return RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(1_000_000, Duration.ofHours(1)).clock(clock)
-                .store(store).build();
+        return RateLimiter.builder(Algorithm.SLIDING_TAIL)
+                .limit(1_000_000, Duration.ofHours(1))
+                .clock(clock)
+                .store(store)
+                .build();
     }
 
     /** Runs {@code call}, which must succeed; adds its time to {@code micros} and returns its round trips. */
@@ -173,8 +208,8 @@ class CounterRoundTripTest {
 
     /** A DataSource that hands out {@code connection} every time, and never closes it. */
     static DataSource only(Connection connection) {
-        Connection unclosable = (Connection) Proxy.newProxyInstance(CounterRoundTripTest.class.getClassLoader(),
-                new Class<?>[] {Connection.class}, (p, method, args) -> {
+        Connection unclosable = (Connection) Proxy.newProxyInstance(
+                CounterRoundTripTest.class.getClassLoader(), new Class<?>[] {Connection.class}, (p, method, args) -> {
                     if (method.getName().equals("close")) {
                         return null;
                     }
@@ -184,8 +219,8 @@ class CounterRoundTripTest {
                         throw e.getCause();
                     }
                 });
-        return (DataSource) Proxy.newProxyInstance(CounterRoundTripTest.class.getClassLoader(),
-                new Class<?>[] {DataSource.class}, (p, method, args) -> {
+        return (DataSource) Proxy.newProxyInstance(
+                CounterRoundTripTest.class.getClassLoader(), new Class<?>[] {DataSource.class}, (p, method, args) -> {
                     if (method.getName().equals("getConnection")) {
                         return unclosable;
                     }
@@ -209,8 +244,8 @@ class CounterRoundTripTest {
         }
     }
 
-    private static void assertTotals(CounterStore counters, RateLimiter limiter, List<String> keys, long total,
-                                     int batchSize) {
+    private static void assertTotals(
+            CounterStore counters, RateLimiter limiter, List<String> keys, long total, int batchSize) {
         String shape = SharedStoreOptions.shape(limiter.config());
         for (int from = 0; from < keys.size(); from += batchSize) {
             List<CounterKey> ids = new ArrayList<>();

@@ -25,14 +25,17 @@ class CounterSchemaTest {
     private static final long FRAME = 1_767_268_800_000_000_000L;
 
     private final DataSource dataSource = Databases.shared();
-    private final String table = "sluice_cschema_" + UUID.randomUUID().toString().substring(0, 8);
+    private final String table =
+            "sluice_cschema_" + UUID.randomUUID().toString().substring(0, 8);
     private final CounterKey key = new CounterKey("fw:60000000000", "k");
 
     @AfterEach
     void dropTable() throws SQLException {
-        Databases.execute(dataSource, "DROP TABLE IF EXISTS " + table + "; DROP FUNCTION IF EXISTS " + table
-                + "_cas; DROP TABLE IF EXISTS sluice_s." + table + "; DROP FUNCTION IF EXISTS sluice_s." + table
-                + "_cas");
+        Databases.execute(
+                dataSource,
+                "DROP TABLE IF EXISTS " + table + "; DROP FUNCTION IF EXISTS " + table
+                        + "_cas; DROP TABLE IF EXISTS sluice_s." + table + "; DROP FUNCTION IF EXISTS sluice_s." + table
+                        + "_cas");
     }
 
     private PostgresStore.CounterStoreBuilder builder() {
@@ -50,8 +53,10 @@ class CounterSchemaTest {
         Databases.execute(dataSource, "DROP FUNCTION " + table + "_cas");
         CounterKey other = new CounterKey("fw:60000000000", "other");
         assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(create(other, 2, 2))));
-        assertEquals(List.of(new CounterSnapshot(1, Map.of(FRAME, 1L)), new CounterSnapshot(2, Map.of(FRAME, 2L))),
-                store.load(List.of(key, other)), "the table kept its records");
+        assertEquals(
+                List.of(new CounterSnapshot(1, Map.of(FRAME, 1L)), new CounterSnapshot(2, Map.of(FRAME, 2L))),
+                store.load(List.of(key, other)),
+                "the table kept its records");
 
         Databases.execute(dataSource, "DROP TABLE " + table);
         assertEquals(List.of(CounterSnapshot.absent()), store.load(List.of(key)), "a new, empty table");
@@ -63,16 +68,20 @@ class CounterSchemaTest {
     void withoutCreateSchemaTheScriptIsRunByHand() throws SQLException {
         PostgresStore.CounterStoreBuilder builder = builder().createSchema(false);
         CounterStore store = builder.build();
-        assertEquals(0, Databases.queryLong(dataSource, "SELECT count(*) FROM pg_class WHERE relname = '" + table
-                + "'"), "build() created nothing");
+        assertEquals(
+                0,
+                Databases.queryLong(dataSource, "SELECT count(*) FROM pg_class WHERE relname = '" + table + "'"),
+                "build() created nothing");
         SluiceException e = assertThrows(SluiceException.class, () -> store.load(List.of(key)));
-        assertTrue(e.getMessage().startsWith("PostgreSQL failed reading 1 counter records (fw:60000000000 'k') in "
-                + table), e.getMessage());
+        assertTrue(
+                e.getMessage()
+                        .startsWith("PostgreSQL failed reading 1 counter records (fw:60000000000 'k') in " + table),
+                e.getMessage());
         e = assertThrows(SluiceException.class, () -> store.compareAndSet(List.of(create(key, 1, 1))));
         assertTrue(e.getMessage().contains("whether they were applied is unknown"), e.getMessage());
 
         Databases.execute(dataSource, builder.schemaScript());
-        Databases.execute(dataSource, builder.schemaScript());  // idempotent
+        Databases.execute(dataSource, builder.schemaScript()); // idempotent
         assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(create(key, 1, 1))));
         assertEquals(1, store.load(List.of(key)).get(0).total());
     }
@@ -84,10 +93,18 @@ class CounterSchemaTest {
         assertTrue(store.toString().contains("sluice_s." + table), store.toString());
         assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(create(key, 1, 1))));
         assertEquals(1, Databases.queryLong(dataSource, "SELECT count(*) FROM sluice_s." + table));
-        assertEquals(1, Databases.queryLong(dataSource, "SELECT count(*) FROM pg_proc WHERE proname = '" + table
-                + "_cas' AND pronamespace = 'sluice_s'::regnamespace"));
-        assertEquals(0, Databases.queryLong(dataSource, "SELECT count(*) FROM pg_class WHERE relname = '" + table
-                + "' AND relnamespace = 'public'::regnamespace"));
+        assertEquals(
+                1,
+                Databases.queryLong(
+                        dataSource,
+                        "SELECT count(*) FROM pg_proc WHERE proname = '" + table
+                                + "_cas' AND pronamespace = 'sluice_s'::regnamespace"));
+        assertEquals(
+                0,
+                Databases.queryLong(
+                        dataSource,
+                        "SELECT count(*) FROM pg_class WHERE relname = '" + table
+                                + "' AND relnamespace = 'public'::regnamespace"));
     }
 
     @Test
@@ -113,7 +130,8 @@ class CounterSchemaTest {
     void defaults() {
         assertEquals("sluice_counter", PostgresStore.DEFAULT_COUNTER_TABLE);
         assertEquals(Duration.ofSeconds(1), dev.sluice.spi.CounterStoreBuilder.DEFAULT_TIMEOUT);
-        assertTrue(PostgresStore.counterStoreBuilder(dataSource).schemaScript()
+        assertTrue(PostgresStore.counterStoreBuilder(dataSource)
+                .schemaScript()
                 .contains("CREATE TABLE IF NOT EXISTS sluice_counter ("));
     }
 }

@@ -44,8 +44,8 @@ final class CountingDataSource {
 
     private <T> T proxy(Class<T> type, T target) {
         InvocationHandler handler = (p, method, args) -> invoke(target, method, args);
-        return type.cast(Proxy.newProxyInstance(CountingDataSource.class.getClassLoader(), new Class<?>[] {type},
-                handler));
+        return type.cast(
+                Proxy.newProxyInstance(CountingDataSource.class.getClassLoader(), new Class<?>[] {type}, handler));
     }
 
     private Object invoke(Object target, Method method, Object[] args) throws Throwable {
@@ -63,7 +63,8 @@ final class CountingDataSource {
             throw e.getCause();
         }
         Class<?> returned = method.getReturnType();
-        if (result != null && returned.isInterface()
+        if (result != null
+                && returned.isInterface()
                 && (returned == Connection.class || Statement.class.isAssignableFrom(returned))) {
             return proxy(castType(returned), result);
         }

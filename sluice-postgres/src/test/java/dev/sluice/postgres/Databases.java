@@ -19,10 +19,9 @@ final class Databases {
      */
     static final Duration PATIENCE = Duration.ofSeconds(30);
 
-    private static HikariDataSource shared;  // guarded by Databases.class
+    private static HikariDataSource shared; // guarded by Databases.class
 
-    private Databases() {
-    }
+    private Databases() {}
 
     /**
      * A pool on the JVM-wide test server, shared by the test classes, borrowing within {@link #PATIENCE}; never
@@ -69,8 +68,9 @@ final class Databases {
 
     /** The single long value {@code sql} selects. */
     static long queryLong(DataSource dataSource, String sql) throws SQLException {
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery(sql)) {
+        try (Connection c = dataSource.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
             if (!rs.next()) {
                 throw new AssertionError("no row from " + sql);
             }
@@ -80,7 +80,8 @@ final class Databases {
 
     /** Runs {@code sql}. */
     static void execute(DataSource dataSource, String sql) throws SQLException {
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = dataSource.getConnection();
+                Statement s = c.createStatement()) {
             s.execute(sql);
         }
     }

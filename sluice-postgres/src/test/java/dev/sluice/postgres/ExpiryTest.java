@@ -42,19 +42,26 @@ class ExpiryTest {
 
     @BeforeEach
     void emptyTable() throws SQLException {
-        store = PostgresStore.builder(dataSource).table(TABLE).timeSource(TimeSource.CLOCK)
-                .failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE).build();
+        store = PostgresStore.builder(dataSource)
+                .table(TABLE)
+                .timeSource(TimeSource.CLOCK)
+                .failurePolicy(FailurePolicy.THROW)
+                .timeout(Databases.PATIENCE)
+                .build();
         Databases.execute(dataSource, "TRUNCATE " + TABLE);
-        limiter = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(5, Duration.ofMinutes(1)).clock(clock)
-                .store(store).build();
+        limiter = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(5, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(store)
+                .build();
     }
 
     /** id (as a string of unsigned bytes) -> expires_at, for every row. */
     private Map<String, Long> rows() throws SQLException {
         Map<String, Long> rows = new HashMap<>();
         try (Connection c = dataSource.getConnection();
-             PreparedStatement s = c.prepareStatement("SELECT id, expires_at FROM " + TABLE);
-             ResultSet rs = s.executeQuery()) {
+                PreparedStatement s = c.prepareStatement("SELECT id, expires_at FROM " + TABLE);
+                ResultSet rs = s.executeQuery()) {
             while (rs.next()) {
                 rows.put(hex(rs.getBytes(1)), rs.getLong(2));
             }
@@ -65,7 +72,7 @@ class ExpiryTest {
     private static String hex(byte[] id) {
         StringBuilder b = new StringBuilder();
         for (byte x : id) {
-            b.append(String.format("%02x", x & 0xff));  // hex order = PostgreSQL's bytea order
+            b.append(String.format("%02x", x & 0xff)); // hex order = PostgreSQL's bytea order
         }
         return b.toString();
     }
@@ -88,8 +95,8 @@ class ExpiryTest {
         // Every old row was swept by the old rows inserted after it, but none had expired.
         assertEquals(300, rows().size());
 
-        clock.set(NOON.plus(Duration.ofMinutes(2)));  // every old row is idle since 12:01, deletable from 12:02
-        TreeMap<String, Boolean> predicted = new TreeMap<>();  // id -> expired
+        clock.set(NOON.plus(Duration.ofMinutes(2))); // every old row is idle since 12:01, deletable from 12:02
+        TreeMap<String, Boolean> predicted = new TreeMap<>(); // id -> expired
         for (String key : old) {
             predicted.put(id(key), true);
         }
@@ -108,7 +115,8 @@ class ExpiryTest {
         }
         Map<String, Long> rows = rows();
         assertEquals(predicted.keySet(), rows.keySet(), "the rows left are those the sweep rule predicts");
-        long expiredLeft = predicted.values().stream().filter(expired -> expired).count();
+        long expiredLeft =
+                predicted.values().stream().filter(expired -> expired).count();
         assertEquals(true, expiredLeft < 150, "most expired rows are gone: " + expiredLeft + " of 300 left");
 
         Decision again = limiter.tryAcquire("old-0");
@@ -129,7 +137,7 @@ class ExpiryTest {
         Decision d = limiter.tryAcquire("live-0");
         assertEquals(3, d.remaining(), "the first row still counts its request");
 
-        clock.set(NOON.plusSeconds(119));  // the first rows are idle, but only for 59 s
+        clock.set(NOON.plusSeconds(119)); // the first rows are idle, but only for 59 s
         for (int i = 0; i < 200; i++) {
             limiter.tryAcquire("latest-" + i);
         }

@@ -57,6 +57,7 @@ class FailureTest {
     private static final Duration WIDE = Duration.ofSeconds(10);
     /** How long the pools wait to borrow or open a connection: opening one can take a while on a loaded machine. */
     private static final Duration BORROW = Duration.ofSeconds(2);
+
     private static final Duration HANG = Duration.ofSeconds(20);
     private static final Duration FAIL_CLOSED_RETRY = Duration.ofSeconds(2);
     private static final Duration WINDOW = Duration.ofSeconds(60);
@@ -88,8 +89,11 @@ class FailureTest {
     }
 
     private SharedRateLimiter limiter(PostgresStore store) {
-        return (SharedRateLimiter) RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(3, WINDOW).clock(clock)
-                .store(store).build();
+        return (SharedRateLimiter) RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(3, WINDOW)
+                .clock(clock)
+                .store(store)
+                .build();
     }
 
     private static <T> T bounded(Supplier<T> call) {
@@ -110,8 +114,8 @@ class FailureTest {
     @Test
     void aCallStuckBehindARowLockEndsWithThePolicy() throws Exception {
         try (HikariDataSource pool = Databases.pool(server.url(), 2, BORROW);
-             HikariDataSource other = Databases.pool(server.url(), 1, BORROW)) {
-            PostgresStore store = store(pool, FailurePolicy.FAIL_CLOSED, WIDE);  // lock_timeout 8 s, socket 10 s
+                HikariDataSource other = Databases.pool(server.url(), 1, BORROW)) {
+            PostgresStore store = store(pool, FailurePolicy.FAIL_CLOSED, WIDE); // lock_timeout 8 s, socket 10 s
             SharedRateLimiter limiter = limiter(store);
             String key = "locked";
             assertEquals(2, limiter.tryAcquire(key).remaining());
@@ -119,14 +123,15 @@ class FailureTest {
             byte[] id = new PostgresDecider(store, limiter.config()).id(key);
             try (Connection holder = other.getConnection()) {
                 holder.setAutoCommit(false);
-                try (PreparedStatement s = holder.prepareStatement("SELECT cur FROM " + store.table()
-                        + " WHERE id = ? FOR UPDATE")) {
+                try (PreparedStatement s =
+                        holder.prepareStatement("SELECT cur FROM " + store.table() + " WHERE id = ? FOR UPDATE")) {
                     s.setBytes(1, id);
                     s.executeQuery().close();
                 }
                 assertFailClosed(bounded(() -> limiter.tryAcquire(key)));
                 assertEquals(1, limiter.storeFailures());
-                SQLException cause = assertInstanceOf(SQLException.class, reported.get(0).getCause());
+                SQLException cause =
+                        assertInstanceOf(SQLException.class, reported.get(0).getCause());
                 assertEquals("55P03", cause.getSQLState(), "ended by the server's lock_timeout: " + cause);
                 assertEquals(true, limiter.peek(key, 1).allowed(), "a peek takes no lock");
                 holder.rollback();
@@ -141,8 +146,8 @@ class FailureTest {
     @Test
     void aHungServerIsCutOffByTheTimeout() throws Exception {
         try (FreezingProxy proxy = new FreezingProxy(server.port(), FreezingProxy.WhileFrozen.DROP);
-             HikariDataSource pool = Databases.pool("jdbc:postgresql://localhost:" + proxy.port()
-                     + "/postgres?user=postgres", 2, BORROW)) {
+                HikariDataSource pool = Databases.pool(
+                        "jdbc:postgresql://localhost:" + proxy.port() + "/postgres?user=postgres", 2, BORROW)) {
             SharedRateLimiter open = limiter(store(pool, FailurePolicy.FAIL_OPEN, TIMEOUT));
             SharedRateLimiter strict = limiter(store(pool, FailurePolicy.THROW, TIMEOUT));
             SharedRateLimiter patient = limiter(store(pool, FailurePolicy.THROW, WIDE));
@@ -167,7 +172,7 @@ class FailureTest {
     @Test
     void theServerStopsMidRunAndComesBack() throws Exception {
         try (HikariDataSource pool = Databases.pool(server.url(), 1, BORROW);
-             HikariDataSource loadPool = Databases.pool(server.url(), 4, BORROW)) {
+                HikariDataSource loadPool = Databases.pool(server.url(), 4, BORROW)) {
             SharedRateLimiter open = limiter(store(pool, FailurePolicy.FAIL_OPEN, WIDE));
             SharedRateLimiter closed = limiter(store(pool, FailurePolicy.FAIL_CLOSED, WIDE));
             SharedRateLimiter strict = limiter(store(pool, FailurePolicy.THROW, WIDE));
@@ -201,8 +206,8 @@ class FailureTest {
                 assertFailClosed(bounded(() -> closed.tryAcquire("closed")));
                 assertFailClosed(bounded(() -> closed.peek("closed", 1)));
                 assertEquals(2, closed.storeFailures());
-                SluiceException thrown = bounded(() -> assertThrows(SluiceException.class,
-                        () -> strict.tryAcquire("strict")));
+                SluiceException thrown =
+                        bounded(() -> assertThrows(SluiceException.class, () -> strict.tryAcquire("strict")));
                 assertInstanceOf(SQLException.class, thrown.getCause(), "the driver's failure is the cause");
                 assertEquals(1, strict.storeFailures());
                 long callsWhileDown = loadCalls.get();
@@ -228,12 +233,14 @@ class FailureTest {
                 threads.shutdown();
             }
             for (Future<?> f : loadDone) {
-                f.get(HANG.toSeconds(), TimeUnit.SECONDS);  // rethrows if a fail-open call ever threw
+                f.get(HANG.toSeconds(), TimeUnit.SECONDS); // rethrows if a fail-open call ever threw
             }
             assertTrue(threads.awaitTermination(HANG.toSeconds(), TimeUnit.SECONDS));
             assertTrue(load.storeFailures() > 0, "the load saw the outage");
-            assertEquals(open.storeFailures() + closed.storeFailures() + strict.storeFailures()
-                    + load.storeFailures(), reported.size(), "every failure reported to the listener");
+            assertEquals(
+                    open.storeFailures() + closed.storeFailures() + strict.storeFailures() + load.storeFailures(),
+                    reported.size(),
+                    "every failure reported to the listener");
         }
     }
 
@@ -244,7 +251,7 @@ class FailureTest {
             try {
                 limiter.peek(key, 1);
             } catch (SluiceException e) {
-                return false;  // THROW: not yet
+                return false; // THROW: not yet
             }
             return limiter.storeFailures() == failures;
         });

@@ -42,29 +42,42 @@ class JointTest {
     private static final Duration MINUTE = Duration.ofMinutes(1);
     /** The window of the token bucket beside each algorithm: another shape than a token bucket of a minute's. */
     private static final Duration BUCKET = Duration.ofMinutes(2);
+
     private static final int THREADS = 8;
 
     private final ManualClock clock = new ManualClock(START);
     private final String run = UUID.randomUUID().toString().substring(0, 8);
 
-    private static PostgresStore store;  // guarded by JointTest.class
+    private static PostgresStore store; // guarded by JointTest.class
 
     private static synchronized PostgresStore store() {
         if (store == null) {
-            store = PostgresStore.builder(Databases.shared()).table("sluice_joint").timeSource(TimeSource.CLOCK)
-                    .failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE).build();
+            store = PostgresStore.builder(Databases.shared())
+                    .table("sluice_joint")
+                    .timeSource(TimeSource.CLOCK)
+                    .failurePolicy(FailurePolicy.THROW)
+                    .timeout(Databases.PATIENCE)
+                    .build();
         }
         return store;
     }
 
-    private RateLimiter limiter(Algorithm algorithm, long limit, Duration window, boolean countRejected,
-                                PostgresStore on) {
-        return RateLimiter.builder(algorithm).limit(limit, window).clock(clock).countRejected(countRejected)
-                .store(on).build();
+    private RateLimiter limiter(
+            Algorithm algorithm, long limit, Duration window, boolean countRejected, PostgresStore on) {
+        return RateLimiter.builder(algorithm)
+                .limit(limit, window)
+                .clock(clock)
+                .countRejected(countRejected)
+                .store(on)
+                .build();
     }
 
     private RateLimiter memory(Algorithm algorithm, long limit, Duration window, boolean countRejected) {
-        return RateLimiter.builder(algorithm).limit(limit, window).clock(clock).countRejected(countRejected).build();
+        return RateLimiter.builder(algorithm)
+                .limit(limit, window)
+                .clock(clock)
+                .countRejected(countRejected)
+                .build();
     }
 
     @Test
@@ -73,9 +86,13 @@ class JointTest {
         RateLimiter b = limiter(Algorithm.FIXED_WINDOW, 5, MINUTE, false, store());
         assertInstanceOf(SharedJoint.class, a.jointDecider());
         assertSame(a.jointDecider(), b.jointDecider(), "one SharedJoint per store");
-        PostgresStore other = PostgresStore.builder(Databases.shared()).table("sluice_joint")
-                .timeSource(TimeSource.CLOCK).build();
-        assertNotSame(a.jointDecider(), limiter(Algorithm.TOKEN_BUCKET, 5, MINUTE, false, other).jointDecider(),
+        PostgresStore other = PostgresStore.builder(Databases.shared())
+                .table("sluice_joint")
+                .timeSource(TimeSource.CLOCK)
+                .build();
+        assertNotSame(
+                a.jointDecider(),
+                limiter(Algorithm.TOKEN_BUCKET, 5, MINUTE, false, other).jointDecider(),
                 "another store, another joint decider");
     }
 
@@ -96,8 +113,8 @@ class JointTest {
         clock.advance(Duration.ofSeconds(1));
         Decision fullBefore = full.peek(key, 1);
 
-        JointDecision expected = RateLimiter.tryAcquireAll(Acquisition.of(memoryBucket, key),
-                Acquisition.of(memoryFull, key));
+        JointDecision expected =
+                RateLimiter.tryAcquireAll(Acquisition.of(memoryBucket, key), Acquisition.of(memoryFull, key));
         JointDecision joint = RateLimiter.tryAcquireAll(Acquisition.of(bucket, key), Acquisition.of(full, key));
         assertEquals(false, joint.allowed(), "refused by " + refusing + ": " + joint);
         assertEquals(expected, joint, "the in-memory store's answer");
@@ -112,8 +129,8 @@ class JointTest {
         // and once the request passes, both take
         clock.advance(MINUTE.multipliedBy(2));
         JointDecision passes = RateLimiter.tryAcquireAll(Acquisition.of(bucket, key), Acquisition.of(full, key));
-        JointDecision memoryPasses = RateLimiter.tryAcquireAll(Acquisition.of(memoryBucket, key),
-                Acquisition.of(memoryFull, key));
+        JointDecision memoryPasses =
+                RateLimiter.tryAcquireAll(Acquisition.of(memoryBucket, key), Acquisition.of(memoryFull, key));
         assertEquals(memoryPasses, passes, "the in-memory store's answer");
         assertEquals(true, passes.allowed(), "passes: " + passes);
         assertEquals(memoryBucket.peek(key, 1), bucket.peek(key, 1), "the bucket took one");
@@ -132,8 +149,8 @@ class JointTest {
         for (int i = 0; i < 3; i++) {
             assertEquals(memoryFull.tryAcquire(key), full.tryAcquire(key), "request " + i + " alone");
             clock.advance(Duration.ofSeconds(7));
-            JointDecision expected = RateLimiter.tryAcquireAll(Acquisition.of(memoryBucket, key),
-                    Acquisition.of(memoryFull, key));
+            JointDecision expected =
+                    RateLimiter.tryAcquireAll(Acquisition.of(memoryBucket, key), Acquisition.of(memoryFull, key));
             JointDecision joint = RateLimiter.tryAcquireAll(Acquisition.of(bucket, key), Acquisition.of(full, key));
             assertEquals(expected, joint, "joint request " + i);
             clock.advance(Duration.ofSeconds(3));
@@ -157,12 +174,14 @@ class JointTest {
         try {
             int total = 0;
             for (int second = 0; second < 14; second++) {
-                int admitted = burst(threads, request, 4);  // 32 attempts
+                int admitted = burst(threads, request, 4); // 32 attempts
                 int expected = Math.min(10, 100 - total);
                 assertEquals(expected, admitted, "admitted in second " + second + " (" + total + " before)");
                 total += admitted;
                 if (total == 100 && second > 10) {
-                    assertEquals(10, perSecond.peek(key, 1).remaining(),
+                    assertEquals(
+                            10,
+                            perSecond.peek(key, 1).remaining(),
                             "the bucket refilled and gave nothing to refused requests");
                 }
                 clock.advance(Duration.ofSeconds(1));
@@ -204,19 +223,23 @@ class JointTest {
      */
     @Test
     void jointRequestsInOppositeOrdersDoNotDeadlock() throws Exception {
-        store();  // the table and functions
+        store(); // the table and functions
         CountingDataSource counting = new CountingDataSource(Databases.shared());
-        PostgresStore counted = PostgresStore.builder(counting.dataSource()).table("sluice_joint")
-                .timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE)
-                .createSchema(false).build();
+        PostgresStore counted = PostgresStore.builder(counting.dataSource())
+                .table("sluice_joint")
+                .timeSource(TimeSource.CLOCK)
+                .failurePolicy(FailurePolicy.THROW)
+                .timeout(Databases.PATIENCE)
+                .createSchema(false)
+                .build();
         RateLimiter scarce = limiter(Algorithm.FIXED_WINDOW, 150, MINUTE, false, counted);
         RateLimiter ample = limiter(Algorithm.SLIDING_LOG, 1000, MINUTE, false, counted);
         String a = "order:" + run + ":a";
         String b = "order:" + run + ":b";
-        List<Acquisition> forward = List.of(Acquisition.of(scarce, a), Acquisition.of(ample, b),
-                Acquisition.of(scarce, b));
-        List<Acquisition> backward = List.of(Acquisition.of(scarce, b), Acquisition.of(ample, b),
-                Acquisition.of(scarce, a));
+        List<Acquisition> forward =
+                List.of(Acquisition.of(scarce, a), Acquisition.of(ample, b), Acquisition.of(scarce, b));
+        List<Acquisition> backward =
+                List.of(Acquisition.of(scarce, b), Acquisition.of(ample, b), Acquisition.of(scarce, a));
         ExecutorService threads = Executors.newFixedThreadPool(THREADS);
         try {
             CountDownLatch start = new CountDownLatch(1);
@@ -226,7 +249,7 @@ class JointTest {
                 List<Acquisition> request = t % 2 == 0 ? forward : backward;
                 done.add(threads.submit(() -> {
                     start.await();
-                    for (int i = 0; i < 25; i++) {  // 200 in all
+                    for (int i = 0; i < 25; i++) { // 200 in all
                         if (RateLimiter.tryAcquireAll(request).allowed()) {
                             admitted.incrementAndGet();
                         }
@@ -251,20 +274,24 @@ class JointTest {
     /** A joint request of three parts is one statement and one round trip, whatever the parts. */
     @Test
     void aJointRequestIsOneRoundTrip() throws Exception {
-        store();  // the table and functions
+        store(); // the table and functions
         try (RoundTripProxy proxy = new RoundTripProxy(PostgresServers.shared());
-             Connection connection = DriverManager.getConnection(proxy.url())) {
+                Connection connection = DriverManager.getConnection(proxy.url())) {
             CountingDataSource counting = new CountingDataSource(CounterRoundTripTest.only(connection));
-            PostgresStore tripped = PostgresStore.builder(counting.dataSource()).table("sluice_joint")
-                    .timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE)
-                    .createSchema(false).build();
+            PostgresStore tripped = PostgresStore.builder(counting.dataSource())
+                    .table("sluice_joint")
+                    .timeSource(TimeSource.CLOCK)
+                    .failurePolicy(FailurePolicy.THROW)
+                    .timeout(Databases.PATIENCE)
+                    .createSchema(false)
+                    .build();
             List<Acquisition> request = List.of(
-                    Acquisition.of(limiter(Algorithm.TOKEN_BUCKET, 10, Duration.ofSeconds(1), false, tripped), "t"
-                            + run),
+                    Acquisition.of(
+                            limiter(Algorithm.TOKEN_BUCKET, 10, Duration.ofSeconds(1), false, tripped), "t" + run),
                     Acquisition.of(limiter(Algorithm.SLIDING_WINDOW_COUNTER, 100, MINUTE, true, tripped), "t" + run),
-                    Acquisition.of(limiter(Algorithm.LEAKY_BUCKET, 1000, Duration.ofHours(1), false, tripped), "u"
-                            + run));
-            RateLimiter.tryAcquireAll(request);  // warm: the driver prepares on first use
+                    Acquisition.of(
+                            limiter(Algorithm.LEAKY_BUCKET, 1000, Duration.ofHours(1), false, tripped), "u" + run));
+            RateLimiter.tryAcquireAll(request); // warm: the driver prepares on first use
             for (int i = 0; i < 5; i++) {
                 long statements = counting.statements();
                 long trips = proxy.roundTrips();

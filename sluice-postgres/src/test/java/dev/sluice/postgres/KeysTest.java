@@ -26,14 +26,21 @@ class KeysTest {
     private final ManualClock clock = new ManualClock(Instant.parse("2026-01-01T12:00:00Z"));
     private final String run = UUID.randomUUID().toString();
 
-    private final PostgresStore store = PostgresStore.builder(dataSource).table("sluice_keys")
-            .timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE).build();
-    private final RateLimiter limiter = RateLimiter.builder(Algorithm.TOKEN_BUCKET).limit(2, Duration.ofMinutes(1))
-            .clock(clock).store(store).build();
+    private final PostgresStore store = PostgresStore.builder(dataSource)
+            .table("sluice_keys")
+            .timeSource(TimeSource.CLOCK)
+            .failurePolicy(FailurePolicy.THROW)
+            .timeout(Databases.PATIENCE)
+            .build();
+    private final RateLimiter limiter = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+            .limit(2, Duration.ofMinutes(1))
+            .clock(clock)
+            .store(store)
+            .build();
 
     private String storedKey(String key) throws SQLException {
         try (Connection c = dataSource.getConnection();
-             PreparedStatement s = c.prepareStatement("SELECT key FROM " + store.table() + " WHERE id = ?")) {
+                PreparedStatement s = c.prepareStatement("SELECT key FROM " + store.table() + " WHERE id = ?")) {
             s.setBytes(1, new PostgresDecider(store, limiter.config()).id(key));
             try (ResultSet rs = s.executeQuery()) {
                 return rs.next() ? rs.getString(1) : null;
@@ -81,10 +88,18 @@ class KeysTest {
 
     @Test
     void namespacesSeparateLimiters() {
-        PostgresStore other = PostgresStore.builder(dataSource).table("sluice_keys").namespace("other-app")
-                .timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE).build();
-        RateLimiter otherLimiter = RateLimiter.builder(Algorithm.TOKEN_BUCKET).limit(2, Duration.ofMinutes(1))
-                .clock(clock).store(other).build();
+        PostgresStore other = PostgresStore.builder(dataSource)
+                .table("sluice_keys")
+                .namespace("other-app")
+                .timeSource(TimeSource.CLOCK)
+                .failurePolicy(FailurePolicy.THROW)
+                .timeout(Databases.PATIENCE)
+                .build();
+        RateLimiter otherLimiter = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+                .limit(2, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(other)
+                .build();
         String key = run + "shared-name";
         limiter.tryAcquire(key);
         limiter.tryAcquire(key);

@@ -10,7 +10,6 @@ import dev.sluice.FailurePolicy;
 import dev.sluice.JointDecision;
 import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
-import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterStore;
@@ -22,8 +21,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
@@ -39,9 +36,13 @@ class ListenerTest {
             new dev.sluice.testkit.ManualClock(Instant.parse("2026-01-01T12:00:00Z"));
     private final String run = UUID.randomUUID().toString().substring(0, 8);
 
-    private RateLimiter limiter(Algorithm algorithm, long limit, Duration window, PostgresStore store,
-                                RateLimitListener listener) {
-        return RateLimiter.builder(algorithm).limit(limit, window).clock(clock).listener(listener).store(store)
+    private RateLimiter limiter(
+            Algorithm algorithm, long limit, Duration window, PostgresStore store, RateLimitListener listener) {
+        return RateLimiter.builder(algorithm)
+                .limit(limit, window)
+                .clock(clock)
+                .listener(listener)
+                .store(store)
                 .build();
     }
 
@@ -53,9 +54,13 @@ class ListenerTest {
     void aThrowingListenerChangesNoDecision() {
         ThrowingListener onStore = new ThrowingListener();
         ThrowingListener onLimiter = new ThrowingListener();
-        PostgresStore store = PostgresStore.builder(Databases.shared()).table("sluice_listener")
-                .timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE)
-                .listener(onStore).build();
+        PostgresStore store = PostgresStore.builder(Databases.shared())
+                .table("sluice_listener")
+                .timeSource(TimeSource.CLOCK)
+                .failurePolicy(FailurePolicy.THROW)
+                .timeout(Databases.PATIENCE)
+                .listener(onStore)
+                .build();
         RateLimiter perSecond = limiter(Algorithm.TOKEN_BUCKET, 3, Duration.ofSeconds(1), store, onLimiter);
         RateLimiter perMinute = limiter(Algorithm.SLIDING_TAIL, 5, MINUTE, store, onLimiter);
         RateLimiter memorySecond = memory(Algorithm.TOKEN_BUCKET, 3, Duration.ofSeconds(1));
@@ -63,10 +68,12 @@ class ListenerTest {
         String key = "throwing:" + run;
         for (int i = 0; i < 8; i++) {
             assertEquals(memorySecond.tryAcquire(key, 1), perSecond.tryAcquire(key, 1), "tryAcquire " + i);
-            JointDecision expected = RateLimiter.tryAcquireAll(Acquisition.of(memorySecond, key),
-                    Acquisition.of(memoryMinute, key));
-            assertEquals(expected, RateLimiter.tryAcquireAll(Acquisition.of(perSecond, key),
-                    Acquisition.of(perMinute, key)), "joint request " + i);
+            JointDecision expected =
+                    RateLimiter.tryAcquireAll(Acquisition.of(memorySecond, key), Acquisition.of(memoryMinute, key));
+            assertEquals(
+                    expected,
+                    RateLimiter.tryAcquireAll(Acquisition.of(perSecond, key), Acquisition.of(perMinute, key)),
+                    "joint request " + i);
             clock.advance(Duration.ofMillis(400));
         }
         assertEquals(8 + 16, onStore.decisions(), "decisions the store's listener heard");
@@ -79,9 +86,14 @@ class ListenerTest {
     void aThrowingListenerChangesNoFailurePolicyAnswer() {
         for (FailurePolicy policy : List.of(FailurePolicy.FAIL_OPEN, FailurePolicy.FAIL_CLOSED)) {
             ThrowingListener onStore = new ThrowingListener();
-            PostgresStore down = PostgresStore.builder(unreachable()).table("sluice_listener")
-                    .timeSource(TimeSource.CLOCK).failurePolicy(policy).createSchema(false)
-                    .failClosedRetryAfter(Duration.ofSeconds(2)).listener(onStore).build();
+            PostgresStore down = PostgresStore.builder(unreachable())
+                    .table("sluice_listener")
+                    .timeSource(TimeSource.CLOCK)
+                    .failurePolicy(policy)
+                    .createSchema(false)
+                    .failClosedRetryAfter(Duration.ofSeconds(2))
+                    .listener(onStore)
+                    .build();
             RateLimiter a = limiter(Algorithm.FIXED_WINDOW, 10, MINUTE, down, new ThrowingListener());
             RateLimiter b = limiter(Algorithm.LEAKY_BUCKET, 10, MINUTE, down, new ThrowingListener());
             boolean open = policy == FailurePolicy.FAIL_OPEN;
@@ -108,15 +120,21 @@ class ListenerTest {
         String table = "sluice_listener_" + run;
         ThrowingListener onStore = new ThrowingListener();
         try {
-            PostgresStore store = PostgresStore.builder(Databases.shared()).table(table).timeSource(TimeSource.CLOCK)
-                    .failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE).listener(onStore).build();
+            PostgresStore store = PostgresStore.builder(Databases.shared())
+                    .table(table)
+                    .timeSource(TimeSource.CLOCK)
+                    .failurePolicy(FailurePolicy.THROW)
+                    .timeout(Databases.PATIENCE)
+                    .listener(onStore)
+                    .build();
             RateLimiter limiter = limiter(Algorithm.FIXED_WINDOW, 2, MINUTE, store, RateLimitListener.NONE);
             assertEquals(1, limiter.tryAcquire("k", 1).remaining());
             Databases.execute(Databases.shared(), "DROP FUNCTION " + table + "_decide_all");
             JointDecision d = RateLimiter.tryAcquireAll(Acquisition.of(limiter, "k"));
             assertEquals(0, d.decision(0).remaining(), "decided after the function was created again: " + d);
             assertEquals(1, onStore.failures().size(), "failures heard: " + onStore.failures());
-            assertTrue(onStore.failures().get(0).getMessage().contains("creating them again"),
+            assertTrue(
+                    onStore.failures().get(0).getMessage().contains("creating them again"),
                     onStore.failures().get(0).getMessage());
             assertEquals(1, onStore.failures().size(), "one failure heard");
             assertEquals(1, onStore.failuresOfStoreWork(), "no limiter: the store's own work");
@@ -128,8 +146,11 @@ class ListenerTest {
     @Test
     void theCounterStoreTellsItsCallTimesAndAnswersDespiteAThrowingListener() {
         ThrowingListener listener = new ThrowingListener();
-        CounterStore counters = PostgresStore.counterStoreBuilder(Databases.shared()).table("sluice_counter")
-                .timeout(Databases.PATIENCE).listener(listener).build();
+        CounterStore counters = PostgresStore.counterStoreBuilder(Databases.shared())
+                .table("sluice_counter")
+                .timeout(Databases.PATIENCE)
+                .listener(listener)
+                .build();
         CounterKey key = new CounterKey("fw:60000000000", "listened:" + run);
         assertEquals(1, counters.load(List.of(key)).size());
         assertEquals(1, listener.calls(), "calls heard");
@@ -137,8 +158,8 @@ class ListenerTest {
 
     /** A DataSource whose every connection attempt fails at once. */
     private static DataSource unreachable() {
-        return (DataSource) Proxy.newProxyInstance(ListenerTest.class.getClassLoader(), new Class<?>[] {DataSource.class},
-                (p, method, args) -> {
+        return (DataSource) Proxy.newProxyInstance(
+                ListenerTest.class.getClassLoader(), new Class<?>[] {DataSource.class}, (p, method, args) -> {
                     if (method.getName().equals("getConnection")) {
                         throw new SQLTransientConnectionException("the database is down");
                     }

@@ -12,7 +12,7 @@ import dev.sluice.testkit.RateLimiterContract;
  */
 class PostgresContractTest extends RateLimiterContract {
 
-    private static PostgresStore store;  // guarded by PostgresContractTest.class
+    private static PostgresStore store; // guarded by PostgresContractTest.class
 
     @Override
     protected RateLimitStore store() {

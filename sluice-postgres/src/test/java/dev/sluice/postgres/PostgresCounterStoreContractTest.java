@@ -43,7 +43,10 @@ class PostgresCounterStoreContractTest extends CounterStoreContract {
 
     @Override
     protected CounterStore counterStore() {
-        return PostgresStore.counterStoreBuilder(pool).table(TABLE).createSchema(false).timeout(Databases.PATIENCE)
+        return PostgresStore.counterStoreBuilder(pool)
+                .table(TABLE)
+                .createSchema(false)
+                .timeout(Databases.PATIENCE)
                 .build();
     }
 

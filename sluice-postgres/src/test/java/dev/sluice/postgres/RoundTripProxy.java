@@ -43,8 +43,8 @@ final class RoundTripProxy implements AutoCloseable {
         }
         this.targetHost = m.group(1);
         this.targetPort = m.group(2) == null ? 5432 : Integer.parseInt(m.group(2));
-        this.databaseAndParameters = m.group(3) + (m.group(4) == null ? "?" : m.group(4) + "&")
-                + "sslmode=disable&gssEncMode=disable";
+        this.databaseAndParameters =
+                m.group(3) + (m.group(4) == null ? "?" : m.group(4) + "&") + "sslmode=disable&gssEncMode=disable";
         this.listener = new ServerSocket();
         listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         Thread acceptor = new Thread(this::acceptLoop, "round-trip-proxy-accept");
@@ -74,7 +74,7 @@ final class RoundTripProxy implements AutoCloseable {
                 start(() -> copy(client, server), "round-trip-proxy-up");
                 start(() -> frames(server, client), "round-trip-proxy-down");
             } catch (IOException e) {
-                return;  // closed
+                return; // closed
             }
         }
     }
@@ -87,7 +87,8 @@ final class RoundTripProxy implements AutoCloseable {
 
     private void copy(Socket from, Socket to) {
         byte[] buffer = new byte[8192];
-        try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+        try (InputStream in = from.getInputStream();
+                OutputStream out = to.getOutputStream()) {
             int n;
             while ((n = in.read(buffer)) >= 0) {
                 out.write(buffer, 0, n);
@@ -104,7 +105,7 @@ final class RoundTripProxy implements AutoCloseable {
     /** Forwards the server's messages one by one: a type byte, then a length that counts itself. */
     private void frames(Socket from, Socket to) {
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(from.getInputStream()));
-             OutputStream out = new BufferedOutputStream(to.getOutputStream())) {
+                OutputStream out = new BufferedOutputStream(to.getOutputStream())) {
             byte[] body = new byte[8192];
             while (true) {
                 int type = in.read();
@@ -117,7 +118,7 @@ final class RoundTripProxy implements AutoCloseable {
                 }
                 in.readFully(body, 0, length - 4);
                 if (type == READY_FOR_QUERY) {
-                    roundTrips.incrementAndGet();  // before the client can see the exchange end
+                    roundTrips.incrementAndGet(); // before the client can see the exchange end
                 }
                 out.write(type);
                 out.write(length >>> 24);

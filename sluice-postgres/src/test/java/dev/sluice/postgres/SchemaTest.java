@@ -39,17 +39,24 @@ class SchemaTest {
 
     @AfterEach
     void dropTable() throws SQLException {
-        Databases.execute(dataSource, "DROP TABLE IF EXISTS " + table + " CASCADE; DROP TABLE IF EXISTS sluice_s."
-                + table + " CASCADE");
+        Databases.execute(
+                dataSource,
+                "DROP TABLE IF EXISTS " + table + " CASCADE; DROP TABLE IF EXISTS sluice_s." + table + " CASCADE");
     }
 
     private PostgresStore.Builder builder() {
-        return PostgresStore.builder(dataSource).table(table).timeSource(TimeSource.CLOCK)
-                .failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE);
+        return PostgresStore.builder(dataSource)
+                .table(table)
+                .timeSource(TimeSource.CLOCK)
+                .failurePolicy(FailurePolicy.THROW)
+                .timeout(Databases.PATIENCE);
     }
 
     private RateLimiter limiter(PostgresStore store) {
-        return RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(2, Duration.ofMinutes(1)).clock(clock).store(store)
+        return RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(2, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(store)
                 .build();
     }
 
@@ -66,15 +73,19 @@ class SchemaTest {
             for (int i = 0; i < 6; i++) {
                 Callable<PostgresStore> build = () -> {
                     start.await();
-                    return PostgresStore.builder(pool).table(table).timeSource(TimeSource.CLOCK)
-                            .failurePolicy(FailurePolicy.THROW).timeout(Databases.PATIENCE).build();
+                    return PostgresStore.builder(pool)
+                            .table(table)
+                            .timeSource(TimeSource.CLOCK)
+                            .failurePolicy(FailurePolicy.THROW)
+                            .timeout(Databases.PATIENCE)
+                            .build();
                 };
                 built.add(threads.submit(build));
             }
             start.countDown();
             RateLimiter first = limiter(built.get(0).get(1, TimeUnit.MINUTES));
             for (Future<PostgresStore> f : built) {
-                f.get(1, TimeUnit.MINUTES);  // none failed
+                f.get(1, TimeUnit.MINUTES); // none failed
             }
             assertEquals(1, first.tryAcquire("k").remaining());
             String script = builder().schemaScript();
@@ -98,30 +109,43 @@ class SchemaTest {
 
     @Test
     void aTableWhoseShapeColumnIsCalledStateIsRenamedAndKeepsItsRows() throws SQLException {
-        Databases.execute(dataSource, "CREATE TABLE " + table + " (id bytea PRIMARY KEY, namespace text NOT NULL,"
-                + " state text NOT NULL, key text NOT NULL, expires_at bigint NOT NULL, win bigint, cur bigint,"
-                + " prev bigint, frac bigint, tat bigint, last bigint, seen bigint, expiries bigint[],"
-                + " weights bigint[])");
-        Databases.execute(dataSource, "INSERT INTO " + table + " (id, namespace, state, key, expires_at)"
-                + " VALUES ('\\x00', 'old', 'fw:1', 'k', 0)");
+        Databases.execute(
+                dataSource,
+                "CREATE TABLE " + table + " (id bytea PRIMARY KEY, namespace text NOT NULL,"
+                        + " state text NOT NULL, key text NOT NULL, expires_at bigint NOT NULL, win bigint, cur bigint,"
+                        + " prev bigint, frac bigint, tat bigint, last bigint, seen bigint, expiries bigint[],"
+                        + " weights bigint[])");
+        Databases.execute(
+                dataSource,
+                "INSERT INTO " + table + " (id, namespace, state, key, expires_at)"
+                        + " VALUES ('\\x00', 'old', 'fw:1', 'k', 0)");
         assertEquals(1, limiter(builder().build()).tryAcquire("k", 1).remaining());
-        assertEquals(1, Databases.queryLong(dataSource, "SELECT count(*) FROM " + table + " WHERE shape = 'fw:1'"),
+        assertEquals(
+                1,
+                Databases.queryLong(dataSource, "SELECT count(*) FROM " + table + " WHERE shape = 'fw:1'"),
                 "the old row, its shape column renamed");
-        assertEquals(0, Databases.queryLong(dataSource, "SELECT count(*) FROM pg_attribute WHERE attrelid = '"
-                + table + "'::regclass AND attname = 'state'"), "no column state");
+        assertEquals(
+                0,
+                Databases.queryLong(
+                        dataSource,
+                        "SELECT count(*) FROM pg_attribute WHERE attrelid = '" + table
+                                + "'::regclass AND attname = 'state'"),
+                "no column state");
     }
 
     @Test
     void withoutCreateSchemaTheScriptIsRunByHand() throws SQLException {
         PostgresStore.Builder builder = builder().createSchema(false).failurePolicy(FailurePolicy.FAIL_CLOSED);
         SharedRateLimiter limiter = (SharedRateLimiter) limiter(builder.build());
-        assertEquals(0, Databases.queryLong(dataSource, "SELECT count(*) FROM pg_class WHERE relname = '" + table
-                + "'"), "build() created nothing");
+        assertEquals(
+                0,
+                Databases.queryLong(dataSource, "SELECT count(*) FROM pg_class WHERE relname = '" + table + "'"),
+                "build() created nothing");
         assertEquals(false, limiter.tryAcquire("k").allowed(), "no table: the failure policy answers");
         assertEquals(1, limiter.storeFailures());
 
         Databases.execute(dataSource, builder.schemaScript());
-        Databases.execute(dataSource, builder.schemaScript());  // idempotent
+        Databases.execute(dataSource, builder.schemaScript()); // idempotent
         assertEquals(1, limiter.tryAcquire("k").remaining());
         assertEquals(1, limiter.storeFailures());
     }
@@ -133,8 +157,12 @@ class SchemaTest {
         assertEquals("sluice_s." + table, store.table());
         assertEquals(1, limiter(store).tryAcquire("k").remaining());
         assertEquals(1, Databases.queryLong(dataSource, "SELECT count(*) FROM sluice_s." + table));
-        assertEquals(0, Databases.queryLong(dataSource, "SELECT count(*) FROM pg_class WHERE relname = '" + table
-                + "' AND relnamespace = 'public'::regnamespace"));
+        assertEquals(
+                0,
+                Databases.queryLong(
+                        dataSource,
+                        "SELECT count(*) FROM pg_class WHERE relname = '" + table
+                                + "' AND relnamespace = 'public'::regnamespace"));
     }
 
     @Test
@@ -154,7 +182,8 @@ class SchemaTest {
     @Test
     void anUnreachableDatabaseFailsTheBuildWithASluiceException() {
         try (HikariDataSource nowhere = Databases.pool("jdbc:postgresql://localhost:1/none?user=none", 1)) {
-            SluiceException e = assertThrows(SluiceException.class, () -> PostgresStore.builder(nowhere).build());
+            SluiceException e = assertThrows(
+                    SluiceException.class, () -> PostgresStore.builder(nowhere).build());
             assertTrue(e.getMessage().startsWith("cannot create the table sluice_limit"), e.getMessage());
         }
     }

@@ -1,12 +1,12 @@
 package dev.sluice.redis;
 
 import dev.sluice.SluiceException;
+import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
@@ -36,18 +36,19 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
     private final String target;
     private final boolean cluster;
     private final Object lock = new Object();
-    private volatile @Nullable Open<C> ready;        // written under lock; null until connected and after close
-    private @Nullable CompletableFuture<C> attempt;  // guarded by lock
-    private long failedAt;                           // guarded by lock: System.nanoTime() of the last failed attempt
-    private boolean closed;                          // guarded by lock
+    private volatile @Nullable Open<C> ready; // written under lock; null until connected and after close
+    private @Nullable CompletableFuture<C> attempt; // guarded by lock
+    private long failedAt; // guarded by lock: System.nanoTime() of the last failed attempt
+    private boolean closed; // guarded by lock
 
     /** An open connection and its commands. */
-    private record Open<C>(C connection, RedisScriptingAsyncCommands<String, String> commands) {
-    }
+    private record Open<C>(C connection, RedisScriptingAsyncCommands<String, String> commands) {}
 
-    private Connector(Supplier<CompletableFuture<C>> connect,
-                      Function<C, RedisScriptingAsyncCommands<String, String>> commandsOf, String target,
-                      boolean cluster) {
+    private Connector(
+            Supplier<CompletableFuture<C>> connect,
+            Function<C, RedisScriptingAsyncCommands<String, String>> commandsOf,
+            String target,
+            boolean cluster) {
         this.connect = connect;
         this.commandsOf = commandsOf;
         this.target = target;
@@ -55,13 +56,19 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
     }
 
     static Connector<StatefulRedisConnection<String, String>> standalone(RedisClient client) {
-        return new Connector<>(() -> inBackground(() -> client.connect(StringCodec.UTF8)),
-                StatefulRedisConnection::async, "Redis", false);
+        return new Connector<>(
+                () -> inBackground(() -> client.connect(StringCodec.UTF8)),
+                StatefulRedisConnection::async,
+                "Redis",
+                false);
     }
 
     static Connector<StatefulRedisClusterConnection<String, String>> cluster(RedisClusterClient client) {
-        return new Connector<>(() -> inBackground(() -> client.connect(StringCodec.UTF8)),
-                StatefulRedisClusterConnection::async, "Redis Cluster", true);
+        return new Connector<>(
+                () -> inBackground(() -> client.connect(StringCodec.UTF8)),
+                StatefulRedisClusterConnection::async,
+                "Redis Cluster",
+                true);
     }
 
     /**
@@ -123,8 +130,9 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
             if (ready != null) {
                 return ready;
             }
-            if (attempt == null || (attempt.isCompletedExceptionally()
-                    && System.nanoTime() - failedAt >= TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS))) {
+            if (attempt == null
+                    || (attempt.isCompletedExceptionally()
+                            && System.nanoTime() - failedAt >= TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS))) {
                 attempt = start();
             }
             current = attempt;
@@ -164,7 +172,7 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
                 } else if (closed) {
                     var unusedClose = c.closeAsync();
                 } else {
-                    opened(c);  // also when no call is waiting for it
+                    opened(c); // also when no call is waiting for it
                 }
             }
         });

@@ -23,7 +23,8 @@ final class LuaScript {
     static {
         SCRIPTS.put(Algorithm.FIXED_WINDOW, load("fixed_window", "fixed_window", "single"));
         SCRIPTS.put(Algorithm.SLIDING_LOG, load("sliding_log", "expiring_log", "sliding_log", "single"));
-        SCRIPTS.put(Algorithm.SLIDING_WINDOW_COUNTER,
+        SCRIPTS.put(
+                Algorithm.SLIDING_WINDOW_COUNTER,
                 load("sliding_window_counter", "expiring_log", "sliding_window_counter", "single"));
         SCRIPTS.put(Algorithm.SLIDING_TAIL, load("sliding_tail", "sliding_tail", "single"));
         SCRIPTS.put(Algorithm.TOKEN_BUCKET, load("token_bucket", "token_bucket", "single"));
@@ -31,8 +32,16 @@ final class LuaScript {
     }
 
     /** A joint request over keys of any algorithms, all or nothing ({@code joint.lua}). */
-    static final LuaScript JOINT = load("joint", "expiring_log", "sliding_log", "sliding_window_counter",
-            "sliding_tail", "token_bucket", "leaky_bucket", "fixed_window", "joint");
+    static final LuaScript JOINT = load(
+            "joint",
+            "expiring_log",
+            "sliding_log",
+            "sliding_window_counter",
+            "sliding_tail",
+            "token_bucket",
+            "leaky_bucket",
+            "fixed_window",
+            "joint");
 
     private final String name;
     private final String text;

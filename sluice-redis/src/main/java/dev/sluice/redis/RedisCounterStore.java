@@ -129,8 +129,12 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
     private final long marginMillis;
     private final RateLimitListener listener;
 
-    RedisCounterStore(Connector<?> connector, String namespace, Duration timeout, Duration expiryMargin,
-                      RateLimitListener listener) {
+    RedisCounterStore(
+            Connector<?> connector,
+            String namespace,
+            Duration timeout,
+            Duration expiryMargin,
+            RateLimitListener listener) {
         this.connector = connector;
         this.listener = listener;
         this.namespace = namespace;
@@ -278,13 +282,14 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
         for (Map.Entry<Long, Long> frame : w.counters().entrySet()) {
             args.add(Long.toString(frame.getKey())).add(Long.toString(frame.getValue()));
         }
-        return new AsyncCommand<>(new Command<>(withText ? CommandType.EVAL : CommandType.EVALSHA,
-                new IntegerOutput<>(CODEC), args));
+        return new AsyncCommand<>(
+                new Command<>(withText ? CommandType.EVAL : CommandType.EVALSHA, new IntegerOutput<>(CODEC), args));
     }
 
     /** {@code expireAtNanos} rounded up to the millisecond, plus the margin; saturated. */
     long expiryMillis(long expireAtNanos) {
-        long millis = Math.floorDiv(expireAtNanos, 1_000_000L) + (Math.floorMod(expireAtNanos, 1_000_000L) == 0 ? 0 : 1);
+        long millis =
+                Math.floorDiv(expireAtNanos, 1_000_000L) + (Math.floorMod(expireAtNanos, 1_000_000L) == 0 ? 0 : 1);
         return millis > Long.MAX_VALUE - marginMillis ? Long.MAX_VALUE : millis + marginMillis;
     }
 
@@ -356,8 +361,10 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
             }
             return new CounterSnapshot(v, counters);
         } catch (IllegalArgumentException e) {
-            throw new SluiceException("the Redis hash " + redisKey(key) + " is not a counter record (" + e.getMessage()
-                    + "): " + hash.size() + " fields", e);
+            throw new SluiceException(
+                    "the Redis hash " + redisKey(key) + " is not a counter record (" + e.getMessage() + "): "
+                            + hash.size() + " fields",
+                    e);
         }
     }
 

@@ -28,7 +28,7 @@ final class RedisDecider implements AtomicDecider {
     private final String window;
     private final String countRejected;
     private final String margin;
-    private final @Nullable String subWindow;  // null unless a sliding-window counter
+    private final @Nullable String subWindow; // null unless a sliding-window counter
     private final String strict;
     private final String code;
     private final Duration timeout;
@@ -84,8 +84,12 @@ final class RedisDecider implements AtomicDecider {
 
     /** The decision of the five integers at {@code from} in a script's answer (durations in microseconds). */
     static StoreDecision decision(List<Object> r, int from) {
-        return new StoreDecision(number(r, from) == 1, number(r, from + 1), number(r, from + 2) * 1000,
-                number(r, from + 3) * 1000, number(r, from + 4));
+        return new StoreDecision(
+                number(r, from) == 1,
+                number(r, from + 1),
+                number(r, from + 2) * 1000,
+                number(r, from + 3) * 1000,
+                number(r, from + 4));
     }
 
     @Override
@@ -102,11 +106,22 @@ final class RedisDecider implements AtomicDecider {
         String now = now(nowNanos);
         String[] args;
         if (subWindow != null) {
-            args = new String[] {mode, now, limit, window, Long.toString(cost), countRejected, margin,
-                    Long.toString(place), subWindow, strict};
+            args = new String[] {
+                mode,
+                now,
+                limit,
+                window,
+                Long.toString(cost),
+                countRejected,
+                margin,
+                Long.toString(place),
+                subWindow,
+                strict
+            };
         } else if (mode.equals("g")) {
-            args = new String[] {mode, now, limit, window, Long.toString(cost), countRejected, margin,
-                    Long.toString(place)};
+            args = new String[] {
+                mode, now, limit, window, Long.toString(cost), countRejected, margin, Long.toString(place)
+            };
         } else {
             args = new String[] {mode, now, limit, window, Long.toString(cost), countRejected, margin};
         }
@@ -123,20 +138,25 @@ final class RedisDecider implements AtomicDecider {
      *
      * @throws SluiceException if Redis fails or does not answer in time
      */
-    static List<Object> eval(Connector<?> connector, LuaScript script, String[] keys, String[] args,
-                             Duration timeout) {
+    static List<Object> eval(Connector<?> connector, LuaScript script, String[] keys, String[] args, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         try {
             RedisScriptingAsyncCommands<String, String> commands = connector.commands(deadline, timeout);
             try {
-                return Connector.await(commands.<List<Object>>evalsha(script.sha(), ScriptOutputType.MULTI, keys,
-                        args), deadline, timeout, "running " + script);
+                return Connector.await(
+                        commands.<List<Object>>evalsha(script.sha(), ScriptOutputType.MULTI, keys, args),
+                        deadline,
+                        timeout,
+                        "running " + script);
             } catch (SluiceException e) {
                 if (!isNoScript(e.getCause())) {
                     throw e;
                 }
-                return Connector.await(commands.<List<Object>>eval(script.text(), ScriptOutputType.MULTI, keys,
-                        args), deadline, timeout, "loading " + script);
+                return Connector.await(
+                        commands.<List<Object>>eval(script.text(), ScriptOutputType.MULTI, keys, args),
+                        deadline,
+                        timeout,
+                        "loading " + script);
             }
         } catch (SluiceException e) {
             throw e;

@@ -59,8 +59,8 @@ final class RedisJoint implements AtomicJointDecider {
     }
 
     @Override
-    public List<StoreDecision> decideAll(List<AtomicDecider> deciders, List<String> keys, long[] costs,
-                                         long[] nowNanos) {
+    public List<StoreDecision> decideAll(
+            List<AtomicDecider> deciders, List<String> keys, long[] costs, long[] nowNanos) {
         int n = keys.size();
         String[] redisKeys = new String[n];
         List<String> args = new ArrayList<>(9 * n);
@@ -69,8 +69,7 @@ final class RedisJoint implements AtomicJointDecider {
             redisKeys[i] = decider.redisKey(keys.get(i));
             decider.addJointArgs(args, costs[i], nowNanos[i]);
         }
-        List<Object> r = RedisDecider.eval(connector, LuaScript.JOINT, redisKeys, args.toArray(new String[0]),
-                timeout);
+        List<Object> r = RedisDecider.eval(connector, LuaScript.JOINT, redisKeys, args.toArray(new String[0]), timeout);
         if (r.size() != 5 * n) {
             throw new SluiceException("the Redis joint script answered " + r + ", not " + n + " decisions");
         }

@@ -181,8 +181,8 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
         Objects.requireNonNull(config, "config must not be null");
         long windowNanos = config.windowNanos();
         if (windowNanos % 1000 != 0) {
-            throw new IllegalArgumentException("window must be a whole number of microseconds on Redis, was "
-                    + config.window());
+            throw new IllegalArgumentException(
+                    "window must be a whole number of microseconds on Redis, was " + config.window());
         }
         if (config.limit() > MAX_LIMIT) {
             throw new IllegalArgumentException("limit must be at most 2^52 on Redis, was " + config.limit());
@@ -191,8 +191,8 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
             throw new IllegalArgumentException("buckets must be at most the window in microseconds ("
                     + windowNanos / 1000 + ") on Redis, was " + config.buckets());
         }
-        return SharedRateLimiter.create(config, new RedisDecider(connector, config, options, marginMillis), options,
-                joint);
+        return SharedRateLimiter.create(
+                config, new RedisDecider(connector, config, options, marginMillis), options, joint);
     }
 
     /** The Redis key that holds {@code key}'s state under {@code config}, for inspection and operations. */
@@ -263,8 +263,7 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
      * failure) and the expiry margin. Obtain one from {@link RedisStore#counterStoreBuilder}. Not thread-safe; setters
      * validate at once.
      */
-    public static final class CounterStoreBuilder
-            extends dev.sluice.spi.CounterStoreBuilder<CounterStoreBuilder> {
+    public static final class CounterStoreBuilder extends dev.sluice.spi.CounterStoreBuilder<CounterStoreBuilder> {
 
         private final Supplier<Connector<?>> connector;
         private Duration expiryMargin = RedisCounterStore.DEFAULT_EXPIRY_MARGIN;

@@ -19,7 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
 final class NetworkWrites implements NettyCustomizer {
 
     private final AtomicLong writes = new AtomicLong();
-    private final ClientResources resources = DefaultClientResources.builder().nettyCustomizer(this).build();
+    private final ClientResources resources =
+            DefaultClientResources.builder().nettyCustomizer(this).build();
 
     /** Client resources whose connections are counted; shut them down after the client. */
     ClientResources resources() {
@@ -34,7 +35,7 @@ final class NetworkWrites implements NettyCustomizer {
     @Override
     public void afterChannelInitialized(Channel channel) {
         channel.pipeline().addFirst(new ChannelOutboundHandlerAdapter() {
-            private boolean pending;  // confined to the channel's event loop
+            private boolean pending; // confined to the channel's event loop
 
             @Override
             public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {

@@ -31,7 +31,8 @@ class RedisClusterCounterStoreContractTest extends CounterStoreContract {
     @BeforeAll
     static void startCluster() {
         cluster = RedisServers.startCluster(3, "--appendonly", "yes", "--appendfsync", "always");
-        client = RedisClusterClient.create(cluster.uris().stream().map(RedisURI::create).collect(Collectors.toList()));
+        client = RedisClusterClient.create(
+                cluster.uris().stream().map(RedisURI::create).collect(Collectors.toList()));
         client.setOptions(RedisStore.recommendedClusterClientOptions());
     }
 
@@ -54,7 +55,8 @@ class RedisClusterCounterStoreContractTest extends CounterStoreContract {
 
     @Override
     protected CounterStore counterStore() {
-        RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build();
+        RedisCounterStore store =
+                RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build();
         opened.add(store);
         return store;
     }

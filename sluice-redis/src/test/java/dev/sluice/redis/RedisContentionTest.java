@@ -51,8 +51,11 @@ class RedisContentionTest {
             RedisClient client = RedisClient.create(RedisServers.shared().uri());
             client.setOptions(RedisStore.recommendedClientOptions());
             clients.add(client);
-            stores.add(RedisStore.builder(client).timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW)
-                    .timeout(Servers.PATIENCE).build());
+            stores.add(RedisStore.builder(client)
+                    .timeSource(TimeSource.CLOCK)
+                    .failurePolicy(FailurePolicy.THROW)
+                    .timeout(Servers.PATIENCE)
+                    .build());
         }
         threads = Executors.newFixedThreadPool(INSTANCES * THREADS_PER_INSTANCE);
     }
@@ -72,7 +75,11 @@ class RedisContentionTest {
         ManualClock clock = new ManualClock(NOW);
         List<RateLimiter> limiters = new ArrayList<>();
         for (RedisStore store : stores) {
-            limiters.add(RateLimiter.builder(algorithm).limit(LIMIT, WINDOW).clock(clock).store(store).build());
+            limiters.add(RateLimiter.builder(algorithm)
+                    .limit(LIMIT, WINDOW)
+                    .clock(clock)
+                    .store(store)
+                    .build());
         }
         String key = "contended:" + UUID.randomUUID();
         CyclicBarrier start = new CyclicBarrier(INSTANCES * THREADS_PER_INSTANCE);
@@ -94,35 +101,39 @@ class RedisContentionTest {
         for (Future<Integer> f : admitted) {
             total += f.get(120, TimeUnit.SECONDS);
         }
-        assertEquals(LIMIT, total, algorithm + ": admitted of " + INSTANCES * THREADS_PER_INSTANCE
-                * ATTEMPTS_PER_THREAD + " attempts");
+        assertEquals(
+                LIMIT,
+                total,
+                algorithm + ": admitted of " + INSTANCES * THREADS_PER_INSTANCE * ATTEMPTS_PER_THREAD + " attempts");
 
         LimiterConfig config = limiters.get(0).config();
         String redisKey = stores.get(0).redisKey(key, config);
         long nowMicros = NOW.getEpochSecond() * 1_000_000;
         long windowMicros = WINDOW.toNanos() / 1000;
         switch (algorithm) {
-            case FIXED_WINDOW:  // window index, count
+            case FIXED_WINDOW: // window index, count
                 assertArrayEquals(new long[] {nowMicros / windowMicros, 500}, Servers.packedState(redisKey));
                 break;
-            case SLIDING_TAIL:  // window index, current count, previous count
+            case SLIDING_TAIL: // window index, current count, previous count
                 assertArrayEquals(new long[] {nowMicros / windowMicros, 500, 0}, Servers.packedState(redisKey));
                 break;
-            case TOKEN_BUCKET:  // tokens, fraction, last refill, last seen full
+            case TOKEN_BUCKET: // tokens, fraction, last refill, last seen full
                 assertArrayEquals(new long[] {0, 0, nowMicros, nowMicros}, Servers.packedState(redisKey));
                 break;
-            case LEAKY_BUCKET:  // 500 requests of W/500 each: full to exactly now + W; last seen, last seen empty
-                assertArrayEquals(new long[] {nowMicros + windowMicros, 0, nowMicros, nowMicros},
-                        Servers.packedState(redisKey));
+            case LEAKY_BUCKET: // 500 requests of W/500 each: full to exactly now + W; last seen, last seen empty
+                assertArrayEquals(
+                        new long[] {nowMicros + windowMicros, 0, nowMicros, nowMicros}, Servers.packedState(redisKey));
                 break;
-            case SLIDING_LOG:  // all at one instant: one entry of weight 500
-                assertEquals(Map.of("h", "0", "n", "1", "b", "0", "0", (nowMicros + windowMicros) + ":500"),
+            case SLIDING_LOG: // all at one instant: one entry of weight 500
+                assertEquals(
+                        Map.of("h", "0", "n", "1", "b", "0", "0", (nowMicros + windowMicros) + ":500"),
                         Servers.redis().hgetall(redisKey));
                 break;
-            case SLIDING_WINDOW_COUNTER:  // one sub-window (of 1 min), expiring a window after its start
+            case SLIDING_WINDOW_COUNTER: // one sub-window (of 1 min), expiring a window after its start
                 long subWindow = windowMicros / LimiterConfig.DEFAULT_BUCKETS;
                 long subWindowStart = nowMicros - nowMicros % subWindow;
-                assertEquals(Map.of("h", "0", "n", "1", "b", "0", "0", (subWindowStart + windowMicros) + ":500"),
+                assertEquals(
+                        Map.of("h", "0", "n", "1", "b", "0", "0", (subWindowStart + windowMicros) + ":500"),
                         Servers.redis().hgetall(redisKey));
                 break;
             default:

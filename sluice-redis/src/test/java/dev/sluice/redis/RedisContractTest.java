@@ -25,8 +25,11 @@ class RedisContractTest extends RateLimiterContract {
      * test's timeline is done with it.
      */
     static RedisStore contractStore(RedisStore.Builder builder) {
-        return builder.timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW).timeout(Servers.PATIENCE)
-                .expiryMargin(Duration.ofMinutes(1)).build();
+        return builder.timeSource(TimeSource.CLOCK)
+                .failurePolicy(FailurePolicy.THROW)
+                .timeout(Servers.PATIENCE)
+                .expiryMargin(Duration.ofMinutes(1))
+                .build();
     }
 
     @AfterAll

@@ -49,7 +49,8 @@ class RedisCounterStoreContractTest extends CounterStoreContract {
     /** A store with its own connection per call: each simulated instance talks to Redis on its own. */
     @Override
     protected CounterStore counterStore() {
-        RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(Servers.PATIENCE).build();
+        RedisCounterStore store =
+                RedisStore.counterStoreBuilder(client).timeout(Servers.PATIENCE).build();
         opened.add(store);
         return store;
     }

@@ -5,8 +5,8 @@ import dev.sluice.RateLimiter;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterWrite;
-import dev.sluice.sync.SynchronizedStore;
 import dev.sluice.sync.SyncStats;
+import dev.sluice.sync.SynchronizedStore;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.server.RedisServer;
 import dev.sluice.testkit.server.RedisServers;
@@ -42,11 +42,9 @@ final class RedisCounterStoreCost {
     static final List<String> STEPS = List.of("create", "conflict", "refresh", "update");
 
     /** One step: calls to the counter store, network writes, nanoseconds. */
-    record Step(String name, long calls, long networkWrites, long nanos) {
-    }
+    record Step(String name, long calls, long networkWrites, long nanos) {}
 
-    private RedisCounterStoreCost() {
-    }
+    private RedisCounterStoreCost() {}
 
     /**
      * Runs the four steps once over {@code keys} new keys with batch size {@code batch}, through {@code client}
@@ -56,16 +54,25 @@ final class RedisCounterStoreCost {
      * @throws AssertionError if a step did not write or read every key
      */
     static List<Step> run(RedisClient client, NetworkWrites writes, int keys, int batch) {
-        ManualClock clock = new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
+        ManualClock clock =
+                new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
         String run = UUID.randomUUID().toString().substring(0, 8);
-        try (RedisCounterStore countersA = RedisStore.counterStoreBuilder(client).timeout(Duration.ofSeconds(30))
-                .build();
-             RedisCounterStore countersB = RedisStore.counterStoreBuilder(client).timeout(Duration.ofSeconds(30))
-                .build()) {
+        try (RedisCounterStore countersA = RedisStore.counterStoreBuilder(client)
+                        .timeout(Duration.ofSeconds(30))
+                        .build();
+                RedisCounterStore countersB = RedisStore.counterStoreBuilder(client)
+                        .timeout(Duration.ofSeconds(30))
+                        .build()) {
             warmUp(countersA, clock);
             warmUp(countersB, clock);
-            SynchronizedStore a = SynchronizedStore.builder(countersA).manualSync().batchSize(batch).build();
-            SynchronizedStore b = SynchronizedStore.builder(countersB).manualSync().batchSize(batch).build();
+            SynchronizedStore a = SynchronizedStore.builder(countersA)
+                    .manualSync()
+                    .batchSize(batch)
+                    .build();
+            SynchronizedStore b = SynchronizedStore.builder(countersB)
+                    .manualSync()
+                    .batchSize(batch)
+                    .build();
             RateLimiter atA = limiter(a, clock);
             RateLimiter atB = limiter(b, clock);
             String[] names = new String[keys];
@@ -100,8 +107,11 @@ final class RedisCounterStoreCost {
     }
 
     private static RateLimiter limiter(SynchronizedStore store, ManualClock clock) {
-        return RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(1_000_000, Duration.ofHours(1)).clock(clock)
-                .store(store).build();
+        return RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(1_000_000, Duration.ofHours(1))
+                .clock(clock)
+                .store(store)
+                .build();
     }
 
     private interface Round {
@@ -121,8 +131,8 @@ final class RedisCounterStoreCost {
     /** Opens the store's connection and has the server cache the script, so that the steps see the steady state. */
     private static void warmUp(RedisCounterStore counters, ManualClock clock) {
         long now = clock.instant().getEpochSecond() * 1_000_000_000L;
-        counters.compareAndSet(List.of(new CounterWrite(new CounterKey("warm-up", UUID.randomUUID().toString()),
-                CounterSnapshot.ABSENT, 1, Map.of(), now)));
+        counters.compareAndSet(List.of(new CounterWrite(
+                new CounterKey("warm-up", UUID.randomUUID().toString()), CounterSnapshot.ABSENT, 1, Map.of(), now)));
     }
 
     private static void require(boolean condition, String what) {
@@ -138,19 +148,26 @@ final class RedisCounterStoreCost {
     public static void main(String[] args) {
         int keys = args.length > 0 ? Integer.parseInt(args[0]) : 1000;
         int runs = args.length > 1 ? Integer.parseInt(args[1]) : 7;
-        int[] batches = args.length > 2 ? Arrays.stream(args, 2, args.length).mapToInt(Integer::parseInt).toArray()
+        int[] batches = args.length > 2
+                ? Arrays.stream(args, 2, args.length)
+                        .mapToInt(Integer::parseInt)
+                        .toArray()
                 : new int[] {500, 100};
         try (RedisServer server = RedisServers.start()) {
             NetworkWrites writes = new NetworkWrites();
             RedisClient client = RedisClient.create(writes.resources(), server.uri());
             client.setOptions(RedisStore.recommendedClientOptions());
             try {
-                System.out.printf(Locale.ROOT, "Redis %s, %d keys, median of %d runs (after one warm-up run)%n",
-                        server.version(), keys, runs);
+                System.out.printf(
+                        Locale.ROOT,
+                        "Redis %s, %d keys, median of %d runs (after one warm-up run)%n",
+                        server.version(),
+                        keys,
+                        runs);
                 System.out.println("| batch | step | calls | network writes | ms (median) | ms (min-max) |");
                 System.out.println("|---:|---|---:|---:|---:|---|");
                 for (int batch : batches) {
-                    run(client, writes, keys, batch);  // warm-up: JIT, connections
+                    run(client, writes, keys, batch); // warm-up: JIT, connections
                     long[][] nanos = new long[STEPS.size()][runs];
                     List<Step> last = null;
                     for (int r = 0; r < runs; r++) {
@@ -162,9 +179,16 @@ final class RedisCounterStoreCost {
                     for (int s = 0; s < STEPS.size(); s++) {
                         long[] sorted = nanos[s].clone();
                         Arrays.sort(sorted);
-                        System.out.printf(Locale.ROOT, "| %d | %s | %d | %d | %.1f | %.1f-%.1f |%n", batch,
-                                STEPS.get(s), last.get(s).calls(), last.get(s).networkWrites(),
-                                sorted[runs / 2] / 1e6, sorted[0] / 1e6, sorted[runs - 1] / 1e6);
+                        System.out.printf(
+                                Locale.ROOT,
+                                "| %d | %s | %d | %d | %.1f | %.1f-%.1f |%n",
+                                batch,
+                                STEPS.get(s),
+                                last.get(s).calls(),
+                                last.get(s).networkWrites(),
+                                sorted[runs / 2] / 1e6,
+                                sorted[0] / 1e6,
+                                sorted[runs - 1] / 1e6);
                     }
                 }
             } finally {

@@ -65,16 +65,19 @@ class RedisCounterStoreOutageTest {
             if (recommended) {
                 client.setOptions(RedisStore.recommendedClientOptions());
             }
-            try (RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build()) {
+            try (RedisCounterStore store =
+                    RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build()) {
                 CounterKey id = new CounterKey("outage", run);
                 awaitRecovery(store, id);
-                assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(write(id, CounterSnapshot.ABSENT, 1))));
+                assertArrayEquals(
+                        new boolean[] {true}, store.compareAndSet(List.of(write(id, CounterSnapshot.ABSENT, 1))));
 
                 server.stop();
 
-                SluiceException read = assertThrows(SluiceException.class,
-                        () -> assertTimeoutPreemptively(HANG, () -> store.load(List.of(id))));
-                SluiceException written = assertThrows(SluiceException.class,
+                SluiceException read = assertThrows(
+                        SluiceException.class, () -> assertTimeoutPreemptively(HANG, () -> store.load(List.of(id))));
+                SluiceException written = assertThrows(
+                        SluiceException.class,
                         () -> assertTimeoutPreemptively(HANG, () -> store.compareAndSet(List.of(write(id, 1, 2)))));
                 for (SluiceException e : List.of(read, written)) {
                     assertTrue(e.getCause() != null, "the driver's failure is the cause: " + e);
@@ -87,9 +90,14 @@ class RedisCounterStoreOutageTest {
                 awaitRecovery(store, id);
                 // this server keeps nothing across a kill: the record is gone, and is created again
                 assertEquals(CounterSnapshot.absent(), store.load(List.of(id)).get(0));
-                assertArrayEquals(new boolean[] {true, false}, store.compareAndSet(List.of(
-                        write(id, CounterSnapshot.ABSENT, 3), write(new CounterKey("outage", run + ":other"), 9, 4))));
-                assertEquals(new CounterSnapshot(3, Map.of(60_000L, 3L)), store.load(List.of(id)).get(0));
+                assertArrayEquals(
+                        new boolean[] {true, false},
+                        store.compareAndSet(List.of(
+                                write(id, CounterSnapshot.ABSENT, 3),
+                                write(new CounterKey("outage", run + ":other"), 9, 4))));
+                assertEquals(
+                        new CounterSnapshot(3, Map.of(60_000L, 3L)),
+                        store.load(List.of(id)).get(0));
             } finally {
                 client.shutdown();
             }
@@ -106,18 +114,23 @@ class RedisCounterStoreOutageTest {
         try (RedisServer server = RedisServers.start()) {
             RedisClient client = RedisClient.create(server.uri());
             client.setOptions(RedisStore.recommendedClientOptions());
-            try (RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build()) {
+            try (RedisCounterStore store =
+                    RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build()) {
                 CounterKey id = new CounterKey("stalled", run);
                 awaitRecovery(store, id);
-                assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(write(id, CounterSnapshot.ABSENT, 1))));
+                assertArrayEquals(
+                        new boolean[] {true}, store.compareAndSet(List.of(write(id, CounterSnapshot.ABSENT, 1))));
 
                 server.call("CLIENT", "PAUSE", Long.toString(PAUSE_MILLIS));
-                SluiceException e = assertThrows(SluiceException.class,
+                SluiceException e = assertThrows(
+                        SluiceException.class,
                         () -> assertTimeoutPreemptively(HANG, () -> store.compareAndSet(List.of(write(id, 1, 2)))));
                 assertTrue(causedBy(e, TimeoutException.class), "caused by the timeout: " + e);
 
                 awaitRecovery(store, id);
-                assertEquals(new CounterSnapshot(2, Map.of(60_000L, 2L)), store.load(List.of(id)).get(0),
+                assertEquals(
+                        new CounterSnapshot(2, Map.of(60_000L, 2L)),
+                        store.load(List.of(id)).get(0),
                         "applied after the pause");
             } finally {
                 client.shutdown();
@@ -137,11 +150,17 @@ class RedisCounterStoreOutageTest {
         try (RedisServer server = RedisServers.start()) {
             RedisClient client = RedisClient.create(server.uri());
             client.setOptions(RedisStore.recommendedClientOptions());
-            try (RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build()) {
-                ManualClock clock = new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
-                SynchronizedStore sync = SynchronizedStore.builder(store).manualSync().build();
-                RateLimiter limiter = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(100, Duration.ofHours(1))
-                        .clock(clock).store(sync).build();
+            try (RedisCounterStore store =
+                    RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build()) {
+                ManualClock clock = new ManualClock(
+                        Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
+                SynchronizedStore sync =
+                        SynchronizedStore.builder(store).manualSync().build();
+                RateLimiter limiter = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                        .limit(100, Duration.ofHours(1))
+                        .clock(clock)
+                        .store(sync)
+                        .build();
                 String key = run + ":flush";
                 CounterKey id = new CounterKey("fw:3600000000000", key);
                 awaitRecovery(store, id);
@@ -183,16 +202,19 @@ class RedisCounterStoreOutageTest {
             try {
                 CounterKey id = new CounterKey("connect", run);
                 server.call("CLIENT", "PAUSE", Long.toString(PAUSE_MILLIS));
-                RedisCounterStore store = RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build();
+                RedisCounterStore store =
+                        RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build();
                 for (int call = 0; call < 2; call++) {
-                    SluiceException e = assertThrows(SluiceException.class,
+                    SluiceException e = assertThrows(
+                            SluiceException.class,
                             () -> assertTimeoutPreemptively(HANG, () -> store.load(List.of(id))));
                     assertTrue(causedBy(e, TimeoutException.class), "caused by the timeout: " + e);
                     assertTrue(e.getMessage().contains("connecting"), e.getMessage());
                 }
 
                 awaitRecovery(store, id);
-                assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(write(id, CounterSnapshot.ABSENT, 1))));
+                assertArrayEquals(
+                        new boolean[] {true}, store.compareAndSet(List.of(write(id, CounterSnapshot.ABSENT, 1))));
                 assertEquals(1, otherConnections(server), "the store's connections");
                 store.close();
                 awaitConnections(server, 0);
@@ -211,7 +233,9 @@ class RedisCounterStoreOutageTest {
 
     /** Waits (bounded) until the server has dropped the connections a client closed. */
     private static void awaitConnections(RedisServer server, int expected) {
-        Await.until(expected + " connections to the server besides the test's own", RECOVERY,
+        Await.until(
+                expected + " connections to the server besides the test's own",
+                RECOVERY,
                 () -> otherConnections(server) == expected);
     }
 
@@ -227,7 +251,11 @@ class RedisCounterStoreOutageTest {
 
     /** A write of {@code version} frames at 60 µs after the epoch, expiring in an hour of real time. */
     private static CounterWrite write(CounterKey id, long expected, long version) {
-        return new CounterWrite(id, expected, version, Map.of(60_000L, version),
+        return new CounterWrite(
+                id,
+                expected,
+                version,
+                Map.of(60_000L, version),
                 (System.currentTimeMillis() + 3_600_000L) * 1_000_000L);
     }
 

@@ -43,14 +43,14 @@ class RedisCounterStoreRoundTripTest {
 
     private static final int KEYS = 50;
     private static final int BATCH = 7;
-    private static final int CALLS = 8;  // ceil(50 / 7)
+    private static final int CALLS = 8; // ceil(50 / 7)
 
     private static RedisServer server;
     private static NetworkWrites writes;
     private static RedisClient client;
 
-    private final ManualClock clock = new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1,
-            ChronoUnit.HOURS));
+    private final ManualClock clock =
+            new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
     private final String run = UUID.randomUUID().toString().substring(0, 8);
 
     @BeforeAll
@@ -75,12 +75,18 @@ class RedisCounterStoreRoundTripTest {
     @ParameterizedTest(name = "{0} requests per key")
     @ValueSource(ints = {1, 10, 100})
     void aFlushIsOneNetworkWritePerBatchOfDirtyKeysWhateverTheRequestRate(int requestsPerKey) {
-        try (RedisCounterStore counters = RedisStore.counterStoreBuilder(client).timeout(Servers.PATIENCE)
-                .build()) {
+        try (RedisCounterStore counters =
+                RedisStore.counterStoreBuilder(client).timeout(Servers.PATIENCE).build()) {
             warmUp(counters);
-            SynchronizedStore sync = SynchronizedStore.builder(counters).manualSync().batchSize(BATCH).build();
-            RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(1_000_000, Duration.ofHours(1))
-                    .clock(clock).store(sync).build();
+            SynchronizedStore sync = SynchronizedStore.builder(counters)
+                    .manualSync()
+                    .batchSize(BATCH)
+                    .build();
+            RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL)
+                    .limit(1_000_000, Duration.ofHours(1))
+                    .clock(clock)
+                    .store(sync)
+                    .build();
             for (int k = 0; k < KEYS; k++) {
                 for (int r = 0; r < requestsPerKey; r++) {
                     assertTrue(limiter.tryAcquire(run + ":" + k).allowed());
@@ -126,10 +132,17 @@ class RedisCounterStoreRoundTripTest {
     void aThousandDirtyKeysCostOneCallPerBatchAndThreeWhenEveryWriteConflicts(int batch) {
         List<RedisCounterStoreCost.Step> steps = RedisCounterStoreCost.run(client, writes, 1000, batch);
         long perPass = 1000 / batch;
-        List<String> expected = List.of("create " + perPass + " " + perPass, "conflict " + 3 * perPass + " "
-                + 3 * perPass, "refresh " + perPass + " " + perPass, "update " + perPass + " " + perPass);
-        assertEquals(expected, steps.stream().map(s -> s.name() + " " + s.calls() + " " + s.networkWrites())
-                .collect(Collectors.toList()), "step, calls, network writes");
+        List<String> expected = List.of(
+                "create " + perPass + " " + perPass,
+                "conflict " + 3 * perPass + " " + 3 * perPass,
+                "refresh " + perPass + " " + perPass,
+                "update " + perPass + " " + perPass);
+        assertEquals(
+                expected,
+                steps.stream()
+                        .map(s -> s.name() + " " + s.calls() + " " + s.networkWrites())
+                        .collect(Collectors.toList()),
+                "step, calls, network writes");
     }
 
     /**
@@ -138,15 +151,19 @@ class RedisCounterStoreRoundTripTest {
      */
     @Test
     void aServerWithoutTheScriptCostsOneMoreRoundTripOnce() {
-        try (RedisCounterStore counters = RedisStore.counterStoreBuilder(client).timeout(Servers.PATIENCE)
-                .build()) {
+        try (RedisCounterStore counters =
+                RedisStore.counterStoreBuilder(client).timeout(Servers.PATIENCE).build()) {
             warmUp(counters);
             server.call("SCRIPT", "FLUSH");
             long expire = nanos(clock.instant()) + Duration.ofHours(1).toNanos();
             List<CounterWrite> batch = new ArrayList<>();
             for (int k = 0; k < 3; k++) {
-                batch.add(new CounterWrite(new CounterKey("noscript", run + ":" + k), CounterSnapshot.ABSENT, 10 + k,
-                        Map.of(1_000L, 1L + k), expire));
+                batch.add(new CounterWrite(
+                        new CounterKey("noscript", run + ":" + k),
+                        CounterSnapshot.ABSENT,
+                        10 + k,
+                        Map.of(1_000L, 1L + k),
+                        expire));
             }
             long before = writes.count();
             long evalBefore = calls("eval");
@@ -161,8 +178,11 @@ class RedisCounterStoreRoundTripTest {
             before = writes.count();
             assertArrayEquals(new boolean[] {true, true, true}, counters.compareAndSet(again));
             assertEquals(1, writes.count() - before, "the script is cached now");
-            assertEquals(List.of(new CounterSnapshot(20, Map.of(1_000L, 5L)), new CounterSnapshot(21, Map.of(1_000L, 5L)),
-                    new CounterSnapshot(22, Map.of(1_000L, 5L))),
+            assertEquals(
+                    List.of(
+                            new CounterSnapshot(20, Map.of(1_000L, 5L)),
+                            new CounterSnapshot(21, Map.of(1_000L, 5L)),
+                            new CounterSnapshot(22, Map.of(1_000L, 5L))),
                     counters.load(again.stream().map(CounterWrite::key).collect(Collectors.toList())));
         }
     }
@@ -175,11 +195,15 @@ class RedisCounterStoreRoundTripTest {
     @Test
     void onAClusterACallIsOneNetworkWritePerSlotAllSentBeforeAnyReply() {
         NetworkWrites clusterWrites = new NetworkWrites();
-        RedisClusterClient clusterClient = RedisClusterClient.create(clusterWrites.resources(),
-                RedisServers.sharedCluster().uris().stream().map(RedisURI::create).collect(Collectors.toList()));
+        RedisClusterClient clusterClient = RedisClusterClient.create(
+                clusterWrites.resources(),
+                RedisServers.sharedCluster().uris().stream()
+                        .map(RedisURI::create)
+                        .collect(Collectors.toList()));
         clusterClient.setOptions(RedisStore.recommendedClusterClientOptions());
         try (RedisCounterStore counters = RedisStore.counterStoreBuilder(clusterClient)
-                .timeout(Servers.PATIENCE).build()) {
+                .timeout(Servers.PATIENCE)
+                .build()) {
             long expire = nanos(clock.instant()) + Duration.ofHours(1).toNanos();
             List<CounterKey> spread = new ArrayList<>();
             Set<Integer> slots = new HashSet<>();
@@ -191,17 +215,19 @@ class RedisCounterStoreRoundTripTest {
             }
             List<CounterKey> together = new ArrayList<>();
             for (int k = 0; k < BATCH; k++) {
-                together.add(new CounterKey("together:" + k, run));  // one key: one slot, seven shapes
+                together.add(new CounterKey("together:" + k, run)); // one key: one slot, seven shapes
             }
             for (List<CounterKey> ids : List.of(spread, together)) {
-                counters.load(ids);  // opens the node connections this batch needs
+                counters.load(ids); // opens the node connections this batch needs
                 List<CounterWrite> batch = new ArrayList<>();
                 for (CounterKey id : ids) {
                     batch.add(new CounterWrite(id, CounterSnapshot.ABSENT, 7, Map.of(5_000L, 2L), expire));
                 }
-                int distinctSlots = ids.stream().map(id -> SlotHash.getSlot(RedisDecider.escape(id.key())))
-                        .collect(Collectors.toSet()).size();
-                counters.compareAndSet(batch);  // loads the script on each node
+                int distinctSlots = ids.stream()
+                        .map(id -> SlotHash.getSlot(RedisDecider.escape(id.key())))
+                        .collect(Collectors.toSet())
+                        .size();
+                counters.compareAndSet(batch); // loads the script on each node
 
                 List<CounterWrite> next = new ArrayList<>();
                 for (CounterWrite w : batch) {
@@ -217,8 +243,8 @@ class RedisCounterStoreRoundTripTest {
                 boolean[] all = new boolean[ids.size()];
                 Arrays.fill(all, true);
                 assertArrayEquals(all, applied);
-                assertEquals(distinctSlots, cas, "network writes of a compare-and-set over " + distinctSlots
-                        + " slots");
+                assertEquals(
+                        distinctSlots, cas, "network writes of a compare-and-set over " + distinctSlots + " slots");
                 assertEquals(distinctSlots, load, "network writes of a load over " + distinctSlots + " slots");
                 for (CounterSnapshot s : read) {
                     assertEquals(new CounterSnapshot(8, Map.of(5_000L, 3L)), s);
@@ -233,8 +259,8 @@ class RedisCounterStoreRoundTripTest {
     /** Opens the connection and has the server cache the script, so that what is counted next is the steady state. */
     private void warmUp(RedisCounterStore counters) {
         CounterKey id = new CounterKey("warm-up", UUID.randomUUID().toString());
-        counters.compareAndSet(List.of(new CounterWrite(id, CounterSnapshot.ABSENT, 1, Map.of(),
-                nanos(clock.instant()))));
+        counters.compareAndSet(
+                List.of(new CounterWrite(id, CounterSnapshot.ABSENT, 1, Map.of(), nanos(clock.instant()))));
     }
 
     /** How many times the server has run {@code command}, from {@code INFO commandstats}. */

@@ -40,7 +40,9 @@ class RedisCounterStoreTest {
     private final String run = UUID.randomUUID().toString().substring(0, 8);
 
     private static RedisCounterStore store() {
-        return RedisStore.counterStoreBuilder(Servers.client()).timeout(Servers.PATIENCE).build();
+        return RedisStore.counterStoreBuilder(Servers.client())
+                .timeout(Servers.PATIENCE)
+                .build();
     }
 
     private static long inAnHour() {
@@ -64,31 +66,41 @@ class RedisCounterStoreTest {
             CounterKey a = id("exact");
             long v1 = 1L << 53;
             long expire = inAnHour();
-            Map<Long, Long> frames = Map.of(Long.MAX_VALUE - 1, Long.MAX_VALUE, (1L << 53) + 1, (1L << 53) + 1,
-                    -1_500_000_000L, 1L, 0L, 2L);
-            assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(
-                    new CounterWrite(a, CounterSnapshot.ABSENT, v1, frames, expire))));
+            Map<Long, Long> frames = Map.of(
+                    Long.MAX_VALUE - 1, Long.MAX_VALUE, (1L << 53) + 1, (1L << 53) + 1, -1_500_000_000L, 1L, 0L, 2L);
+            assertArrayEquals(
+                    new boolean[] {true},
+                    store.compareAndSet(List.of(new CounterWrite(a, CounterSnapshot.ABSENT, v1, frames, expire))));
             assertEquals(new CounterSnapshot(v1, frames), store.load(List.of(a)).get(0));
 
-            assertArrayEquals(new boolean[] {false}, store.compareAndSet(List.of(
-                    new CounterWrite(a, v1 + 1, 5, Map.of(1L, 1L), expire))), "2^53 + 1 is not 2^53");
+            assertArrayEquals(
+                    new boolean[] {false},
+                    store.compareAndSet(List.of(new CounterWrite(a, v1 + 1, 5, Map.of(1L, 1L), expire))),
+                    "2^53 + 1 is not 2^53");
             assertEquals(new CounterSnapshot(v1, frames), store.load(List.of(a)).get(0));
 
-            assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(
-                    new CounterWrite(a, v1, Long.MIN_VALUE, Map.of(7L, 9L), expire))));
-            assertArrayEquals(new boolean[] {false}, store.compareAndSet(List.of(
-                    new CounterWrite(a, Long.MIN_VALUE + 1, 3, Map.of(), expire))));
-            assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(
-                    new CounterWrite(a, Long.MIN_VALUE, -1, Map.of(8L, 1L), expire))));
-            assertEquals(new CounterSnapshot(-1, Map.of(8L, 1L)), store.load(List.of(a)).get(0));
+            assertArrayEquals(
+                    new boolean[] {true},
+                    store.compareAndSet(List.of(new CounterWrite(a, v1, Long.MIN_VALUE, Map.of(7L, 9L), expire))));
+            assertArrayEquals(
+                    new boolean[] {false},
+                    store.compareAndSet(List.of(new CounterWrite(a, Long.MIN_VALUE + 1, 3, Map.of(), expire))));
+            assertArrayEquals(
+                    new boolean[] {true},
+                    store.compareAndSet(List.of(new CounterWrite(a, Long.MIN_VALUE, -1, Map.of(8L, 1L), expire))));
+            assertEquals(
+                    new CounterSnapshot(-1, Map.of(8L, 1L)),
+                    store.load(List.of(a)).get(0));
 
             CounterKey many = id("many");
             Map<Long, Long> thousands = new HashMap<>();
             for (long f = 0; f < 5_000; f++) {
                 thousands.put(1_767_268_800_000_000_000L + f * 1_000_000L, f + 1);
             }
-            assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(
-                    new CounterWrite(many, CounterSnapshot.ABSENT, 42, thousands, expire))));
+            assertArrayEquals(
+                    new boolean[] {true},
+                    store.compareAndSet(
+                            List.of(new CounterWrite(many, CounterSnapshot.ABSENT, 42, thousands, expire))));
             CounterSnapshot back = store.load(List.of(many)).get(0);
             assertEquals(new CounterSnapshot(42, thousands), back);
             assertEquals(5_000L * 5_001 / 2, back.total());
@@ -97,8 +109,19 @@ class RedisCounterStoreTest {
 
     // ---- keys ------------------------------------------------------------------------------------------------------
 
-    private static final String[] ODD = {"a{b}c", "a%7Bb%7Dc", "{", "}{", "%", "é漢字🙂", "\u0000", "line\nbreak",
-        "lone \uD800 surrogate", "x".repeat(10_000), "with shapes"};
+    private static final String[] ODD = {
+        "a{b}c",
+        "a%7Bb%7Dc",
+        "{",
+        "}{",
+        "%",
+        "é漢字🙂",
+        "\u0000",
+        "line\nbreak",
+        "lone \uD800 surrogate",
+        "x".repeat(10_000),
+        "with shapes"
+    };
 
     /**
      * Keys and shapes of any characters are records of their own, named with the exact-mode store's hash tag and
@@ -114,8 +137,8 @@ class RedisCounterStoreTest {
                 for (int i = 0; i < ODD.length; i++) {
                     CounterKey id = new CounterKey(shape, run + ODD[i]);
                     ids.add(id);
-                    writes.add(new CounterWrite(id, CounterSnapshot.ABSENT, ids.size(), Map.of(1_000L, (long) ids.size()),
-                            inAnHour()));
+                    writes.add(new CounterWrite(
+                            id, CounterSnapshot.ABSENT, ids.size(), Map.of(1_000L, (long) ids.size()), inAnHour()));
                 }
             }
             boolean[] all = new boolean[writes.size()];
@@ -123,11 +146,13 @@ class RedisCounterStoreTest {
             assertArrayEquals(all, store.compareAndSet(writes));
             List<CounterSnapshot> read = store.load(ids);
             for (int i = 0; i < ids.size(); i++) {
-                assertEquals(new CounterSnapshot(i + 1, Map.of(1_000L, i + 1L)), read.get(i), "record of " + ids.get(i));
+                assertEquals(
+                        new CounterSnapshot(i + 1, Map.of(1_000L, i + 1L)), read.get(i), "record of " + ids.get(i));
                 assertEquals(1, Servers.redis().exists(store.redisKey(ids.get(i))));
             }
             assertEquals("sluice:{" + run + "a%7Bb%7Dc}:sync:fw:60000000000", store.redisKey(ids.get(0)));
-            assertEquals("sluice:{" + run + "a%257Bb%257Dc}:sync:odd%7Bshape%7D%25",
+            assertEquals(
+                    "sluice:{" + run + "a%257Bb%257Dc}:sync:odd%7Bshape%7D%25",
                     store.redisKey(new CounterKey("odd{shape}%", run + "a%7Bb%7Dc")));
             assertEquals("hash", Servers.redis().type(store.redisKey(ids.get(0))));
         }
@@ -138,8 +163,10 @@ class RedisCounterStoreTest {
     void onAClusterARecordLivesInItsKeysSlot() {
         RedisClusterClient client = Servers.clusterClient();
         RedisAdvancedClusterCommands<String, String> cluster = Servers.cluster();
-        try (RedisCounterStore store = RedisStore.counterStoreBuilder(client).namespace("n{s}")
-                .timeout(Servers.PATIENCE).build()) {
+        try (RedisCounterStore store = RedisStore.counterStoreBuilder(client)
+                .namespace("n{s}")
+                .timeout(Servers.PATIENCE)
+                .build()) {
             List<CounterKey> ids = new ArrayList<>();
             List<CounterWrite> writes = new ArrayList<>();
             for (int i = 0; i < ODD.length; i++) {
@@ -154,8 +181,10 @@ class RedisCounterStoreTest {
             for (int i = 0; i < ids.size(); i++) {
                 String redisKey = store.redisKey(ids.get(i));
                 assertTrue(redisKey.startsWith("n%7Bs%7D:{"), redisKey);
-                assertEquals(cluster.clusterKeyslot(RedisDecider.escape(ids.get(i).key())),
-                        cluster.clusterKeyslot(redisKey), "slot of " + ids.get(i));
+                assertEquals(
+                        cluster.clusterKeyslot(RedisDecider.escape(ids.get(i).key())),
+                        cluster.clusterKeyslot(redisKey),
+                        "slot of " + ids.get(i));
                 assertEquals(1, cluster.exists(redisKey));
                 assertEquals(new CounterSnapshot(100 + i, Map.of(-5L, 1L + i)), read.get(i));
             }
@@ -165,19 +194,30 @@ class RedisCounterStoreTest {
     /** The same key and limiter shape in exact and synchronized mode: two Redis keys of their own, never one. */
     @Test
     void recordsNeverMeetTheExactModeStateOfTheSameKey() {
-        LimiterConfig config = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(3, Duration.ofMinutes(1)).config();
+        LimiterConfig config = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(3, Duration.ofMinutes(1))
+                .config();
         String key = run + ":both";
         ManualClock clock = new ManualClock(Instant.ofEpochMilli(System.currentTimeMillis()));
-        try (RedisStore exact = RedisStore.builder(Servers.client()).timeSource(TimeSource.CLOCK)
-                .timeout(Servers.PATIENCE).build();
-             RedisCounterStore counters = store()) {
+        try (RedisStore exact = RedisStore.builder(Servers.client())
+                        .timeSource(TimeSource.CLOCK)
+                        .timeout(Servers.PATIENCE)
+                        .build();
+                RedisCounterStore counters = store()) {
             CounterKey id = new CounterKey(SharedStoreOptions.shape(config), key);
             assertNotEquals(exact.redisKey(key, config), counters.redisKey(id));
-            RateLimiter exactLimiter = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(3, Duration.ofMinutes(1))
-                    .clock(clock).store(exact).build();
-            SynchronizedStore sync = SynchronizedStore.builder(counters).manualSync().build();
-            RateLimiter syncLimiter = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(3, Duration.ofMinutes(1))
-                    .clock(clock).store(sync).build();
+            RateLimiter exactLimiter = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                    .limit(3, Duration.ofMinutes(1))
+                    .clock(clock)
+                    .store(exact)
+                    .build();
+            SynchronizedStore sync =
+                    SynchronizedStore.builder(counters).manualSync().build();
+            RateLimiter syncLimiter = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                    .limit(3, Duration.ofMinutes(1))
+                    .clock(clock)
+                    .store(sync)
+                    .build();
             assertEquals(2, exactLimiter.tryAcquire(key).remaining());
             assertEquals(2, syncLimiter.tryAcquire(key).remaining());
             assertTrue(sync.flush());
@@ -198,28 +238,43 @@ class RedisCounterStoreTest {
     @Test
     void aRecordExpiresAtItsWritesExpiryPlusTheMargin() {
         RedisCommands<String, String> redis = Servers.redis();
-        long[][] cases = {  // margin ms, expireAt relative to now (ms)
-            {0, 3_600_000}, {1_000, 3_600_000}, {3_600_000, -60_000}, {0, 600_000}};
+        long[][] cases = { // margin ms, expireAt relative to now (ms)
+            {0, 3_600_000}, {1_000, 3_600_000}, {3_600_000, -60_000}, {0, 600_000}
+        };
         for (long[] c : cases) {
             try (RedisCounterStore store = RedisStore.counterStoreBuilder(Servers.client())
-                    .timeout(Servers.PATIENCE).expiryMargin(Duration.ofMillis(c[0])).build()) {
+                    .timeout(Servers.PATIENCE)
+                    .expiryMargin(Duration.ofMillis(c[0]))
+                    .build()) {
                 CounterKey id = id("ttl:" + c[0] + ":" + c[1]);
                 long expireAtNanos = (System.currentTimeMillis() + c[1]) * MILLI + 123_456;
                 long expiry = expireAtNanos / MILLI + 1 + c[0];
-                assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(
-                        new CounterWrite(id, CounterSnapshot.ABSENT, 1, Map.of(1L, 1L), expireAtNanos))));
+                assertArrayEquals(
+                        new boolean[] {true},
+                        store.compareAndSet(List.of(
+                                new CounterWrite(id, CounterSnapshot.ABSENT, 1, Map.of(1L, 1L), expireAtNanos))));
                 long t0 = System.currentTimeMillis();
                 long pttl = redis.pttl(store.redisKey(id));
                 long t1 = System.currentTimeMillis();
-                assertTrue(expiry - t1 <= pttl && pttl <= expiry - t0, "margin " + c[0] + " ms: PTTL " + pttl
-                        + " not in [" + (expiry - t1) + ", " + (expiry - t0) + "]");
+                assertTrue(
+                        expiry - t1 <= pttl && pttl <= expiry - t0,
+                        "margin " + c[0] + " ms: PTTL " + pttl + " not in [" + (expiry - t1) + ", " + (expiry - t0)
+                                + "]");
             }
         }
-        try (RedisCounterStore store = RedisStore.counterStoreBuilder(Servers.client()).timeout(Servers.PATIENCE)
-                .expiryMargin(Duration.ZERO).build()) {
+        try (RedisCounterStore store = RedisStore.counterStoreBuilder(Servers.client())
+                .timeout(Servers.PATIENCE)
+                .expiryMargin(Duration.ZERO)
+                .build()) {
             CounterKey gone = id("expired");
-            assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(new CounterWrite(gone,
-                    CounterSnapshot.ABSENT, 1, Map.of(1L, 1L), (System.currentTimeMillis() - 1_000) * MILLI))));
+            assertArrayEquals(
+                    new boolean[] {true},
+                    store.compareAndSet(List.of(new CounterWrite(
+                            gone,
+                            CounterSnapshot.ABSENT,
+                            1,
+                            Map.of(1L, 1L),
+                            (System.currentTimeMillis() - 1_000) * MILLI))));
             assertEquals(CounterSnapshot.absent(), store.load(List.of(gone)).get(0));
             assertEquals(0, redis.exists(store.redisKey(gone)));
         }
@@ -228,14 +283,16 @@ class RedisCounterStoreTest {
     @Test
     void theExpiryIsRoundedUpToTheMillisecondAndSaturates() {
         try (RedisCounterStore store = RedisStore.counterStoreBuilder(Servers.client())
-                .expiryMargin(Duration.ofSeconds(2)).build()) {
+                .expiryMargin(Duration.ofSeconds(2))
+                .build()) {
             assertEquals(1_767_268_860_000L + 2_000, store.expiryMillis(1_767_268_860_000_000_000L));
             assertEquals(1_767_268_860_001L + 2_000, store.expiryMillis(1_767_268_860_000_000_001L));
             assertEquals(-1L + 2_000, store.expiryMillis(-1_999_999));
             assertEquals(9_223_372_036_855L + 2_000, store.expiryMillis(Long.MAX_VALUE));
         }
         try (RedisCounterStore store = RedisStore.counterStoreBuilder(Servers.client())
-                .expiryMargin(Duration.ofSeconds(Long.MAX_VALUE)).build()) {
+                .expiryMargin(Duration.ofSeconds(Long.MAX_VALUE))
+                .build()) {
             assertEquals(Long.MAX_VALUE, store.expiryMillis(1_767_268_860_000_000_000L));
         }
     }
@@ -250,8 +307,10 @@ class RedisCounterStoreTest {
             redis.set(store.redisKey(string), "x");
             SluiceException read = assertThrows(SluiceException.class, () -> store.load(List.of(string)));
             assertTrue(read.getCause().getMessage().startsWith("WRONGTYPE"), read.toString());
-            SluiceException written = assertThrows(SluiceException.class, () -> store.compareAndSet(List.of(
-                    new CounterWrite(string, CounterSnapshot.ABSENT, 1, Map.of(), inAnHour()))));
+            SluiceException written = assertThrows(
+                    SluiceException.class,
+                    () -> store.compareAndSet(
+                            List.of(new CounterWrite(string, CounterSnapshot.ABSENT, 1, Map.of(), inAnHour()))));
             assertTrue(written.getCause().getMessage().contains("WRONGTYPE"), written.toString());
             assertEquals("x", redis.get(store.redisKey(string)));
 
@@ -270,19 +329,33 @@ class RedisCounterStoreTest {
     @Test
     void theBuilderRefusesBadValuesNamingThem() {
         RedisClient client = Servers.client();
-        assertEquals("client must not be null", assertThrows(NullPointerException.class,
-                () -> RedisStore.counterStoreBuilder((RedisClient) null)).getMessage());
-        assertEquals("client must not be null", assertThrows(NullPointerException.class,
-                () -> RedisStore.counterStoreBuilder((RedisClusterClient) null)).getMessage());
+        assertEquals(
+                "client must not be null",
+                assertThrows(NullPointerException.class, () -> RedisStore.counterStoreBuilder((RedisClient) null))
+                        .getMessage());
+        assertEquals(
+                "client must not be null",
+                assertThrows(
+                                NullPointerException.class,
+                                () -> RedisStore.counterStoreBuilder((RedisClusterClient) null))
+                        .getMessage());
         RedisStore.CounterStoreBuilder b = RedisStore.counterStoreBuilder(client);
-        assertEquals("timeout must be > 0, was PT0S", assertThrows(IllegalArgumentException.class,
-                () -> b.timeout(Duration.ZERO)).getMessage());
-        assertEquals("timeout must be > 0, was PT-0.001S", assertThrows(IllegalArgumentException.class,
-                () -> b.timeout(Duration.ofMillis(-1))).getMessage());
-        assertEquals("expiryMargin must be >= 0, was PT-1S", assertThrows(IllegalArgumentException.class,
-                () -> b.expiryMargin(Duration.ofSeconds(-1))).getMessage());
-        assertEquals("namespace must not be empty, was ''", assertThrows(IllegalArgumentException.class,
-                () -> b.namespace("")).getMessage());
+        assertEquals(
+                "timeout must be > 0, was PT0S",
+                assertThrows(IllegalArgumentException.class, () -> b.timeout(Duration.ZERO))
+                        .getMessage());
+        assertEquals(
+                "timeout must be > 0, was PT-0.001S",
+                assertThrows(IllegalArgumentException.class, () -> b.timeout(Duration.ofMillis(-1)))
+                        .getMessage());
+        assertEquals(
+                "expiryMargin must be >= 0, was PT-1S",
+                assertThrows(IllegalArgumentException.class, () -> b.expiryMargin(Duration.ofSeconds(-1)))
+                        .getMessage());
+        assertEquals(
+                "namespace must not be empty, was ''",
+                assertThrows(IllegalArgumentException.class, () -> b.namespace(""))
+                        .getMessage());
         assertThrows(NullPointerException.class, () -> b.namespace(null));
     }
 

@@ -39,8 +39,12 @@ class RedisExactArithmeticTest {
 
     @BeforeAll
     static void connect() {
-        store = RedisStore.builder(Servers.client()).timeSource(TimeSource.CLOCK).failurePolicy(FailurePolicy.THROW)
-                .timeout(Servers.PATIENCE).expiryMargin(Duration.ofMinutes(1)).build();
+        store = RedisStore.builder(Servers.client())
+                .timeSource(TimeSource.CLOCK)
+                .failurePolicy(FailurePolicy.THROW)
+                .timeout(Servers.PATIENCE)
+                .expiryMargin(Duration.ofMinutes(1))
+                .build();
     }
 
     @AfterAll
@@ -50,12 +54,30 @@ class RedisExactArithmeticTest {
 
     /** Runs common.lua's {@code function}(a, b, c) or, given {@code d}, (a, b, d, c) on the server; answers {q, r}. */
     private static List<Object> lua(String function, long a, long b, long d, long c) {
-        String args = function.equals("muldivmod") ? "tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[14])"
+        String args = function.equals("muldivmod")
+                ? "tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[14])"
                 : "tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14])";
         String script = LuaScript.resource("common") + "\nlocal q, r = " + function + "(" + args + ")\n"
                 + "return {string.format('%d', q), string.format('%d', r)}";
-        return Servers.redis().eval(script, ScriptOutputType.MULTI, new String[] {"arith"}, "p", "0", "1", "1", "1",
-                "0", "0", "0", "0", "0", Long.toString(a), Long.toString(b), Long.toString(d), Long.toString(c));
+        return Servers.redis()
+                .eval(
+                        script,
+                        ScriptOutputType.MULTI,
+                        new String[] {"arith"},
+                        "p",
+                        "0",
+                        "1",
+                        "1",
+                        "1",
+                        "0",
+                        "0",
+                        "0",
+                        "0",
+                        "0",
+                        Long.toString(a),
+                        Long.toString(b),
+                        Long.toString(d),
+                        Long.toString(c));
     }
 
     @Test
@@ -64,7 +86,7 @@ class RedisExactArithmeticTest {
         List<long[]> cases = new ArrayList<>();
         cases.add(new long[] {TWO53 - 1, TWO53 - 1, TWO53 - 1});
         cases.add(new long[] {TWO53 - 1, TWO53 - 2, TWO53 - 1});
-        cases.add(new long[] {94_906_267, 94_906_267, 3});             // just past 2^53
+        cases.add(new long[] {94_906_267, 94_906_267, 3}); // just past 2^53
         cases.add(new long[] {43_200_000_000L, 1_000_000, 86_400_000_000L});
         cases.add(new long[] {1L << 40, 2_591_999_999_999L, 2_592_000_000_000L});
         cases.add(new long[] {(1L << 52) - 3, 86_399_999_999L, 86_400_000_000L});
@@ -78,7 +100,9 @@ class RedisExactArithmeticTest {
         }
         for (long[] k : cases) {
             BigInteger[] qr = multiply(k[0], k[1]).divideAndRemainder(BigInteger.valueOf(k[2]));
-            assertEquals(List.of(qr[0].toString(), qr[1].toString()), lua("muldivmod", k[0], k[1], 0, k[2]),
+            assertEquals(
+                    List.of(qr[0].toString(), qr[1].toString()),
+                    lua("muldivmod", k[0], k[1], 0, k[2]),
                     "muldivmod(" + k[0] + ", " + k[1] + ", " + k[2] + ")");
         }
     }
@@ -94,13 +118,17 @@ class RedisExactArithmeticTest {
             BigInteger product = multiply(a, b);
             BigInteger[] plus = product.add(BigInteger.valueOf(d)).divideAndRemainder(BigInteger.valueOf(c));
             if (plus[0].compareTo(BigInteger.valueOf(TWO53)) < 0) {
-                assertEquals(List.of(plus[0].toString(), plus[1].toString()), lua("muladddivmod", a, b, d, c),
+                assertEquals(
+                        List.of(plus[0].toString(), plus[1].toString()),
+                        lua("muladddivmod", a, b, d, c),
                         "muladddivmod(" + a + ", " + b + ", " + d + ", " + c + ")");
             }
             if (product.compareTo(BigInteger.valueOf(d)) >= 0) {
                 BigInteger[] minus = product.subtract(BigInteger.valueOf(d)).divideAndRemainder(BigInteger.valueOf(c));
                 if (minus[0].compareTo(BigInteger.valueOf(TWO53)) < 0) {
-                    assertEquals(List.of(minus[0].toString(), minus[1].toString()), lua("mulsubdivmod", a, b, d, c),
+                    assertEquals(
+                            List.of(minus[0].toString(), minus[1].toString()),
+                            lua("mulsubdivmod", a, b, d, c),
                             "mulsubdivmod(" + a + ", " + b + ", " + d + ", " + c + ")");
                 }
             }
@@ -127,8 +155,15 @@ class RedisExactArithmeticTest {
             // double hold (about the year 2235)
             Duration window = windows[round % 4];
             long maxStep = Math.min(window.toNanos() / 3, Duration.ofDays(30).toNanos());
-            compare(algorithm, limits[round % 4], window, round >= 4, Instant.parse("2026-01-01T12:00:00Z"), maxStep,
-                    random, "round " + round);
+            compare(
+                    algorithm,
+                    limits[round % 4],
+                    window,
+                    round >= 4,
+                    Instant.parse("2026-01-01T12:00:00Z"),
+                    maxStep,
+                    random,
+                    "round " + round);
         }
     }
 
@@ -138,8 +173,15 @@ class RedisExactArithmeticTest {
     void timesBeforeTheEpochAgreeWithTheInMemoryReference(Algorithm algorithm) {
         Random random = new Random(1969 + algorithm.ordinal());
         for (boolean countRejected : new boolean[] {false, true}) {
-            compare(algorithm, 7, Duration.ofSeconds(60), countRejected, Instant.parse("1969-12-31T23:57:30Z"),
-                    Duration.ofSeconds(12).toNanos(), random, "countRejected=" + countRejected);
+            compare(
+                    algorithm,
+                    7,
+                    Duration.ofSeconds(60),
+                    countRejected,
+                    Instant.parse("1969-12-31T23:57:30Z"),
+                    Duration.ofSeconds(12).toNanos(),
+                    random,
+                    "countRejected=" + countRejected);
         }
     }
 
@@ -147,23 +189,33 @@ class RedisExactArithmeticTest {
      * 60 random requests (tryAcquire, peek, reserve, cancel) on two keys, the clock moving by whole microseconds up
      * to {@code maxStep} ns each time, decided by Redis and by the in-memory store: every answer must be the same.
      */
-    private static void compare(Algorithm algorithm, long limit, Duration window, boolean countRejected, Instant start,
-                                long maxStep, Random random, String round) {
+    private static void compare(
+            Algorithm algorithm,
+            long limit,
+            Duration window,
+            boolean countRejected,
+            Instant start,
+            long maxStep,
+            Random random,
+            String round) {
         ManualClock clock = new ManualClock(start);
         UnaryOperator<RateLimiterBuilder> options = b -> {
             b.countRejected(countRejected).clock(clock).limit(limit, window);
             return algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? b.buckets(60).strict(countRejected) : b;
         };
-        RateLimiter redis = options.apply(RateLimiter.builder(algorithm)).store(store).build();
-        RateLimiter reference = options.apply(RateLimiter.builder(algorithm)).store(InMemoryStore.create()).build();
+        RateLimiter redis =
+                options.apply(RateLimiter.builder(algorithm)).store(store).build();
+        RateLimiter reference = options.apply(RateLimiter.builder(algorithm))
+                .store(InMemoryStore.create())
+                .build();
         String[] keys = {"exact:" + UUID.randomUUID(), "exact:" + UUID.randomUUID()};
         List<Reservation[]> reservations = new ArrayList<>();
         for (int step = 0; step < 60; step++) {
             clock.advance(Duration.ofNanos(1000 * (long) (random.nextDouble() * maxStep / 1000)));
             String k = keys[random.nextInt(keys.length)];
             long cost = 1 + (long) (random.nextDouble() * (random.nextBoolean() ? limit / 3 : limit));
-            String at = algorithm + " " + limit + "/" + window + " " + round + " step " + step + " at " + clock.instant()
-                    + " cost " + cost;
+            String at = algorithm + " " + limit + "/" + window + " " + round + " step " + step + " at "
+                    + clock.instant() + " cost " + cost;
             int op = random.nextInt(10);
             if (op < 6) {
                 assertSame(at + " tryAcquire", reference.tryAcquire(k, cost), redis.tryAcquire(k, cost));

@@ -42,7 +42,7 @@ class RedisJointTest {
 
     private static final Instant NOON = Instant.parse("2026-01-01T12:00:00Z");
     private static final int THREADS = 8;
-    private static final int ATTEMPTS_PER_SECOND = 4;  // per thread: 32 attempts a second for 10 permits
+    private static final int ATTEMPTS_PER_SECOND = 4; // per thread: 32 attempts a second for 10 permits
 
     private static RedisStore standalone;
     private static RedisStore cluster;
@@ -83,27 +83,42 @@ class RedisJointTest {
      */
     @ParameterizedTest(name = "{0} refusing beside {1}, countRejected {2}")
     @MethodSource("refusals")
-    void aRefusedJointRequestTakesNothingFromTheOtherLimit(Algorithm refusing, Algorithm other,
-                                                           boolean countRejected) {
+    void aRefusedJointRequestTakesNothingFromTheOtherLimit(Algorithm refusing, Algorithm other, boolean countRejected) {
         ManualClock clock = new ManualClock(NOON.plusSeconds(5));
         String key = "refused:" + UUID.randomUUID();
         // different windows, so that the two limits never share a Redis key even for the same algorithm
         RateLimiter[] redis = {
-            RateLimiter.builder(refusing).limit(3, Duration.ofMinutes(1)).countRejected(countRejected).clock(clock)
-                    .store(standalone).build(),
-            RateLimiter.builder(other).limit(10, Duration.ofMinutes(2)).clock(clock).store(standalone).build()};
-        RateLimiter[] memory = {
-            RateLimiter.builder(refusing).limit(3, Duration.ofMinutes(1)).countRejected(countRejected).clock(clock)
+            RateLimiter.builder(refusing)
+                    .limit(3, Duration.ofMinutes(1))
+                    .countRejected(countRejected)
+                    .clock(clock)
+                    .store(standalone)
                     .build(),
-            RateLimiter.builder(other).limit(10, Duration.ofMinutes(2)).clock(clock).build()};
+            RateLimiter.builder(other)
+                    .limit(10, Duration.ofMinutes(2))
+                    .clock(clock)
+                    .store(standalone)
+                    .build()
+        };
+        RateLimiter[] memory = {
+            RateLimiter.builder(refusing)
+                    .limit(3, Duration.ofMinutes(1))
+                    .countRejected(countRejected)
+                    .clock(clock)
+                    .build(),
+            RateLimiter.builder(other)
+                    .limit(10, Duration.ofMinutes(2))
+                    .clock(clock)
+                    .build()
+        };
 
         for (int i = 0; i < 3; i++) {
-            assertEquals(micros(memory[0].tryAcquire(key)), redis[0].tryAcquire(key),
-                    "spending the refusing limit, " + i);
+            assertEquals(
+                    micros(memory[0].tryAcquire(key)), redis[0].tryAcquire(key), "spending the refusing limit, " + i);
         }
         clock.advance(Duration.ofSeconds(1));
-        JointDecision expected = RateLimiter.tryAcquireAll(Acquisition.of(memory[1], key),
-                Acquisition.of(memory[0], key));
+        JointDecision expected =
+                RateLimiter.tryAcquireAll(Acquisition.of(memory[1], key), Acquisition.of(memory[0], key));
         JointDecision actual = RateLimiter.tryAcquireAll(Acquisition.of(redis[1], key), Acquisition.of(redis[0], key));
         assertFalse(expected.allowed(), "the in-memory reference refuses: " + expected);
         assertEquals(micros(expected), actual, "the joint answer");
@@ -124,12 +139,23 @@ class RedisJointTest {
     void anAllowedJointRequestTakesFromEveryLimit(Algorithm algorithm) {
         ManualClock clock = new ManualClock(NOON.plusSeconds(5));
         String key = "allowed:" + UUID.randomUUID();
-        RateLimiter r0 = RateLimiter.builder(algorithm).limit(5, Duration.ofMinutes(1)).clock(clock).store(standalone)
+        RateLimiter r0 = RateLimiter.builder(algorithm)
+                .limit(5, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(standalone)
                 .build();
-        RateLimiter r1 = RateLimiter.builder(Algorithm.TOKEN_BUCKET).limit(7, Duration.ofSeconds(10)).clock(clock)
-                .store(standalone).build();
-        RateLimiter m0 = RateLimiter.builder(algorithm).limit(5, Duration.ofMinutes(1)).clock(clock).build();
-        RateLimiter m1 = RateLimiter.builder(Algorithm.TOKEN_BUCKET).limit(7, Duration.ofSeconds(10)).clock(clock)
+        RateLimiter r1 = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+                .limit(7, Duration.ofSeconds(10))
+                .clock(clock)
+                .store(standalone)
+                .build();
+        RateLimiter m0 = RateLimiter.builder(algorithm)
+                .limit(5, Duration.ofMinutes(1))
+                .clock(clock)
+                .build();
+        RateLimiter m1 = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+                .limit(7, Duration.ofSeconds(10))
+                .clock(clock)
                 .build();
         for (int i = 0; i < 7; i++) {
             JointDecision expected = RateLimiter.tryAcquireAll(Acquisition.of(m0, key, 1), Acquisition.of(m1, key, 1));
@@ -147,13 +173,15 @@ class RedisJointTest {
      */
     static Decision micros(Decision d) {
         long reset = ceilMicros(d.resetAfterNanos());
-        Decision m = d.allowed() ? Decision.allowed(d.limit(), d.remaining(), reset)
+        Decision m = d.allowed()
+                ? Decision.allowed(d.limit(), d.remaining(), reset)
                 : Decision.denied(d.limit(), d.remaining(), reset, ceilMicros(d.retryAfterNanos()));
         return d.failed() ? Decision.fromFailurePolicy(m) : m;
     }
 
     static JointDecision micros(JointDecision j) {
-        return JointDecision.of(j.decisions().stream().map(RedisJointTest::micros).collect(Collectors.toList()));
+        return JointDecision.of(
+                j.decisions().stream().map(RedisJointTest::micros).collect(Collectors.toList()));
     }
 
     private static long ceilMicros(long nanos) {
@@ -173,13 +201,25 @@ class RedisJointTest {
     void partsSharingOneRedisKeyNeverPassTheLimitTogether() {
         ManualClock clock = new ManualClock(NOON.plusSeconds(5));
         String key = "shared:" + UUID.randomUUID();
-        RateLimiter a = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(5, Duration.ofMinutes(1)).clock(clock)
-                .store(standalone).build();
-        RateLimiter b = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(5, Duration.ofMinutes(1)).clock(clock)
-                .store(standalone).build();
+        RateLimiter a = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(5, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(standalone)
+                .build();
+        RateLimiter b = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(5, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(standalone)
+                .build();
         assertEquals(standalone.redisKey(key, a.config()), standalone.redisKey(key, b.config()), "one Redis key");
-        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(a, key), Acquisition.of(b, key)).allowed(), "2 of 5");
-        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(a, key), Acquisition.of(b, key)).allowed(), "4 of 5");
+        assertTrue(
+                RateLimiter.tryAcquireAll(Acquisition.of(a, key), Acquisition.of(b, key))
+                        .allowed(),
+                "2 of 5");
+        assertTrue(
+                RateLimiter.tryAcquireAll(Acquisition.of(a, key), Acquisition.of(b, key))
+                        .allowed(),
+                "4 of 5");
         JointDecision third = RateLimiter.tryAcquireAll(Acquisition.of(a, key), Acquisition.of(b, key));
         assertFalse(third.allowed(), "a request for the 5th and a 6th permit: " + third);
         assertEquals(1, a.peek(key, 1).remaining(), "the 5th permit, given back");
@@ -212,10 +252,16 @@ class RedisJointTest {
 
     private static void runMinute(RedisStore store, String secondKey, String minuteKey) throws Exception {
         ManualClock clock = new ManualClock(NOON);
-        RateLimiter perSecond = RateLimiter.builder(Algorithm.TOKEN_BUCKET).limit(10, Duration.ofSeconds(1))
-                .clock(clock).store(store).build();
-        RateLimiter perMinute = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(100, Duration.ofMinutes(1))
-                .clock(clock).store(store).build();
+        RateLimiter perSecond = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+                .limit(10, Duration.ofSeconds(1))
+                .clock(clock)
+                .store(store)
+                .build();
+        RateLimiter perMinute = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(100, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(store)
+                .build();
         List<Acquisition> request = List.of(Acquisition.of(perSecond, secondKey), Acquisition.of(perMinute, minuteKey));
         int total = 0;
         for (int second = 0; second < 60; second++) {
@@ -257,15 +303,21 @@ class RedisJointTest {
     @Test
     void aJointRequestIsOneRoundTrip() {
         NetworkWrites writes = new NetworkWrites();
-        RedisClient client = RedisClient.create(writes.resources(), RedisServers.shared().uri());
+        RedisClient client =
+                RedisClient.create(writes.resources(), RedisServers.shared().uri());
         client.setOptions(RedisStore.recommendedClientOptions());
         try (RedisStore store = RedisContractTest.contractStore(RedisStore.builder(client))) {
             ManualClock clock = new ManualClock(NOON);
             List<Acquisition> request = new ArrayList<>();
             String key = "trip:" + UUID.randomUUID();
             for (Algorithm a : Algorithm.values()) {
-                request.add(Acquisition.of(RateLimiter.builder(a).limit(10, Duration.ofMinutes(1)).clock(clock)
-                        .store(store).build(), key));
+                request.add(Acquisition.of(
+                        RateLimiter.builder(a)
+                                .limit(10, Duration.ofMinutes(1))
+                                .clock(clock)
+                                .store(store)
+                                .build(),
+                        key));
             }
             assertTrue(RateLimiter.tryAcquireAll(request).allowed(), "the first request (which may load the script)");
             long before = writes.count();
@@ -283,16 +335,23 @@ class RedisJointTest {
     @Test
     void onAClusterOneSlotIsOneRoundTripAndOthersAreOnePerPart() {
         NetworkWrites writes = new NetworkWrites();
-        List<RedisURI> seeds = RedisServers.sharedCluster().uris().stream().map(RedisURI::create)
+        List<RedisURI> seeds = RedisServers.sharedCluster().uris().stream()
+                .map(RedisURI::create)
                 .collect(Collectors.toList());
         RedisClusterClient client = RedisClusterClient.create(writes.resources(), seeds);
         client.setOptions(RedisStore.recommendedClusterClientOptions());
         try (RedisStore store = RedisContractTest.contractStore(RedisStore.builder(client))) {
             ManualClock clock = new ManualClock(NOON);
-            RateLimiter a = RateLimiter.builder(Algorithm.TOKEN_BUCKET).limit(10, Duration.ofSeconds(1)).clock(clock)
-                    .store(store).build();
-            RateLimiter b = RateLimiter.builder(Algorithm.SLIDING_LOG).limit(100, Duration.ofMinutes(1)).clock(clock)
-                    .store(store).build();
+            RateLimiter a = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+                    .limit(10, Duration.ofSeconds(1))
+                    .clock(clock)
+                    .store(store)
+                    .build();
+            RateLimiter b = RateLimiter.builder(Algorithm.SLIDING_LOG)
+                    .limit(100, Duration.ofMinutes(1))
+                    .clock(clock)
+                    .store(store)
+                    .build();
             String key = "slot:" + UUID.randomUUID();
             String other = "slot:" + UUID.randomUUID();
             while (SlotHash.getSlot(key) == SlotHash.getSlot(other)) {
@@ -301,11 +360,13 @@ class RedisJointTest {
             warmUp(a, b, key, other);
 
             long before = writes.count();
-            assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(a, key), Acquisition.of(b, key)).allowed());
+            assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(a, key), Acquisition.of(b, key))
+                    .allowed());
             assertEquals(1, writes.count() - before, "network writes for two parts in one slot");
 
             before = writes.count();
-            assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(a, key), Acquisition.of(b, other)).allowed());
+            assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(a, key), Acquisition.of(b, other))
+                    .allowed());
             assertEquals(2, writes.count() - before, "network writes for two parts in two slots");
         } finally {
             client.shutdown();

@@ -11,7 +11,6 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.FailurePolicy;
 import dev.sluice.JointDecision;
-import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
@@ -28,7 +27,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,16 +44,27 @@ class RedisListenerTest {
         ThrowingListener limiterListener = new ThrowingListener();
         ManualClock clock = new ManualClock(NOW);
         String key = "listened:" + UUID.randomUUID();
-        try (RedisStore store = RedisContractTest.contractStore(RedisStore.builder(Servers.client())
-                .listener(storeListener))) {
-            RateLimiter r0 = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER).limit(3, Duration.ofMinutes(1))
-                    .clock(clock).listener(limiterListener).store(store).build();
-            RateLimiter r1 = RateLimiter.builder(Algorithm.LEAKY_BUCKET).limit(5, Duration.ofMinutes(1))
-                    .clock(clock).store(store).build();
-            RateLimiter m0 = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER).limit(3, Duration.ofMinutes(1))
-                    .clock(clock).build();
-            RateLimiter m1 = RateLimiter.builder(Algorithm.LEAKY_BUCKET).limit(5, Duration.ofMinutes(1))
-                    .clock(clock).build();
+        try (RedisStore store = RedisContractTest.contractStore(
+                RedisStore.builder(Servers.client()).listener(storeListener))) {
+            RateLimiter r0 = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER)
+                    .limit(3, Duration.ofMinutes(1))
+                    .clock(clock)
+                    .listener(limiterListener)
+                    .store(store)
+                    .build();
+            RateLimiter r1 = RateLimiter.builder(Algorithm.LEAKY_BUCKET)
+                    .limit(5, Duration.ofMinutes(1))
+                    .clock(clock)
+                    .store(store)
+                    .build();
+            RateLimiter m0 = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER)
+                    .limit(3, Duration.ofMinutes(1))
+                    .clock(clock)
+                    .build();
+            RateLimiter m1 = RateLimiter.builder(Algorithm.LEAKY_BUCKET)
+                    .limit(5, Duration.ofMinutes(1))
+                    .clock(clock)
+                    .build();
             for (int i = 0; i < 5; i++) {
                 assertEquals(RedisJointTest.micros(m0.tryAcquire(key)), r0.tryAcquire(key), "single request " + i);
                 JointDecision expected = RateLimiter.tryAcquireAll(Acquisition.of(m1, key), Acquisition.of(m0, key));
@@ -76,19 +85,32 @@ class RedisListenerTest {
         RedisClient client = RedisClient.create("redis://127.0.0.1:" + closedPort());
         client.setOptions(RedisStore.recommendedClientOptions());
         ThrowingListener listener = new ThrowingListener();
-        try (RedisStore store = RedisStore.builder(client).timeSource(TimeSource.CLOCK)
-                .failurePolicy(FailurePolicy.FAIL_OPEN).timeout(Duration.ofMillis(500)).listener(listener).build()) {
+        try (RedisStore store = RedisStore.builder(client)
+                .timeSource(TimeSource.CLOCK)
+                .failurePolicy(FailurePolicy.FAIL_OPEN)
+                .timeout(Duration.ofMillis(500))
+                .listener(listener)
+                .build()) {
             ManualClock clock = new ManualClock(NOW);
-            RateLimiter a = RateLimiter.builder(Algorithm.TOKEN_BUCKET).limit(10, Duration.ofSeconds(1)).clock(clock)
-                    .listener(listener).store(store).build();
-            RateLimiter b = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(100, Duration.ofMinutes(1))
-                    .clock(clock).store(store).build();
+            RateLimiter a = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+                    .limit(10, Duration.ofSeconds(1))
+                    .clock(clock)
+                    .listener(listener)
+                    .store(store)
+                    .build();
+            RateLimiter b = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                    .limit(100, Duration.ofMinutes(1))
+                    .clock(clock)
+                    .store(store)
+                    .build();
             Decision failOpen = Decision.fromFailurePolicy(Decision.allowed(10, 8, 0));
             assertEquals(failOpen, a.tryAcquire("k", 2), "a single request while Redis is unreachable");
 
             JointDecision joint = RateLimiter.tryAcquireAll(Acquisition.of(a, "k", 2), Acquisition.of(b, "k", 3));
-            assertEquals(List.of(failOpen, Decision.fromFailurePolicy(Decision.allowed(100, 97, 0))),
-                    joint.decisions(), "a joint request while Redis is unreachable");
+            assertEquals(
+                    List.of(failOpen, Decision.fromFailurePolicy(Decision.allowed(100, 97, 0))),
+                    joint.decisions(),
+                    "a joint request while Redis is unreachable");
             assertTrue(joint.allowed(), "fail open: " + joint);
         } finally {
             client.shutdown();
@@ -104,10 +126,18 @@ class RedisListenerTest {
     void theCounterStoreTellsAThrowingListenerAndStillAnswers() throws IOException {
         ThrowingListener listener = new ThrowingListener();
         CounterKey key = new CounterKey("fw:60000000000", "listened:" + UUID.randomUUID());
-        try (RedisCounterStore counters = RedisStore.counterStoreBuilder(Servers.client()).listener(listener).build()) {
+        try (RedisCounterStore counters = RedisStore.counterStoreBuilder(Servers.client())
+                .listener(listener)
+                .build()) {
             assertEquals(List.of(CounterSnapshot.absent()), counters.load(List.of(key)), "a record never written");
-            assertArrayEquals(new boolean[] {true}, counters.compareAndSet(List.of(new CounterWrite(key,
-                    CounterSnapshot.ABSENT, 7, Map.of(1L, 2L), (System.currentTimeMillis() + 60_000) * 1_000_000))),
+            assertArrayEquals(
+                    new boolean[] {true},
+                    counters.compareAndSet(List.of(new CounterWrite(
+                            key,
+                            CounterSnapshot.ABSENT,
+                            7,
+                            Map.of(1L, 2L),
+                            (System.currentTimeMillis() + 60_000) * 1_000_000))),
                     "the first write");
             assertEquals(List.of(new CounterSnapshot(7, Map.of(1L, 2L))), counters.load(List.of(key)), "read back");
         }
@@ -116,8 +146,10 @@ class RedisListenerTest {
 
         RedisClient client = RedisClient.create("redis://127.0.0.1:" + closedPort());
         client.setOptions(RedisStore.recommendedClientOptions());
-        try (RedisCounterStore counters = RedisStore.counterStoreBuilder(client).timeout(Duration.ofMillis(500))
-                .listener(listener).build()) {
+        try (RedisCounterStore counters = RedisStore.counterStoreBuilder(client)
+                .timeout(Duration.ofMillis(500))
+                .listener(listener)
+                .build()) {
             SluiceException e = assertThrows(SluiceException.class, () -> counters.load(List.of(key)));
             assertFalse(e.getMessage().contains("throws"), "the store's failure, not the listener's: " + e);
         } finally {
@@ -130,7 +162,7 @@ class RedisListenerTest {
 
     private static int closedPort() throws IOException {
         try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();  // closed again: nothing listens there
+            return socket.getLocalPort(); // closed again: nothing listens there
         }
     }
 }

@@ -55,8 +55,11 @@ class RedisOutageTest {
     private static final Duration UNTIL_12_01 = Duration.ofSeconds(55);
 
     static Stream<Arguments> policies() {
-        return Stream.of(Arguments.of(FailurePolicy.FAIL_OPEN, true), Arguments.of(FailurePolicy.FAIL_CLOSED, true),
-                Arguments.of(FailurePolicy.THROW, true), Arguments.of(FailurePolicy.FAIL_CLOSED, false));
+        return Stream.of(
+                Arguments.of(FailurePolicy.FAIL_OPEN, true),
+                Arguments.of(FailurePolicy.FAIL_CLOSED, true),
+                Arguments.of(FailurePolicy.THROW, true),
+                Arguments.of(FailurePolicy.FAIL_CLOSED, false));
     }
 
     @ParameterizedTest(name = "{0}, recommended client options: {1}")
@@ -89,9 +92,10 @@ class RedisOutageTest {
                 }
                 assertEquals(4, limiter.storeFailures() - failuresBefore, "failures counted");
                 assertEquals(4, failures.size(), "failures reported to the listener");
-                if (!recommended) {  // commands wait in Lettuce's queue while disconnected: the store's timeout ends it
-                    assertTrue(causedBy(failures.get(0), TimeoutException.class), "caused by the timeout: "
-                            + failures.get(0));
+                if (!recommended) { // commands wait in Lettuce's queue while disconnected: the store's timeout ends it
+                    assertTrue(
+                            causedBy(failures.get(0), TimeoutException.class),
+                            "caused by the timeout: " + failures.get(0));
                 }
 
                 server.restart();
@@ -102,8 +106,8 @@ class RedisOutageTest {
                 assertEquals(Decision.allowed(3, 2, UNTIL_12_01.toNanos()), limiter.tryAcquire(after));
                 assertEquals(Decision.allowed(3, 1, UNTIL_12_01.toNanos()), limiter.tryAcquire(after));
                 assertEquals(Decision.allowed(3, 0, UNTIL_12_01.toNanos()), limiter.tryAcquire(after));
-                assertEquals(Decision.denied(3, 0, UNTIL_12_01.toNanos(), UNTIL_12_01.toNanos()),
-                        limiter.tryAcquire(after));
+                assertEquals(
+                        Decision.denied(3, 0, UNTIL_12_01.toNanos(), UNTIL_12_01.toNanos()), limiter.tryAcquire(after));
                 Reservation again = limiter.reserve(key + ":reserve", 2);
                 assertTrue(again.cancel(), "a reservation made after the restart gives back");
             } finally {
@@ -131,8 +135,8 @@ class RedisOutageTest {
 
                 assertEquals(Decision.allowed(3, 2, UNTIL_12_01.toNanos()), limiter.tryAcquire(key));
                 assertEquals(Decision.allowed(3, 0, UNTIL_12_01.toNanos()), limiter.tryAcquire(key, 2));
-                assertEquals(Decision.denied(3, 0, UNTIL_12_01.toNanos(), UNTIL_12_01.toNanos()),
-                        limiter.tryAcquire(key));
+                assertEquals(
+                        Decision.denied(3, 0, UNTIL_12_01.toNanos(), UNTIL_12_01.toNanos()), limiter.tryAcquire(key));
             } finally {
                 client.shutdown();
             }
@@ -154,8 +158,8 @@ class RedisOutageTest {
 
                 server.call("CLIENT", "PAUSE", Long.toString(PAUSE_MILLIS));
                 expectPolicy(FailurePolicy.FAIL_CLOSED, () -> limiter.peek(key, 1), null);
-                assertTrue(causedBy(failures.get(0), TimeoutException.class), "caused by the timeout: "
-                        + failures.get(0));
+                assertTrue(
+                        causedBy(failures.get(0), TimeoutException.class), "caused by the timeout: " + failures.get(0));
 
                 awaitRecovery(limiter);
                 // peek consumes nothing, so the timed-out peek, run by Redis once the pause ended, changed nothing
@@ -167,15 +171,23 @@ class RedisOutageTest {
     }
 
     private static RedisStore store(RedisClient client, FailurePolicy policy, List<SluiceException> failures) {
-        return RedisStore.builder(client).timeSource(TimeSource.CLOCK).failurePolicy(policy).timeout(TIMEOUT)
-                .failClosedRetryAfter(FAIL_CLOSED_RETRY).failureListener(failures::add).build();
+        return RedisStore.builder(client)
+                .timeSource(TimeSource.CLOCK)
+                .failurePolicy(policy)
+                .timeout(TIMEOUT)
+                .failClosedRetryAfter(FAIL_CLOSED_RETRY)
+                .failureListener(failures::add)
+                .build();
     }
 
     /** 3 per minute on a fixed window, at 12:00:05 on a clock that stands still. */
     private static SharedRateLimiter limiter(RedisStore store) {
         ManualClock clock = new ManualClock(Instant.parse("2026-01-01T12:00:05Z"));
-        return (SharedRateLimiter) RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(3, Duration.ofMinutes(1))
-                .clock(clock).store(store).build();
+        return (SharedRateLimiter) RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(3, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(store)
+                .build();
     }
 
     /** Runs {@code call} against an unreachable store and checks the policy's answer. */
@@ -185,12 +197,14 @@ class RedisOutageTest {
                 assertEquals(Decision.fromFailurePolicy(failOpen), assertTimeoutPreemptively(HANG, call::get));
                 break;
             case FAIL_CLOSED:
-                assertEquals(Decision.fromFailurePolicy(Decision.denied(3, 0, FAIL_CLOSED_RETRY.toNanos(),
-                        FAIL_CLOSED_RETRY.toNanos())), assertTimeoutPreemptively(HANG, call::get));
+                assertEquals(
+                        Decision.fromFailurePolicy(
+                                Decision.denied(3, 0, FAIL_CLOSED_RETRY.toNanos(), FAIL_CLOSED_RETRY.toNanos())),
+                        assertTimeoutPreemptively(HANG, call::get));
                 break;
             case THROW:
-                SluiceException e = assertThrows(SluiceException.class,
-                        () -> assertTimeoutPreemptively(HANG, call::get));
+                SluiceException e =
+                        assertThrows(SluiceException.class, () -> assertTimeoutPreemptively(HANG, call::get));
                 assertTrue(e.getCause() != null, "the driver's failure is the cause: " + e);
                 break;
             default:
@@ -214,7 +228,7 @@ class RedisOutageTest {
             try {
                 limiter.peek("probe", 1);
             } catch (SluiceException stillDown) {
-                return false;  // THROW: polled again
+                return false; // THROW: polled again
             }
             return limiter.storeFailures() == before;
         });

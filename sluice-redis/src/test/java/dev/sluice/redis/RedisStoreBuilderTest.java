@@ -32,33 +32,47 @@ class RedisStoreBuilderTest {
     }
 
     private static void assertRefused(String message, Executable build) {
-        assertEquals(message, assertThrows(IllegalArgumentException.class, build).getMessage());
+        assertEquals(
+                message, assertThrows(IllegalArgumentException.class, build).getMessage());
     }
 
     @Test
     void aWindowOfFractionalMicrosecondsIsRefused() {
-        assertRefused("window must be a whole number of microseconds on Redis, was PT0.0000015S",
-                () -> RateLimiter.builder(Algorithm.TOKEN_BUCKET).limit(1, Duration.ofNanos(1500)).store(store).build());
+        assertRefused(
+                "window must be a whole number of microseconds on Redis, was PT0.0000015S",
+                () -> RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+                        .limit(1, Duration.ofNanos(1500))
+                        .store(store)
+                        .build());
     }
 
     @Test
     void aLimitBeyondTwoToThe52IsRefused() {
-        assertRefused("limit must be at most 2^52 on Redis, was 4503599627370497",
-                () -> RateLimiter.builder(Algorithm.SLIDING_LOG).limit((1L << 52) + 1, Duration.ofSeconds(1))
-                        .store(store).build());
-        RateLimiter.builder(Algorithm.SLIDING_LOG).limit(1L << 52, Duration.ofSeconds(1)).store(store).build();
+        assertRefused("limit must be at most 2^52 on Redis, was 4503599627370497", () -> RateLimiter.builder(
+                        Algorithm.SLIDING_LOG)
+                .limit((1L << 52) + 1, Duration.ofSeconds(1))
+                .store(store)
+                .build());
+        RateLimiter.builder(Algorithm.SLIDING_LOG)
+                .limit(1L << 52, Duration.ofSeconds(1))
+                .store(store)
+                .build();
     }
 
     @Test
     void subWindowsShorterThanAMicrosecondAreRefused() {
-        assertRefused("buckets must be at most the window in microseconds (10) on Redis, was 11",
-                () -> RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER).limit(1, Duration.ofNanos(10_000))
-                        .buckets(11).store(store).build());
+        assertRefused(
+                "buckets must be at most the window in microseconds (10) on Redis, was 11",
+                () -> RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER)
+                        .limit(1, Duration.ofNanos(10_000))
+                        .buckets(11)
+                        .store(store)
+                        .build());
     }
 
     @Test
     void aNegativeExpiryMarginIsRefused() {
-        assertRefused("expiryMargin must be >= 0, was PT-1S",
-                () -> RedisStore.builder(client).expiryMargin(Duration.ofSeconds(-1)));
+        assertRefused("expiryMargin must be >= 0, was PT-1S", () -> RedisStore.builder(client)
+                .expiryMargin(Duration.ofSeconds(-1)));
     }
 }

@@ -32,7 +32,9 @@ class RedisStoreClockTest {
 
     @BeforeAll
     static void connect() {
-        store = RedisStore.builder(Servers.client()).failurePolicy(FailurePolicy.THROW).timeout(Servers.PATIENCE)
+        store = RedisStore.builder(Servers.client())
+                .failurePolicy(FailurePolicy.THROW)
+                .timeout(Servers.PATIENCE)
                 .build();
     }
 
@@ -42,7 +44,11 @@ class RedisStoreClockTest {
     }
 
     private RateLimiter limiter(Algorithm algorithm) {
-        return RateLimiter.builder(algorithm).limit(3, Duration.ofHours(1)).clock(year2000).store(store).build();
+        return RateLimiter.builder(algorithm)
+                .limit(3, Duration.ofHours(1))
+                .clock(year2000)
+                .store(store)
+                .build();
     }
 
     private static long redisMicros() {
@@ -73,7 +79,8 @@ class RedisStoreClockTest {
         Map<String, String> log = Servers.redis().hgetall(store.redisKey(key, limiter.config()));
         String[] oldest = log.get(log.get("h")).split(":");
         long expiry = Long.parseLong(oldest[0]);
-        assertTrue(expiry >= before + HOUR_MICROS && expiry <= after + HOUR_MICROS,
+        assertTrue(
+                expiry >= before + HOUR_MICROS && expiry <= after + HOUR_MICROS,
                 "the oldest entry expires an hour after Redis time " + before + ".." + after + ": " + expiry);
     }
 
@@ -87,8 +94,8 @@ class RedisStoreClockTest {
         Decision denied = limiter.tryAcquire(key);
         assertFalse(denied.allowed());
         // one token per 20 min; a little of it may have refilled since the bucket was drained
-        assertTrue(denied.retryAfterNanos() > 0 && denied.retryAfterNanos() <= HOUR_MICROS / 3 * 1000,
-                denied.toString());
+        assertTrue(
+                denied.retryAfterNanos() > 0 && denied.retryAfterNanos() <= HOUR_MICROS / 3 * 1000, denied.toString());
         long last = Servers.packedState(store.redisKey(key, limiter.config()))[2];
         assertTrue(last >= before && last <= after, "drained at Redis time " + before + ".." + after + ": " + last);
     }
@@ -101,7 +108,8 @@ class RedisStoreClockTest {
         assertTrue(limiter.tryAcquire(key).allowed());
         long after = redisMicros();
         long window = Servers.packedState(store.redisKey(key, limiter.config()))[0];
-        assertTrue(window == before / HOUR_MICROS || window == after / HOUR_MICROS,
+        assertTrue(
+                window == before / HOUR_MICROS || window == after / HOUR_MICROS,
                 "the window of Redis time " + before + ".." + after + ": " + window);
     }
 }

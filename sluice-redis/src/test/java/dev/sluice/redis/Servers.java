@@ -4,9 +4,9 @@ import dev.sluice.testkit.server.RedisServers;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.sync.RedisAdvancedClusterCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -26,14 +26,13 @@ final class Servers {
      */
     static final Duration PATIENCE = Duration.ofSeconds(30);
 
-    private static RedisClient client;                   // guarded by Servers.class
-    private static RedisCommands<String, String> redis;  // likewise
-    private static RedisCommands<byte[], byte[]> bytes;  // likewise
-    private static RedisClusterClient clusterClient;     // likewise
-    private static RedisAdvancedClusterCommands<String, String> cluster;  // likewise
+    private static RedisClient client; // guarded by Servers.class
+    private static RedisCommands<String, String> redis; // likewise
+    private static RedisCommands<byte[], byte[]> bytes; // likewise
+    private static RedisClusterClient clusterClient; // likewise
+    private static RedisAdvancedClusterCommands<String, String> cluster; // likewise
 
-    private Servers() {
-    }
+    private Servers() {}
 
     /** A client of the shared standalone server, with {@link RedisStore#recommendedClientOptions()}. */
     static synchronized RedisClient client() {
@@ -79,7 +78,8 @@ final class Servers {
     /** A client of the shared cluster, with {@link RedisStore#recommendedClusterClientOptions()}. */
     static synchronized RedisClusterClient clusterClient() {
         if (clusterClient == null) {
-            List<RedisURI> seeds = RedisServers.sharedCluster().uris().stream().map(RedisURI::create)
+            List<RedisURI> seeds = RedisServers.sharedCluster().uris().stream()
+                    .map(RedisURI::create)
                     .collect(Collectors.toList());
             clusterClient = RedisClusterClient.create(seeds);
             clusterClient.setOptions(RedisStore.recommendedClusterClientOptions());

@@ -23,8 +23,7 @@ public final class Await {
 
     private static final long PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
-    private Await() {
-    }
+    private Await() {}
 
     /**
      * Returns as soon as {@code condition} holds; throws an {@link AssertionError} naming {@code description} if it
@@ -55,12 +54,13 @@ public final class Await {
         }
     }
 
-    private static void pauseOrFail(String description, Duration bound, long start,
-                                    @Nullable RuntimeException last) {
+    private static void pauseOrFail(String description, Duration bound, long start, @Nullable RuntimeException last) {
         long waited = System.nanoTime() - start;
         if (waited >= bound.toNanos()) {
-            throw new AssertionError("expected " + description + " within " + bound.toSeconds() + " s, still not after "
-                    + TimeUnit.NANOSECONDS.toMillis(waited) + " ms" + (last == null ? "" : "; last failure: " + last),
+            throw new AssertionError(
+                    "expected " + description + " within " + bound.toSeconds() + " s, still not after "
+                            + TimeUnit.NANOSECONDS.toMillis(waited) + " ms"
+                            + (last == null ? "" : "; last failure: " + last),
                     last);
         }
         LockSupport.parkNanos(PAUSE_NANOS);

@@ -22,11 +22,11 @@ import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
 import dev.sluice.spi.SharedStoreOptions;
-import dev.sluice.sync.SynchronizedStore;
 import dev.sluice.sync.SyncStats;
+import dev.sluice.sync.SynchronizedStore;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.time.Instant;
-import java.lang.ref.WeakReference;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,7 +45,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
@@ -81,16 +80,15 @@ import org.junit.jupiter.api.Test;
 public abstract class CounterStoreContract {
 
     /** The only clock of every limiter this suite builds; starts at the next whole hour. */
-    protected final ManualClock clock = new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1,
-            ChronoUnit.HOURS));
+    protected final ManualClock clock =
+            new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
 
     private final String run = UUID.randomUUID().toString().substring(0, 8);
     private final AtomicLong keys = new AtomicLong();
     private final List<SynchronizedStore> built = new ArrayList<>();
 
     /** For a store's test class to extend. */
-    protected CounterStoreContract() {
-    }
+    protected CounterStoreContract() {}
 
     /**
      * The counter store under test. Called once per simulated instance: a store may return a new instance (a new
@@ -117,15 +115,21 @@ public abstract class CounterStoreContract {
 
     /** A new instance: a synchronized store on a new {@link #counterStore()}, flushed and refreshed by hand. */
     protected final SynchronizedStore instance() {
-        SynchronizedStore s = SynchronizedStore.builder(counterStore()).manualSync().batchSize(batchSize()).build();
+        SynchronizedStore s = SynchronizedStore.builder(counterStore())
+                .manualSync()
+                .batchSize(batchSize())
+                .build();
         built.add(s);
         return s;
     }
 
     /** A new instance whose synchronized store has {@code listener}, on {@code counters}. */
     private SynchronizedStore instance(CounterStore counters, RateLimitListener listener) {
-        SynchronizedStore s = SynchronizedStore.builder(counters).manualSync().batchSize(batchSize())
-                .listener(listener).build();
+        SynchronizedStore s = SynchronizedStore.builder(counters)
+                .manualSync()
+                .batchSize(batchSize())
+                .listener(listener)
+                .build();
         built.add(s);
         return s;
     }
@@ -158,32 +162,52 @@ public abstract class CounterStoreContract {
         CounterKey b = new CounterKey(shape, key("b"));
         CounterKey c = new CounterKey(shape, key("c"));
         long f1 = nanos(clock.instant());
-        long f2 = f1 + 500_000_000;                 // frames need not start on a whole second
+        long f2 = f1 + 500_000_000; // frames need not start on a whole second
         long f3 = f1 + 60_000_000_000L;
         long expire = f1 + 3_600_000_000_000L;
         long big = 1L << 40;
-        long v1 = 0x7FFF_FFFF_FFFF_FFF0L;           // versions are any long but 0
+        long v1 = 0x7FFF_FFFF_FFFF_FFF0L; // versions are any long but 0
         long v2 = -5;
 
         assertEquals(List.of(CounterSnapshot.absent(), CounterSnapshot.absent()), store.load(List.of(a, b)));
-        assertArrayEquals(new boolean[] {true, true}, store.compareAndSet(List.of(
-                new CounterWrite(a, CounterSnapshot.ABSENT, v1, Map.of(f1, 3L, f2, 4L), expire),
-                new CounterWrite(b, CounterSnapshot.ABSENT, 21, Map.of(f1, 1L), expire))));
-        assertArrayEquals(new boolean[] {false}, store.compareAndSet(List.of(
-                new CounterWrite(a, CounterSnapshot.ABSENT, 12, Map.of(f1, 9L), expire))), "created twice");
-        assertEquals(List.of(new CounterSnapshot(21, Map.of(f1, 1L)), CounterSnapshot.absent(),
-                new CounterSnapshot(v1, Map.of(f1, 3L, f2, 4L))), store.load(List.of(b, c, a)), "in the order asked");
+        assertArrayEquals(
+                new boolean[] {true, true},
+                store.compareAndSet(List.of(
+                        new CounterWrite(a, CounterSnapshot.ABSENT, v1, Map.of(f1, 3L, f2, 4L), expire),
+                        new CounterWrite(b, CounterSnapshot.ABSENT, 21, Map.of(f1, 1L), expire))));
+        assertArrayEquals(
+                new boolean[] {false},
+                store.compareAndSet(List.of(new CounterWrite(a, CounterSnapshot.ABSENT, 12, Map.of(f1, 9L), expire))),
+                "created twice");
+        assertEquals(
+                List.of(
+                        new CounterSnapshot(21, Map.of(f1, 1L)),
+                        CounterSnapshot.absent(),
+                        new CounterSnapshot(v1, Map.of(f1, 3L, f2, 4L))),
+                store.load(List.of(b, c, a)),
+                "in the order asked");
 
-        assertArrayEquals(new boolean[] {true, false, true}, store.compareAndSet(List.of(
-                new CounterWrite(a, v1, v2, Map.of(f2, 5L, f3, big), expire),
-                new CounterWrite(b, 99, 22, Map.of(f1, 100L), expire),
-                new CounterWrite(c, CounterSnapshot.ABSENT, 31, Map.of(f3, 1L), expire))));
-        assertEquals(List.of(new CounterSnapshot(v2, Map.of(f2, 5L, f3, big)), new CounterSnapshot(21, Map.of(f1, 1L)),
-                new CounterSnapshot(31, Map.of(f3, 1L))), store.load(List.of(a, b, c)), "a replaced whole, b kept");
-        assertArrayEquals(new boolean[] {false}, store.compareAndSet(List.of(
-                new CounterWrite(a, v1, 14, Map.of(f1, 1L), expire))), "a stale version");
-        assertArrayEquals(new boolean[] {true}, store.compareAndSet(List.of(
-                new CounterWrite(c, 31, 32, Map.of(), expire))), "a record with no counts");
+        assertArrayEquals(
+                new boolean[] {true, false, true},
+                store.compareAndSet(List.of(
+                        new CounterWrite(a, v1, v2, Map.of(f2, 5L, f3, big), expire),
+                        new CounterWrite(b, 99, 22, Map.of(f1, 100L), expire),
+                        new CounterWrite(c, CounterSnapshot.ABSENT, 31, Map.of(f3, 1L), expire))));
+        assertEquals(
+                List.of(
+                        new CounterSnapshot(v2, Map.of(f2, 5L, f3, big)),
+                        new CounterSnapshot(21, Map.of(f1, 1L)),
+                        new CounterSnapshot(31, Map.of(f3, 1L))),
+                store.load(List.of(a, b, c)),
+                "a replaced whole, b kept");
+        assertArrayEquals(
+                new boolean[] {false},
+                store.compareAndSet(List.of(new CounterWrite(a, v1, 14, Map.of(f1, 1L), expire))),
+                "a stale version");
+        assertArrayEquals(
+                new boolean[] {true},
+                store.compareAndSet(List.of(new CounterWrite(c, 31, 32, Map.of(), expire))),
+                "a record with no counts");
         assertEquals(new CounterSnapshot(32, Map.of()), store.load(List.of(c)).get(0));
 
         assertEquals(List.of(), store.load(List.of()));
@@ -197,37 +221,43 @@ public abstract class CounterStoreContract {
     void workedExample() {
         SynchronizedStore a = instance();
         SynchronizedStore b = instance();
-        RateLimiter atA = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(10, Duration.ofMinutes(1)).clock(clock)
-                .store(a).build();
-        RateLimiter atB = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(10, Duration.ofMinutes(1)).clock(clock)
-                .store(b).build();
+        RateLimiter atA = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(10, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(a)
+                .build();
+        RateLimiter atB = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(10, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(b)
+                .build();
         String k = key("worked");
         clock.advance(Duration.ofSeconds(10));
 
-        assertEquals(10, atA.peek(k, 1).remaining());                      // 1. A 0/0, B 0/0, store 0
+        assertEquals(10, atA.peek(k, 1).remaining()); // 1. A 0/0, B 0/0, store 0
         assertEquals(10, atB.peek(k, 1).remaining());
         assertFalse(record(atA, k).exists());
-        assertEquals(9, atA.tryAcquire(k).remaining());                    // 2. A 0/1
+        assertEquals(9, atA.tryAcquire(k).remaining()); // 2. A 0/1
         assertFalse(record(atA, k).exists());
-        assertTrue(a.flush());                                             // 3. A 1/0, store 1
+        assertTrue(a.flush()); // 3. A 1/0, store 1
         CounterSnapshot afterA = record(atA, k);
         assertEquals(1, afterA.total());
-        assertTrue(b.refresh());                                           // 4. B 1/0
+        assertTrue(b.refresh()); // 4. B 1/0
         assertEquals(9, atB.peek(k, 1).remaining());
-        assertEquals(8, atA.tryAcquire(k).remaining());                    // 5. A 1/1, B 1/3
+        assertEquals(8, atA.tryAcquire(k).remaining()); // 5. A 1/1, B 1/3
         assertEquals(8, atB.tryAcquire(k).remaining());
         assertEquals(7, atB.tryAcquire(k).remaining());
         assertEquals(6, atB.tryAcquire(k).remaining());
-        assertTrue(b.flush());                                             // 6. B 4/0, store 4
+        assertTrue(b.flush()); // 6. B 4/0, store 4
         CounterSnapshot afterB = record(atA, k);
         assertEquals(4, afterB.total());
         assertNotEquals(afterA.version(), afterB.version());
-        assertTrue(a.flush());                                             // 7. conflict; 8. re-read 4/1, write 5
+        assertTrue(a.flush()); // 7. conflict; 8. re-read 4/1, write 5
         assertEquals(5, record(atA, k).total());
-        assertEquals(new SyncStats(2, 0, 1 + 3, 2, 1, 0, 0, 0), a.stats());   // cas; cas, load, cas
-        assertEquals(5, atA.peek(k, 1).remaining());                       //    A 5/0
-        assertEquals(6, atB.peek(k, 1).remaining());                       // 9. B still 4/0
-        assertTrue(b.refresh());                                           // 10. B 5/0: store 5 = all requests
+        assertEquals(new SyncStats(2, 0, 1 + 3, 2, 1, 0, 0, 0), a.stats()); // cas; cas, load, cas
+        assertEquals(5, atA.peek(k, 1).remaining()); //    A 5/0
+        assertEquals(6, atB.peek(k, 1).remaining()); // 9. B still 4/0
+        assertTrue(b.refresh()); // 10. B 5/0: store 5 = all requests
         assertEquals(5, atB.peek(k, 1).remaining());
         assertEquals(5, record(atB, k).total());
     }
@@ -252,15 +282,19 @@ public abstract class CounterStoreContract {
         for (int j = 0; j < instances; j++) {
             SynchronizedStore s = instance();
             stores.add(s);
-            limiters.add(RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER).limit(1_000_000, Duration.ofHours(1))
-                    .buckets(60).clock(clock).store(s).build());
+            limiters.add(RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER)
+                    .limit(1_000_000, Duration.ofHours(1))
+                    .buckets(60)
+                    .clock(clock)
+                    .store(s)
+                    .build());
         }
         String[] names = new String[keyCount];
         for (int j = 0; j < keyCount; j++) {
             names[j] = key("k" + j);
         }
         long subWindow = Duration.ofMinutes(1).toNanos();
-        Map<String, LongAdder> admitted = new ConcurrentHashMap<>();   // "key@frame" -> permits held
+        Map<String, LongAdder> admitted = new ConcurrentHashMap<>(); // "key@frame" -> permits held
         ExecutorService pool = Executors.newFixedThreadPool(instances * threads + instances);
         try {
             Random seeds = new Random(7);
@@ -330,8 +364,11 @@ public abstract class CounterStoreContract {
                 differences.add(k + ": admitted " + expected.get(k) + ", stored " + stored.get(k));
             }
         }
-        assertEquals(List.of(), differences.subList(0, Math.min(10, differences.size())), differences.size()
-                + " of " + expected.size() + " key frames differ (" + conflicts + " conflicts); the first 10");
+        assertEquals(
+                List.of(),
+                differences.subList(0, Math.min(10, differences.size())),
+                differences.size() + " of " + expected.size() + " key frames differ (" + conflicts
+                        + " conflicts); the first 10");
         assertTrue(expected.size() >= keyCount * 3, "several frames per key: " + expected.size());
     }
 
@@ -341,11 +378,15 @@ public abstract class CounterStoreContract {
         return u;
     }
 
-    private record Held(Reservation reservation, String key, long cost) {
-    }
+    private record Held(Reservation reservation, String key, long cost) {}
 
-    private static void traffic(RateLimiter limiter, String[] names, int requests, Random random, long frame,
-                                Map<String, LongAdder> admitted) {
+    private static void traffic(
+            RateLimiter limiter,
+            String[] names,
+            int requests,
+            Random random,
+            long frame,
+            Map<String, LongAdder> admitted) {
         List<Held> held = new ArrayList<>();
         for (int r = 0; r < requests; r++) {
             String k = random.nextInt(2) == 0 ? names[random.nextInt(4)] : names[random.nextInt(names.length)];
@@ -353,12 +394,14 @@ public abstract class CounterStoreContract {
             int op = random.nextInt(10);
             if (op < 7) {
                 if (limiter.tryAcquire(k, cost).allowed()) {
-                    admitted.computeIfAbsent(k + "@" + frame, x -> new LongAdder()).add(cost);
+                    admitted.computeIfAbsent(k + "@" + frame, x -> new LongAdder())
+                            .add(cost);
                 }
             } else if (op < 9 || held.isEmpty()) {
                 Reservation res = limiter.reserve(k, cost);
                 if (res.decision().allowed()) {
-                    admitted.computeIfAbsent(k + "@" + frame, x -> new LongAdder()).add(cost);
+                    admitted.computeIfAbsent(k + "@" + frame, x -> new LongAdder())
+                            .add(cost);
                     held.add(new Held(res, k, cost));
                 }
             } else {
@@ -398,8 +441,11 @@ public abstract class CounterStoreContract {
         for (int j = 0; j < 3; j++) {
             SynchronizedStore s = instance();
             stores.add(s);
-            limiters.add(RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(40, Duration.ofHours(1)).clock(clock)
-                    .store(s).build());
+            limiters.add(RateLimiter.builder(Algorithm.SLIDING_TAIL)
+                    .limit(40, Duration.ofHours(1))
+                    .clock(clock)
+                    .store(s)
+                    .build());
         }
         String k = key("outage");
         String fresh = key("fresh");
@@ -456,17 +502,29 @@ public abstract class CounterStoreContract {
     @Test
     void aRefusedJointRequestCountsInNoLimitButARefusingOneThatCountsRejections() {
         SynchronizedStore s = instance();
-        RateLimiter few = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(2, Duration.ofMinutes(1)).clock(clock)
-                .store(s).build();
-        RateLimiter many = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(10, Duration.ofMinutes(1)).clock(clock)
-                .store(s).build();
-        RateLimiter strict = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(1, Duration.ofMinutes(1))
-                .countRejected(true).clock(clock).store(s).build();
+        RateLimiter few = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(2, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(s)
+                .build();
+        RateLimiter many = RateLimiter.builder(Algorithm.SLIDING_TAIL)
+                .limit(10, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(s)
+                .build();
+        RateLimiter strict = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(1, Duration.ofMinutes(1))
+                .countRejected(true)
+                .clock(clock)
+                .store(s)
+                .build();
         String k = key("joint");
         String other = key("joint-other");
 
-        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(few, k), Acquisition.of(many, k, 3)).allowed());
-        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(few, k), Acquisition.of(many, k, 3)).allowed());
+        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(few, k), Acquisition.of(many, k, 3))
+                .allowed());
+        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(few, k), Acquisition.of(many, k, 3))
+                .allowed());
         JointDecision refused = RateLimiter.tryAcquireAll(Acquisition.of(few, k), Acquisition.of(many, k, 3));
         assertFalse(refused.allowed(), "a third request over a limit of 2: " + refused);
         assertFalse(refused.decision(0).allowed(), "few refuses: " + refused);
@@ -474,7 +532,8 @@ public abstract class CounterStoreContract {
         assertEquals(0, few.peek(k, 1).remaining(), "few: g + i = 2");
         assertEquals(4, many.peek(k, 1).remaining(), "many: g + i = 6, the refused 3 not counted");
 
-        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(strict, other), Acquisition.of(many, other)).allowed());
+        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(strict, other), Acquisition.of(many, other))
+                .allowed());
         JointDecision counted = RateLimiter.tryAcquireAll(Acquisition.of(many, other), Acquisition.of(strict, other));
         assertFalse(counted.allowed(), "strict allows 1: " + counted);
         assertEquals(9, many.peek(other, 1).remaining(), "many: g + i = 1, the refused request not counted");
@@ -495,13 +554,19 @@ public abstract class CounterStoreContract {
     @Test
     void eightThreadsUnderTwoLimitsAdmitExactlyWhatBothAllow() throws Exception {
         SynchronizedStore s = instance();
-        RateLimiter perSecond = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(10, Duration.ofSeconds(1))
-                .clock(clock).store(s).build();
-        RateLimiter perMinute = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(100, Duration.ofMinutes(1))
-                .clock(clock).store(s).build();
+        RateLimiter perSecond = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(10, Duration.ofSeconds(1))
+                .clock(clock)
+                .store(s)
+                .build();
+        RateLimiter perMinute = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(100, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(s)
+                .build();
         String k = key("two-limits");
         int threads = 8;
-        int attempts = 4;                                  // 32 tries a second against 10 allowed
+        int attempts = 4; // 32 tries a second against 10 allowed
         ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
         List<Long> perSecondAdmitted = new ArrayList<>();
         try {
@@ -607,8 +672,11 @@ public abstract class CounterStoreContract {
 
     /** A limiter of the shape {@link #closeAfterRequests} uses, to read its records. */
     private RateLimiter reader() {
-        return RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(5, Duration.ofMinutes(1)).clock(clock)
-                .store(instance()).build();
+        return RateLimiter.builder(Algorithm.SLIDING_TAIL)
+                .limit(5, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(instance())
+                .build();
     }
 
     /**
@@ -616,14 +684,21 @@ public abstract class CounterStoreContract {
      * second limiter, closes it (with {@code failing} switched off if given), checks that requests throw, and hands
      * back only a weak reference to it.
      */
-    private WeakReference<RateLimiter> closeAfterRequests(SynchronizedStore s, String k, String j,
-                                                         @Nullable Switchable failing) {
-        RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(5, Duration.ofMinutes(1))
-                .clock(clock).store(s).build();
-        RateLimiter other = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(5, Duration.ofMinutes(1))
-                .clock(clock).store(s).build();
+    private WeakReference<RateLimiter> closeAfterRequests(
+            SynchronizedStore s, String k, String j, @Nullable Switchable failing) {
+        RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL)
+                .limit(5, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(s)
+                .build();
+        RateLimiter other = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(5, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(s)
+                .build();
         assertEquals(3, admitted(limiter, k, 3));
-        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(limiter, j), Acquisition.of(other, j)).allowed());
+        assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(limiter, j), Acquisition.of(other, j))
+                .allowed());
         Reservation kept = limiter.reserve(k, 1);
         assertTrue(kept.decision().allowed());
         assertTrue(kept.cancel(), "cancelled before close: 3 remain");
@@ -634,8 +709,10 @@ public abstract class CounterStoreContract {
         assertThrows(IllegalStateException.class, () -> limiter.tryAcquire(k), "tryAcquire after close");
         assertThrows(IllegalStateException.class, () -> limiter.peek(k, 1), "peek after close");
         assertThrows(IllegalStateException.class, () -> limiter.reserve(k, 1), "reserve after close");
-        assertThrows(IllegalStateException.class, () -> RateLimiter.tryAcquireAll(Acquisition.of(other, k),
-                Acquisition.of(limiter, k)), "a joint request after close");
+        assertThrows(
+                IllegalStateException.class,
+                () -> RateLimiter.tryAcquireAll(Acquisition.of(other, k), Acquisition.of(limiter, k)),
+                "a joint request after close");
         limiter.close();
         assertEquals(4, other.peek(j, 1).remaining(), "the other limiter goes on");
         return new WeakReference<>(limiter);
@@ -674,21 +751,34 @@ public abstract class CounterStoreContract {
         List<Decision> quietDecisions = listenedTraffic(quiet, quietCounters, RateLimitListener.NONE, q);
         List<Decision> loudDecisions = listenedTraffic(loud, loudCounters, throwing, k);
         assertEquals(quietDecisions, loudDecisions, "decisions with and without a throwing listener");
-        assertTrue(throwing.decisions() > 0 && throwing.failures().size() > 0 && throwing.calls() > 0,
+        assertTrue(
+                throwing.decisions() > 0 && throwing.failures().size() > 0 && throwing.calls() > 0,
                 "the listener was called: " + throwing);
-        RateLimiter reader = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(6, Duration.ofMinutes(1)).clock(clock)
-                .store(instance()).build();
+        RateLimiter reader = RateLimiter.builder(Algorithm.SLIDING_TAIL)
+                .limit(6, Duration.ofMinutes(1))
+                .clock(clock)
+                .store(instance())
+                .build();
         assertEquals(record(reader, q).total(), record(reader, k).total(), "the stored count");
         assertEquals(6, record(reader, k).total(), "the stored count");
         assertEquals(quiet.stats(), loud.stats(), "what the two stores did");
     }
 
-    private List<Decision> listenedTraffic(SynchronizedStore s, Switchable counters, RateLimitListener listener,
-                                           String k) {
-        RateLimiter a = RateLimiter.builder(Algorithm.SLIDING_TAIL).limit(6, Duration.ofMinutes(1)).clock(clock)
-                .listener(listener).store(s).build();
-        RateLimiter b = RateLimiter.builder(Algorithm.FIXED_WINDOW).limit(4, Duration.ofMinutes(1)).clock(clock)
-                .listener(listener).countRejected(true).store(s).build();
+    private List<Decision> listenedTraffic(
+            SynchronizedStore s, Switchable counters, RateLimitListener listener, String k) {
+        RateLimiter a = RateLimiter.builder(Algorithm.SLIDING_TAIL)
+                .limit(6, Duration.ofMinutes(1))
+                .clock(clock)
+                .listener(listener)
+                .store(s)
+                .build();
+        RateLimiter b = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(4, Duration.ofMinutes(1))
+                .clock(clock)
+                .listener(listener)
+                .countRejected(true)
+                .store(s)
+                .build();
         List<Decision> out = new ArrayList<>();
         for (int n = 0; n < 3; n++) {
             out.add(a.tryAcquire(k));
@@ -697,7 +787,8 @@ public abstract class CounterStoreContract {
         out.add(r.decision());
         out.add(a.peek(k, 1));
         for (int n = 0; n < 3; n++) {
-            out.addAll(RateLimiter.tryAcquireAll(Acquisition.of(a, k), Acquisition.of(b, k, 2)).decisions());
+            out.addAll(RateLimiter.tryAcquireAll(Acquisition.of(a, k), Acquisition.of(b, k, 2))
+                    .decisions());
         }
         counters.down = true;
         assertFalse(s.flush(), "the flush while the counter store is down");

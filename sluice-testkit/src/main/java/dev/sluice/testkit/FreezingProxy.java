@@ -35,7 +35,7 @@ public final class FreezingProxy implements AutoCloseable {
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final Object lock = new Object();
     private final AtomicLong dropped = new AtomicLong();
-    private boolean frozen;  // guarded by lock
+    private boolean frozen; // guarded by lock
     private volatile boolean closed;
 
     /**
@@ -99,22 +99,25 @@ public final class FreezingProxy implements AutoCloseable {
     }
 
     private void pump(Socket from, Socket to) {
-        Thread t = new Thread(() -> {
-            byte[] buffer = new byte[16 * 1024];
-            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-                for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
-                    if (passes(n)) {
-                        out.write(buffer, 0, n);
-                        out.flush();
+        Thread t = new Thread(
+                () -> {
+                    byte[] buffer = new byte[16 * 1024];
+                    try (InputStream in = from.getInputStream();
+                            OutputStream out = to.getOutputStream()) {
+                        for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+                            if (passes(n)) {
+                                out.write(buffer, 0, n);
+                                out.flush();
+                            }
+                        }
+                    } catch (IOException | InterruptedException e) {
+                        // the other side closed: close this one too
+                    } finally {
+                        closeQuietly(from);
+                        closeQuietly(to);
                     }
-                }
-            } catch (IOException | InterruptedException e) {
-                // the other side closed: close this one too
-            } finally {
-                closeQuietly(from);
-                closeQuietly(to);
-            }
-        }, "freezing-proxy-pump");
+                },
+                "freezing-proxy-pump");
         t.setDaemon(true);
         t.start();
     }

@@ -92,8 +92,7 @@ public abstract class RateLimiterContract {
     private final AtomicLong keys = new AtomicLong();
 
     /** For a store's test class to extend. */
-    protected RateLimiterContract() {
-    }
+    protected RateLimiterContract() {}
 
     /**
      * The store under test, configured to take time from the limiter's clock. Called once per limiter: a store
@@ -112,9 +111,11 @@ public abstract class RateLimiterContract {
     }
 
     /** A limiter on {@link #store()} with {@link #clock} and further options. */
-    protected final RateLimiter limiter(Algorithm algorithm, long limit, Duration window,
-                                        UnaryOperator<RateLimiterBuilder> options) {
-        return options.apply(RateLimiter.builder(algorithm).limit(limit, window).clock(clock)).store(store()).build();
+    protected final RateLimiter limiter(
+            Algorithm algorithm, long limit, Duration window, UnaryOperator<RateLimiterBuilder> options) {
+        return options.apply(RateLimiter.builder(algorithm).limit(limit, window).clock(clock))
+                .store(store())
+                .build();
     }
 
     /** A key no other test (or earlier run against the same server) has used. */
@@ -141,12 +142,12 @@ public abstract class RateLimiterContract {
 
     // ---- the worked example: 3 requests per 60 s --------------------------------------------------------------
 
-    private static final String[] TIMES = {"12:00:05", "12:00:15", "12:01:01", "12:01:10", "12:01:40", "12:01:50",
-            "12:02:20"};
+    private static final String[] TIMES = {
+        "12:00:05", "12:00:15", "12:01:01", "12:01:10", "12:01:40", "12:01:50", "12:02:20"
+    };
 
     /** One expected answer: allowed, remaining, retryAfter and resetAfter (exact; null where not checked). */
-    private record Row(boolean allowed, long remaining, Duration retryAfter, Duration resetAfter) {
-    }
+    private record Row(boolean allowed, long remaining, Duration retryAfter, Duration resetAfter) {}
 
     private static Row ok(long remaining, Duration reset) {
         return new Row(true, remaining, Duration.ZERO, reset);
@@ -165,8 +166,8 @@ public abstract class RateLimiterContract {
         return Duration.ofSeconds(seconds, 1);
     }
 
-    private static Arguments example(String name, Algorithm algorithm, boolean strict, boolean countRejected,
-                                     Row... rows) {
+    private static Arguments example(
+            String name, Algorithm algorithm, boolean strict, boolean countRejected, Row... rows) {
         return Arguments.of(name, algorithm, strict, countRejected, List.of(rows));
     }
 
@@ -177,38 +178,128 @@ public abstract class RateLimiterContract {
     static Stream<Arguments> workedExamples() {
         Stream.Builder<Arguments> b = Stream.builder();
         for (boolean counted : new boolean[] {false, true}) {
-            b.add(example("fixed window", Algorithm.FIXED_WINDOW, false, counted,
-                    ok(2, s(55)), ok(1, s(45)), ok(2, s(59)), ok(1, s(50)), ok(0, s(20)), no(0, s(10), s(10)),
+            b.add(example(
+                    "fixed window",
+                    Algorithm.FIXED_WINDOW,
+                    false,
+                    counted,
+                    ok(2, s(55)),
+                    ok(1, s(45)),
+                    ok(2, s(59)),
+                    ok(1, s(50)),
+                    ok(0, s(20)),
+                    no(0, s(10), s(10)),
                     ok(2, s(40))));
         }
-        b.add(example("sliding log", Algorithm.SLIDING_LOG, false, false,
-                ok(2, s(60)), ok(1, s(60)), ok(0, s(60)), ok(0, s(60)), ok(0, s(60)), no(0, s(11), s(50)),
+        b.add(example(
+                "sliding log",
+                Algorithm.SLIDING_LOG,
+                false,
+                false,
+                ok(2, s(60)),
+                ok(1, s(60)),
+                ok(0, s(60)),
+                ok(0, s(60)),
+                ok(0, s(60)),
+                no(0, s(11), s(50)),
                 ok(1, s(60))));
-        b.add(example("sliding log", Algorithm.SLIDING_LOG, false, true,
-                ok(2, s(60)), ok(1, s(60)), ok(0, s(60)), ok(0, s(60)), ok(0, s(60)), no(0, s(20), s(60)),
+        b.add(example(
+                "sliding log",
+                Algorithm.SLIDING_LOG,
+                false,
+                true,
+                ok(2, s(60)),
+                ok(1, s(60)),
+                ok(0, s(60)),
+                ok(0, s(60)),
+                ok(0, s(60)),
+                no(0, s(20), s(60)),
                 ok(0, s(60))));
-        b.add(example("sub-window counter", Algorithm.SLIDING_WINDOW_COUNTER, false, false,
-                ok(2, s(55)), ok(1, s(60)), ok(1, s(59)), ok(0, s(50)), ok(0, s(50)), no(0, s(10), s(40)),
+        b.add(example(
+                "sub-window counter",
+                Algorithm.SLIDING_WINDOW_COUNTER,
+                false,
+                false,
+                ok(2, s(55)),
+                ok(1, s(60)),
+                ok(1, s(59)),
+                ok(0, s(50)),
+                ok(0, s(50)),
+                no(0, s(10), s(40)),
                 ok(1, s(55))));
-        b.add(example("sub-window counter", Algorithm.SLIDING_WINDOW_COUNTER, false, true,
-                ok(2, s(55)), ok(1, s(60)), ok(1, s(59)), ok(0, s(50)), ok(0, s(50)), no(0, s(10), s(55)),
+        b.add(example(
+                "sub-window counter",
+                Algorithm.SLIDING_WINDOW_COUNTER,
+                false,
+                true,
+                ok(2, s(55)),
+                ok(1, s(60)),
+                ok(1, s(59)),
+                ok(0, s(50)),
+                ok(0, s(50)),
+                no(0, s(10), s(55)),
                 ok(0, s(55))));
-        b.add(example("strict sub-window counter", Algorithm.SLIDING_WINDOW_COUNTER, true, false,
-                ok(2, s(70)), ok(1, s(75)), ok(0, s(74)), no(0, s(5), s(65)), ok(1, s(65)), ok(0, s(70)),
+        b.add(example(
+                "strict sub-window counter",
+                Algorithm.SLIDING_WINDOW_COUNTER,
+                true,
+                false,
+                ok(2, s(70)),
+                ok(1, s(75)),
+                ok(0, s(74)),
+                no(0, s(5), s(65)),
+                ok(1, s(65)),
+                ok(0, s(70)),
                 ok(0, s(70))));
-        b.add(example("strict sub-window counter", Algorithm.SLIDING_WINDOW_COUNTER, true, true,
-                ok(2, s(70)), ok(1, s(75)), ok(0, s(74)), no(0, s(20), s(65)), ok(0, s(65)), no(0, s(25), s(70)),
+        b.add(example(
+                "strict sub-window counter",
+                Algorithm.SLIDING_WINDOW_COUNTER,
+                true,
+                true,
+                ok(2, s(70)),
+                ok(1, s(75)),
+                ok(0, s(74)),
+                no(0, s(20), s(65)),
+                ok(0, s(65)),
+                no(0, s(25), s(70)),
                 ok(0, s(70))));
-        b.add(example("sliding tail", Algorithm.SLIDING_TAIL, false, false,
-                ok(2, s1(55)), ok(1, s1(75)), ok(1, s1(59)), ok(0, s1(80)), ok(0, s1(60)), no(0, s1(10), s1(50)),
+        b.add(example(
+                "sliding tail",
+                Algorithm.SLIDING_TAIL,
+                false,
+                false,
+                ok(2, s1(55)),
+                ok(1, s1(75)),
+                ok(1, s1(59)),
+                ok(0, s1(80)),
+                ok(0, s1(60)),
+                no(0, s1(10), s1(50)),
                 ok(0, s1(40))));
-        b.add(example("sliding tail", Algorithm.SLIDING_TAIL, false, true,
-                ok(2, s1(55)), ok(1, s1(75)), ok(1, s1(59)), ok(0, s1(80)), ok(0, s1(60)), no(0, s1(25), s1(55)),
+        b.add(example(
+                "sliding tail",
+                Algorithm.SLIDING_TAIL,
+                false,
+                true,
+                ok(2, s1(55)),
+                ok(1, s1(75)),
+                ok(1, s1(59)),
+                ok(0, s1(80)),
+                ok(0, s1(60)),
+                no(0, s1(25), s1(55)),
                 ok(0, s1(40))));
         for (Algorithm bucket : new Algorithm[] {Algorithm.TOKEN_BUCKET, Algorithm.LEAKY_BUCKET}) {
             for (boolean counted : new boolean[] {false, true}) {
-                b.add(example(bucket == Algorithm.TOKEN_BUCKET ? "token bucket" : "leaky bucket", bucket, false,
-                        counted, ok(2, s(20)), ok(1, s(30)), ok(2, s(20)), ok(1, s(31)), ok(1, s(21)), ok(1, s(31)),
+                b.add(example(
+                        bucket == Algorithm.TOKEN_BUCKET ? "token bucket" : "leaky bucket",
+                        bucket,
+                        false,
+                        counted,
+                        ok(2, s(20)),
+                        ok(1, s(30)),
+                        ok(2, s(20)),
+                        ok(1, s(31)),
+                        ok(1, s(21)),
+                        ok(1, s(31)),
                         ok(1, s(21))));
             }
         }
@@ -262,7 +353,7 @@ public abstract class RateLimiterContract {
     @ParameterizedTest(name = "{0}, countRejected={1}, strict={2}")
     @MethodSource("variants")
     void agreesWithTheInMemoryReference(Algorithm algorithm, boolean countRejected, boolean strict) {
-        @SuppressWarnings("EnumOrdinal")  // only a seed: any distinct number per algorithm would do; kept for replays
+        @SuppressWarnings("EnumOrdinal") // only a seed: any distinct number per algorithm would do; kept for replays
         long seed = 31L * algorithm.ordinal() + (countRejected ? 7 : 0) + (strict ? 3 : 0);
         Random random = new Random(seed);
         long[] limits = {1, 3, 7, 100};
@@ -272,19 +363,23 @@ public abstract class RateLimiterContract {
             Duration window = windows[random.nextInt(windows.length)];
             UnaryOperator<RateLimiterBuilder> options = b -> {
                 b.countRejected(countRejected);
-                return algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? b.buckets(4).strict(strict) : b;
+                return algorithm == Algorithm.SLIDING_WINDOW_COUNTER
+                        ? b.buckets(4).strict(strict)
+                        : b;
             };
             RateLimiter store = limiter(algorithm, limit, window, options);
-            RateLimiter reference = options.apply(RateLimiter.builder(algorithm).limit(limit, window).clock(clock))
-                    .store(InMemoryStore.create()).build();
+            RateLimiter reference = options.apply(
+                            RateLimiter.builder(algorithm).limit(limit, window).clock(clock))
+                    .store(InMemoryStore.create())
+                    .build();
             String[] names = {key("a"), key("b")};
             List<Reservation[]> reservations = new ArrayList<>();
             for (int step = 0; step < 60; step++) {
                 clock.advance(Duration.ofMillis(random.nextInt((int) (window.toMillis() / 3) + 1)));
                 String k = names[random.nextInt(names.length)];
                 long cost = 1L + (random.nextInt(4) == 0 ? random.nextInt((int) limit) : 0);
-                String at = algorithm + " " + limit + "/" + window + " round " + round + " step " + step + " key "
-                        + k + " cost " + cost;
+                String at = algorithm + " " + limit + "/" + window + " round " + round + " step " + step + " key " + k
+                        + " cost " + cost;
                 int op = random.nextInt(10);
                 if (op < 6) {
                     assertSame(at + " tryAcquire", reference.tryAcquire(k, cost), store.tryAcquire(k, cost));
@@ -345,8 +440,8 @@ public abstract class RateLimiterContract {
     }
 
     /** Asserts every field of a decision; durations exact, compared at the store's resolution. */
-    private void assertDecision(String what, boolean allowed, long remaining, Duration retryAfter, Duration resetAfter,
-                                Decision d) {
+    private void assertDecision(
+            String what, boolean allowed, long remaining, Duration retryAfter, Duration resetAfter, Decision d) {
         String at = what + " at " + clock.instant() + ": " + d;
         assertEquals(allowed, d.allowed(), at);
         assertEquals(remaining, d.remaining(), at);
@@ -462,8 +557,12 @@ public abstract class RateLimiterContract {
             assertDenied("full", 0, r(), s(45).plus(r()), limiter.peek(k, 1));
             at("12:01:00");
             Decision d = limiter.tryAcquire(k);
-            assertAllowed("12:00:00 is not after 12:01:00 − 60 s: that sub-window no longer counts, its request only"
-                    + " 45 s old", 0, s(60), d);
+            assertAllowed(
+                    "12:00:00 is not after 12:01:00 − 60 s: that sub-window no longer counts, its request only"
+                            + " 45 s old",
+                    0,
+                    s(60),
+                    d);
         }
 
         @Test
@@ -473,8 +572,8 @@ public abstract class RateLimiterContract {
             at("12:00:14");
             assertAllowed("cost 3 in [12:00:00, 12:00:15)", 0, s(61), limiter.tryAcquire(k, 3));
             at("12:01:00");
-            assertDenied("[12:00:00, 12:00:15) still overlaps (12:00:00, 12:01:00]", 0, s(15), s(15),
-                    limiter.tryAcquire(k));
+            assertDenied(
+                    "[12:00:00, 12:00:15) still overlaps (12:00:00, 12:01:00]", 0, s(15), s(15), limiter.tryAcquire(k));
             at("12:01:15", r().negated());
             assertDenied("one resolution before its end leaves the window", 0, r(), r(), limiter.tryAcquire(k));
             at("12:01:15");
@@ -490,21 +589,35 @@ public abstract class RateLimiterContract {
             RateLimiter limiter = perMinute(Algorithm.SLIDING_TAIL, 3);
             String k = key("tail-boundary");
             at("12:00:00");
-            assertAllowed("cost 3 in window 12:00; weighs 0 from 40 s into the next", 0, s(100).plus(ns(1)),
+            assertAllowed(
+                    "cost 3 in window 12:00; weighs 0 from 40 s into the next",
+                    0,
+                    s(100).plus(ns(1)),
                     limiter.tryAcquire(k, 3));
             at("12:01:00");
             assertDenied("e = 0: the previous window weighs all 3", 0, ns(1), s(40).plus(ns(1)), limiter.peek(k, 1));
             at("12:01:00", r());
             assertAllowed("floor(3·(60 s − r)/60 s) = 2", 0, s(60).plus(ns(1)).minus(r()), limiter.tryAcquire(k));
-            assertDenied("2 + 1 = 3", 0, s(20).plus(ns(1)).minus(r()), s(60).plus(ns(1)).minus(r()),
+            assertDenied(
+                    "2 + 1 = 3",
+                    0,
+                    s(20).plus(ns(1)).minus(r()),
+                    s(60).plus(ns(1)).minus(r()),
                     limiter.tryAcquire(k));
             at("12:01:10");
-            assertDenied("floor(3·50/60) = floor(2.5) = 2, plus 1", 0, s(10).plus(ns(1)), s(50).plus(ns(1)),
+            assertDenied(
+                    "floor(3·50/60) = floor(2.5) = 2, plus 1",
+                    0,
+                    s(10).plus(ns(1)),
+                    s(50).plus(ns(1)),
                     limiter.peek(k, 1));
             at("12:01:20");
             assertDenied("floor(3·40/60) = 2, plus 1", 0, ns(1), s(40).plus(ns(1)), limiter.peek(k, 1));
             at("12:01:20", r());
-            assertAllowed("floor(3·(40 s − r)/60 s) = 1, plus 1, plus this one", 0, s(70).plus(ns(1)).minus(r()),
+            assertAllowed(
+                    "floor(3·(40 s − r)/60 s) = 1, plus 1, plus this one",
+                    0,
+                    s(70).plus(ns(1)).minus(r()),
                     limiter.tryAcquire(k));
         }
 
@@ -527,12 +640,18 @@ public abstract class RateLimiterContract {
             at("12:00:05");
             limiter.tryAcquire(k, 3);
             at("12:00:59");
-            assertDenied("3 in the current window count 3, however little of it has passed", 0, s(1).plus(ns(1)),
-                    s(41).plus(ns(1)), limiter.peek(k, 1));
+            assertDenied(
+                    "3 in the current window count 3, however little of it has passed",
+                    0,
+                    s(1).plus(ns(1)),
+                    s(41).plus(ns(1)),
+                    limiter.peek(k, 1));
         }
 
         @ParameterizedTest(name = "{0}")
-        @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
+        @EnumSource(
+                value = Algorithm.class,
+                names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
         void aBucketRefillsOnePermitEveryWindowOverLimit(Algorithm algorithm) {
             RateLimiter limiter = perMinute(algorithm, 3);
             String k = key("bucket-boundary");
@@ -549,16 +668,20 @@ public abstract class RateLimiterContract {
         }
 
         @ParameterizedTest(name = "{0}")
-        @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
+        @EnumSource(
+                value = Algorithm.class,
+                names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
         void aBucketNeverRoundsARefillAway(Algorithm algorithm) {
             RateLimiter limiter = perMinute(algorithm, 7);
             String k = key("bucket-fraction");
             at("12:00:00");
             limiter.tryAcquire(k, 7);
-            Duration oneSeventh = ns(8_571_428_572L);  // 60 s / 7, rounded up
+            Duration oneSeventh = ns(8_571_428_572L); // 60 s / 7, rounded up
             assertDenied("a permit every 60/7 s", 0, oneSeventh, s(60), limiter.peek(k, 1));
-            for (int i = 1; i <= 7; i++) {  // 7 reads of one third of a permit's time add up to 7/3 permits
-                at("12:00:00", ns(8_571_428_571L * i / 3).dividedBy(r().toNanos()).multipliedBy(r().toNanos()));
+            for (int i = 1; i <= 7; i++) { // 7 reads of one third of a permit's time add up to 7/3 permits
+                at(
+                        "12:00:00",
+                        ns(8_571_428_571L * i / 3).dividedBy(r().toNanos()).multipliedBy(r().toNanos()));
                 limiter.peek(k, 1);
             }
             at("12:00:20");
@@ -574,8 +697,8 @@ public abstract class RateLimiterContract {
 
         @ParameterizedTest(name = "{0}, countRejected={1}, strict={2}")
         @MethodSource("dev.sluice.testkit.RateLimiterContract#variants")
-        void everyRetryAfterAndResetAfterIsExactToTheResolution(Algorithm algorithm, boolean countRejected,
-                                                                boolean strict) {
+        void everyRetryAfterAndResetAfterIsExactToTheResolution(
+                Algorithm algorithm, boolean countRejected, boolean strict) {
             long[] costs = {1, 1, 2, 1, 3, 1, 2};
             RateLimiter limiter = perMinute(algorithm, 3, countRejected, strict);
             for (int step = 0; step < TIMES.length; step++) {
@@ -602,7 +725,8 @@ public abstract class RateLimiterContract {
                 for (Instant probe : probes) {
                     clock.set(probe);
                     if (!d.allowed() && probe.equals(t.plus(d.retryAfter()).minus(r()))) {
-                        assertEquals(false, limiter.peek(k, costs[step]).allowed(), what + ": passes before retryAfter");
+                        assertEquals(
+                                false, limiter.peek(k, costs[step]).allowed(), what + ": passes before retryAfter");
                     }
                     if (!d.allowed() && probe.equals(t.plus(d.retryAfter()))) {
                         assertEquals(true, limiter.peek(k, costs[step]).allowed(), what + ": fails at retryAfter");
@@ -656,7 +780,9 @@ public abstract class RateLimiterContract {
         }
 
         @ParameterizedTest(name = "{0}")
-        @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
+        @EnumSource(
+                value = Algorithm.class,
+                names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
         void aBucketWaitsForAsManyPermitsAsTheCost(Algorithm algorithm) {
             RateLimiter limiter = perMinute(algorithm, 5);
             String k = key("bucket-cost");
@@ -688,9 +814,16 @@ public abstract class RateLimiterContract {
     class CountRejected {
 
         @ParameterizedTest(name = "{0}, countRejected={1}")
-        @CsvSource({"FIXED_WINDOW, false", "FIXED_WINDOW, true", "SLIDING_WINDOW_COUNTER, false",
-            "SLIDING_WINDOW_COUNTER, true", "SLIDING_TAIL, false", "SLIDING_TAIL, true", "SLIDING_LOG, false",
-            "SLIDING_LOG, true"})
+        @CsvSource({
+            "FIXED_WINDOW, false",
+            "FIXED_WINDOW, true",
+            "SLIDING_WINDOW_COUNTER, false",
+            "SLIDING_WINDOW_COUNTER, true",
+            "SLIDING_TAIL, false",
+            "SLIDING_TAIL, true",
+            "SLIDING_LOG, false",
+            "SLIDING_LOG, true"
+        })
         void aCountedRejectionOutlastsACancel(Algorithm algorithm, boolean countRejected) {
             RateLimiter limiter = perMinute(algorithm, 3, countRejected, false);
             String k = key("counted");
@@ -700,8 +833,11 @@ public abstract class RateLimiterContract {
             assertEquals(false, limiter.tryAcquire(k).allowed(), algorithm.toString());
             assertEquals(true, r.cancel(), algorithm.toString());
             Decision d = limiter.tryAcquire(k);
-            assertEquals(!countRejected, d.allowed(), algorithm + ": the rejected request "
-                    + (countRejected ? "took the permit the cancel gave back" : "took nothing") + ": " + d);
+            assertEquals(
+                    !countRejected,
+                    d.allowed(),
+                    algorithm + ": the rejected request "
+                            + (countRejected ? "took the permit the cancel gave back" : "took nothing") + ": " + d);
         }
 
         @Test
@@ -712,12 +848,19 @@ public abstract class RateLimiterContract {
                 at("12:00:00");
                 limiter.tryAcquire(k, 3);
                 at("12:00:30");
-                assertDenied("countRejected=" + countRejected, 0, s(30), countRejected ? s(60) : s(30),
+                assertDenied(
+                        "countRejected=" + countRejected,
+                        0,
+                        s(30),
+                        countRejected ? s(60) : s(30),
                         limiter.tryAcquire(k));
                 at("12:01:00");
                 // Reset either way a window after this request: counted or not, the rejection leaves the log first.
-                assertAllowed("countRejected=" + countRejected + ": the rejection of 12:00:30 counts until 12:01:30",
-                        countRejected ? 1 : 2, s(60), limiter.tryAcquire(k));
+                assertAllowed(
+                        "countRejected=" + countRejected + ": the rejection of 12:00:30 counts until 12:01:30",
+                        countRejected ? 1 : 2,
+                        s(60),
+                        limiter.tryAcquire(k));
             }
         }
 
@@ -731,13 +874,17 @@ public abstract class RateLimiterContract {
                 at("12:00:20");
                 limiter.tryAcquire(k);
                 at("12:01:30");
-                assertEquals(countRejected ? 1 : 2, limiter.peek(k, 1).remaining(),
+                assertEquals(
+                        countRejected ? 1 : 2,
+                        limiter.peek(k, 1).remaining(),
                         "countRejected=" + countRejected + ": floor(" + (countRejected ? 4 : 3) + "·30/60)");
             }
         }
 
         @ParameterizedTest(name = "{0}")
-        @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
+        @EnumSource(
+                value = Algorithm.class,
+                names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
         void aCountedRejectionDrainsABucketToEmptyNeverBelow(Algorithm algorithm) {
             RateLimiter limiter = perMinute(algorithm, 3, true, false);
             String k = key("bucket-counted");
@@ -788,8 +935,14 @@ public abstract class RateLimiterContract {
         }
 
         @ParameterizedTest(name = "{0}, countRejected={1}")
-        @CsvSource({"FIXED_WINDOW, false", "SLIDING_LOG, true", "SLIDING_WINDOW_COUNTER, false",
-            "SLIDING_TAIL, true", "TOKEN_BUCKET, false", "LEAKY_BUCKET, true"})
+        @CsvSource({
+            "FIXED_WINDOW, false",
+            "SLIDING_LOG, true",
+            "SLIDING_WINDOW_COUNTER, false",
+            "SLIDING_TAIL, true",
+            "TOKEN_BUCKET, false",
+            "LEAKY_BUCKET, true"
+        })
         void aRejectedReservationReturnsNothing(Algorithm algorithm, boolean countRejected) {
             RateLimiter limiter = perMinute(algorithm, 3, countRejected, false);
             String k = key("rejected");
@@ -798,8 +951,11 @@ public abstract class RateLimiterContract {
             Reservation r = limiter.reserve(k, 2);
             assertEquals(false, r.decision().allowed(), algorithm.toString());
             assertEquals(false, r.cancel(), algorithm + ": nothing was reserved");
-            assertEquals(countRejected ? 0 : 1, limiter.peek(k, 1).remaining(), algorithm + ": the cancel changed "
-                    + "nothing (with countRejected the rejection's cost stays taken)");
+            assertEquals(
+                    countRejected ? 0 : 1,
+                    limiter.peek(k, 1).remaining(),
+                    algorithm + ": the cancel changed "
+                            + "nothing (with countRejected the rejection's cost stays taken)");
         }
 
         @Test
@@ -832,7 +988,9 @@ public abstract class RateLimiterContract {
         }
 
         @ParameterizedTest(name = "{0}")
-        @EnumSource(value = Algorithm.class, names = {"SLIDING_LOG", "SLIDING_WINDOW_COUNTER"})
+        @EnumSource(
+                value = Algorithm.class,
+                names = {"SLIDING_LOG", "SLIDING_WINDOW_COUNTER"})
         void aLogReservationReturnsToItsOwnEntry(Algorithm algorithm) {
             RateLimiter limiter = perMinute(algorithm, 3);
             String k = key("entry");
@@ -843,12 +1001,17 @@ public abstract class RateLimiterContract {
             at("12:00:50");
             assertEquals(true, r.cancel(), algorithm.toString());
             at("12:01:06");
-            assertEquals(1, limiter.peek(k, 1).remaining(), algorithm + ": the 2 of 12:00:20 still count in full; "
-                    + "returned to them instead, 2 would be left");
+            assertEquals(
+                    1,
+                    limiter.peek(k, 1).remaining(),
+                    algorithm + ": the 2 of 12:00:20 still count in full; "
+                            + "returned to them instead, 2 would be left");
         }
 
         @ParameterizedTest(name = "{0}")
-        @EnumSource(value = Algorithm.class, names = {"SLIDING_LOG", "SLIDING_WINDOW_COUNTER"})
+        @EnumSource(
+                value = Algorithm.class,
+                names = {"SLIDING_LOG", "SLIDING_WINDOW_COUNTER"})
         void aLogReservationIsGoneOnceItsEntryExpired(Algorithm algorithm) {
             RateLimiter limiter = perMinute(algorithm, 3);
             String k = key("entry-gone");
@@ -861,7 +1024,9 @@ public abstract class RateLimiterContract {
         }
 
         @ParameterizedTest(name = "{0}")
-        @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
+        @EnumSource(
+                value = Algorithm.class,
+                names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
         void aBucketReservationIsGoneOnceTheBucketHasRefilled(Algorithm algorithm) {
             RateLimiter limiter = perMinute(algorithm, 3);
             String k = key("bucket-gone");
@@ -874,7 +1039,9 @@ public abstract class RateLimiterContract {
         }
 
         @ParameterizedTest(name = "{0}")
-        @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
+        @EnumSource(
+                value = Algorithm.class,
+                names = {"TOKEN_BUCKET", "LEAKY_BUCKET"})
         void aBucketCancelNeverFillsPastTheLimit(Algorithm algorithm) {
             RateLimiter limiter = perMinute(algorithm, 3);
             String k = key("bucket-cap");
@@ -883,8 +1050,7 @@ public abstract class RateLimiterContract {
             limiter.tryAcquire(k, 1);
             at("12:00:30");
             assertEquals(true, r.cancel(), algorithm.toString());
-            assertAllowed(algorithm + ": 1.5 refilled + 2 returned, capped at 3", 3, Duration.ZERO,
-                    limiter.peek(k, 1));
+            assertAllowed(algorithm + ": 1.5 refilled + 2 returned, capped at 3", 3, Duration.ZERO, limiter.peek(k, 1));
             assertEquals(true, limiter.tryAcquire(k, 3).allowed(), algorithm.toString());
             assertEquals(false, limiter.tryAcquire(k, 1).allowed(), algorithm.toString());
         }
@@ -911,8 +1077,8 @@ public abstract class RateLimiterContract {
 
         @ParameterizedTest(name = "{0}, countRejected={1}, strict={2}")
         @MethodSource("dev.sluice.testkit.RateLimiterContract#variants")
-        void peekConsumesNothingAndAnswersWhatTryAcquireWould(Algorithm algorithm, boolean countRejected,
-                                                              boolean strict) {
+        void peekConsumesNothingAndAnswersWhatTryAcquireWould(
+                Algorithm algorithm, boolean countRejected, boolean strict) {
             RateLimiter limiter = perMinute(algorithm, 3, countRejected, strict);
             String k = key("peek");
             String what = name(algorithm, countRejected, strict);
@@ -929,7 +1095,7 @@ public abstract class RateLimiterContract {
             }
             Decision acquire = limiter.tryAcquire(k, 2);
             assertEquals(peek.allowed(), acquire.allowed(), what);
-            if (!countRejected) {  // counted, the rejection itself has to expire too
+            if (!countRejected) { // counted, the rejection itself has to expire too
                 assertEquals(peek.retryAfter(), acquire.retryAfter(), what + ": " + peek + " vs " + acquire);
             }
             peek = limiter.peek(k, 1);
@@ -962,13 +1128,14 @@ public abstract class RateLimiterContract {
 
         private void assertRejects(String value, Executable call) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
-            assertTrue(e.getMessage() != null && e.getMessage().contains(value),
+            assertTrue(
+                    e.getMessage() != null && e.getMessage().contains(value),
                     "the message should name " + value + ": " + e.getMessage());
         }
 
         @ParameterizedTest(name = "{0}")
         @EnumSource(Algorithm.class)
-        @SuppressWarnings("NullAway")  // passes a null key on purpose: the limiter must refuse it
+        @SuppressWarnings("NullAway") // passes a null key on purpose: the limiter must refuse it
         void badRequestsAreRefusedAndConsumeNothing(Algorithm algorithm) {
             RateLimiter limiter = perMinute(algorithm, 3);
             String k = key("bad");
@@ -994,8 +1161,8 @@ public abstract class RateLimiterContract {
             assertRejects("-5", () -> limiter(Algorithm.TOKEN_BUCKET, -5, Duration.ofSeconds(1)));
             assertRejects("PT0S", () -> limiter(Algorithm.SLIDING_LOG, 1, Duration.ZERO));
             assertRejects("PT-1S", () -> limiter(Algorithm.SLIDING_TAIL, 1, Duration.ofSeconds(-1)));
-            assertRejects("0", () -> limiter(Algorithm.SLIDING_WINDOW_COUNTER, 1, Duration.ofSeconds(1),
-                    b -> b.buckets(0)));
+            assertRejects(
+                    "0", () -> limiter(Algorithm.SLIDING_WINDOW_COUNTER, 1, Duration.ofSeconds(1), b -> b.buckets(0)));
         }
     }
 
@@ -1018,7 +1185,7 @@ public abstract class RateLimiterContract {
                 at(time);
                 limiter.tryAcquire(used, 2);
             }
-            at("12:04:20");  // two windows after the last request: every state has expired
+            at("12:04:20"); // two windows after the last request: every state has expired
             String fresh = key("fresh");
             for (long cost : new long[] {1, 3, 1}) {
                 Decision expected = limiter.tryAcquire(fresh, cost);
@@ -1077,7 +1244,10 @@ public abstract class RateLimiterContract {
             String what = name(algorithm, countRejected, strict);
             assertEquals(40, admitted, what + ": 96 requests, limit 40");
             assertEquals(0, limiter.peek(k, 1).remaining(), what);
-            List<Long> remaining = decisions.stream().filter(Decision::allowed).map(Decision::remaining).sorted()
+            List<Long> remaining = decisions.stream()
+                    .filter(Decision::allowed)
+                    .map(Decision::remaining)
+                    .sorted()
                     .collect(Collectors.toList());
             for (int i = 0; i < remaining.size(); i++) {
                 assertEquals(i, remaining.get(i), what + ": each admitted request saw its own remaining");
@@ -1118,8 +1288,11 @@ public abstract class RateLimiterContract {
                 held.decrementAndGet();
                 return r.cancel() ? 1 : 3;
             });
-            assertEquals(0, outcomes.stream().filter(o -> o >= 2).count(), algorithm + ": a cancel of an admitted "
-                    + "reservation returned false (3) or one of a rejected one true (2): " + outcomes);
+            assertEquals(
+                    0,
+                    outcomes.stream().filter(o -> o >= 2).count(),
+                    algorithm + ": a cancel of an admitted "
+                            + "reservation returned false (3) or one of a rejected one true (2): " + outcomes);
             assertTrue(outcomes.contains(1), algorithm + ": " + outcomes);
             assertTrue(mostHeld.get() <= 3, algorithm + ": " + mostHeld + " held at once");
             assertEquals(3, limiter.peek(k, 1).remaining(), algorithm + ": every permit given back");
@@ -1147,7 +1320,7 @@ public abstract class RateLimiterContract {
         @ParameterizedTest(name = "{0} refuses")
         @EnumSource(Algorithm.class)
         void aRefusedRequestConsumesFromNone(Algorithm refusing) {
-            RateLimiter bucket = limiter(Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(2));   // another shape
+            RateLimiter bucket = limiter(Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(2)); // another shape
             RateLimiter small = perMinute(refusing, 2);
             String k = key("joint-refused");
             at("12:00:30");
@@ -1187,7 +1360,8 @@ public abstract class RateLimiterContract {
 
         @Test
         void aRefusingLimitThatCountsRejectionsCountsIt() {
-            RateLimiter counting = limiter(Algorithm.FIXED_WINDOW, 2, Duration.ofMinutes(1), b -> b.countRejected(true));
+            RateLimiter counting =
+                    limiter(Algorithm.FIXED_WINDOW, 2, Duration.ofMinutes(1), b -> b.countRejected(true));
             RateLimiter other = limiter(Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(2));
             String k = key("joint-counted");
             at("12:00:30");
@@ -1204,13 +1378,13 @@ public abstract class RateLimiterContract {
             RateLimiter a = perMinute(Algorithm.FIXED_WINDOW, 5);
             String k = key("joint-bad");
             at("12:00:30");
-            IllegalArgumentException twice = assertThrows(IllegalArgumentException.class,
+            IllegalArgumentException twice = assertThrows(
+                    IllegalArgumentException.class,
                     () -> RateLimiter.tryAcquireAll(Acquisition.of(a, k), Acquisition.of(a, k, 2)));
             String twiceWhy = String.valueOf(twice.getMessage());
             assertTrue(twiceWhy.contains(k), twiceWhy);
             assertThrows(IllegalArgumentException.class, () -> RateLimiter.tryAcquireAll(List.of()));
-            IllegalArgumentException cost = assertThrows(IllegalArgumentException.class,
-                    () -> Acquisition.of(a, k, 0));
+            IllegalArgumentException cost = assertThrows(IllegalArgumentException.class, () -> Acquisition.of(a, k, 0));
             String costWhy = String.valueOf(cost.getMessage());
             assertTrue(costWhy.contains("0"), costWhy);
             assertThrows(IllegalArgumentException.class, () -> Acquisition.of(a, "", 1));
@@ -1222,23 +1396,33 @@ public abstract class RateLimiterContract {
         void eightThreadsOnOneKeyWithTwoLimitsAdmitExactlyWhatBothAllow(Algorithm algorithm) {
             RateLimiter perSecond = limiter(algorithm, 10, Duration.ofSeconds(1));
             RateLimiter perMinute = limiter(algorithm, 100, Duration.ofMinutes(1));
-            RateLimiter refSecond = RateLimiter.builder(algorithm).limit(10, Duration.ofSeconds(1)).clock(clock)
-                    .store(InMemoryStore.create()).build();
-            RateLimiter refMinute = RateLimiter.builder(algorithm).limit(100, Duration.ofMinutes(1)).clock(clock)
-                    .store(InMemoryStore.create()).build();
+            RateLimiter refSecond = RateLimiter.builder(algorithm)
+                    .limit(10, Duration.ofSeconds(1))
+                    .clock(clock)
+                    .store(InMemoryStore.create())
+                    .build();
+            RateLimiter refMinute = RateLimiter.builder(algorithm)
+                    .limit(100, Duration.ofMinutes(1))
+                    .clock(clock)
+                    .store(InMemoryStore.create())
+                    .build();
             String k = key("joint-hammer");
             at("12:00:00");
             long total = 0;
             long expectedTotal = 0;
-            for (int step = 0; step < 14; step++) {   // 2 s apart: a sliding tail's previous second is empty again
+            for (int step = 0; step < 14; step++) { // 2 s apart: a sliding tail's previous second is empty again
                 clock.set(NOON.plusSeconds(2L * step));
                 List<Boolean> admitted = onThreads(8, 4, () -> RateLimiter.tryAcquireAll(
-                        Acquisition.of(perSecond, k), Acquisition.of(perMinute, k)).allowed());
+                                Acquisition.of(perSecond, k), Acquisition.of(perMinute, k))
+                        .allowed());
                 long passed = admitted.stream().filter(b -> b).count();
                 long expected = 0;
                 for (int i = 0; i < 32; i++) {
-                    expected += RateLimiter.tryAcquireAll(Acquisition.of(refSecond, "ref"),
-                            Acquisition.of(refMinute, "ref")).allowed() ? 1 : 0;
+                    expected += RateLimiter.tryAcquireAll(
+                                            Acquisition.of(refSecond, "ref"), Acquisition.of(refMinute, "ref"))
+                                    .allowed()
+                            ? 1
+                            : 0;
                 }
                 total += passed;
                 expectedTotal += expected;
@@ -1249,7 +1433,9 @@ public abstract class RateLimiterContract {
             if (algorithm == Algorithm.FIXED_WINDOW || algorithm == Algorithm.SLIDING_LOG) {
                 assertEquals(100, total, algorithm + ": the minute's 100 exactly, then nothing");
             }
-            assertEquals(refMinute.peek("ref", 1).remaining(), perMinute.peek(k, 1).remaining(),
+            assertEquals(
+                    refMinute.peek("ref", 1).remaining(),
+                    perMinute.peek(k, 1).remaining(),
                     algorithm + ": the minute's limit took exactly the admitted requests");
         }
     }
@@ -1337,7 +1523,8 @@ public abstract class RateLimiterContract {
             assertThrows(IllegalStateException.class, () -> limiter.tryAcquire(k), algorithm + ": tryAcquire");
             assertThrows(IllegalStateException.class, () -> limiter.peek(k, 1), algorithm + ": peek");
             assertThrows(IllegalStateException.class, () -> limiter.reserve(k, 1), algorithm + ": reserve");
-            assertThrows(IllegalStateException.class,
+            assertThrows(
+                    IllegalStateException.class,
                     () -> RateLimiter.tryAcquireAll(Acquisition.of(kept, k), Acquisition.of(limiter, k)),
                     algorithm + ": a joint request with a closed limiter");
             assertEquals(3, kept.peek(k, 1).remaining(), algorithm + ": the joint request took nothing");
@@ -1355,7 +1542,7 @@ public abstract class RateLimiterContract {
     class Accuracy {
 
         static Stream<Arguments> burstTotals() {
-            return Stream.of(  // algorithm, strict, admitted in A (12:00:00+r, 12:01:00), in B (12:01:00−r, 12:02:00−2r)
+            return Stream.of( // algorithm, strict, admitted in A (12:00:00+r, 12:01:00), in B (12:01:00−r, 12:02:00−2r)
                     Arguments.of(Algorithm.FIXED_WINDOW, false, 6, 6),
                     Arguments.of(Algorithm.SLIDING_LOG, false, 3, 3),
                     Arguments.of(Algorithm.SLIDING_WINDOW_COUNTER, false, 6, 6),
@@ -1381,13 +1568,17 @@ public abstract class RateLimiterContract {
             at("12:00:00", r());
             long first = burst(limiter, a);
             at("12:01:00");
-            assertEquals(patternA, first + burst(limiter, a),
+            assertEquals(
+                    patternA,
+                    first + burst(limiter, a),
                     algorithm + (strict ? " strict" : "") + ": bursts at 12:00:00 + r and 12:01:00");
             String b = key("burst-b");
             at("12:01:00", r().negated());
             first = burst(limiter, b);
             at("12:02:00", r(2).negated());
-            assertEquals(patternB, first + burst(limiter, b),
+            assertEquals(
+                    patternB,
+                    first + burst(limiter, b),
                     algorithm + (strict ? " strict" : "") + ": bursts at 12:01:00 − r and 12:02:00 − 2r");
         }
     }

@@ -21,8 +21,7 @@ public final class ThrowingListener implements RateLimitListener {
     private final AtomicInteger failuresOfStoreWork = new AtomicInteger();
 
     /** A listener that has heard nothing yet. */
-    public ThrowingListener() {
-    }
+    public ThrowingListener() {}
 
     @Override
     public void onDecision(RateLimiter limiter, String key, long cost, Decision decision) {
@@ -67,6 +66,7 @@ public final class ThrowingListener implements RateLimitListener {
 
     @Override
     public String toString() {
-        return "ThrowingListener[" + decisions() + " decisions, " + failures.size() + " failures, " + calls() + " calls]";
+        return "ThrowingListener[" + decisions() + " decisions, " + failures.size() + " failures, " + calls()
+                + " calls]";
     }
 }

@@ -23,19 +23,22 @@ class FreezingProxyTest {
     @BeforeEach
     void startEcho() throws IOException {
         echo = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        Thread t = new Thread(() -> {
-            while (!echo.isClosed()) {
-                try (Socket s = echo.accept(); InputStream in = s.getInputStream();
-                     OutputStream out = s.getOutputStream()) {
-                    for (int b = in.read(); b >= 0; b = in.read()) {
-                        out.write(b);
-                        out.flush();
+        Thread t = new Thread(
+                () -> {
+                    while (!echo.isClosed()) {
+                        try (Socket s = echo.accept();
+                                InputStream in = s.getInputStream();
+                                OutputStream out = s.getOutputStream()) {
+                            for (int b = in.read(); b >= 0; b = in.read()) {
+                                out.write(b);
+                                out.flush();
+                            }
+                        } catch (IOException e) {
+                            // closed
+                        }
                     }
-                } catch (IOException e) {
-                    // closed
-                }
-            }
-        }, "echo");
+                },
+                "echo");
         t.setDaemon(true);
         t.start();
     }
@@ -56,7 +59,7 @@ class FreezingProxyTest {
     @Test
     void aHoldingProxyPassesWhatWasSentWhileFrozenOnceThawedInOrder() throws IOException {
         try (FreezingProxy proxy = new FreezingProxy(echo.getLocalPort(), WhileFrozen.HOLD);
-             Socket s = connect(proxy)) {
+                Socket s = connect(proxy)) {
             s.getOutputStream().write('a');
             assertEquals('a', s.getInputStream().read(), "thawed: the echo comes back");
             proxy.freeze();
@@ -72,12 +75,14 @@ class FreezingProxyTest {
     @Test
     void aDroppingProxyLosesWhatWasSentWhileFrozen() throws IOException {
         try (FreezingProxy proxy = new FreezingProxy(echo.getLocalPort(), WhileFrozen.DROP);
-             Socket s = connect(proxy)) {
+                Socket s = connect(proxy)) {
             s.getOutputStream().write('a');
             assertEquals('a', s.getInputStream().read(), "thawed: the echo comes back");
             proxy.freeze();
             s.getOutputStream().write('b');
-            Await.until("the proxy's pump to read the byte sent while frozen", Await.GENEROUS,
+            Await.until(
+                    "the proxy's pump to read the byte sent while frozen",
+                    Await.GENEROUS,
                     () -> proxy.droppedBytes() > 0);
             assertEquals(1, proxy.droppedBytes(), "the byte sent while frozen is dropped");
             proxy.thaw();

@@ -46,8 +46,16 @@ class MicrosecondContractTest extends RateLimiterContract {
                     throw new UnsupportedOperationException();
                 }
             };
-            RateLimiter inner = InMemoryStore.create().bind(new LimiterConfig(config.algorithm(), config.limit(),
-                    config.window(), floored, config.countRejected(), config.buckets(), config.strict(), config.listener()));
+            RateLimiter inner = InMemoryStore.create()
+                    .bind(new LimiterConfig(
+                            config.algorithm(),
+                            config.limit(),
+                            config.window(),
+                            floored,
+                            config.countRejected(),
+                            config.buckets(),
+                            config.strict(),
+                            config.listener()));
             return new MicrosecondLimiter(config, inner);
         };
     }
@@ -57,7 +65,8 @@ class MicrosecondContractTest extends RateLimiterContract {
     }
 
     private static Decision rounded(Decision d) {
-        return d.allowed() ? Decision.allowed(d.limit(), d.remaining(), up(d.resetAfterNanos()))
+        return d.allowed()
+                ? Decision.allowed(d.limit(), d.remaining(), up(d.resetAfterNanos()))
                 : Decision.denied(d.limit(), d.remaining(), up(d.resetAfterNanos()), up(d.retryAfterNanos()));
     }
 

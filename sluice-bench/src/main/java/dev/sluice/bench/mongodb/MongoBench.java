@@ -53,7 +53,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 4, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
 public class MongoBench {
 
     static final int CALLERS = 64;
@@ -75,9 +77,15 @@ public class MongoBench {
                 .applyConnectionString(new ConnectionString(MongoServers.connectionString()))
                 .applyToConnectionPoolSettings(pool -> pool.maxSize(CALLERS + 8))
                 .build());
-        store = MongoStore.builder(client, "sluice_bench").collection("bench_" + UUID.randomUUID())
-                .timeout(Duration.ofSeconds(10)).failurePolicy(FailurePolicy.THROW).build();
-        limiter = RateLimiter.builder(algorithm).limit(1_000_000_000, Duration.ofSeconds(1)).store(store).build();
+        store = MongoStore.builder(client, "sluice_bench")
+                .collection("bench_" + UUID.randomUUID())
+                .timeout(Duration.ofSeconds(10))
+                .failurePolicy(FailurePolicy.THROW)
+                .build();
+        limiter = RateLimiter.builder(algorithm)
+                .limit(1_000_000_000, Duration.ofSeconds(1))
+                .store(store)
+                .build();
         names = new String[keys];
         for (int i = 0; i < keys; i++) {
             names[i] = "client:" + i;

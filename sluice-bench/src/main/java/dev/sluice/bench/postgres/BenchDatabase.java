@@ -36,8 +36,7 @@ public final class BenchDatabase {
         return keys == 1 ? Duration.ofMillis(100) : Duration.ofHours(1);
     }
 
-    private BenchDatabase() {
-    }
+    private BenchDatabase() {}
 
     /** A HikariCP pool of {@value #CALLERS} connections; borrowing waits at most 5 s. */
     public static HikariDataSource pool(String name) {
@@ -54,7 +53,8 @@ public final class BenchDatabase {
 
     /** Runs {@code sql}. */
     public static void execute(HikariDataSource pool, String sql) {
-        try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = pool.getConnection();
+                Statement s = c.createStatement()) {
             s.execute(sql);
         } catch (SQLException e) {
             throw new IllegalStateException("cannot run " + sql + ": " + e.getMessage(), e);

@@ -24,7 +24,10 @@ public class Bucket4jPostgresBench extends PostgresBench {
     static final String TABLE = "bucket4j_bench";
 
     /** Bucket4j's two PostgreSQL proxy managers. */
-    public enum Locking { SELECT_FOR_UPDATE, ADVISORY_LOCK }
+    public enum Locking {
+        SELECT_FOR_UPDATE,
+        ADVISORY_LOCK
+    }
 
     @Param
     public Locking locking;
@@ -40,12 +43,15 @@ public class Bucket4jPostgresBench extends PostgresBench {
 
     @Override
     protected void prepare() {
-        BenchDatabase.execute(pool, "CREATE TABLE IF NOT EXISTS " + TABLE
-                + " (id bigint PRIMARY KEY, state bytea, expires_at bigint)");
+        BenchDatabase.execute(
+                pool,
+                "CREATE TABLE IF NOT EXISTS " + TABLE + " (id bigint PRIMARY KEY, state bytea, expires_at bigint)");
         BenchDatabase.execute(pool, "TRUNCATE " + TABLE);
         BenchDatabase.execute(pool, "VACUUM ANALYZE " + TABLE);
         ProxyManager<Long> proxies = locking == Locking.SELECT_FOR_UPDATE
-                ? Bucket4jPostgreSQL.selectForUpdateBasedBuilder(pool).table(TABLE).build()
+                ? Bucket4jPostgreSQL.selectForUpdateBasedBuilder(pool)
+                        .table(TABLE)
+                        .build()
                 : Bucket4jPostgreSQL.advisoryLockBasedBuilder(pool).table(TABLE).build();
         Duration window = BenchDatabase.window(keys);
         BucketConfiguration config = BucketConfiguration.builder()

@@ -24,7 +24,11 @@ public class DeniedHotKeyBench extends PostgresBench {
     private static final Duration WINDOW = Duration.ofHours(1);
 
     /** Who decides. */
-    public enum Limiter { SLUICE, BUCKET4J_SELECT_FOR_UPDATE, BUCKET4J_ADVISORY_LOCK }
+    public enum Limiter {
+        SLUICE,
+        BUCKET4J_SELECT_FOR_UPDATE,
+        BUCKET4J_ADVISORY_LOCK
+    }
 
     @Param
     public Limiter limiter;
@@ -39,23 +43,37 @@ public class DeniedHotKeyBench extends PostgresBench {
     @Override
     protected void prepare() {
         if (limiter == Limiter.SLUICE) {
-            PostgresStore store = PostgresStore.builder(pool).table(SluicePostgresBench.TABLE)
-                    .failurePolicy(FailurePolicy.THROW).timeout(Duration.ofSeconds(5)).build();
+            PostgresStore store = PostgresStore.builder(pool)
+                    .table(SluicePostgresBench.TABLE)
+                    .failurePolicy(FailurePolicy.THROW)
+                    .timeout(Duration.ofSeconds(5))
+                    .build();
             BenchDatabase.execute(pool, "TRUNCATE " + SluicePostgresBench.TABLE);
-            sluice = RateLimiter.builder(Algorithm.TOKEN_BUCKET).limit(LIMIT, WINDOW).store(store).build();
+            sluice = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+                    .limit(LIMIT, WINDOW)
+                    .store(store)
+                    .build();
             if (!sluice.tryAcquire("hot", LIMIT).allowed()) {
                 throw new IllegalStateException("could not drain the key");
             }
         } else {
-            BenchDatabase.execute(pool, "CREATE TABLE IF NOT EXISTS " + Bucket4jPostgresBench.TABLE
-                    + " (id bigint PRIMARY KEY, state bytea, expires_at bigint)");
+            BenchDatabase.execute(
+                    pool,
+                    "CREATE TABLE IF NOT EXISTS " + Bucket4jPostgresBench.TABLE
+                            + " (id bigint PRIMARY KEY, state bytea, expires_at bigint)");
             BenchDatabase.execute(pool, "TRUNCATE " + Bucket4jPostgresBench.TABLE);
             BucketConfiguration config = BucketConfiguration.builder()
-                    .addLimit(l -> l.capacity(LIMIT).refillGreedy(LIMIT, WINDOW)).build();
+                    .addLimit(l -> l.capacity(LIMIT).refillGreedy(LIMIT, WINDOW))
+                    .build();
             bucket = (limiter == Limiter.BUCKET4J_SELECT_FOR_UPDATE
-                    ? Bucket4jPostgreSQL.selectForUpdateBasedBuilder(pool).table(Bucket4jPostgresBench.TABLE).build()
-                    : Bucket4jPostgreSQL.advisoryLockBasedBuilder(pool).table(Bucket4jPostgresBench.TABLE).build())
-                    .builder().build(0L, () -> config);
+                            ? Bucket4jPostgreSQL.selectForUpdateBasedBuilder(pool)
+                                    .table(Bucket4jPostgresBench.TABLE)
+                                    .build()
+                            : Bucket4jPostgreSQL.advisoryLockBasedBuilder(pool)
+                                    .table(Bucket4jPostgresBench.TABLE)
+                                    .build())
+                    .builder()
+                    .build(0L, () -> config);
             if (!bucket.tryConsume(LIMIT)) {
                 throw new IllegalStateException("could not drain the bucket");
             }
@@ -65,7 +83,8 @@ public class DeniedHotKeyBench extends PostgresBench {
     @Benchmark
     @Threads(BenchDatabase.CALLERS)
     public boolean decide64T(Outcomes outcomes) {
-        boolean allowed = limiter == Limiter.SLUICE ? sluice.tryAcquire("hot").allowed()
+        boolean allowed = limiter == Limiter.SLUICE
+                ? sluice.tryAcquire("hot").allowed()
                 : bucket.tryConsumeAndReturnRemaining(1).isConsumed();
         return outcomes.count(allowed);
     }

@@ -10,8 +10,7 @@ import java.io.IOException;
  */
 public final class PostgresServerMain {
 
-    private PostgresServerMain() {
-    }
+    private PostgresServerMain() {}
 
     public static void main(String[] args) throws IOException {
         try (PostgresServers.Own server = PostgresServers.startOwn()) {

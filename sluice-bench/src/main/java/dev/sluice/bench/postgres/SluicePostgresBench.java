@@ -37,11 +37,16 @@ public class SluicePostgresBench extends PostgresBench {
 
     @Override
     protected void prepare() {
-        PostgresStore store = PostgresStore.builder(pool).table(TABLE).failurePolicy(FailurePolicy.THROW)
-                .timeout(Duration.ofSeconds(5)).build();
+        PostgresStore store = PostgresStore.builder(pool)
+                .table(TABLE)
+                .failurePolicy(FailurePolicy.THROW)
+                .timeout(Duration.ofSeconds(5))
+                .build();
         BenchDatabase.execute(pool, "TRUNCATE " + TABLE);
         BenchDatabase.execute(pool, "VACUUM ANALYZE " + TABLE);
-        limiter = RateLimiter.builder(algorithm).limit(BenchDatabase.LIMIT, BenchDatabase.window(keys)).store(store)
+        limiter = RateLimiter.builder(algorithm)
+                .limit(BenchDatabase.LIMIT, BenchDatabase.window(keys))
+                .store(store)
                 .build();
         names = BenchDatabase.keys(keys);
         BenchDatabase.populate(keys, i -> limiter.tryAcquire(names[i]));

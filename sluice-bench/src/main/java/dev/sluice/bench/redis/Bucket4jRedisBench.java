@@ -25,8 +25,8 @@ public class Bucket4jRedisBench extends RedisBench {
     @Override
     protected void prepare(String[] names) {
         LettuceBasedProxyManager<byte[]> proxies = Bucket4jLettuce.casBasedBuilder(client)
-                .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(
-                        Duration.ofSeconds(1)))
+                .expirationAfterWrite(
+                        ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(1)))
                 .build();
         BucketConfiguration configuration = BucketConfiguration.builder()
                 .addLimit(l -> l.capacity(RedisTarget.LIMIT).refillGreedy(RedisTarget.LIMIT, RedisTarget.WINDOW))

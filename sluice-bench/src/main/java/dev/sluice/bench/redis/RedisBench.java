@@ -44,8 +44,7 @@ public abstract class RedisBench {
     protected abstract void prepare(String[] names) throws Exception;
 
     /** Closes what {@link #prepare} opened; the client is shut down next. */
-    protected void release() {
-    }
+    protected void release() {}
 
     @TearDown(Level.Trial)
     public final void tearDown() {

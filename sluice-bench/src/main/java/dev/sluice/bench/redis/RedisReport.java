@@ -21,10 +21,9 @@ public final class RedisReport {
 
     private static final String PACKAGE = "dev.sluice.bench.redis.";
 
-    private final Map<String, double[]> cells = new HashMap<>();  // "subject|keys|threads" -> {score, error}
+    private final Map<String, double[]> cells = new HashMap<>(); // "subject|keys|threads" -> {score, error}
 
-    private RedisReport() {
-    }
+    private RedisReport() {}
 
     public static void main(String[] args) throws IOException {
         if (args.length != 1) {
@@ -42,13 +41,14 @@ public final class RedisReport {
         for (String line : lines.subList(1, lines.size())) {
             List<String> f = fields(line);
             String name = f.get(0);
-            if (!name.startsWith(PACKAGE) || name.contains(":")) {  // secondary results: "...:allowed"
+            if (!name.startsWith(PACKAGE) || name.contains(":")) { // secondary results: "...:allowed"
                 continue;
             }
             String method = name.substring(PACKAGE.length());
             String threads = method.endsWith("64T") ? "64" : "1";
             String subject = method.substring(0, method.indexOf('.'));
-            cells.put(subject + "|" + f.get(keysColumn) + "|" + threads,
+            cells.put(
+                    subject + "|" + f.get(keysColumn) + "|" + threads,
                     new double[] {number(f.get(4)), number(f.get(5))});
         }
     }
@@ -66,9 +66,16 @@ public final class RedisReport {
                 if (sluice == null && bucket4j == null && trivial == null) {
                     continue;
                 }
-                out.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s |%n", threads,
-                        "1".equals(keys) ? "1" : "100,000", score(sluice), score(bucket4j), score(trivial),
-                        ratio(sluice, bucket4j, "×"), ratio(sluice, trivial, "%")));
+                out.append(String.format(
+                        Locale.ROOT,
+                        "| %s | %s | %s | %s | %s | %s | %s |%n",
+                        threads,
+                        "1".equals(keys) ? "1" : "100,000",
+                        score(sluice),
+                        score(bucket4j),
+                        score(trivial),
+                        ratio(sluice, bucket4j, "×"),
+                        ratio(sluice, trivial, "%")));
             }
         }
         return out.toString();
@@ -86,7 +93,8 @@ public final class RedisReport {
             return "–";
         }
         double r = a[0] / b[0];
-        return "%".equals(unit) ? String.format(Locale.ROOT, "%.0f %%", 100 * r)
+        return "%".equals(unit)
+                ? String.format(Locale.ROOT, "%.0f %%", 100 * r)
                 : String.format(Locale.ROOT, "%.1f ×", r);
     }
 

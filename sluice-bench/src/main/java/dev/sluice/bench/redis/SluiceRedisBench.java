@@ -28,7 +28,10 @@ public class SluiceRedisBench extends RedisBench {
     protected void prepare(String[] names) {
         client.setOptions(RedisStore.recommendedClientOptions());
         store = RedisStore.builder(client).timeout(Duration.ofSeconds(2)).build();
-        limiter = RateLimiter.builder(algorithm).limit(RedisTarget.LIMIT, RedisTarget.WINDOW).store(store).build();
+        limiter = RateLimiter.builder(algorithm)
+                .limit(RedisTarget.LIMIT, RedisTarget.WINDOW)
+                .store(store)
+                .build();
         this.names = names;
         for (String name : names) {
             if (!limiter.tryAcquire(name).allowed()) {

@@ -17,7 +17,9 @@ public class Bucket4jState extends PerKeyState<Bucket> {
 
     @Override
     protected Bucket create(String key) {
-        return Bucket.builder().addLimit(l -> l.capacity(load.limit).refillGreedy(load.limit, load.window)).build();
+        return Bucket.builder()
+                .addLimit(l -> l.capacity(load.limit).refillGreedy(load.limit, load.window))
+                .build();
     }
 
     @Override

@@ -44,8 +44,7 @@ public abstract class PerKeyState<L> {
     }
 
     /** Reads {@link #load} into whatever {@link #create} needs; runs before the first {@link #create}. */
-    protected void configure() {
-    }
+    protected void configure() {}
 
     /** A new limiter under the run's {@link #load}, for key {@code key}. */
     protected abstract L create(String key);

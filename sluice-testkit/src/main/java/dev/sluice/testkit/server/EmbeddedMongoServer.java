@@ -29,30 +29,32 @@ public final class EmbeddedMongoServer implements AutoCloseable {
     private static final int START_ATTEMPTS = 50;
 
     private final Class<?> backendInterface;
-    private final Object data;        // the real backend, closed only by close()
-    private final Object kept;        // what each server is given: the backend, except that close() does nothing
+    private final Object data; // the real backend, closed only by close()
+    private final Object kept; // what each server is given: the backend, except that close() does nothing
     private final int port;
-    private @Nullable Object server;  // guarded by this; null while stopped
+    private @Nullable Object server; // guarded by this; null while stopped
 
     EmbeddedMongoServer() {
         try {
             backendInterface = Class.forName(BACKEND_INTERFACE);
             data = Class.forName(MEMORY_BACKEND).getConstructor().newInstance();
         } catch (ClassNotFoundException e) {
-            throw new IllegalStateException("the in-JVM MongoDB server needs de.bwaldvogel:mongo-java-server on the "
-                    + "test class path: add it as a test dependency (or set " + MongoServers.URL_VARIABLE
-                    + " to an external server)", e);
+            throw new IllegalStateException(
+                    "the in-JVM MongoDB server needs de.bwaldvogel:mongo-java-server on the "
+                            + "test class path: add it as a test dependency (or set " + MongoServers.URL_VARIABLE
+                            + " to an external server)",
+                    e);
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("cannot create mongo-java-server's in-memory backend", e);
         }
         InvocationHandler keepOnClose = (proxy, method, args) -> {
             if (method.getName().equals("close") && method.getParameterCount() == 0) {
-                return null;  // a stopped server keeps its data
+                return null; // a stopped server keeps its data
             }
             return invoke(method, data, args);
         };
-        kept = Proxy.newProxyInstance(backendInterface.getClassLoader(), new Class<?>[] {backendInterface},
-                keepOnClose);
+        kept = Proxy.newProxyInstance(
+                backendInterface.getClassLoader(), new Class<?>[] {backendInterface}, keepOnClose);
         port = freePort();
         start();
     }
@@ -101,12 +103,14 @@ public final class EmbeddedMongoServer implements AutoCloseable {
         Throwable last = null;
         for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
             try {
-                Object s = Class.forName(SERVER).getConstructor(backendInterface).newInstance(kept);
-                s.getClass().getMethod("bind", SocketAddress.class)
+                Object s =
+                        Class.forName(SERVER).getConstructor(backendInterface).newInstance(kept);
+                s.getClass()
+                        .getMethod("bind", SocketAddress.class)
                         .invoke(s, new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
                 server = s;
                 return;
-            } catch (InvocationTargetException e) {  // the port is not free yet
+            } catch (InvocationTargetException e) { // the port is not free yet
                 last = e.getCause();
             } catch (ReflectiveOperationException e) {
                 throw new IllegalStateException("cannot start mongo-java-server", e);

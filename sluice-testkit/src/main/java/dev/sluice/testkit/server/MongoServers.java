@@ -18,10 +18,9 @@ public final class MongoServers {
     /** Names an external server, e.g. {@code mongodb://127.0.0.1:27017}, to run the tests against instead. */
     public static final String URL_VARIABLE = "SLUICE_MONGODB_URL";
 
-    private static @Nullable EmbeddedMongoServer shared;  // guarded by MongoServers.class
+    private static @Nullable EmbeddedMongoServer shared; // guarded by MongoServers.class
 
-    private MongoServers() {
-    }
+    private MongoServers() {}
 
     /**
      * The connection string of the server the tests of one JVM share: {@value #URL_VARIABLE} if set, else an in-JVM

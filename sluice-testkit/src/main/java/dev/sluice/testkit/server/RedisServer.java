@@ -22,13 +22,12 @@ public final class RedisServer implements AutoCloseable {
 
     private final String host;
     private final int port;
-    private final @Nullable Local local;  // null for an external server
+    private final @Nullable Local local; // null for an external server
     private final List<String> options;
-    private @Nullable Process process;    // guarded by this; null while stopped
+    private @Nullable Process process; // guarded by this; null while stopped
 
     /** What a server started here has: the binary it runs and its data directory. */
-    private record Local(Path binary, Path dir) {
-    }
+    private record Local(Path binary, Path dir) {}
 
     private RedisServer(String host, int port, @Nullable Local local, List<String> options) {
         this.host = host;
@@ -77,8 +76,11 @@ public final class RedisServer implements AutoCloseable {
     /** The server's version, from {@code INFO server}. */
     public String version() {
         String info = (String) Objects.requireNonNull(call("INFO", "server"), "INFO answers a bulk string");
-        return info.lines().filter(line -> line.startsWith("redis_version:"))
-                .map(line -> line.substring("redis_version:".length())).findFirst().orElse("unknown");
+        return info.lines()
+                .filter(line -> line.startsWith("redis_version:"))
+                .map(line -> line.substring("redis_version:".length()))
+                .findFirst()
+                .orElse("unknown");
     }
 
     /**
@@ -90,7 +92,8 @@ public final class RedisServer implements AutoCloseable {
         try {
             return Resp.call(host, port, command);
         } catch (IOException e) {
-            throw new IllegalStateException("Redis at " + uri() + ": " + String.join(" ", command) + ": " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "Redis at " + uri() + ": " + String.join(" ", command) + ": " + e.getMessage(), e);
         }
     }
 
@@ -127,8 +130,16 @@ public final class RedisServer implements AutoCloseable {
         }
         Path binary = here.binary();
         Path dir = here.dir();
-        List<String> command = new ArrayList<>(List.of(binary.toString(), "--port", Integer.toString(port),
-                "--bind", host, "--protected-mode", "no", "--dir", dir.toString()));
+        List<String> command = new ArrayList<>(List.of(
+                binary.toString(),
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                host,
+                "--protected-mode",
+                "no",
+                "--dir",
+                dir.toString()));
         if (!options.contains("--save")) {
             command.addAll(List.of("--save", ""));
         }
@@ -138,11 +149,13 @@ public final class RedisServer implements AutoCloseable {
         command.addAll(options);
         Path log = dir.resolve("redis.log");
         try {
-            process = new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+            process = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                    .start();
         } catch (IOException e) {
-            throw new IllegalStateException("cannot run " + binary + ": " + e.getMessage() + ". "
-                    + RedisServers.INSTALL_HINT, e);
+            throw new IllegalStateException(
+                    "cannot run " + binary + ": " + e.getMessage() + ". " + RedisServers.INSTALL_HINT, e);
         }
         RedisServers.register(this);
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READY_TIMEOUT_MILLIS);

@@ -41,17 +41,17 @@ public final class RedisServers {
     private static final int CLUSTER_BUS_OFFSET = 10000;
     private static final long CLUSTER_READY_MILLIS = 30_000;
     private static final List<RedisServer> STARTED = new CopyOnWriteArrayList<>();
-    private static @Nullable Path binary;                 // guarded by RedisServers.class
-    private static @Nullable RedisServer shared;          // likewise
-    private static @Nullable RedisCluster sharedCluster;  // likewise
+    private static @Nullable Path binary; // guarded by RedisServers.class
+    private static @Nullable RedisServer shared; // likewise
+    private static @Nullable RedisCluster sharedCluster; // likewise
 
     static {
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> STARTED.forEach(RedisServer::closeQuietly),
-                "sluice-redis-servers-stop"));
+        Runtime.getRuntime()
+                .addShutdownHook(
+                        new Thread(() -> STARTED.forEach(RedisServer::closeQuietly), "sluice-redis-servers-stop"));
     }
 
-    private RedisServers() {
-    }
+    private RedisServers() {}
 
     /** One server for the whole JVM: the external one if {@value #URL_VARIABLE} is set, else started once here. */
     public static synchronized RedisServer shared() {
@@ -89,7 +89,7 @@ public final class RedisServers {
             } else {
                 List<RedisServer> nodes = new ArrayList<>();
                 for (String url : urls.split(",", -1)) {
-                    if (!url.isBlank()) {  // a stray comma names no node
+                    if (!url.isBlank()) { // a stray comma names no node
                         nodes.add(external(url.trim()));
                     }
                 }
@@ -116,8 +116,8 @@ public final class RedisServers {
         if (masters < 1) {
             throw new IllegalArgumentException("masters must be > 0, was " + masters);
         }
-        List<String> nodeOptions = new ArrayList<>(List.of("--cluster-enabled", "yes", "--cluster-config-file",
-                "nodes.conf", "--cluster-node-timeout", "5000"));
+        List<String> nodeOptions = new ArrayList<>(List.of(
+                "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000"));
         nodeOptions.addAll(List.of(options));
         List<RedisServer> nodes = new ArrayList<>();
         try {
@@ -132,7 +132,12 @@ public final class RedisServers {
                 nodes.get(i).call(addSlots.toArray(new String[0]));
             }
             for (int i = 1; i < masters; i++) {
-                nodes.get(0).call("CLUSTER", "MEET", nodes.get(i).host(), Integer.toString(nodes.get(i).port()));
+                nodes.get(0)
+                        .call(
+                                "CLUSTER",
+                                "MEET",
+                                nodes.get(i).host(),
+                                Integer.toString(nodes.get(i).port()));
             }
             awaitClusterReady(nodes);
             return new RedisCluster(nodes);
@@ -158,13 +163,14 @@ public final class RedisServers {
         for (RedisServer node : nodes) {
             while (true) {
                 String info = (String) Objects.requireNonNull(node.call("CLUSTER", "INFO"), "a bulk string");
-                if (info.contains("cluster_state:ok") && info.contains(known)
+                if (info.contains("cluster_state:ok")
+                        && info.contains(known)
                         && info.contains("cluster_slots_assigned:" + SLOTS)) {
                     break;
                 }
                 if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("Redis Cluster " + nodes + " did not become ready; " + node
-                            + " reports:\n" + info);
+                    throw new IllegalStateException(
+                            "Redis Cluster " + nodes + " did not become ready; " + node + " reports:\n" + info);
                 }
                 RedisServer.pause();
             }
@@ -180,7 +186,7 @@ public final class RedisServers {
     private static RedisServer launch(List<String> options) {
         Path executable = binary();
         IllegalStateException failure = null;
-        for (int attempt = 0; attempt < 3; attempt++) {  // a free port may be taken before the server binds it
+        for (int attempt = 0; attempt < 3; attempt++) { // a free port may be taken before the server binds it
             try {
                 return RedisServer.launch(executable, freePort(options.contains("--cluster-enabled")), options);
             } catch (IllegalStateException e) {
@@ -242,7 +248,7 @@ public final class RedisServers {
         if (path == null) {
             return null;
         }
-        for (String dir : path.split(File.pathSeparator, -1)) {  // an empty entry, last too, is "." as for a shell
+        for (String dir : path.split(File.pathSeparator, -1)) { // an empty entry, last too, is "." as for a shell
             Path candidate = Path.of(dir, name);
             if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
                 return candidate;
@@ -267,7 +273,8 @@ public final class RedisServers {
             }
             return file;
         } catch (IOException e) {
-            throw new IllegalStateException("cannot extract " + resource + ": " + e.getMessage() + ". " + INSTALL_HINT, e);
+            throw new IllegalStateException(
+                    "cannot extract " + resource + ": " + e.getMessage() + ". " + INSTALL_HINT, e);
         }
     }
 
@@ -277,8 +284,9 @@ public final class RedisServers {
         boolean arm = arch.equals("aarch64") || arch.equals("arm64");
         boolean x64 = arch.equals("amd64") || arch.equals("x86_64");
         if (os.contains("linux")) {
-            return arm ? "redis-server-6.2.7-linux-arm64" : x64 ? "redis-server-6.2.6-v5-linux-amd64"
-                    : "redis-server-6.2.7-linux-386";
+            return arm
+                    ? "redis-server-6.2.7-linux-arm64"
+                    : x64 ? "redis-server-6.2.6-v5-linux-amd64" : "redis-server-6.2.7-linux-386";
         }
         if (os.contains("mac") || os.contains("darwin")) {
             return arm ? "redis-server-6.2.6-v5-darwin-arm64" : "redis-server-6.2.6-v5-darwin-amd64";

@@ -20,8 +20,7 @@ final class Resp {
 
     private static final int TIMEOUT_MILLIS = 5_000;
 
-    private Resp() {
-    }
+    private Resp() {}
 
     /**
      * Sends one command and returns its reply: a {@code String} for simple and bulk strings, a {@code Long} for
@@ -91,7 +90,7 @@ final class Resp {
             }
             b.write(c);
         }
-        in.read();  // '\n'
+        in.read(); // '\n'
         return b.toString(StandardCharsets.UTF_8);
     }
 }
