@@ -50,6 +50,16 @@ class ReloadTest {
         }
     }
 
+    /**
+     * Replaces a file's content in one step, as a deployment does: written beside it under a name that is no policy
+     * file, then moved over it. A plain write could be read half done by the watcher and count a failure of its own.
+     */
+    static void replace(Path file, String yaml) throws IOException {
+        Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
+        Files.writeString(tmp, yaml);
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
     static long limitInForce(PolicyLimiter l) {
         return l.policies()
                 .match("d", Descriptor.of("a", "x"))
@@ -127,7 +137,7 @@ class ReloadTest {
                 .build();
         PolicyWatcher watcher = PolicyWatcher.start(limiter, dir, Duration.ofMillis(50));
         try {
-            Files.writeString(file, "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: fortnight}\n");
+            replace(file, "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: fortnight}\n");
             Eventually.await("the failed load to be counted", () -> loads("failure") == 1);
             assertEquals(1, limiter.version());
             assertEquals(5, limitInForce(limiter));
@@ -138,7 +148,7 @@ class ReloadTest {
             }
             assertFalse(limiter.check("d", request, 1).allowed(), "the old limit of 5 is still enforced");
 
-            Files.writeString(file, config(7));
+            replace(file, config(7));
             Eventually.await("the fixed file to load", () -> limiter.version() == 2);
             assertEquals(7, limitInForce(limiter));
             assertEquals(2, loads("success"));
