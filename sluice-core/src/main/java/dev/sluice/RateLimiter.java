@@ -22,7 +22,8 @@ import org.jspecify.annotations.Nullable;
  * never admit more than the limit. A rejection is a {@link Decision}, never an exception.
  *
  * <p>Each request method throws {@link IllegalArgumentException} when the key is null or empty or the cost is
- * not in {@code [1, limit]}, and a {@link SluiceException} when the store behind the limiter fails.
+ * not in {@code [1, limit]}, an {@link IllegalStateException} when the limiter or the store behind it has been
+ * closed, and a {@link SluiceException} when the store fails and its failure policy is to throw.
  */
 public interface RateLimiter extends AutoCloseable {
 

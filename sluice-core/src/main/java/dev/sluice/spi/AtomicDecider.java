@@ -10,9 +10,10 @@ package dev.sluice.spi;
  * request. A store may keep time at a coarser resolution than the nanosecond (Redis keeps microseconds): it
  * floors the request time to its resolution and rounds every duration it reports up to it.
  *
- * <p>Implementations are thread-safe. Each call returns or throws within the store's configured timeout; any
- * exception it throws is a store failure, which {@link SharedRateLimiter} hands to the failure policy. Arguments
- * have been validated before a call.
+ * <p>Implementations are thread-safe. Each call returns or throws within the store's configured timeout. An
+ * {@link IllegalStateException} says the store (or the client it runs on) has been closed: a mistake of the
+ * application, which {@link SharedRateLimiter} passes to the caller. Any other exception is a store failure, which it
+ * hands to the failure policy. Arguments have been validated before a call.
  */
 public interface AtomicDecider {
 

@@ -3,6 +3,7 @@ package dev.sluice.spi;
 import dev.sluice.Acquisition;
 import dev.sluice.Decision;
 import dev.sluice.JointDecision;
+import dev.sluice.SluiceException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -71,13 +72,16 @@ public final class SharedJoint implements JointDecider {
         try {
             answers = atomic.decideAll(deciders, keys, costs, now);
             if (answers == null || answers.size() != n) {
-                throw new IllegalStateException(
+                throw new SluiceException(
                         "the store answered " + (answers == null ? "nothing" : answers.size() + " decisions")
                                 + " to a joint request of " + n);
             }
         } catch (RuntimeException e) {
             for (int i = 0; i < n; i++) {
                 limiters[i].storeCall(start);
+            }
+            SharedRateLimiter.throwIfClosed(e);
+            for (int i = 0; i < n; i++) {
                 decisions[i] = limiters[i].fallback(keys.get(i), costs[i], e);
             }
             return decisions;

@@ -144,6 +144,7 @@ public final class SharedRateLimiter implements RateLimiter {
             }
         } catch (RuntimeException e) {
             storeCall(start);
+            throwIfClosed(e);
             return fallback(key, cost, e);
         }
         storeCall(start);
@@ -169,6 +170,7 @@ public final class SharedRateLimiter implements RateLimiter {
             return returned;
         } catch (RuntimeException e) {
             storeCall(start);
+            throwIfClosed(e);
             SluiceException failure = recordFailure("giving back " + cost + " for", key, e);
             if (options.failurePolicy() == FailurePolicy.THROW) {
                 throw failure;
@@ -179,6 +181,16 @@ public final class SharedRateLimiter implements RateLimiter {
 
     long now() {
         return options.timeSource() == TimeSource.CLOCK ? config.clockNanos() : AtomicDecider.STORE_TIME;
+    }
+
+    /**
+     * Rethrows {@code e} if it says the store is closed ({@link AtomicDecider}): no failure policy answers for a
+     * store the application closed.
+     */
+    static void throwIfClosed(RuntimeException e) {
+        if (e instanceof IllegalStateException) {
+            throw e;
+        }
     }
 
     /** The failure policy's answer to a request the store failed to decide. */
