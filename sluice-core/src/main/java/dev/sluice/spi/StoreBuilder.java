@@ -8,7 +8,8 @@ import java.util.function.Consumer;
 
 /**
  * What every store's builder has, whether the store decides in exact mode ({@link SharedStoreBuilder}) or keeps the
- * counts of synchronized mode ({@link CounterStoreBuilder}): a timeout per call, a namespace, a listener. Not
+ * counts of synchronized mode ({@link CounterStoreBuilder}): a timeout per call, how long building waits for the
+ * store, a namespace, a listener. Not
  * thread-safe; setters validate at once.
  *
  * @param <B> the concrete builder, returned by every setter
@@ -17,8 +18,11 @@ public abstract class StoreBuilder<B extends StoreBuilder<B>> {
 
     /** The default {@link #namespace(String)}. */
     public static final String DEFAULT_NAMESPACE = "sluice";
+    /** The default {@link #startupTimeout(Duration)}. */
+    public static final Duration DEFAULT_STARTUP_TIMEOUT = Duration.ofSeconds(10);
 
     private Duration timeout;
+    private Duration startupTimeout = DEFAULT_STARTUP_TIMEOUT;
     private String namespace = DEFAULT_NAMESPACE;
     private RateLimitListener listener = RateLimitListener.NONE;
 
@@ -39,6 +43,19 @@ public abstract class StoreBuilder<B extends StoreBuilder<B>> {
      */
     public B timeout(Duration timeout) {
         this.timeout = SharedStoreOptions.requirePositive("timeout", timeout);
+        return self();
+    }
+
+    /**
+     * How long {@code build()} waits for the store to answer before it returns; default 10 s, zero for not at all.
+     * A store built in a new process is thus connected before its first decision, instead of answering the first
+     * calls by its failure policy while the connection is still being made. A store that does not answer in time is
+     * built all the same (what each store then does is said on its builder) and keeps connecting in the background.
+     *
+     * @throws IllegalArgumentException if negative, naming the value
+     */
+    public B startupTimeout(Duration startupTimeout) {
+        this.startupTimeout = SharedStoreOptions.requireNonNegative("startupTimeout", startupTimeout);
         return self();
     }
 
@@ -69,6 +86,11 @@ public abstract class StoreBuilder<B extends StoreBuilder<B>> {
     /** The timeout set so far. */
     protected final Duration timeout() {
         return timeout;
+    }
+
+    /** The startup timeout set so far. */
+    protected final Duration startupTimeout() {
+        return startupTimeout;
     }
 
     /** The namespace set so far. */
