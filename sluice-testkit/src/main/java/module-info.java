@@ -7,6 +7,7 @@ module dev.sluice.testkit {
     requires transitive dev.sluice;
     requires transitive org.junit.jupiter.api;
     requires org.junit.jupiter.params;
+    requires java.logging;
 
     exports dev.sluice.testkit;
     exports dev.sluice.testkit.server;

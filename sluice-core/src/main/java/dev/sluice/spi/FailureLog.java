@@ -10,7 +10,7 @@ import java.util.function.BiConsumer;
 /**
  * Store failures made visible when nobody listens: at most one {@link System.Logger} warning ({@code dev.sluice}) per
  * interval, counting the failures since the last line and giving the latest, so an outage of a minute writes one
- * line, not one per request. A store uses one per store; thread-safe.
+ * line, not one per request. Each shared limiter with no listener has one; thread-safe.
  *
  * <pre>
  * WARNING dev.sluice: RedisStore[...]: 1,234 store failures in the last 60 s, answered by FAIL_OPEN; the latest: ...

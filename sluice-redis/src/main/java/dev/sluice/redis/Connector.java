@@ -11,6 +11,7 @@ import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -20,10 +21,25 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The one connection of a {@link RedisStore} or a {@link RedisCounterStore}, opened in the background from build time on, never waited for by the
- * build, so that a store built while Redis is down works as soon as Redis is up. A failed attempt is retried by a later call, at most
- * every {@value #RETRY_MILLIS} ms; once open, the connection reconnects by itself (Lettuce's auto-reconnect).
- * Thread-safe.
+ * The one connection of a {@link RedisStore} or a {@link RedisCounterStore}, and its reconnection. Thread-safe.
+ *
+ * <ul>
+ *   <li><b>Start-up.</b> The first connection attempt starts when the store is built, which waits for it up to the
+ *       builder's {@code startupTimeout} ({@link #awaitConnected}).</li>
+ *   <li><b>No call waits for a connection.</b> A call that finds no open connection fails at once, and starts an
+ *       attempt in the background unless one is under way or one started less than {@value #RETRY_MILLIS} ms ago. So
+ *       during an outage every call is answered by the failure policy in microseconds, not after its timeout.</li>
+ *   <li><b>A lost connection is replaced, not waited for.</b> Lettuce reconnects a lost connection by itself, but
+ *       with the backoff of the client's resources (by default up to 30 s between attempts), and, with its default
+ *       options, queues the commands sent meanwhile. A call that finds the connection inactive closes it (which ends
+ *       Lettuce's attempts) and opens a new one as above. Correct answers are thus back within about
+ *       {@value #RETRY_MILLIS} ms of Redis accepting connections again, whatever the client's options.</li>
+ * </ul>
+ *
+ * <p>Example: Redis crashes at 12:00:00.000 and is back at 12:00:05.000, calls coming every millisecond. The call
+ * at 12:00:00.001 finds the connection inactive, drops it, starts an attempt (refused within a millisecond) and
+ * fails; the calls after it fail at once, and one every 100 ms starts an attempt. The attempt of 12:00:05.000 (or at
+ * the latest of 12:00:05.100) connects, and the calls after it are decided by Redis again.
  *
  * @param <C> the kind of connection (standalone or cluster)
  */
@@ -31,14 +47,18 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
 
     static final long RETRY_MILLIS = 100;
 
+    private static final System.Logger LOG = System.getLogger(Connector.class.getName());
+
     private final Supplier<CompletableFuture<C>> connect;
     private final Function<C, RedisScriptingAsyncCommands<String, String>> commandsOf;
     private final String target;
     private final boolean cluster;
     private final Object lock = new Object();
-    private volatile @Nullable Open<C> ready; // written under lock; null until connected and after close
-    private @Nullable CompletableFuture<C> attempt; // guarded by lock
-    private long failedAt; // guarded by lock: System.nanoTime() of the last failed attempt
+    private volatile @Nullable Open<C> ready; // written under lock; null until connected, after a loss and after close
+    private @Nullable CompletableFuture<C> attempt; // guarded by lock: the attempt under way, if any
+    private long attemptedAt; // guarded by lock: System.nanoTime() when the last attempt started
+    private boolean attempted; // guarded by lock: whether any attempt started
+    private @Nullable Throwable lastFailure; // guarded by lock: why the last attempt failed, or the connection was lost
     private boolean closed; // guarded by lock
 
     /** An open connection and its commands. */
@@ -89,119 +109,147 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
         return cluster;
     }
 
-    /** Starts connecting in the background unless connected or connecting; never blocks. */
-    void connectSoon() {
-        synchronized (lock) {
-            if (!closed && ready == null && attempt == null) {
-                attempt = start();
-            }
-        }
-    }
-
-    /**
-     * The connection's commands, connecting first if needed, by {@code deadline} ({@link System#nanoTime()}).
-     *
-     * @throws SluiceException if there is no connection by then, or the store is closed
-     */
-    RedisScriptingAsyncCommands<String, String> commands(long deadline, Duration timeout) {
-        return open(deadline, timeout).commands();
-    }
-
-    /**
-     * The connection itself, for commands sent together ({@code dispatch} of a collection), connecting first if
-     * needed, by {@code deadline} ({@link System#nanoTime()}).
-     *
-     * @throws SluiceException if there is no connection by then, or the store is closed
-     */
-    C connection(long deadline, Duration timeout) {
-        return open(deadline, timeout).connection();
-    }
-
-    private Open<C> open(long deadline, Duration timeout) {
+    /** Whether the connection is open now: connected, not lost, not closed. */
+    boolean connected() {
         Open<C> open = ready;
-        if (open != null) {
-            return open;
-        }
+        return open != null && open.connection().isOpen();
+    }
+
+    /**
+     * Starts connecting and waits up to {@code bound} for the connection; returns whether it is open. A connection
+     * that is not open by then is still being made, or will be by the next call; the wait is logged.
+     */
+    boolean awaitConnected(Duration bound) {
         CompletableFuture<C> current;
         synchronized (lock) {
             if (closed) {
-                throw new SluiceException("the Redis store is closed");
+                throw new IllegalStateException("the " + target + " store is closed");
             }
-            if (ready != null) {
-                return ready;
-            }
-            if (attempt == null
-                    || (attempt.isCompletedExceptionally()
-                            && System.nanoTime() - failedAt >= TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS))) {
-                attempt = start();
+            if (ready == null && attempt == null) {
+                start();
             }
             current = attempt;
         }
-        C c = await(current, deadline, timeout, "connecting to " + target, false);
-        synchronized (lock) {
-            if (closed) {
-                throw new SluiceException("the Redis store is closed");
+        if (current != null && !bound.isZero()) {
+            try {
+                current.get(bound.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException | CancellationException e) {
+                // told below
             }
-            return opened(c);
         }
-    }
-
-    /** Takes {@code c} as the connection unless one is already taken; the one taken. Guarded by lock. */
-    private Open<C> opened(C c) {
-        Open<C> open = ready;
-        if (open == null) {
-            open = new Open<>(c, commandsOf.apply(c));
-            ready = open;
+        if (connected()) {
+            return true;
         }
-        return open;
-    }
-
-    private CompletableFuture<C> start() {
-        CompletableFuture<C> f;
-        try {
-            f = connect.get();
-        } catch (RuntimeException e) {
-            f = CompletableFuture.failedFuture(e);
-        }
-        // Neither future is read: callers wait on f itself; the callback cannot fail but for a bug, and a late
-        // connection's close has no one to tell it failed.
-        var unusedCallback = f.whenComplete((c, error) -> {
+        if (!bound.isZero()) {
+            Throwable why;
             synchronized (lock) {
-                if (error != null) {
-                    failedAt = System.nanoTime();
-                } else if (closed) {
-                    var unusedClose = c.closeAsync();
-                } else {
-                    opened(c); // also when no call is waiting for it
-                }
+                why = lastFailure;
             }
-        });
-        return f;
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "Sluice: not connected to " + target + " after " + bound + (why == null ? "" : " (" + why + ")")
+                            + "; decisions follow the failure policy until it is, and the store keeps connecting");
+        }
+        return false;
     }
 
     /**
-     * Waits for {@code f} until {@code deadline}; a future still pending then is cancelled (so a command queued
-     * while disconnected is never sent later).
+     * The connection's commands.
+     *
+     * @throws SluiceException        if there is no open connection now (one is then being made)
+     * @throws IllegalStateException if the store is closed
+     */
+    RedisScriptingAsyncCommands<String, String> commands() {
+        return open().commands();
+    }
+
+    /**
+     * The connection itself, for commands sent together ({@code dispatch} of a collection).
+     *
+     * @throws SluiceException        if there is no open connection now (one is then being made)
+     * @throws IllegalStateException if the store is closed
+     */
+    C connection() {
+        return open().connection();
+    }
+
+    private Open<C> open() {
+        Open<C> open = ready;
+        if (open != null && open.connection().isOpen()) {
+            return open;
+        }
+        Throwable why;
+        synchronized (lock) {
+            if (closed) {
+                throw new IllegalStateException("the " + target + " store is closed");
+            }
+            open = ready;
+            if (open != null) {
+                if (open.connection().isOpen()) {
+                    return open;
+                }
+                ready = null; // lost: Lettuce would reconnect it at its own pace; a new one is made at ours
+                lastFailure = new SluiceException("the connection to " + target + " was lost");
+                var unusedClose = open.connection().closeAsync();
+            }
+            long now = System.nanoTime();
+            if (attempt == null && (!attempted || now - attemptedAt >= TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS))) {
+                start();
+            }
+            why = lastFailure;
+        }
+        if (why == null) {
+            throw new SluiceException("not connected to " + target + " yet; connecting");
+        }
+        throw new SluiceException("not connected to " + target + ": " + why.getMessage() + "; connecting", why);
+    }
+
+    /** Starts an attempt; the caller holds the lock and has checked that none is under way. */
+    private void start() {
+        attempted = true;
+        attemptedAt = System.nanoTime();
+        CompletableFuture<C> f = connectOrFail();
+        attempt = f;
+        // The future is never read: the callback cannot fail but for a bug, and a late connection's close has no one
+        // to tell it failed.
+        var unusedCallback = f.whenComplete((c, error) -> {
+            synchronized (lock) {
+                if (attempt == f) {
+                    attempt = null;
+                }
+                if (error != null) {
+                    lastFailure =
+                            error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+                } else if (closed) {
+                    var unusedClose = c.closeAsync();
+                } else {
+                    ready = new Open<>(c, commandsOf.apply(c));
+                }
+            }
+        });
+    }
+
+    private CompletableFuture<C> connectOrFail() {
+        try {
+            return connect.get();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /**
+     * Waits for {@code f} until {@code deadline}; a future still pending then is cancelled.
      *
      * @throws SluiceException on timeout, failure, cancellation or interruption, with the driver's exception as the
      *                         cause
      */
     static <T> T await(Future<T> f, long deadline, Duration timeout, String what) {
-        return await(f, deadline, timeout, what, true);
-    }
-
-    /**
-     * {@link #await(Future, long, Duration, String)}, leaving {@code f} running on timeout or interruption unless
-     * {@code cancel}: a connection attempt is shared by every call waiting for it, and the connection it opens late
-     * serves the calls after them (cancelled, it would be opened anyway, and never used nor closed).
-     */
-    private static <T> T await(Future<T> f, long deadline, Duration timeout, String what, boolean cancel) {
         try {
             return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            if (cancel) {
-                f.cancel(false);
-            }
+            f.cancel(false);
             throw new SluiceException("no answer from Redis within " + timeout + " " + what, e);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
@@ -209,15 +257,13 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
         } catch (CancellationException e) {
             throw new SluiceException("cancelled while " + what, e);
         } catch (InterruptedException e) {
-            if (cancel) {
-                f.cancel(false);
-            }
+            f.cancel(false);
             Thread.currentThread().interrupt();
             throw new SluiceException("interrupted while " + what, e);
         }
     }
 
-    /** Closes the connection (not the client, which belongs to the caller). Later calls fail. */
+    /** Closes the connection (not the client, which belongs to the caller); later calls throw {@link IllegalStateException}. */
     @Override
     public void close() {
         Open<C> open;

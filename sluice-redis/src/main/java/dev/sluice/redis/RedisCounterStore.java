@@ -69,8 +69,10 @@ import org.jspecify.annotations.Nullable;
  * before it is thrown), with {@code null} as the limiter: these calls are the synchronized store's background work,
  * not a request's. A listener that throws changes nothing.
  *
- * <p>Thread-safe. A store holds one connection of its own (not shared with a {@link RedisStore}), opened in the
- * background when built and reopened by Lettuce after an outage. {@link #close()} closes it, not the client.
+ * <p>Thread-safe. A store holds one connection of its own (not shared with a {@link RedisStore}): its builder waits
+ * for it up to its {@link dev.sluice.spi.StoreBuilder#startupTimeout startupTimeout}; a call that finds it lost fails
+ * at once and the store opens a new one, an attempt at most every 100 ms (see {@link RedisStore}). {@link #close()}
+ * closes it, not the client; calls throw {@link IllegalStateException} from then on.
  */
 public final class RedisCounterStore implements CounterStore, AutoCloseable {
 
@@ -258,7 +260,12 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
         return applied;
     }
 
-    /** Closes the store's connection; calls fail from then on. The client stays open. */
+    /** Whether the store's connection is open now: for a readiness probe. */
+    public boolean isConnected() {
+        return connector.connected();
+    }
+
+    /** Closes the store's connection; calls throw {@link IllegalStateException} from then on. The client stays open. */
     @Override
     public void close() {
         connector.close();
@@ -298,7 +305,7 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
      * or interruption cancels those still pending and throws.
      */
     private void send(List<? extends AsyncCommand<String, String, ?>> commands, long deadline, String what) {
-        StatefulConnection<String, String> connection = connector.connection(deadline, timeout);
+        StatefulConnection<String, String> connection = connector.connection();
         try {
             connection.dispatch(commands);
         } catch (RuntimeException e) {

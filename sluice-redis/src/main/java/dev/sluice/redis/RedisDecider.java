@@ -141,7 +141,7 @@ final class RedisDecider implements AtomicDecider {
     static List<Object> eval(Connector<?> connector, LuaScript script, String[] keys, String[] args, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         try {
-            RedisScriptingAsyncCommands<String, String> commands = connector.commands(deadline, timeout);
+            RedisScriptingAsyncCommands<String, String> commands = connector.commands();
             try {
                 return Connector.await(
                         commands.<List<Object>>evalsha(script.sha(), ScriptOutputType.MULTI, keys, args),
@@ -158,7 +158,7 @@ final class RedisDecider implements AtomicDecider {
                         timeout,
                         "loading " + script);
             }
-        } catch (SluiceException e) {
+        } catch (SluiceException | IllegalStateException e) { // a failure, or a closed store
             throw e;
         } catch (RuntimeException e) {
             throw new SluiceException("Redis failed running " + script + ": " + e, e);

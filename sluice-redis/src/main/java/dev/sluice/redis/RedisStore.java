@@ -25,12 +25,16 @@ import java.util.function.Supplier;
  *
  * <pre>{@code
  * RedisClient client = RedisClient.create("redis://localhost:6379");
- * client.setOptions(RedisStore.recommendedClientOptions());
- * RedisStore store = RedisStore.builder(client).failurePolicy(FailurePolicy.FAIL_OPEN).build();
+ * RedisStore store = RedisStore.builder(client)               // waits up to 10 s for the connection
+ *         .failurePolicy(FailurePolicy.FAIL_OPEN)             // the default: allow, marked Decision.failed()
+ *         .failureListener(e -> metrics.storeFailed(e))       // else a warning a minute is logged
+ *         .build();
  * RateLimiter limiter = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
  *         .limit(100, Duration.ofMinutes(1))
  *         .store(store)
  *         .build();
+ * ...
+ * store.close();                                              // then client.shutdown()
  * }</pre>
  *
  * <p>Each limiter a store binds answers as the in-memory store would, request by request, at a resolution of one
@@ -45,10 +49,24 @@ import java.util.function.Supplier;
  * <p>Synchronized mode, where instances decide from memory and share counts in bulk instead of a round trip per
  * decision, runs on the counter store from {@link #counterStoreBuilder(RedisClient)} (or the cluster variant).
  *
- * <p>Thread-safe. A store holds one connection, opened in the background when built and reopened by Lettuce after
- * an outage; every call returns within the builder's {@link Builder#timeout(Duration) timeout}, after which the
- * {@link dev.sluice.FailurePolicy} decides. A call that times out after its command reached Redis may still take
- * effect there. {@link #close()} closes the connection, not the client.
+ * <p><b>Connection.</b> A store holds one connection of its own, and keeps it up itself:
+ * <ul>
+ *   <li>{@link Builder#build()} waits for it, up to the builder's
+ *       {@link dev.sluice.spi.StoreBuilder#startupTimeout startupTimeout} (10 s by default), so the first decisions
+ *       of a new process are Redis's, not the failure policy's. If Redis does not answer by then, the store is built
+ *       all the same, logs a warning, and keeps connecting.</li>
+ *   <li>A call that finds no open connection (Redis down, the connection lost) does not wait: the
+ *       {@link dev.sluice.FailurePolicy} answers it at once, and the store opens a new connection, an attempt at
+ *       most every 100 ms while calls come. Decisions are Redis's again within about 100 ms of Redis accepting
+ *       connections, whatever the client's own reconnect settings (Lettuce's backoff reaches 30 s).</li>
+ *   <li>A connection that is up but gets no answer (a stalled or partitioned server) costs each call its
+ *       {@link Builder#timeout(Duration) timeout}, after which the failure policy decides. A call that times out
+ *       after its command reached Redis may still take effect there.</li>
+ *   <li>{@link #isConnected()} tells a readiness probe whether the connection is open. {@link #close()} closes it,
+ *       not the client; calls throw {@link IllegalStateException} from then on.</li>
+ * </ul>
+ *
+ * <p>Thread-safe.
  */
 public final class RedisStore implements RateLimitStore, AutoCloseable {
 
@@ -148,9 +166,9 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
     }
 
     /**
-     * Client options that suit a rate limiter: commands fail at once while disconnected (instead of waiting in a
-     * queue for the timeout), and the client reconnects by itself. Set them with {@code client.setOptions(...)}
-     * before building the store. Without them the store still answers within its timeout.
+     * Client options that suit a rate limiter: commands fail at once while disconnected, and the client reconnects
+     * by itself. The store needs none of it (it fails fast and reconnects on its own), but a client shared with other
+     * work may want them.
      */
     public static ClientOptions recommendedClientOptions() {
         return ClientOptions.builder()
@@ -207,7 +225,15 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
         return options;
     }
 
-    /** Closes the store's connection; limiters bound to it fail from then on. The client stays open. */
+    /** Whether the store's connection is open now: for a readiness probe. */
+    public boolean isConnected() {
+        return connector.connected();
+    }
+
+    /**
+     * Closes the store's connection; limiters bound to it throw {@link IllegalStateException} from then on. The
+     * client stays open.
+     */
     @Override
     public void close() {
         connector.close();
@@ -247,12 +273,13 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
         }
 
         /**
-         * The store. It starts connecting in the background and does not wait: building succeeds while Redis is
-         * down, and calls made before the connection is up wait for it within their timeout.
+         * The store, once connected or after the {@link #startupTimeout startupTimeout}: building succeeds while
+         * Redis is down (a warning is logged), and calls made until the connection is up are answered by the
+         * failure policy at once.
          */
         public RedisStore build() {
             Connector<?> c = connector.get();
-            c.connectSoon();
+            c.awaitConnected(startupTimeout());
             return new RedisStore(c, options(), expiryMargin);
         }
     }
@@ -283,13 +310,13 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
         }
 
         /**
-         * The store. It starts connecting in the background and does not wait: building succeeds while Redis is
-         * down, and calls made before the connection is up wait for it within their timeout.
+         * The store, once connected or after the {@link #startupTimeout startupTimeout}: building succeeds while
+         * Redis is down (a warning is logged), and calls made until the connection is up fail at once.
          */
         @Override
         public RedisCounterStore build() {
             Connector<?> c = connector.get();
-            c.connectSoon();
+            c.awaitConnected(startupTimeout());
             return new RedisCounterStore(c, namespace(), timeout(), expiryMargin, listener());
         }
     }

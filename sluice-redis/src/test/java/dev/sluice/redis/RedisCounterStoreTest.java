@@ -360,11 +360,11 @@ class RedisCounterStoreTest {
     }
 
     @Test
-    void aClosedStoreFails() {
+    void aClosedStoreThrowsIllegalState() {
         RedisCounterStore store = store();
         assertEquals(CounterSnapshot.absent(), store.load(List.of(id("closed"))).get(0));
         store.close();
-        SluiceException e = assertThrows(SluiceException.class, () -> store.load(List.of(id("closed"))));
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> store.load(List.of(id("closed"))));
         assertEquals("the Redis store is closed", e.getMessage());
         assertFalse(store.toString().isEmpty());
     }
