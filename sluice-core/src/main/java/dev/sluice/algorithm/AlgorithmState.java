@@ -5,6 +5,7 @@ import dev.sluice.Decision;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The mutable state of one key under one algorithm. Not thread-safe: a state that threads share must be used only
@@ -27,15 +28,31 @@ public abstract class AlgorithmState {
      * the lock held spins briefly (the holder is almost always running and about to finish), then yields so
      * that a holder descheduled mid-decision gets the core back.
      *
-     *   word = 0                 free
-     *   word = HELD              a thread is deciding
-     *   word = RETIRED [| HELD]  dropped by its store; whoever takes the lock must look the key up again
+     *   word & HELD              a thread is deciding
+     *   word & RETIRED           dropped by its store; whoever takes the lock must look the key up again
+     *   word & DENYING           the last decision under the lock refused (a hint for the optimistic read)
+     *   word >>> 3               a version, one more at every release of the lock
      *
      * The word fits the 4 bytes between the object header and the first long field, where the retired
      * flag used to sit, so a state is no bigger than before.
+     *
+     * Optimistic reads (a seqlock, as StampedLock's): a refusal that changes nothing (countRejected off) and a
+     * peek need not write, so they need not take the lock and contend for its cache line with every other caller
+     * of a hot key. A reader takes the word as a stamp (free, not retired), copies the fields, reads the time, and
+     * validates that the word is still the stamp; every writer holds the lock while it writes and bumps the
+     * version when it lets go, so a valid stamp means the copy is the state as it was at one instant, between
+     * the two reads of the word, when the time was read too. It decides on the copy. Example: a flood on a key of
+     * a fixed window, limit 100, already at 100: each refusal is two reads of the word and two of the fields, no
+     * write, so two threads refusing on the same key no longer take turns on one lock.
      */
     private static final int HELD = 1;
     private static final int RETIRED = 2;
+    private static final int DENYING = 4;
+    private static final int VERSION = 8;
+
+    /** What {@link #optimisticStamp(boolean)} answers when an optimistic read cannot start. */
+    public static final int NO_STAMP = HELD;
+
     private static final int SPINS = 128;
     private static final VarHandle WORD;
 
@@ -54,7 +71,8 @@ public abstract class AlgorithmState {
 
     /** Takes this state's lock, waiting (spinning, then yielding) while another thread holds it. */
     public final void lock() {
-        if (!WORD.compareAndSet(this, 0, HELD)) {
+        int w = word; // a plain read: the compare-and-set checks it
+        if ((w & HELD) != 0 || !WORD.compareAndSet(this, w, w | HELD)) {
             lockContended();
         }
     }
@@ -74,9 +92,51 @@ public abstract class AlgorithmState {
         }
     }
 
-    /** Releases this state's lock; everything written while holding it is visible to the next holder. */
+    /**
+     * Releases this state's lock; everything written while holding it is visible to the next holder, and an
+     * optimistic read that overlapped the hold fails its {@link #validate}.
+     */
     public final void unlock() {
-        WORD.setRelease(this, word & ~HELD);
+        WORD.setRelease(this, (word & ~HELD) + VERSION);
+    }
+
+    /**
+     * Notes whether the decision just made under the lock refused: the hint an optimistic read goes by
+     * ({@link #optimisticStamp(boolean)}). Call while holding the lock.
+     */
+    public final void noteRefused(boolean refused) {
+        word = refused ? word | DENYING : word & ~DENYING;
+    }
+
+    /**
+     * A stamp to read this state without its lock ({@link #copy()}, then {@link #validate}), or {@link #NO_STAMP}
+     * if a thread holds the lock, the state is retired, or {@code onlyIfRefusing} and the last decision under the
+     * lock did not refuse (a key that admits would only read in vain before taking the lock).
+     */
+    public final int optimisticStamp(boolean onlyIfRefusing) {
+        int w = (int) WORD.getAcquire(this);
+        if ((w & (HELD | RETIRED)) != 0 || (onlyIfRefusing && (w & DENYING) == 0)) {
+            return NO_STAMP;
+        }
+        return w;
+    }
+
+    /**
+     * Whether nothing was written to this state since {@code stamp} was taken: then what was read in between is
+     * the state as it was at one instant.
+     */
+    public final boolean validate(int stamp) {
+        VarHandle.acquireFence();
+        return stamp != NO_STAMP && (int) WORD.getVolatile(this) == stamp;
+    }
+
+    /**
+     * A copy of this state's fields, read without the lock (so only a {@link #validate}d copy is the state), for
+     * deciding on it alone; null for a state that cannot be copied cheaply (the logs), which the caller decides
+     * under the lock instead. The copy's own lock is free.
+     */
+    public @Nullable AlgorithmState copy() {
+        return null;
     }
 
     /**

@@ -22,6 +22,11 @@ final class FixedWindowState extends AlgorithmState {
         return s;
     }
 
+    @Override
+    public FixedWindowState copy() {
+        return of(window, count);
+    }
+
     private long advance(Params p, long now) {
         long k = Math.floorDiv(now, p.window);
         if (k > window) {

@@ -23,6 +23,16 @@ final class LeakyBucketState extends AlgorithmState {
     private long last = Long.MIN_VALUE; // the newest time seen
     private long emptySeen = Long.MIN_VALUE; // the newest time the bucket was seen empty
 
+    @Override
+    public LeakyBucketState copy() {
+        LeakyBucketState s = new LeakyBucketState();
+        s.tat = tat;
+        s.frac = frac;
+        s.last = last;
+        s.emptySeen = emptySeen;
+        return s;
+    }
+
     /**
      * Moves to {@code now}, or stays at the newest time seen if the clock has stepped back (the level never rises
      * by going back), and notes an empty bucket.

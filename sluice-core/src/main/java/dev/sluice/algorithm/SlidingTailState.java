@@ -30,6 +30,11 @@ final class SlidingTailState extends AlgorithmState {
         return s;
     }
 
+    @Override
+    public SlidingTailState copy() {
+        return of(window, cur, prev);
+    }
+
     private long advance(Params p, long now) {
         long k = Math.floorDiv(now, p.window);
         if (k > window) {

@@ -37,6 +37,11 @@ final class TokenBucketState extends AlgorithmState {
         this.fullSeen = fullSeen;
     }
 
+    @Override
+    public TokenBucketState copy() {
+        return new TokenBucketState(tokens, frac, last, fullSeen);
+    }
+
     /** Refills up to {@code now}; a {@code now} older than the newest time seen refills nothing. */
     private long advance(Params p, long now) {
         if (now > last) {

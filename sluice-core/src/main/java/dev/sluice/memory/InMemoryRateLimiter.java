@@ -72,6 +72,8 @@ final class InMemoryRateLimiter implements RateLimiter {
     private final Params params;
     private final int maximumKeys;
     private final RateLimitListener listener;
+    /** Whether a refusal changes nothing (no countRejected), so it may be decided on an optimistic read. */
+    private final boolean refusalsWriteNothing;
     /** This limiter's place in the order in which a joint request locks the keys of several limiters. */
     final long serial = SERIALS.incrementAndGet();
 
@@ -89,6 +91,7 @@ final class InMemoryRateLimiter implements RateLimiter {
         this.params = new Params(config);
         this.maximumKeys = maximumKeys;
         this.listener = config.listener();
+        this.refusalsWriteNothing = !config.countRejected();
     }
 
     @Override
@@ -111,6 +114,10 @@ final class InMemoryRateLimiter implements RateLimiter {
         checkOpen();
         AlgorithmState s = states.get(key);
         if (s != null) {
+            Decision optimistic = readOptimistically(s, cost, false);
+            if (optimistic != null) {
+                return optimistic;
+            }
             s.lock();
             try {
                 long now = now();
@@ -216,6 +223,12 @@ final class InMemoryRateLimiter implements RateLimiter {
         while (true) {
             AlgorithmState s = states.get(key);
             if (s != null) {
+                if (reservation == null && refusalsWriteNothing) {
+                    Decision refused = readOptimistically(s, cost, true);
+                    if (refused != null && !refused.allowed()) {
+                        return refused;
+                    }
+                }
                 long now;
                 Decision d;
                 s.lock();
@@ -267,8 +280,33 @@ final class InMemoryRateLimiter implements RateLimiter {
     /** Decides on {@code s}, held by the caller. */
     private Decision decideOn(AlgorithmState s, long now, long cost, @Nullable MemoryReservation reservation) {
         Decision d = s.decide(params, now, cost, true);
+        s.noteRefused(!d.allowed());
         if (reservation != null && d.allowed()) {
             reservation.place = s.place(params, now);
+        }
+        return d;
+    }
+
+    /**
+     * The answer to a request of {@code cost} that consumes nothing, decided on a copy of {@code s} read without its
+     * lock (see {@link AlgorithmState}); null if the read failed (a writer was there, or the state is retired, or
+     * cannot be copied) or, with {@code onlyIfRefusing}, the last decision on {@code s} admitted. The caller takes
+     * the answer only if it writes nothing: a peek, or a refusal when refusals are not counted; a refusal taken
+     * {@code onlyIfRefusing} (a request's) drives the amortized sweep as a decision under the lock does.
+     */
+    private @Nullable Decision readOptimistically(AlgorithmState s, long cost, boolean onlyIfRefusing) {
+        int stamp = s.optimisticStamp(onlyIfRefusing);
+        if (stamp == AlgorithmState.NO_STAMP) {
+            return null;
+        }
+        AlgorithmState copy = s.copy();
+        long now = now();
+        if (copy == null || !s.validate(stamp)) {
+            return null;
+        }
+        Decision d = copy.decide(params, now, cost, false);
+        if (onlyIfRefusing && !d.allowed()) {
+            afterDecision(now, false);
         }
         return d;
     }
