@@ -9,6 +9,7 @@ import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.FailureLog;
 import dev.sluice.spi.Listeners;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedStoreOptions;
@@ -140,6 +141,10 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     private final List<KeyState> orphans = new ArrayList<>();
 
     private final @Nullable ScheduledExecutorService scheduler;
+    /** Failed first reads of a key when neither the store nor the limiter has a listener: a log line a minute. */
+    private final FailureLog takeUpFailures;
+
+    private volatile boolean closed;
 
     private final LongAdder flushes = new LongAdder();
     private final LongAdder refreshes = new LongAdder();
@@ -159,6 +164,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         this.listener = b.listener;
         this.versions = b.versions;
         this.scheduler = b.manual ? null : startScheduler();
+        this.takeUpFailures = new FailureLog(toString(), "deciding on the counts held here");
     }
 
     /** A builder for a synchronized store sharing counts through {@code counterStore}. */
@@ -273,6 +279,60 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         });
     }
 
+    /**
+     * Takes up {@code ks}, a key its limiter has just created for a decision: reads its record, so that the key's
+     * first decisions run on the counts the store holds, not on zero. One call to the counter store with one key, on
+     * the calling thread, bounded by the counter store's own timeout, holding no lock; the other threads deciding on
+     * the same key wait for it ({@link KeyState#awaitLoaded()}). A failed read is counted and reported as the
+     * limiter's (to the store's and the limiter's listeners; with neither, a log line a minute) and the key is decided
+     * on what is known here until a refresh reads it. Once the store is closed no key is read. Lets the waiting
+     * threads go whatever happens.
+     */
+    void takeUp(KeyState ks) {
+        try {
+            if (!closed) {
+                readFirst(ks);
+            }
+        } finally {
+            ks.loaded();
+        }
+    }
+
+    private void readFirst(KeyState ks) {
+        SynchronizedLimiter limiter = ks.limiter;
+        RateLimitListener own = limiter.config().listener();
+        CounterSnapshot snapshot;
+        long start = System.nanoTime();
+        try {
+            storeCalls.increment();
+            List<CounterSnapshot> snapshots;
+            try {
+                snapshots = counterStore.load(List.of(ks.id));
+            } finally {
+                long nanos = System.nanoTime() - start;
+                Listeners.call(listener, limiter, nanos);
+                Listeners.call(own, limiter, nanos);
+            }
+            if (snapshots == null || snapshots.size() != 1 || snapshots.get(0) == null) {
+                throw new SluiceException("the counter store answered "
+                        + (snapshots == null ? "nothing" : snapshots.size() + " records") + " for 1 key");
+            }
+            snapshot = snapshots.get(0);
+        } catch (RuntimeException e) {
+            storeFailures.increment();
+            SluiceException failure = e instanceof SluiceException
+                    ? (SluiceException) e
+                    : new SluiceException("counter store failed reading the record of key '" + ks.key + "': " + e, e);
+            if (listener == RateLimitListener.NONE && own == RateLimitListener.NONE) {
+                takeUpFailures.failed(failure);
+            }
+            Listeners.failure(listener, limiter, failure);
+            Listeners.failure(own, limiter, failure);
+            return;
+        }
+        limiter.loaded(ks, snapshot);
+    }
+
     /** The one joint decider of this store's limiters. */
     SyncJoint joint() {
         return joint;
@@ -353,6 +413,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      */
     @Override
     public void close() {
+        closed = true;
         if (scheduler != null) {
             scheduler.shutdownNow();
             try {
