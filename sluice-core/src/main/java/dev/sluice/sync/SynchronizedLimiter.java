@@ -29,7 +29,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A limiter of a {@link SynchronizedStore}: decides every request on this instance's {@code g + i} for the key,
- * under the key's own monitor, with no I/O. The store's flusher and refresher call the package-private methods
+ * under the key's own monitor, with no I/O but the one read of a key this instance takes up ({@link #held}). The
+ * store's flusher and refresher call the package-private methods
  * below to move counts between {@code i}, {@code g} and the counter store.
  *
  * <p>{@link #close()} sets {@link #closed} and then takes every key out of {@link #states}, each under its monitor; a
