@@ -16,7 +16,7 @@ public abstract class CounterStoreBuilder<B extends CounterStoreBuilder<B>> exte
 
     /**
      * The default {@link #timeout(Duration)}: longer than an exact-mode store's ({@link SharedStoreBuilder#DEFAULT_TIMEOUT}),
-     * since a call carries up to a batch of records and only the synchronized store's background rounds wait for it.
+     * since a call carries up to a batch of records and mostly the synchronized store's background rounds wait for it.
      */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1);
 
@@ -27,8 +27,9 @@ public abstract class CounterStoreBuilder<B extends CounterStoreBuilder<B>> exte
 
     /**
      * How long one call to the store (a batch of reads or writes) may take before it fails with a
-     * {@link SluiceException}; default 1 s. Only the synchronized store's background rounds wait for it, never a
-     * request.
+     * {@link SluiceException}; default 1 s. The synchronized store's background rounds wait for it; so do the first
+     * requests on a key an instance takes up, whose record is read (one key) before they are decided: keep it short
+     * where requests must not wait long in an outage.
      */
     @Override
     public B timeout(Duration timeout) {

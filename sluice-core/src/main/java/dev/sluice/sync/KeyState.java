@@ -3,11 +3,17 @@ package dev.sluice.sync;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
+import java.util.concurrent.CountDownLatch;
 import org.jspecify.annotations.Nullable;
 
 /**
  * One key held by one instance: {@code g}, the record as last read or written, and {@code i}, the counts taken here
- * since. Every field but the identity is guarded by this object's monitor, which is the only lock a decision takes.
+ * since. Every field but the identity and {@link #ready} is guarded by this object's monitor, which is the only lock a
+ * decision takes.
+ *
+ * <p>A key is created before its record has been read: until {@link #loaded()} (by the one thread that reads it, see
+ * {@code SynchronizedStore.takeUp}) decisions wait in {@link #awaitLoaded()}, holding no lock, and the flusher and
+ * refresher leave the key alone.
  */
 final class KeyState {
 
@@ -28,6 +34,11 @@ final class KeyState {
     long lastUsed;
     /** Set once, when the key has been dropped from its limiter's map. */
     boolean retired;
+    /** Set once, when the first read of the record has answered or failed: from then on the rounds take the key. */
+    boolean loaded;
+
+    /** Opened once, right after {@link #loaded} is set. */
+    private final CountDownLatch ready = new CountDownLatch(1);
 
     KeyState(SynchronizedLimiter limiter, String key, CounterKey id, AlgorithmState view, long now) {
         this.limiter = limiter;
@@ -35,6 +46,36 @@ final class KeyState {
         this.id = id;
         this.view = view;
         this.lastUsed = now;
+    }
+
+    /** The first read of the record is over, answered or failed: lets waiting decisions go on. */
+    void loaded() {
+        synchronized (this) {
+            loaded = true;
+        }
+        ready.countDown();
+    }
+
+    /**
+     * Waits, holding no lock, until the first read of the record is over; at most the counter store's timeout, which
+     * bounds the read. An interrupt does not end the wait (the decision needs the key), but is kept for the caller.
+     */
+    void awaitLoaded() {
+        if (ready.getCount() == 0) {
+            return;
+        }
+        boolean interrupted = false;
+        while (true) {
+            try {
+                ready.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** A write that was sent: the version it expected and set, and the counts of {@code i} it carried. */

@@ -10,9 +10,10 @@ import java.util.List;
 
 /**
  * The joint decider of one {@link SynchronizedStore}: every limiter the store binds returns it, so a joint request over
- * them is one step on this instance's {@code g + i}, with no I/O.
+ * them is one step on this instance's {@code g + i}, with no I/O once every key is held.
  *
  * <pre>
+ * take up every part's key not held yet (reads its record), one by one       no monitor held during the I/O
  * take the monitor of every part's key, in the order (limiter serial, key)   two joint requests never wait in a cycle
  * decide every part on g + i without consuming, each at its limiter's now     what each limit answers alone
  * all allowed:  decide every part again, consuming (added to i)              the same answers, now taken
@@ -20,10 +21,14 @@ import java.util.List;
  * let go of the monitors; tell the listeners
  * </pre>
  *
- * No other request on this instance sees some parts taken and not the others, and the flusher copies a key's
+ * Keys this instance does not hold yet are taken up first, one after the other, before any monitor is taken: each
+ * has its record read as a single request's key would ({@link SynchronizedLimiter#held}), so no monitor is held
+ * during that I/O and a joint request over keys new here costs one round trip per such key, once.
+ *
+ * <p>No other request on this instance sees some parts taken and not the others, and the flusher copies a key's
  * {@code i} under the same monitor, so it writes all of a request or none of it. Across instances the parts reach the
  * store with their keys' flushes, as any count does. A key dropped as idle between its lookup and its monitor is looked
- * up again.
+ * up (and its record read) again.
  */
 final class SyncJoint implements JointDecider {
 
@@ -53,8 +58,10 @@ final class SyncJoint implements JointDecider {
         do {
             for (int i = 0; i < n; i++) {
                 Acquisition a = parts.get(i);
-                now[i] = limiter(a).now();
-                held[i] = limiter(a).held(a.key(), now[i]);
+                held[i] = limiter(a).held(a.key()); // reads the record of a key not held yet, before any monitor
+            }
+            for (int i = 0; i < n; i++) {
+                now[i] = limiter(parts.get(i)).now();
             }
         } while (!lockAndDecide(parts, order, held, now, decisions, 0));
         for (int i = 0; i < n; i++) {

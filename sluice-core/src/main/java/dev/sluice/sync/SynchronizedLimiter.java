@@ -29,7 +29,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A limiter of a {@link SynchronizedStore}: decides every request on this instance's {@code g + i} for the key,
- * under the key's own monitor, with no I/O. The store's flusher and refresher call the package-private methods
+ * under the key's own monitor, with no I/O but the one read of a key this instance takes up ({@link #held}). The
+ * store's flusher and refresher call the package-private methods
  * below to move counts between {@code i}, {@code g} and the counter store.
  *
  * <p>{@link #close()} sets {@link #closed} and then takes every key out of {@link #states}, each under its monitor; a
@@ -114,9 +115,9 @@ final class SynchronizedLimiter implements RateLimiter {
     }
 
     private Decision decide(String key, long cost, boolean consume, @Nullable SyncReservation reservation) {
-        long now = now();
         while (true) {
-            KeyState ks = held(key, now);
+            KeyState ks = held(key);
+            long now = now(); // after a first read of the record, which may have taken a while
             synchronized (ks) {
                 if (ks.retired) {
                     continue;
@@ -132,16 +133,23 @@ final class SynchronizedLimiter implements RateLimiter {
         }
     }
 
-    /** The state of {@code key}, created if this instance holds none; it may be retired by the time it is locked. */
-    KeyState held(String key, long now) {
+    /**
+     * The state of {@code key}, its record read: if this instance holds no state for the key, the thread that creates
+     * it reads the record ({@link SynchronizedStore#takeUp}) while every other thread asking for the same key waits for
+     * that one read; threads on other keys never wait for it. No lock is held while waiting or reading. The state may
+     * be retired by the time it is locked.
+     */
+    KeyState held(String key) {
         KeyState ks = states.get(key);
         if (ks == null) {
-            KeyState created = new KeyState(this, key, new CounterKey(shape, key), fresh(), now);
+            KeyState created = new KeyState(this, key, new CounterKey(shape, key), fresh(), now());
             ks = states.putIfAbsent(key, created);
             if (ks == null) {
-                ks = created;
+                store.takeUp(created);
+                return created;
             }
         }
+        ks.awaitLoaded();
         return ks;
     }
 
@@ -228,11 +236,14 @@ final class SynchronizedLimiter implements RateLimiter {
 
     // ---- called by the store's flusher and refresher, one at a time -------------------------------------------
 
-    /** The keys held here that satisfy {@code which}, read under each key's monitor. */
+    /**
+     * The keys held here that satisfy {@code which}, read under each key's monitor; not those whose first read is
+     * still under way (they have nothing to write, and a read of the refresher could overtake the first read).
+     */
     void collect(Predicate<KeyState> which, List<KeyState> into) {
         for (KeyState ks : states.values()) {
             synchronized (ks) {
-                if (!ks.retired && which.test(ks)) {
+                if (!ks.retired && ks.loaded && which.test(ks)) {
                     into.add(ks);
                 }
             }
@@ -322,7 +333,8 @@ final class SynchronizedLimiter implements RateLimiter {
 
     /**
      * Drops the keys that are idle: nothing to write, no request here for the idle timeout, and no count known here
-     * that still counts (so dropping the key changes no decision this instance would take on what it knows).
+     * that still counts (so dropping the key changes no decision this instance would take on what it knows). A key
+     * that comes back is taken up anew: its record is read before its first decision, as for any new key.
      *
      * @return how many keys were dropped
      */
@@ -332,6 +344,7 @@ final class SynchronizedLimiter implements RateLimiter {
         for (KeyState ks : states.values()) {
             synchronized (ks) {
                 if (!ks.retired
+                        && ks.loaded
                         && ks.pending.isEmpty()
                         && ks.doubt == null
                         && now - ks.lastUsed >= idleNanos

@@ -9,6 +9,7 @@ import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.FailureLog;
 import dev.sluice.spi.Listeners;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedStoreOptions;
@@ -51,20 +52,34 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Decisions</b> read {@code g + i} (below) under the key's own monitor: no I/O, no lock shared across keys,
  *       exact per instance. {@code remaining}, {@code resetAfter} and {@code retryAfter} are computed from
  *       {@code g + i}. Time comes from each limiter's clock.</li>
- *   <li><b>Accuracy:</b> an instance does not see what the others admitted since its last refresh, so the sum across
- *       instances may pass the limit by what the other instances admit between their flush and this instance's
- *       refresh (one interval when both run together); see {@code docs/sync-mode.md}. It never falls short of it.</li>
+ *   <li><b>Taking up a key:</b> the first decision (or {@code peek}, or joint request) on a key this instance does not
+ *       hold yet, including one dropped as idle that comes back, first reads the key's record: one call to the
+ *       counter store with one key, on the request's thread, bounded by the counter store's own
+ *       {@linkplain dev.sluice.spi.CounterStoreBuilder#timeout timeout}. Other requests on that key wait for that
+ *       same read; requests on other keys, flushes and refreshes never do, and no lock is held during it. If the read
+ *       fails or times out, the key is decided on what this instance knows (its own counts) until a refresh reads it,
+ *       and the failure goes to the store's and the limiter's listeners with the limiter (with no listener at all, to
+ *       a {@link dev.sluice.spi.FailureLog} line a minute). So during an outage each new key's first requests wait up
+ *       to that timeout once. A closed store reads no new key.</li>
+ *   <li><b>Accuracy:</b> an instance does not see what the others admitted since its last refresh (or, for a key it
+ *       has just taken up, since it read the record), so the sum across instances may pass the limit by what the
+ *       other instances admit between their flush and this instance's refresh (one interval when both run together);
+ *       see {@code docs/sync-mode.md}. It never falls short of it. A key new to every instance at once (a flood on a
+ *       fresh key reaching all of them within one interval) is read empty by each, so each may admit up to the whole
+ *       limit in that first interval.</li>
  *   <li><b>Store outage:</b> decisions go on locally, each instance within the limit on what it has seen; counts are
  *       kept and written when the store answers again. The limiter's {@link dev.sluice.FailurePolicy} does not apply:
- *       no request waits for the store.</li>
+ *       no request waits for the store, but for the first requests on a key taken up during the outage, which wait
+ *       once for the read to fail (above).</li>
  *   <li><b>Joint requests</b> ({@link RateLimiter#tryAcquireAll}) over limiters of one store are one step on
  *       {@code g + i}: the keys' monitors are taken in one order, every part is decided without consuming, and all
  *       are counted if all pass; a refused request counts in none (but where a refusing limit counts rejections).
- *       No I/O.</li>
+ *       No I/O, but for taking up keys not held yet, which happens first, before any monitor is taken.</li>
  *   <li><b>Listeners:</b> the store's {@link Builder#listener listener} hears every decision of its limiters (each
  *       limiter's own listener hears its own), and every call to the counter store: its time, and its failure, with
- *       a {@code null} limiter, since flushes and refreshes are the store's own work. A listener that throws changes
- *       no decision and no count.</li>
+ *       a {@code null} limiter, since flushes and refreshes are the store's own work; but the read that takes up a
+ *       key is the limiter's request, so it goes to the limiter's listener too, with the limiter. A listener that
+ *       throws changes no decision and no count.</li>
  *   <li><b>Closing a limiter</b> ({@link RateLimiter#close()}) writes what it has not yet written (else the next
  *       flush does), and the store then keeps no reference to it.</li>
  *   <li><b>Reservations:</b> {@link dev.sluice.Reservation#cancel()} gives the permits back to the frame they were
@@ -103,6 +118,20 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      *   8. A re-reads (4/1), flushes 5 as v4        5/0 (v4)    4/0 (v2)    5 v4
      *   9. B has not read since                     5/0 (v4)    4/0 (v2)    5 v4
      *  10. B refreshes                              5/0 (v4)    5/0 (v4)    5 v4 = all 5 requests
+     *  11. C, a third instance that never held the key, gets a request: it reads the record first, so it decides on
+     *      5/0 (v4) and admits with 4 remaining, as A and B would; deciding on 0/0 it would have said 9
+     *
+     * Taking up a key. An instance holds no g for a key it has not decided on yet (a new key, a restart, a key dropped as
+     * idle). Deciding on an empty g then would let it admit up to the whole limit before its first refresh, however much
+     * the others have counted: step 11 on 0/0. So the thread that creates the key's state reads the record before it
+     * decides (one call, one key, the counter store's timeout), and threads that ask for the same key meanwhile wait for
+     * that read rather than start their own: 64 threads on a new key cost one read. The state is in the limiter's map
+     * from the start, so no thread creates a second one, but it is "not loaded": the flusher has nothing of it to write
+     * (no decision has counted yet) and the refresher skips it, so a refresh's read can never be overtaken by the
+     * older take-up read. No lock is held while reading or waiting; the key's monitor is taken only afterwards. A failed
+     * read leaves g empty, as before this read existed, and is reported; the refresher reads the key from then on. What
+     * the read cannot fix is a key new to every instance at once: all read an empty record and each may spend up to the
+     * limit in its first interval (a leased mode, handing out slices of what is left, is the answer to that).
      *
      * Versions. Every write sets a version drawn at random (never reused, in practice) rather than the old one plus
      * one. This settles two hazards a counter would leave open. First, a record that expired and was deleted may be
@@ -140,6 +169,10 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     private final List<KeyState> orphans = new ArrayList<>();
 
     private final @Nullable ScheduledExecutorService scheduler;
+    /** Failed first reads of a key when neither the store nor the limiter has a listener: a log line a minute. */
+    private final FailureLog takeUpFailures;
+
+    private volatile boolean closed;
 
     private final LongAdder flushes = new LongAdder();
     private final LongAdder refreshes = new LongAdder();
@@ -159,6 +192,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         this.listener = b.listener;
         this.versions = b.versions;
         this.scheduler = b.manual ? null : startScheduler();
+        this.takeUpFailures = new FailureLog(toString(), "deciding on the counts held here");
     }
 
     /** A builder for a synchronized store sharing counts through {@code counterStore}. */
@@ -273,6 +307,60 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         });
     }
 
+    /**
+     * Takes up {@code ks}, a key its limiter has just created for a decision: reads its record, so that the key's
+     * first decisions run on the counts the store holds, not on zero. One call to the counter store with one key, on
+     * the calling thread, bounded by the counter store's own timeout, holding no lock; the other threads deciding on
+     * the same key wait for it ({@link KeyState#awaitLoaded()}). A failed read is counted and reported as the
+     * limiter's (to the store's and the limiter's listeners; with neither, a log line a minute) and the key is decided
+     * on what is known here until a refresh reads it. Once the store is closed no key is read. Lets the waiting
+     * threads go whatever happens.
+     */
+    void takeUp(KeyState ks) {
+        try {
+            if (!closed) {
+                readFirst(ks);
+            }
+        } finally {
+            ks.loaded();
+        }
+    }
+
+    private void readFirst(KeyState ks) {
+        SynchronizedLimiter limiter = ks.limiter;
+        RateLimitListener own = limiter.config().listener();
+        CounterSnapshot snapshot;
+        long start = System.nanoTime();
+        try {
+            storeCalls.increment();
+            List<CounterSnapshot> snapshots;
+            try {
+                snapshots = counterStore.load(List.of(ks.id));
+            } finally {
+                long nanos = System.nanoTime() - start;
+                Listeners.call(listener, limiter, nanos);
+                Listeners.call(own, limiter, nanos);
+            }
+            if (snapshots == null || snapshots.size() != 1 || snapshots.get(0) == null) {
+                throw new SluiceException("the counter store answered "
+                        + (snapshots == null ? "nothing" : snapshots.size() + " records") + " for 1 key");
+            }
+            snapshot = snapshots.get(0);
+        } catch (RuntimeException e) {
+            storeFailures.increment();
+            SluiceException failure = e instanceof SluiceException
+                    ? (SluiceException) e
+                    : new SluiceException("counter store failed reading the record of key '" + ks.key + "': " + e, e);
+            if (listener == RateLimitListener.NONE && own == RateLimitListener.NONE) {
+                takeUpFailures.failed(failure);
+            }
+            Listeners.failure(listener, limiter, failure);
+            Listeners.failure(own, limiter, failure);
+            return;
+        }
+        limiter.loaded(ks, snapshot);
+    }
+
     /** The one joint decider of this store's limiters. */
     SyncJoint joint() {
         return joint;
@@ -349,10 +437,13 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     /**
      * Stops the background thread (if any), waiting up to one flush interval for a running flush, then flushes once
      * more. Counts that cannot be written then (the store is down) are lost with this instance. Limiters keep deciding
-     * after close, and {@link #flush()} and {@link #refresh()} still work when called.
+     * after close, and {@link #flush()} and {@link #refresh()} still work when called; but a key taken up after close
+     * is not read (the counter store may be closed too) and is decided on this instance's own counts. A take-up read
+     * already under way finishes.
      */
     @Override
     public void close() {
+        closed = true;
         if (scheduler != null) {
             scheduler.shutdownNow();
             try {
@@ -585,8 +676,8 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         /**
          * How long a key must go without a request here before it may be dropped from memory; default each limiter's
          * window. A key is dropped (at a refresh) only when it also has nothing to write and none of the counts this
-         * instance knows for it still counts. A key that comes back is decided on what this instance takes for it
-         * until the next refresh reads its record.
+         * instance knows for it still counts. A key that comes back is taken up as a new key: its record is read
+         * before its first decision.
          */
         public Builder idleTimeout(Duration timeout) {
             this.idleTimeout = SharedStoreOptions.requirePositive("idleTimeout", timeout);

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -76,6 +77,45 @@ class SyncAccuracyTest {
                 Arguments.of(50, "50.0", "57.0", 67L, 68L),
                 Arguments.of(100, "50.0", "60.7", 84L, 87L),
                 Arguments.of(1000, "275.0", "229.9", 481L, 481L));
+    }
+
+    /**
+     * docs/sync-mode.md's cold start: an instance reads a key's record as it takes the key up, so instances that take
+     * the key up one after the other, as the client's requests reach them, admit what instances that held it from the
+     * start admit: the same first second, the same peak. (Before, 30 instances let 53 through in the first second.)
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("coldAndWarm")
+    void aColdStartAdmitsWhatAWarmOneDoes(SyncSimulation.Setup warm) {
+        SyncSimulation.Result w = SyncSimulation.run(warm);
+        SyncSimulation.Result c = SyncSimulation.run(warm.coldStart());
+        assertEquals(w.perSecond()[0], c.perSecond()[0], "admitted in the first second");
+        assertEquals(w.peakMeasure(), c.peakMeasure(), "peak of M");
+    }
+
+    static Stream<SyncSimulation.Setup> coldAndWarm() {
+        Stream.Builder<SyncSimulation.Setup> b = Stream.builder();
+        for (int n : new int[] {2, 10, 30}) {
+            for (int ms : new int[] {50, 100}) {
+                b.add(SyncSimulation.Setup.of(Algorithm.SLIDING_TAIL, n, Duration.ofMillis(ms))
+                        .randomly(3));
+            }
+        }
+        return b.build();
+    }
+
+    /**
+     * What reading first does not fix, as docs/sync-mode.md says: a flood that reaches every instance before any sync
+     * round on a key new to all of them. Every instance reads an empty record and spends the whole limit: 10
+     * instances syncing every 100 ms, a limit of 50/s and 10,000/s offered let 500 through in the first second.
+     */
+    @Test
+    void aFloodOnAKeyNewToEveryInstanceLetsEachSpendTheLimit() {
+        SyncSimulation.Setup flood = new SyncSimulation.Setup(
+                Algorithm.SLIDING_TAIL, 10, Duration.ofMillis(100), true, true, 50, 10_000, 2, 3);
+        SyncSimulation.Result r = SyncSimulation.run(flood);
+        assertEquals(10 * 50, r.perSecond()[0]);
+        assertEquals(flood.bound(), r.peakMeasure());
     }
 
     /** A single instance is an exact limiter, whatever the interval. */

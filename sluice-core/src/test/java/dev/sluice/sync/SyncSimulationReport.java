@@ -112,6 +112,29 @@ public final class SyncSimulationReport {
             }
         }
 
+        System.out.println();
+        System.out.println("A flood on a key new to every instance: each instance's first request comes before any"
+                + " sync round, so every one reads an empty record and may spend the whole limit in its first interval;"
+                + " sliding tail, limit 50/s, 10,000/s offered at random");
+        System.out.println();
+        System.out.println("| instances | sync interval | admitted in the first second | peak of M | bound on M |");
+        System.out.println("|---:|---:|---:|---:|---:|");
+        for (int n : INSTANCES) {
+            for (int ms : new int[] {50, 100}) {
+                SyncSimulation.Setup flood = new SyncSimulation.Setup(
+                        Algorithm.SLIDING_TAIL, n, Duration.ofMillis(ms), true, true, 50, 10_000, 2, 3);
+                SyncSimulation.Result f = SyncSimulation.run(flood);
+                System.out.printf(
+                        Locale.ROOT,
+                        "| %d | %d ms | %d | %d | %d |%n",
+                        n,
+                        ms,
+                        f.perSecond()[0],
+                        f.peakMeasure(),
+                        flood.bound());
+            }
+        }
+
         draw(new File(png));
         System.out.println();
         System.out.println("chart written to " + png);

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The worked example of synchronized mode (docs/sync-mode.md, and the design comment of {@link SynchronizedStore}):
- * instances A and B on one key, flushes and refreshes by hand, state as {@code g/i} with the version of {@code g},
+ * instances A and B on one key (and C taking it up at the end), flushes and refreshes by hand, state as {@code g/i} with the version of {@code g},
  * and the store's count and version after every step. Versions come from one sequence 1, 2, 3, ... for
  * readability (by default they are random).
  */
@@ -134,9 +134,16 @@ class WorkedExampleTest {
 
         assertEquals(1, a.stats().conflicts());
         assertEquals(2, a.stats().writes());
-        assertEquals(4, a.stats().storeCalls()); // cas; cas, load, cas
+        assertEquals(1 + 4, a.stats().storeCalls()); // the first peek's load; cas; cas, load, cas
         assertEquals(0, b.stats().conflicts());
-        assertEquals(3, b.stats().storeCalls()); // load; cas; load
+        assertEquals(1 + 3, b.stats().storeCalls()); // the first peek's load; load; cas; load
         assertFalse(((SynchronizedLimiter) atA).inspect(KEY).doubt());
+
+        // 11. C, a third instance that never held the key: reads the record as it takes the key up, then decides
+        ScriptedCounterStore toC = new ScriptedCounterStore(shared);
+        RateLimiter atC = limiter(instance(toC));
+        assertAllowed(4, atC.tryAcquire(KEY)); // on 5/0 (v4); on 0/0 it would have been 9
+        assertEquals("5/1 (v4)", state(atC));
+        assertEquals("[load(1)]", toC.calls().toString());
     }
 }

@@ -139,12 +139,13 @@ class MongoCounterStoreRoundTripTest {
                 assertTrue(limiter.tryAcquire("c" + k + ":u").allowed());
             }
         }
+        assertEquals(
+                Map.of("find", keys, "createIndexes", 1),
+                commands.takeCounts(),
+                "each key read once as it was taken up, whatever its requests; and the collection's TTL index");
         assertTrue(sync.flush());
         int batches = ceil(keys, batchSize);
-        assertEquals(
-                Map.of("update", batches, "createIndexes", 1),
-                commands.takeCounts(),
-                "the first flush: records created, and the collection's TTL index");
+        assertEquals(Map.of("update", batches), commands.takeCounts(), "the first flush: records created");
 
         assertTrue(sync.refresh());
         assertEquals(Map.of("find", batches), commands.takeCounts(), "a refresh: no getMore, no killCursors");
@@ -188,10 +189,11 @@ class MongoCounterStoreRoundTripTest {
         }
         assertTrue(b.flush());
         commands.takeCounts();
+        long callsBefore = a.stats().storeCalls(); // 20: each key read as A took it up
         assertTrue(a.flush());
-        assertEquals(Map.of("update", 6, "find", 3, "createIndexes", 1), commands.takeCounts());
+        assertEquals(Map.of("update", 6, "find", 3), commands.takeCounts());
         assertEquals(20, a.stats().conflicts());
-        assertEquals(6 + 3, a.stats().storeCalls());
+        assertEquals(6 + 3, a.stats().storeCalls() - callsBefore);
         assertTrue(b.refresh());
         for (int k = 0; k < 20; k++) {
             assertEquals(1_000_000 - 5, atB.peek("c" + k, 1).remaining());
