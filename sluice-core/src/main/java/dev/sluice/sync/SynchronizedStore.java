@@ -171,6 +171,11 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     private final @Nullable ScheduledExecutorService scheduler;
     /** Failed first reads of a key when neither the store nor the limiter has a listener: a log line a minute. */
     private final FailureLog takeUpFailures;
+    /**
+     * Whether the last call to the counter store failed: a key taken up meanwhile is not read (the read would most
+     * likely fail too, after making its request wait up to the counter store's timeout), and the next refresh reads it.
+     */
+    private volatile boolean storeFailing;
 
     private volatile boolean closed;
 
@@ -313,12 +318,14 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      * the calling thread, bounded by the counter store's own timeout, holding no lock; the other threads deciding on
      * the same key wait for it ({@link KeyState#awaitLoaded()}). A failed read is counted and reported as the
      * limiter's (to the store's and the limiter's listeners; with neither, a log line a minute) and the key is decided
-     * on what is known here until a refresh reads it. Once the store is closed no key is read. Lets the waiting
-     * threads go whatever happens.
+     * on what is known here until a refresh reads it. Once the store is closed no key is read; while the last call to
+     * the counter store failed (an outage) neither, so that no request waits for a store that is down: such a key is
+     * decided on what is known here until the next refresh, as before the store answered. Lets the waiting threads go
+     * whatever happens.
      */
     void takeUp(KeyState ks) {
         try {
-            if (!closed) {
+            if (!closed && !storeFailing) {
                 readFirst(ks);
             }
         } finally {
@@ -347,6 +354,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
             }
             snapshot = snapshots.get(0);
         } catch (RuntimeException e) {
+            storeFailing = true;
             storeFailures.increment();
             SluiceException failure = e instanceof SluiceException
                     ? (SluiceException) e
@@ -358,6 +366,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
             Listeners.failure(own, limiter, failure);
             return;
         }
+        storeFailing = false;
         limiter.loaded(ks, snapshot);
     }
 
@@ -525,6 +534,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
                 fail("writing " + batchWrites.size() + " records", e);
                 return false;
             }
+            storeFailing = false;
             for (int j = 0; j < applied.length; j++) {
                 SynchronizedLimiter.Flight f = flights.get(j);
                 if (applied[j]) {
@@ -562,6 +572,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
                 fail("reading " + ids.size() + " records", e);
                 return false;
             }
+            storeFailing = false;
             for (int j = 0; j < batch.size(); j++) {
                 CounterSnapshot s = Objects.requireNonNull(snapshots.get(j), "the counter store answered null");
                 KeyState ks = batch.get(j);
@@ -574,6 +585,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     }
 
     private void fail(String what, RuntimeException e) {
+        storeFailing = true;
         storeFailures.increment();
         SluiceException failure = e instanceof SluiceException
                 ? (SluiceException) e

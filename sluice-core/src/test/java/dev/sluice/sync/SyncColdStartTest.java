@@ -253,10 +253,18 @@ class SyncColdStartTest {
         assertEquals(1, b.stats().storeCalls());
         assertEquals(L - 1, admitted(atB, "k", L), "no second read: the key is held now, on zero");
         assertEquals(1, b.stats().storeCalls());
+        assertEquals(
+                L - 1,
+                atB.tryAcquire("other").remaining(),
+                "while the last call failed, a new key is not read: no request waits for a store that is down");
+        assertEquals(1, b.stats().storeCalls());
 
         toB.down = false;
         assertTrue(b.refresh()); // the next refresh reads the record: A's 8 under B's 10
         assertEquals(0, atB.peek("k", 1).remaining());
+        long calls = b.stats().storeCalls();
+        atB.tryAcquire("third");
+        assertEquals(calls + 1, b.stats().storeCalls(), "once a call succeeded, a new key is read again");
         assertTrue(b.flush());
         assertEquals(L - 2 + L, record(atB, "k").total(), "nothing lost, and the overshoot on record");
     }
