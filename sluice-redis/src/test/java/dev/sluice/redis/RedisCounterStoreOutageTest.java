@@ -40,7 +40,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * it is still wide enough that a call Redis answers, made once the client is connected (each test waits for that),
  * never runs out of it on a loaded machine. A stall ({@code CLIENT PAUSE}) lasts {@value #PAUSE_MILLIS} ms, five
  * times the timeout, so that the calls made during it are cut off by the timeout before the stall ends even if the
- * test thread waits seconds for the CPU before making them. The {@code assertTimeoutPreemptively} bounds (30 s) are
+ * test thread waits seconds for the CPU before making them. A stall of writes ({@code CLIENT PAUSE ... WRITE}, which
+ * holds every script) is ended by {@code CLIENT UNPAUSE} once the call has failed, instead of waiting it out. The {@code assertTimeoutPreemptively} bounds (30 s) are
  * hang detectors, not timing claims; that the store's own timeout ended a wait is shown by the failure's cause instead.
  */
 class RedisCounterStoreOutageTest {
@@ -123,11 +124,12 @@ class RedisCounterStoreOutageTest {
                 assertArrayEquals(
                         new boolean[] {true}, store.compareAndSet(List.of(write(id, CounterSnapshot.ABSENT, 1))));
 
-                server.call("CLIENT", "PAUSE", Long.toString(PAUSE_MILLIS));
+                server.call("CLIENT", "PAUSE", Long.toString(PAUSE_MILLIS), "WRITE");
                 SluiceException e = assertThrows(
                         SluiceException.class,
                         () -> assertTimeoutPreemptively(HANG, () -> store.compareAndSet(List.of(write(id, 1, 2)))));
                 assertTrue(causedBy(e, TimeoutException.class), "caused by the timeout: " + e);
+                server.call("CLIENT", "UNPAUSE");
 
                 awaitRecovery(store, id);
                 assertEquals(
@@ -171,8 +173,9 @@ class RedisCounterStoreOutageTest {
                 assertEquals(3, store.load(List.of(id)).get(0).total());
                 assertEquals(2, admitted(limiter, key, 2));
 
-                server.call("CLIENT", "PAUSE", Long.toString(PAUSE_MILLIS));
+                server.call("CLIENT", "PAUSE", Long.toString(PAUSE_MILLIS), "WRITE");
                 assertFalse(assertTimeoutPreemptively(HANG, sync::flush), "a flush during the stall");
+                server.call("CLIENT", "UNPAUSE");
                 assertEquals(1, sync.stats().storeFailures());
                 assertEquals(1, sync.stats().writes());
 

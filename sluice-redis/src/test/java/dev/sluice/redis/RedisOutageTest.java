@@ -158,10 +158,11 @@ class RedisOutageTest {
                 String key = "stalled:" + UUID.randomUUID();
                 assertEquals(Decision.allowed(3, 2, UNTIL_12_01.toNanos()), limiter.tryAcquire(key));
 
-                server.call("CLIENT", "PAUSE", Long.toString(PAUSE_MILLIS));
+                server.call("CLIENT", "PAUSE", Long.toString(PAUSE_MILLIS), "WRITE"); // holds every script
                 expectPolicy(FailurePolicy.FAIL_CLOSED, () -> limiter.peek(key, 1), null);
                 assertTrue(
                         causedBy(failures.get(0), TimeoutException.class), "caused by the timeout: " + failures.get(0));
+                server.call("CLIENT", "UNPAUSE");
 
                 awaitRecovery(limiter);
                 // peek consumes nothing, so the timed-out peek, run by Redis once the pause ended, changed nothing
