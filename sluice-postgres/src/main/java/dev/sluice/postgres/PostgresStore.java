@@ -102,7 +102,6 @@ public final class PostgresStore implements RateLimitStore {
     public static final String DEFAULT_COUNTER_TABLE = "sluice_counter";
 
     private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,39}");
-    private static final Duration SCHEMA_TIMEOUT = Duration.ofSeconds(30);
 
     private final DataSource dataSource;
     private final SharedStoreOptions options;
@@ -252,16 +251,28 @@ public final class PostgresStore implements RateLimitStore {
         }
 
         /**
-         * Builds the store; with {@link #createSchema(boolean)} (the default), first creates the table and functions
-         * if missing or out of date, waiting up to 30 s.
+         * Builds the store. First waits up to the {@link #startupTimeout startup timeout} (default 10 s) for the
+         * database to answer, trying every 100 ms while it cannot be reached: with {@link #createSchema(boolean)} (the
+         * default) by creating the table and functions if missing or out of date (one catalog read when they are
+         * up to date), else by a {@code SELECT 1}. So a new process's first decisions find the database reached and
+         * the schema in place, instead of being answered by the failure policy.
          *
-         * @throws SluiceException if the database cannot be reached or refuses to create them
+         * <p>If the database cannot be reached in time, the store is built all the same and one warning is logged
+         * ({@link System.Logger} {@code dev.sluice.postgres.PostgresStore}). Until the DataSource connects, each call
+         * is answered by the failure policy within the store's {@link #timeout timeout}; the first call that reaches
+         * the database then checks (and if needed creates) the table and functions before it decides, within the
+         * same timeout. With a startup timeout of zero the builder sends nothing and leaves that check to the first
+         * call. A wait for a connection that the DataSource does not bound (see the class comment) can make the
+         * build last longer than the startup timeout.
+         *
+         * @throws SluiceException       if the database answers with a refusal: creating the schema is not allowed,
+         *                               the login is refused, ...
+         * @throws IllegalStateException if the DataSource has been closed
          */
         public PostgresStore build() {
             PostgresStore store = new PostgresStore(this, options());
-            if (createSchema) {
-                store.schema.install(dataSource, false, SCHEMA_TIMEOUT.toNanos());
-            }
+            Calls.awaitDatabase(
+                    dataSource, store.schema, createSchema, startupTimeout(), "exact-mode store's first call");
             return store;
         }
     }
@@ -349,18 +360,23 @@ public final class PostgresStore implements RateLimitStore {
         }
 
         /**
-         * Builds the counter store; with {@link #createSchema(boolean)} (the default), first creates the table and
-         * function if missing or out of date, waiting up to 30 s.
+         * Builds the counter store, first waiting for the database as {@link Builder#build()} does: up to the
+         * {@link #startupTimeout startup timeout} (default 10 s), creating the table and function if missing or out of
+         * date with {@link #createSchema(boolean)} (the default), else running a {@code SELECT 1}. If the database
+         * cannot be reached in time, the store is built all the same and one warning is logged ({@link System.Logger}
+         * {@code dev.sluice.postgres.PostgresStore}); until the DataSource connects each call throws a
+         * {@link SluiceException} (the synchronized store keeps its counts meanwhile), and the first call that reaches
+         * the database checks the table and function first.
          *
-         * @throws SluiceException          if the database cannot be reached or refuses to create them
+         * @throws SluiceException          if the database answers with a refusal (creating the schema is not
+         *                                  allowed, the login is refused, ...)
+         * @throws IllegalStateException    if the DataSource has been closed
          * @throws IllegalArgumentException if no table is set and the namespace does not make a table name
          */
         @Override
         public CounterStore build() {
             Schema schema = Schema.counters(schemaName, table());
-            if (createSchema) {
-                schema.install(dataSource, false, SCHEMA_TIMEOUT.toNanos());
-            }
+            Calls.awaitDatabase(dataSource, schema, createSchema, startupTimeout(), "counter store's first call");
             return new PostgresCounterStore(dataSource, schema, createSchema, timeout(), listener());
         }
     }
