@@ -21,10 +21,14 @@ import org.jspecify.annotations.Nullable;
  * uses the same database: exact mode, one round trip per decision.
  *
  * <pre>{@code
- * RateLimitStore store = PostgresStore.builder(dataSource)   // a pooling DataSource (HikariCP, ...)
+ * HikariConfig pool = new HikariConfig();                    // a pooling DataSource, every wait bounded
+ * pool.setJdbcUrl("jdbc:postgresql://db:5432/app?user=app&connectTimeout=1&loginTimeout=1");
+ * pool.setConnectionTimeout(250);                            // borrowing: at most the store's timeout
+ * DataSource dataSource = new HikariDataSource(pool);
+ * RateLimitStore store = PostgresStore.builder(dataSource)
  *         .timeout(Duration.ofMillis(250))
  *         .failurePolicy(FailurePolicy.FAIL_OPEN)
- *         .build();                                          // creates the table and functions if missing
+ *         .build();          // waits up to 10 s for the database; creates the table and functions if missing
  * RateLimiter limiter = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
  *         .limit(100, Duration.ofMinutes(1))
  *         .store(store)
@@ -49,7 +53,22 @@ import org.jspecify.annotations.Nullable;
  *       call ({@link java.sql.Connection#setNetworkTimeout}) and the server's {@code lock_timeout}. A failure or
  *       timeout goes to the {@link dev.sluice.FailurePolicy}; a driver exception never reaches the caller. The store
  *       keeps no connection of its own: each call borrows one from the {@link DataSource} and returns it, so when the
- *       database comes back the next call works again.</li>
+ *       database comes back the next call works again: with the pool above and a caller deciding every 10 ms, the
+ *       first right decision comes 0.1 to 0.5 s after a restarted server accepts connections
+ *       ({@code PostgresRecoveryTest}; HikariCP retries opening connections for waiting callers, pausing at most
+ *       its connection timeout, and drops a broken connection at its validation or its first failed call).</li>
+ *   <li><b>Start-up.</b> {@link Builder#build()} waits up to the {@link Builder#startupTimeout startup timeout}
+ *       (default 10 s) for the database to answer (the schema check is that answer), so a new process's first
+ *       decisions are not failure policy answers to a connection still being made; a database that cannot be
+ *       reached in time gives a store all the same, and a warning, while a refusal (a login or right refused) throws.
+ *       </li>
+ *   <li><b>Closing.</b> The DataSource is the caller's: the store never closes it. A call to a closed DataSource
+ *       throws an {@link IllegalStateException} saying so, which the limiter passes to its caller instead of the
+ *       failure policy, if the DataSource can tell: it has a public {@code boolean isClosed()} (HikariCP's
+ *       {@code HikariDataSource}, Commons DBCP 2's {@code BasicDataSource}) that answers {@code true} once its
+ *       {@code getConnection()} has failed. {@link DataSource} itself has no such method and a closed pool's
+ *       exception has no standard SQLSTATE (HikariCP's has none), so with another DataSource a closed pool looks like
+ *       an outage and goes to the failure policy.</li>
  * </ul>
  *
  * <p><b>What the DataSource must do.</b> Pooling is the DataSource's: give a pool, or each call opens a connection.
