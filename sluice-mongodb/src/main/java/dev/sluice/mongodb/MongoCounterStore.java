@@ -206,6 +206,8 @@ final class MongoCounterStore implements CounterStore {
                 }
                 out[j] = decode(doc, keys.get(j), shape);
             }
+        } catch (IllegalStateException e) {
+            throw MongoStore.closed(shape.collection.getNamespace(), e);
         } catch (MongoException e) {
             throw new SluiceException(
                     "MongoDB failed reading " + keys.size() + " counter records from " + shape.collection.getNamespace()
@@ -260,6 +262,8 @@ final class MongoCounterStore implements CounterStore {
             applied = outcomes(writes.size(), e.getWriteResult(), e.getWriteErrors(), shape, e);
         } catch (MongoException e) {
             throw unknown(writes.size(), shape, "a failure", e);
+        } catch (IllegalStateException e) {
+            throw MongoStore.closed(shape.collection.getNamespace(), e);
         }
         ensureIndex(shape, deadline);
         return applied;
@@ -380,6 +384,8 @@ final class MongoCounterStore implements CounterStore {
                     Indexes.ascending(EXPIRE),
                     new IndexOptions().name(MongoStore.EXPIRE_INDEX).expireAfter(0L, TimeUnit.SECONDS));
             shape.indexed = true;
+        } catch (IllegalStateException e) {
+            throw MongoStore.closed(shape.collection.getNamespace(), e);
         } catch (MongoException e) {
             SluiceException failure = new SluiceException(
                     "could not create the TTL index " + MongoStore.EXPIRE_INDEX + " on "

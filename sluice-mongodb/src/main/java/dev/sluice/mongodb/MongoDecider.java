@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongConsumer;
+import java.util.function.Supplier;
 import org.bson.Document;
 import org.jspecify.annotations.Nullable;
 
@@ -147,6 +148,8 @@ final class MongoDecider implements AtomicDecider, History.Configs {
             return d;
         } catch (MongoException e) {
             throw failure("deciding", key, e);
+        } catch (MongoStore.ClientClosedException e) {
+            throw e;
         } catch (IllegalStateException | IllegalArgumentException | ArithmeticException | ClassCastException e) {
             throw malformed(key, e);
         }
@@ -163,6 +166,8 @@ final class MongoDecider implements AtomicDecider, History.Configs {
             return given;
         } catch (MongoException e) {
             throw failure("giving back " + cost + " for", key, e);
+        } catch (MongoStore.ClientClosedException e) {
+            throw e;
         } catch (IllegalStateException | IllegalArgumentException | ArithmeticException | ClassCastException e) {
             throw malformed(key, e);
         }
@@ -212,6 +217,8 @@ final class MongoDecider implements AtomicDecider, History.Configs {
         Document doc;
         try {
             doc = collection.findOneAndUpdate(filter, update, APPEND);
+        } catch (IllegalStateException e) {
+            throw MongoStore.closed(collection.getNamespace(), e);
         } catch (MongoCommandException | MongoWriteException e) {
             if (!isDuplicateKey(e)) {
                 throw e;
@@ -222,7 +229,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
             if (rest == null) {
                 throw e;
             }
-            doc = rest.findOneAndUpdate(filter, update, APPEND);
+            doc = driver(() -> rest.findOneAndUpdate(filter, update, APPEND));
         }
         if (doc == null) {
             throw new IllegalStateException("findOneAndUpdate with upsert returned no document");
@@ -252,7 +259,8 @@ final class MongoDecider implements AtomicDecider, History.Configs {
         if (expire == null || expire.toInstant().toEpochMilli() < ceilMillis(expiryBound(serverNanos))) {
             MongoCollection<Document> rest = within(deadline);
             if (rest != null) {
-                rest.updateOne(filter, new Document("$max", new Document(EXPIRE, expireDate(serverNanos))));
+                driver(() ->
+                        rest.updateOne(filter, new Document("$max", new Document(EXPIRE, expireDate(serverNanos)))));
             }
         }
     }
@@ -287,7 +295,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
             update.append("$unset", unset);
         }
         try {
-            rest.updateOne(new Document(filter).append(History.SEQ, history.seq), update);
+            driver(() -> rest.updateOne(new Document(filter).append(History.SEQ, history.seq), update));
         } catch (MongoException e) {
             Listeners.failure(
                     options.listener(),
@@ -297,6 +305,18 @@ final class MongoDecider implements AtomicDecider, History.Configs {
                                     + " requests into their key's state in " + collection.getNamespace()
                                     + " (left to the next batch): " + e,
                             e));
+        }
+    }
+
+    /**
+     * The driver's answer to {@code call}; its {@link IllegalStateException} (a closed client) as the store's, so
+     * that it is not taken for a malformed document's.
+     */
+    private <T extends @Nullable Object> T driver(Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (IllegalStateException e) {
+            throw MongoStore.closed(collection.getNamespace(), e);
         }
     }
 
@@ -311,12 +331,12 @@ final class MongoDecider implements AtomicDecider, History.Configs {
         Document doc;
         long now = nowNanos;
         if (nowNanos == STORE_TIME) {
-            doc = collection.findOneAndUpdate(
-                    filter, new Document("$currentDate", new Document(History.NOW, true)), READ_WITH_TIME);
+            doc = driver(() -> collection.findOneAndUpdate(
+                    filter, new Document("$currentDate", new Document(History.NOW, true)), READ_WITH_TIME));
             // A key without a document is fresh, and a fresh state's answer to a peek does not depend on the time.
             now = doc == null ? config.clockNanos() : History.nowOf(doc);
         } else {
-            doc = collection.find(filter).projection(PROJECTION).first();
+            doc = driver(() -> collection.find(filter).projection(PROJECTION).first());
         }
         return History.of(doc).peek(now, cost, this);
     }

@@ -19,6 +19,8 @@ import dev.sluice.spi.SharedJoint;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.spi.SharedStoreBuilder;
 import dev.sluice.spi.SharedStoreOptions;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -33,7 +35,8 @@ import org.jspecify.annotations.Nullable;
  * more than the limit, and decide exactly as the in-memory store does.
  *
  * <pre>{@code
- * RateLimitStore store = MongoStore.builder(mongoClient, "app").build();
+ * MongoClient mongoClient = MongoClients.create("mongodb://db-1,db-2,db-3/?replicaSet=rs0"); // yours, with its defaults
+ * RateLimitStore store = MongoStore.builder(mongoClient, "app").build();  // waits up to 10 s for the server
  * RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL)
  *         .limit(100, Duration.ofMinutes(1))
  *         .store(store)
@@ -53,10 +56,20 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Failures.</b> Every call to the server runs under the builder's {@link Builder#timeout timeout}, applied
  *       as the driver's client-side operation timeout; when the server fails or is too slow the
  *       {@link dev.sluice.FailurePolicy} answers. The driver reconnects by itself, so the limiter works again as soon
- *       as the server is back.</li>
+ *       as the server is back: while calls wait for a server the driver checks it every 500 ms (its minimum
+ *       heartbeat frequency, not the 10 s heartbeat of an idle client), so with a caller deciding every 10 ms the
+ *       first right decision comes 0.2 to 0.6 s after the server accepts connections again
+ *       ({@code MongoRecoveryTest}). The client needs no particular settings.</li>
+ *   <li><b>Start-up.</b> {@link Builder#build()} waits up to the {@link Builder#startupTimeout startup timeout}
+ *       (default 10 s) for the server to answer a {@code ping}, so a new process's first decisions are not failure
+ *       policy answers to a connection still being made; a server that does not answer in time gives a store all the
+ *       same, and a warning.</li>
+ *   <li><b>Closing.</b> The client is the caller's: the store never closes it. Once it is closed, every call throws
+ *       an {@link IllegalStateException} saying so (the driver's {@code "state should be: open"} is its cause), which
+ *       the limiter passes to its caller instead of the failure policy.</li>
  * </ul>
  *
- * The client is the caller's: the store never closes it. Thread-safe.
+ * Thread-safe.
  *
  * <p><b>Synchronized mode.</b> {@link #counterStoreBuilder(MongoDatabase)} builds the {@link CounterStore} that
  * {@link dev.sluice.sync.SynchronizedStore} shares counts through, in the document shape of Allegro's rate limiter.
@@ -69,6 +82,8 @@ public final class MongoStore implements RateLimitStore {
     public static final String EXPIRE_INDEX = "sluice_expire";
 
     private static final long INDEX_RETRY_NANOS = 60_000_000_000L;
+    private static final Duration MAX_WAIT = Duration.ofDays(365);
+    private static final System.Logger LOG = System.getLogger(MongoStore.class.getName());
 
     private final MongoCollection<Document> collection;
     private final SharedStoreOptions options;
@@ -91,7 +106,6 @@ public final class MongoStore implements RateLimitStore {
         WriteConcern w = b.database.getWriteConcern();
         this.collection = w.isAcknowledged() ? c : c.withWriteConcern(WriteConcern.ACKNOWLEDGED);
         this.indexed = !b.createIndex;
-        ensureIndex(System.nanoTime() + options.timeout().toNanos());
     }
 
     /** A builder for a store in {@code database} of {@code client}. */
@@ -214,6 +228,8 @@ public final class MongoStore implements RateLimitStore {
                     Indexes.ascending(MongoDecider.EXPIRE),
                     new IndexOptions().name(EXPIRE_INDEX).expireAfter(0L, TimeUnit.SECONDS));
             indexed = true;
+        } catch (IllegalStateException e) {
+            throw closed(collection.getNamespace(), e);
         } catch (MongoException e) {
             Listeners.failure(
                     options.listener(),
@@ -222,6 +238,64 @@ public final class MongoStore implements RateLimitStore {
                             "could not create the TTL index " + EXPIRE_INDEX + " on " + collection.getNamespace()
                                     + " (tried again in a minute): " + e,
                             e));
+        }
+    }
+
+    /**
+     * Waits up to {@code startupTimeout} for a server of {@code database} to answer a {@code ping} (zero: does not
+     * wait). If none does, logs one warning saying so and returns false; the driver goes on looking for the server in
+     * the background.
+     *
+     * @throws IllegalStateException if the client is closed
+     */
+    static boolean awaitServer(MongoDatabase database, Duration startupTimeout, String what) {
+        if (startupTimeout.isZero()) {
+            return false;
+        }
+        // at least 1 ms: the driver reads 0 as no timeout at all
+        long millis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(boundedNanos(startupTimeout)));
+        try {
+            database.withTimeout(millis, TimeUnit.MILLISECONDS).runCommand(new Document("ping", 1));
+            return true;
+        } catch (MongoException e) {
+            LOG.log(
+                    Level.WARNING,
+                    "MongoDB did not answer " + what + " on " + database.getName() + " within the startup timeout of "
+                            + startupTimeout + "; built all the same: each decision waits for the server up to the"
+                            + " store's timeout and is answered by the failure policy until the server is found: "
+                            + e);
+            return false;
+        } catch (IllegalStateException e) {
+            throw closed(database.getName(), e);
+        }
+    }
+
+    /**
+     * The exception for the driver's {@link IllegalStateException} (such as {@code "state should be: open"}): the
+     * driver throws one only when the client (or a session or pool of it) has been closed, a mistake of the
+     * application that no failure policy answers for.
+     */
+    static IllegalStateException closed(Object where, IllegalStateException e) {
+        if (e instanceof ClientClosedException) {
+            return e;
+        }
+        return new ClientClosedException(
+                "the MongoClient behind the Sluice store on " + where + " has been closed (the driver says: "
+                        + e.getMessage() + "); close the store's users before the client",
+                e);
+    }
+
+    /** {@code d} in nanoseconds, at most a year's (so that adding it to {@link System#nanoTime()} cannot overflow). */
+    static long boundedNanos(Duration d) {
+        return d.compareTo(MAX_WAIT) > 0 ? MAX_WAIT.toNanos() : d.toNanos();
+    }
+
+    /** Thrown by a store whose MongoClient has been closed: told apart from a malformed document's failure. */
+    static final class ClientClosedException extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        ClientClosedException(String message, IllegalStateException cause) {
+            super(message, cause);
         }
     }
 
@@ -292,11 +366,23 @@ public final class MongoStore implements RateLimitStore {
         }
 
         /**
-         * The store. Tries to create the TTL index at once, within the timeout; if that fails (the server cannot be
-         * reached) the store is built all the same and tries again later.
+         * The store. First waits up to the {@link #startupTimeout startup timeout} (default 10 s) for the server to
+         * answer a {@code ping}, then creates the TTL index in what is left of it, so that the first decisions of a
+         * new process find a connected client. If the server does not answer in time, the store is built all the
+         * same and one warning is logged ({@link System.Logger} {@code dev.sluice.mongodb.MongoStore}); until the
+         * driver finds the server, each decision waits for it up to the store's {@link #timeout timeout} and is then
+         * answered by the failure policy, and the TTL index is created after the first decision the server answers.
+         * With a startup timeout of zero, nothing is sent before the first decision.
+         *
+         * @throws IllegalStateException if the client is closed
          */
         public MongoStore build() {
-            return new MongoStore(this, options());
+            MongoStore store = new MongoStore(this, options());
+            long deadline = System.nanoTime() + boundedNanos(startupTimeout());
+            if (awaitServer(database, startupTimeout(), "a ping from the exact-mode store")) {
+                store.ensureIndex(deadline);
+            }
+            return store;
         }
     }
     /**
@@ -393,9 +479,20 @@ public final class MongoStore implements RateLimitStore {
             return this;
         }
 
-        /** The counter store. Makes no call to the server until it is used. */
+        /**
+         * The counter store. Waits up to the {@link #startupTimeout startup timeout} (default 10 s) for the server to
+         * answer a {@code ping}, so that a new process's first flush and refresh find a connected client; the TTL
+         * indexes are created at the first call in each collection. If the server does not answer in time, the store
+         * is built all the same and one warning is logged ({@link System.Logger}
+         * {@code dev.sluice.mongodb.MongoStore}); until the driver finds the server each call waits for it up to the
+         * {@link #timeout timeout} and throws, and the synchronized store keeps its counts meanwhile. With a startup
+         * timeout of zero, nothing is sent before the first call.
+         *
+         * @throws IllegalStateException if the client is closed
+         */
         @Override
         public CounterStore build() {
+            awaitServer(database, startupTimeout(), "a ping from the counter store");
             String ns = namespace();
             Function<? super String, String> n =
                     naming != null ? naming : shape -> MongoCounterStore.defaultCollection(ns, shape);

@@ -107,10 +107,15 @@ class MongoCounterStoreRoundTripTest {
         commands.takeCounts();
     }
 
+    /**
+     * A counter store whose build sends nothing (no startup timeout): these tests count the commands of flushes and
+     * refreshes, and the ping of a build that waits for the server (see {@link MongoStartupTest}) would be one more.
+     */
     private CounterStore counters() {
         return MongoStore.counterStoreBuilder(client, Mongo.DATABASE)
                 .namespace("trips" + run)
                 .timeout(Mongo.TIMEOUT)
+                .startupTimeout(Duration.ZERO)
                 .build();
     }
 

@@ -3,12 +3,25 @@ package dev.sluice.postgres;
 import dev.sluice.RateLimitListener;
 import dev.sluice.SluiceException;
 import dev.sluice.spi.Listeners;
+import java.lang.System.Logger.Level;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLTimeoutException;
+import java.sql.SQLTransientConnectionException;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One call of a store: a connection borrowed from the DataSource for the call, the call's statements bounded by the
@@ -24,6 +37,27 @@ final class Calls {
     private static final String UNDEFINED_TABLE = "42P01";
     /** The longest network timeout the driver takes: {@code Integer.MAX_VALUE} milliseconds. */
     private static final long MAX_TIMEOUT_NANOS = Integer.MAX_VALUE * 1_000_000L;
+    /** Between two attempts to reach the database while a build waits for it. */
+    private static final long STARTUP_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** The SQLSTATEs {@code 57P01} to {@code 57P05}: the server is shutting down, starting up, or crashed. */
+    private static final String SERVER_NOT_READY = "57P0";
+
+    private static final System.Logger LOG = System.getLogger(PostgresStore.class.getName());
+
+    /** Per DataSource class: its public {@code boolean isClosed()}, if it has one (HikariCP, Commons DBCP 2). */
+    private static final ClassValue<Optional<Method>> IS_CLOSED = new ClassValue<>() {
+        @Override
+        protected Optional<Method> computeValue(Class<?> type) {
+            try {
+                Method m = type.getMethod("isClosed");
+                boolean usable = m.getReturnType() == boolean.class
+                        && Modifier.isPublic(m.getDeclaringClass().getModifiers());
+                return usable ? Optional.of(m) : Optional.empty();
+            } catch (NoSuchMethodException | SecurityException e) {
+                return Optional.empty();
+            }
+        }
+    };
 
     private Calls() {}
 
@@ -68,6 +102,10 @@ final class Calls {
             Body<T> body)
             throws SQLException {
         long deadline = System.nanoTime() + Math.min(saturatedNanos(timeout), MAX_TIMEOUT_NANOS);
+        if (createSchema && !schema.knownInstalled()) {
+            // built without reaching the database: the first call that reaches it checks the schema first
+            schema.install(dataSource, false, remaining(timeout, deadline));
+        }
         try {
             return attempt(dataSource, timeout, body, deadline);
         } catch (SQLException e) {
@@ -90,7 +128,7 @@ final class Calls {
 
     private static <T> T attempt(DataSource dataSource, Duration timeout, Body<T> body, long deadline)
             throws SQLException {
-        try (Connection c = dataSource.getConnection()) {
+        try (Connection c = connect(dataSource)) {
             long left = remaining(timeout, deadline);
             int before = c.getNetworkTimeout();
             int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
@@ -138,6 +176,135 @@ final class Calls {
                     + " (bound the pool's connection timeout by it)");
         }
         return left;
+    }
+
+    /**
+     * A connection from {@code dataSource}.
+     *
+     * @throws PoolClosedException if the DataSource fails because it has been closed: it has a public
+     *                             {@code boolean isClosed()} (HikariCP, Commons DBCP 2) that says so
+     * @throws SQLException        if it fails otherwise
+     */
+    static Connection connect(DataSource dataSource) throws SQLException {
+        try {
+            return dataSource.getConnection();
+        } catch (SQLException e) {
+            if (isClosed(dataSource)) {
+                throw new PoolClosedException(
+                        "the DataSource of the Sluice store has been closed (" + dataSource + "): " + e.getMessage(),
+                        e);
+            }
+            throw e;
+        }
+    }
+
+    private static boolean isClosed(DataSource dataSource) {
+        Optional<Method> isClosed = IS_CLOSED.get(dataSource.getClass());
+        if (isClosed.isEmpty()) {
+            return false;
+        }
+        try {
+            return Boolean.TRUE.equals(isClosed.get().invoke(dataSource));
+        } catch (IllegalAccessException | InvocationTargetException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Thrown instead of the DataSource's exception when the DataSource has been closed: a mistake of the application,
+     * which no failure policy answers for.
+     */
+    static final class PoolClosedException extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        PoolClosedException(String message, SQLException cause) {
+            super(message, cause);
+        }
+    }
+
+    /**
+     * Waits up to {@code startupTimeout} (zero: not at all) until the database answers: creates the schema if
+     * {@code createSchema} (which reads the catalog when it is installed), else runs {@code SELECT 1}. While the
+     * database cannot be reached, tries again every 100 ms; if it still cannot when the time is up, logs one warning
+     * and returns false.
+     *
+     * @throws SluiceException     if the database answers with a refusal (a missing right, a wrong password, ...)
+     * @throws PoolClosedException if the DataSource has been closed
+     */
+    static boolean awaitDatabase(
+            DataSource dataSource, Schema schema, boolean createSchema, Duration startupTimeout, String what) {
+        if (startupTimeout.isZero()) {
+            return false;
+        }
+        long deadline = System.nanoTime() + Math.min(saturatedNanos(startupTimeout), MAX_TIMEOUT_NANOS);
+        while (true) {
+            long left = deadline - System.nanoTime();
+            Exception last;
+            try {
+                if (createSchema) {
+                    schema.install(dataSource, false, Math.max(left, 1_000_000));
+                } else {
+                    probe(dataSource, Math.max(left, 1_000_000));
+                }
+                return true;
+            } catch (SluiceException e) {
+                if (!unreachable(e.getCause())) {
+                    throw e;
+                }
+                last = e;
+            } catch (SQLException e) {
+                if (!unreachable(e)) {
+                    throw new SluiceException(
+                            "PostgreSQL refused the " + what + " on " + schema.table() + ": " + e.getMessage(), e);
+                }
+                last = e;
+            }
+            left = deadline - System.nanoTime();
+            if (left <= 0) {
+                LOG.log(
+                        Level.WARNING,
+                        "PostgreSQL did not answer the " + what + " on " + schema.table()
+                                + " within the startup timeout of " + startupTimeout
+                                + "; built all the same: each call is answered by the failure policy until the"
+                                + " DataSource connects, and the first call that reaches the database checks the"
+                                + (createSchema ? " table and functions" : " connection") + " first: " + last);
+                return false;
+            }
+            LockSupport.parkNanos(Math.min(left, STARTUP_PAUSE_NANOS));
+        }
+    }
+
+    private static void probe(DataSource dataSource, long timeoutNanos) throws SQLException {
+        try (Connection c = connect(dataSource);
+                Statement s = c.createStatement()) {
+            c.setNetworkTimeout(DIRECT, (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000)));
+            s.execute("SELECT 1");
+        }
+    }
+
+    /**
+     * Whether {@code e} says the database could not be reached (yet) rather than that a server answered with a
+     * refusal. The first SQLSTATE in the chain of causes decides (pools such as HikariCP pass the driver's on):
+     * {@code 08...} (connection exception) and {@code 57P0x} (the server is starting or stopping) are unreachable,
+     * any other (a refused login {@code 28000}, a missing right {@code 42501}, ...) is a refusal. Without one, a
+     * connection or socket exception is unreachable.
+     */
+    static boolean unreachable(@Nullable Throwable e) {
+        boolean connectionTrouble = false;
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SQLException) {
+                String state = ((SQLException) t).getSQLState();
+                if (state != null) {
+                    return state.startsWith("08") || state.startsWith(SERVER_NOT_READY);
+                }
+            }
+            connectionTrouble |= t instanceof SQLTransientConnectionException
+                    || t instanceof SQLNonTransientConnectionException
+                    || t instanceof SQLTimeoutException
+                    || t instanceof SocketException
+                    || t instanceof SocketTimeoutException;
+        }
+        return connectionTrouble;
     }
 
     private static boolean isMissingSchema(SQLException e) {

@@ -110,6 +110,8 @@ final class PostgresCounterStore implements CounterStore {
         long start = System.nanoTime();
         try {
             found = Calls.run(dataSource, schema, createSchema, timeout, listener, c -> read(c, ids));
+        } catch (Calls.PoolClosedException e) {
+            throw e;
         } catch (SQLException | RuntimeException e) {
             Listeners.call(listener, null, System.nanoTime() - start);
             throw new SluiceException(
@@ -244,6 +246,8 @@ final class PostgresCounterStore implements CounterStore {
                 return new boolean[n];
             }
             throw failure(writes, e);
+        } catch (Calls.PoolClosedException e) {
+            throw e;
         } catch (RuntimeException e) {
             Listeners.call(listener, null, System.nanoTime() - start);
             throw failure(writes, e);

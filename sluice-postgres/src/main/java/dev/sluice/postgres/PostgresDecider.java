@@ -153,6 +153,8 @@ final class PostgresDecider implements AtomicDecider {
     private <T> T call(String what, String key, Calls.Body<T> body) {
         try {
             return store.call(body);
+        } catch (Calls.PoolClosedException e) {
+            throw e;
         } catch (SQLException | RuntimeException e) {
             throw new SluiceException(
                     "PostgreSQL failed " + what + " key '" + Keys.abbreviate(key) + "' in " + store.table() + ": " + e,

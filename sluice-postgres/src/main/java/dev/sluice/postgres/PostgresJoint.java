@@ -121,6 +121,8 @@ final class PostgresJoint implements AtomicJointDecider {
                     return out;
                 }
             });
+        } catch (Calls.PoolClosedException e) {
+            throw e;
         } catch (SQLException | RuntimeException e) {
             throw new SluiceException(
                     "PostgreSQL failed deciding a joint request of " + n + " parts (key '"

@@ -21,10 +21,14 @@ import org.jspecify.annotations.Nullable;
  * uses the same database: exact mode, one round trip per decision.
  *
  * <pre>{@code
- * RateLimitStore store = PostgresStore.builder(dataSource)   // a pooling DataSource (HikariCP, ...)
+ * HikariConfig pool = new HikariConfig();                    // a pooling DataSource, every wait bounded
+ * pool.setJdbcUrl("jdbc:postgresql://db:5432/app?user=app&connectTimeout=1&loginTimeout=1");
+ * pool.setConnectionTimeout(250);                            // borrowing: at most the store's timeout
+ * DataSource dataSource = new HikariDataSource(pool);
+ * RateLimitStore store = PostgresStore.builder(dataSource)
  *         .timeout(Duration.ofMillis(250))
  *         .failurePolicy(FailurePolicy.FAIL_OPEN)
- *         .build();                                          // creates the table and functions if missing
+ *         .build();          // waits up to 10 s for the database; creates the table and functions if missing
  * RateLimiter limiter = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
  *         .limit(100, Duration.ofMinutes(1))
  *         .store(store)
@@ -49,7 +53,22 @@ import org.jspecify.annotations.Nullable;
  *       call ({@link java.sql.Connection#setNetworkTimeout}) and the server's {@code lock_timeout}. A failure or
  *       timeout goes to the {@link dev.sluice.FailurePolicy}; a driver exception never reaches the caller. The store
  *       keeps no connection of its own: each call borrows one from the {@link DataSource} and returns it, so when the
- *       database comes back the next call works again.</li>
+ *       database comes back the next call works again: with the pool above and a caller deciding every 10 ms, the
+ *       first right decision comes 0.1 to 0.5 s after a restarted server accepts connections
+ *       ({@code PostgresRecoveryTest}; HikariCP retries opening connections for waiting callers, pausing at most
+ *       its connection timeout, and drops a broken connection at its validation or its first failed call).</li>
+ *   <li><b>Start-up.</b> {@link Builder#build()} waits up to the {@link Builder#startupTimeout startup timeout}
+ *       (default 10 s) for the database to answer (the schema check is that answer), so a new process's first
+ *       decisions are not failure policy answers to a connection still being made; a database that cannot be
+ *       reached in time gives a store all the same, and a warning, while a refusal (a login or right refused) throws.
+ *       </li>
+ *   <li><b>Closing.</b> The DataSource is the caller's: the store never closes it. A call to a closed DataSource
+ *       throws an {@link IllegalStateException} saying so, which the limiter passes to its caller instead of the
+ *       failure policy, if the DataSource can tell: it has a public {@code boolean isClosed()} (HikariCP's
+ *       {@code HikariDataSource}, Commons DBCP 2's {@code BasicDataSource}) that answers {@code true} once its
+ *       {@code getConnection()} has failed. {@link DataSource} itself has no such method and a closed pool's
+ *       exception has no standard SQLSTATE (HikariCP's has none), so with another DataSource a closed pool looks like
+ *       an outage and goes to the failure policy.</li>
  * </ul>
  *
  * <p><b>What the DataSource must do.</b> Pooling is the DataSource's: give a pool, or each call opens a connection.
@@ -102,7 +121,6 @@ public final class PostgresStore implements RateLimitStore {
     public static final String DEFAULT_COUNTER_TABLE = "sluice_counter";
 
     private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,39}");
-    private static final Duration SCHEMA_TIMEOUT = Duration.ofSeconds(30);
 
     private final DataSource dataSource;
     private final SharedStoreOptions options;
@@ -252,16 +270,28 @@ public final class PostgresStore implements RateLimitStore {
         }
 
         /**
-         * Builds the store; with {@link #createSchema(boolean)} (the default), first creates the table and functions
-         * if missing or out of date, waiting up to 30 s.
+         * Builds the store. First waits up to the {@link #startupTimeout startup timeout} (default 10 s) for the
+         * database to answer, trying every 100 ms while it cannot be reached: with {@link #createSchema(boolean)} (the
+         * default) by creating the table and functions if missing or out of date (one catalog read when they are
+         * up to date), else by a {@code SELECT 1}. So a new process's first decisions find the database reached and
+         * the schema in place, instead of being answered by the failure policy.
          *
-         * @throws SluiceException if the database cannot be reached or refuses to create them
+         * <p>If the database cannot be reached in time, the store is built all the same and one warning is logged
+         * ({@link System.Logger} {@code dev.sluice.postgres.PostgresStore}). Until the DataSource connects, each call
+         * is answered by the failure policy within the store's {@link #timeout timeout}; the first call that reaches
+         * the database then checks (and if needed creates) the table and functions before it decides, within the
+         * same timeout. With a startup timeout of zero the builder sends nothing and leaves that check to the first
+         * call. A wait for a connection that the DataSource does not bound (see the class comment) can make the
+         * build last longer than the startup timeout.
+         *
+         * @throws SluiceException       if the database answers with a refusal: creating the schema is not allowed,
+         *                               the login is refused, ...
+         * @throws IllegalStateException if the DataSource has been closed
          */
         public PostgresStore build() {
             PostgresStore store = new PostgresStore(this, options());
-            if (createSchema) {
-                store.schema.install(dataSource, false, SCHEMA_TIMEOUT.toNanos());
-            }
+            Calls.awaitDatabase(
+                    dataSource, store.schema, createSchema, startupTimeout(), "exact-mode store's first call");
             return store;
         }
     }
@@ -349,18 +379,23 @@ public final class PostgresStore implements RateLimitStore {
         }
 
         /**
-         * Builds the counter store; with {@link #createSchema(boolean)} (the default), first creates the table and
-         * function if missing or out of date, waiting up to 30 s.
+         * Builds the counter store, first waiting for the database as {@link Builder#build()} does: up to the
+         * {@link #startupTimeout startup timeout} (default 10 s), creating the table and function if missing or out of
+         * date with {@link #createSchema(boolean)} (the default), else running a {@code SELECT 1}. If the database
+         * cannot be reached in time, the store is built all the same and one warning is logged ({@link System.Logger}
+         * {@code dev.sluice.postgres.PostgresStore}); until the DataSource connects each call throws a
+         * {@link SluiceException} (the synchronized store keeps its counts meanwhile), and the first call that reaches
+         * the database checks the table and function first.
          *
-         * @throws SluiceException          if the database cannot be reached or refuses to create them
+         * @throws SluiceException          if the database answers with a refusal (creating the schema is not
+         *                                  allowed, the login is refused, ...)
+         * @throws IllegalStateException    if the DataSource has been closed
          * @throws IllegalArgumentException if no table is set and the namespace does not make a table name
          */
         @Override
         public CounterStore build() {
             Schema schema = Schema.counters(schemaName, table());
-            if (createSchema) {
-                schema.install(dataSource, false, SCHEMA_TIMEOUT.toNanos());
-            }
+            Calls.awaitDatabase(dataSource, schema, createSchema, startupTimeout(), "counter store's first call");
             return new PostgresCounterStore(dataSource, schema, createSchema, timeout(), listener());
         }
     }

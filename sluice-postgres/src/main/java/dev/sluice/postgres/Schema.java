@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * The table and functions of one store: names, the script that creates them, and its installation. The installed
  * version is the digest of the script, kept as the table's comment, so a store built against an up-to-date schema
- * only reads one catalog row. Immutable and thread-safe.
+ * only reads one catalog row. Thread-safe; immutable but for whether this process has seen the schema installed.
  */
 final class Schema {
 
@@ -40,6 +40,7 @@ final class Schema {
     private final String prefix; // of every function name, qualified
     private final String script;
     private final String version;
+    private volatile boolean knownInstalled; // seen installed (or installed) by this object's install()
 
     private Schema(String template, @Nullable String schemaName, String tableName) {
         String qualifier = schemaName == null ? "" : schemaName + ".";
@@ -61,6 +62,11 @@ final class Schema {
 
     String table() {
         return table;
+    }
+
+    /** Whether {@link #install} has found (or made) this version installed. */
+    boolean knownInstalled() {
+        return knownInstalled;
     }
 
     String script() {
@@ -104,9 +110,10 @@ final class Schema {
      */
     void install(DataSource dataSource, boolean force, long timeoutNanos) {
         int timeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000));
-        try (Connection c = dataSource.getConnection()) {
+        try (Connection c = Calls.connect(dataSource)) {
             c.setNetworkTimeout(Calls.DIRECT, timeoutMillis);
             if (!force && installed(c)) {
+                knownInstalled = true;
                 return;
             }
             boolean autoCommit = c.getAutoCommit();
@@ -122,6 +129,7 @@ final class Schema {
                     s.execute("COMMENT ON TABLE " + table + " IS '" + version + "'");
                 }
                 c.commit();
+                knownInstalled = true;
             } catch (SQLException | RuntimeException e) {
                 c.rollback();
                 throw e;

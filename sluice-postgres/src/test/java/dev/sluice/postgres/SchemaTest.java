@@ -180,11 +180,17 @@ class SchemaTest {
     }
 
     @Test
-    void anUnreachableDatabaseFailsTheBuildWithASluiceException() {
-        try (HikariDataSource nowhere = Databases.pool("jdbc:postgresql://localhost:1/none?user=none", 1)) {
+    void aDatabaseThatRefusesTheLoginFailsTheBuildWithASluiceException() {
+        String url = PostgresServers.shared().replaceFirst("user=[^&]*", "user=sluice_nobody");
+        try (HikariDataSource refused = Databases.pool(url, 1, Duration.ofSeconds(5))) {
             SluiceException e = assertThrows(
-                    SluiceException.class, () -> PostgresStore.builder(nowhere).build());
+                    SluiceException.class, () -> PostgresStore.builder(refused).build());
             assertTrue(e.getMessage().startsWith("cannot create the table sluice_limit"), e.getMessage());
+            Throwable root = e;
+            while (root.getCause() != null) {
+                root = root.getCause();
+            }
+            assertTrue(root.getMessage().contains("sluice_nobody"), "the server's refusal is the cause: " + root);
         }
     }
 }

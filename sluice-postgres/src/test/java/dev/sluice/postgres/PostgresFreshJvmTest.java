@@ -1,0 +1,34 @@
+package dev.sluice.postgres;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.sluice.testkit.Await;
+import dev.sluice.testkit.FreshJvm;
+import dev.sluice.testkit.server.PostgresServers;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Service instances starting as a deploy starts them: a new JVM builds a pool from a JDBC URL and the store as its
+ * class comment shows, and at once makes six calls together on a new key limited to 5 an hour. The store's build
+ * waits for the database, so no decision is the failure policy's answer to a connection still being made: exactly
+ * five pass, in every run.
+ */
+class PostgresFreshJvmTest {
+
+    private static final int RUNS = 5;
+
+    @Test
+    void sixCallsRightAfterBuildInANewJvmAdmitExactlyFiveAndNoneFails() {
+        String url = PostgresServers.shared();
+        for (int run = 1; run <= RUNS; run++) {
+            String key = "fresh-jvm:" + UUID.randomUUID();
+            List<String> out = FreshJvm.start(SixCalls.class, url, key).await(Await.GENEROUS);
+            assertEquals(6, out.size(), "run " + run + ": one line per call: " + out);
+            assertEquals(0, out.stream().filter(l -> l.contains("failed=true")).count(), "run " + run + ": " + out);
+            assertEquals(
+                    5, out.stream().filter(l -> l.startsWith("allowed=true")).count(), "run " + run + ": " + out);
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package dev.sluice.postgres;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.FailurePolicy;
+import dev.sluice.RateLimiter;
+import dev.sluice.spi.RateLimitStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * A new service instance, for {@link PostgresFreshJvmTest}: builds the pool, store and limiter as
+ * {@link PostgresStore}'s class comment shows, from a JDBC URL, and right after makes six calls at once on a new key
+ * limited to 5 an hour, printing one line per decision: {@code allowed=<bool> failed=<bool>}.
+ *
+ * <p>Arguments: the JDBC URL, the key.
+ */
+public final class SixCalls {
+
+    private SixCalls() {}
+
+    public static void main(String[] args) throws Exception {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(args[0] + (args[0].contains("?") ? "&" : "?") + "connectTimeout=1&loginTimeout=1");
+        config.setConnectionTimeout(250);
+        try (HikariDataSource dataSource = new HikariDataSource(config)) {
+            RateLimitStore store = PostgresStore.builder(dataSource)
+                    .timeout(Duration.ofMillis(250))
+                    .failurePolicy(FailurePolicy.FAIL_OPEN)
+                    .build();
+            RateLimiter limiter = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+                    .limit(5, Duration.ofHours(1))
+                    .store(store)
+                    .build();
+            ExecutorService threads = Executors.newFixedThreadPool(6);
+            CountDownLatch ready = new CountDownLatch(6);
+            CountDownLatch go = new CountDownLatch(1);
+            List<Future<Decision>> calls = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                calls.add(threads.submit(() -> {
+                    ready.countDown();
+                    go.await();
+                    return limiter.tryAcquire(args[1]);
+                }));
+            }
+            ready.await();
+            go.countDown();
+            for (Future<Decision> call : calls) {
+                Decision d = call.get();
+                System.out.println("allowed=" + d.allowed() + " failed=" + d.failed());
+            }
+            threads.shutdown();
+        }
+    }
+}
