@@ -59,7 +59,52 @@ final class Calls {
         }
     };
 
+    /** Per DataSource class: its public {@code long getConnectionTimeout()} in milliseconds, if it has one (HikariCP). */
+    private static final ClassValue<Optional<Method>> CONNECTION_TIMEOUT = new ClassValue<>() {
+        @Override
+        protected Optional<Method> computeValue(Class<?> type) {
+            try {
+                Method m = type.getMethod("getConnectionTimeout");
+                boolean usable = m.getReturnType() == long.class
+                        && Modifier.isPublic(m.getDeclaringClass().getModifiers());
+                return usable ? Optional.of(m) : Optional.empty();
+            } catch (NoSuchMethodException | SecurityException e) {
+                return Optional.empty();
+            }
+        }
+    };
+
     private Calls() {}
+
+    /**
+     * Warns, once per store built, if {@code dataSource} says how long it waits to lend a connection (HikariCP's
+     * {@code connectionTimeout}) and that is longer than both the store's {@code timeout} and 250 ms (HikariCP's
+     * least): the store cannot interrupt {@link DataSource#getConnection()}, so during an outage every call would wait
+     * that long, not the store's timeout. Returns the pool's timeout in milliseconds, or -1 if it does not say.
+     */
+    static long checkBorrowTimeout(DataSource dataSource, Duration timeout, String store) {
+        Optional<Method> getter = CONNECTION_TIMEOUT.get(dataSource.getClass());
+        if (getter.isEmpty()) {
+            return -1;
+        }
+        long millis;
+        try {
+            millis = (long) getter.get().invoke(dataSource);
+        } catch (IllegalAccessException | InvocationTargetException | RuntimeException e) {
+            return -1;
+        }
+        long bound = Math.max(timeout.toMillis(), 250);
+        if (millis > bound) {
+            LOG.log(
+                    Level.WARNING,
+                    "the DataSource of the Sluice " + store + " waits up to " + millis + " ms to lend a connection"
+                            + " (its connectionTimeout), longer than the store's timeout of " + timeout + ": while the"
+                            + " database is down every call will wait that long before the failure policy answers."
+                            + " Set the pool's connectionTimeout to " + bound
+                            + " ms, or give Sluice a pool of its own");
+        }
+        return millis;
+    }
 
     /** The statements of one call, on a borrowed connection. */
     @FunctionalInterface

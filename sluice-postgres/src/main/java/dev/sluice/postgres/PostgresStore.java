@@ -74,7 +74,9 @@ import org.jspecify.annotations.Nullable;
  * <p><b>What the DataSource must do.</b> Pooling is the DataSource's: give a pool, or each call opens a connection.
  * The store cannot interrupt {@link DataSource#getConnection()}, so the pool must bound it: a connection timeout at
  * most the store's timeout (HikariCP {@code connectionTimeout}, at least 250 ms there), and the driver's
- * {@code connectTimeout} and {@code loginTimeout} for new connections. Connections in auto-commit mode are used
+ * {@code connectTimeout} and {@code loginTimeout} for new connections. {@code build()} logs a warning when the
+ * DataSource says it waits longer than that (a public {@code long getConnectionTimeout()}, as HikariCP's: its default
+ * of 30 s would make every call wait 30 s while the database is down). Connections in auto-commit mode are used
  * as they are; otherwise each call commits (or rolls back) its own transaction.
  *
  * <p><b>Synchronized mode.</b> {@link #counterStoreBuilder(DataSource)} builds the {@link CounterStore} of a
@@ -290,6 +292,7 @@ public final class PostgresStore implements RateLimitStore {
          */
         public PostgresStore build() {
             PostgresStore store = new PostgresStore(this, options());
+            Calls.checkBorrowTimeout(dataSource, timeout(), "store");
             Calls.awaitDatabase(
                     dataSource, store.schema, createSchema, startupTimeout(), "exact-mode store's first call");
             return store;
@@ -395,6 +398,7 @@ public final class PostgresStore implements RateLimitStore {
         @Override
         public CounterStore build() {
             Schema schema = Schema.counters(schemaName, table());
+            Calls.checkBorrowTimeout(dataSource, timeout(), "counter store");
             Calls.awaitDatabase(dataSource, schema, createSchema, startupTimeout(), "counter store's first call");
             return new PostgresCounterStore(dataSource, schema, createSchema, timeout(), listener());
         }

@@ -16,6 +16,7 @@ import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.testkit.Await;
+import dev.sluice.testkit.LogCapture;
 import dev.sluice.testkit.server.PostgresServers;
 import java.time.Duration;
 import java.util.List;
@@ -50,6 +51,27 @@ class PostgresStartupTest {
     @AfterAll
     static void stopServer() {
         server.close();
+    }
+
+    /**
+     * A pool that would make a call wait longer for a connection than the store's timeout (HikariCP's default
+     * {@code connectionTimeout} is 30 s) is named in one warning at build, with the value and the fix; a pool bounded
+     * as the docs say gets none.
+     */
+    @Test
+    void aPoolThatWaitsLongerThanTheTimeoutToLendAConnectionIsWarnedOfAtBuild() {
+        try (LogCapture log = LogCapture.start();
+                HikariDataSource slow = Databases.pool(server.url(), 1, Duration.ofSeconds(30));
+                HikariDataSource bounded = Databases.pool(server.url(), 1, Duration.ofMillis(250))) {
+            PostgresStore.builder(bounded).table("startup_bounded_" + run).build();
+            assertEquals(List.of(), log.messagesContaining("to lend a connection"), "a pool bounded as the docs say");
+
+            PostgresStore.builder(slow).table("startup_slow_" + run).build();
+            List<String> warnings = log.messagesContaining("to lend a connection");
+            assertEquals(1, warnings.size(), warnings.toString());
+            assertTrue(warnings.get(0).contains("30000 ms"), warnings.get(0));
+            assertTrue(warnings.get(0).contains("Set the pool's connectionTimeout to 250 ms"), warnings.get(0));
+        }
     }
 
     @Test
