@@ -18,7 +18,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLongArray;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -39,7 +40,7 @@ import org.jspecify.annotations.Nullable;
  * {@code key~pattern}, so every value it matches shares one counter. The entries name the rule path (one descriptor
  * shape matches one rule) and the values the counter under it.
  *
- * <p>Closing: a check holds the engine ({@link #retain()}) while it runs. A replaced engine is retired; its limiters
+ * <p>Closing: a check holds the engine ({@link #retain(int)}) while it runs. A replaced engine is retired; its limiters
  * are closed when the last check holding it is done, never under a running check.
  */
 final class Engine {
@@ -58,10 +59,17 @@ final class Engine {
     private final Clock clock;
     private final boolean dryRun;
 
-    /** In-flight checks; -1 once closed. */
-    private final AtomicLong holds = new AtomicLong();
+    /**
+     * In-flight checks, counted in {@value #STRIPES} stripes {@value #PAD} longs apart (a cache line or two each), so
+     * checks on different threads write different lines; a check increments and decrements the stripe of its thread.
+     */
+    private final AtomicLongArray holds = new AtomicLongArray(STRIPES * PAD);
+
+    private static final int STRIPES = 16;
+    private static final int PAD = 16;
 
     private volatile boolean retired;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     Engine(
             Policies policies,
@@ -115,20 +123,35 @@ final class Engine {
         return limiters.size();
     }
 
-    boolean retain() {
-        for (; ; ) {
-            long c = holds.get();
-            if (c < 0) {
-                return false;
-            }
-            if (holds.compareAndSet(c, c + 1)) {
-                return true;
-            }
-        }
+    /** The stripe of {@link #holds} the current thread counts its checks in: pass it to retain and release. */
+    static int stripe() {
+        long id = Thread.currentThread().getId();
+        return (int) ((id * 0x9E3779B97F4A7C15L) >>> 60) * PAD; // Fibonacci hashing: the top 4 bits, 0 to 15
     }
 
-    void release() {
-        if (holds.decrementAndGet() == 0 && retired) {
+    /**
+     * Holds the engine for a check, unless it is retired: then the caller takes the engine in force instead.
+     *
+     * <p>Why this never closes the limiters under a check, with no lock and no shared write: a check increments its
+     * stripe, then reads {@code retired}; {@link #retire} writes {@code retired}, then reads every stripe. Both are
+     * volatile, so of the two orders one holds: the check sees {@code retired} and lets go (the engine is not used),
+     * or the closer sees the check's stripe above zero and leaves the closing to the last check to let go, which
+     * looks at every stripe again after its decrement. A stripe is never below the checks it holds, since each
+     * check increments and decrements the same stripe, so a sum read stripe by stripe after {@code retired} is
+     * written is zero only when every check that saw the engine in force is done.
+     */
+    boolean retain(int stripe) {
+        holds.getAndIncrement(stripe);
+        if (retired) {
+            release(stripe);
+            return false;
+        }
+        return true;
+    }
+
+    void release(int stripe) {
+        holds.getAndDecrement(stripe);
+        if (retired) {
             closeIfIdle();
         }
     }
@@ -140,13 +163,18 @@ final class Engine {
     }
 
     private void closeIfIdle() {
-        if (holds.compareAndSet(0, -1)) {
+        for (int i = 0; i < STRIPES; i++) {
+            if (holds.get(i * PAD) != 0) {
+                return;
+            }
+        }
+        if (closed.compareAndSet(false, true)) {
             limiters.values().forEach(RateLimiter::close);
         }
     }
 
     boolean closed() {
-        return holds.get() < 0;
+        return closed.get();
     }
 
     /** One limit of the request, and then its answer. */
