@@ -289,7 +289,8 @@ final class Engine {
             joint = RateLimiter.tryAcquireAll(Arrays.asList(parts));
             refused = !joint.allowed();
         }
-        LimitVerdict[] out = new LimitVerdict[limits.length];
+        LimitVerdict first = null;
+        LimitVerdict[] out = limits.length == 1 ? null : new LimitVerdict[limits.length];
         boolean banned = false;
         int k = 0;
         long nowNanos = -1;
@@ -313,9 +314,13 @@ final class Engine {
                 v = new LimitVerdict(l, o, dec.remaining(), dec.resetAfterNanos(), dec.retryAfterNanos(), dec.failed());
             }
             banned |= v.outcome() == Outcome.SHADOW_BANNED;
-            out[j] = v;
+            if (out == null) {
+                first = v;
+            } else {
+                out[j] = v;
+            }
         }
-        List<LimitVerdict> verdicts = out.length == 1 ? List.of(out[0]) : List.of(out);
+        List<LimitVerdict> verdicts = out == null ? List.of(Objects.requireNonNull(first)) : List.of(out);
         return new Verdict(
                 !(refused && stage == ENFORCE),
                 banned ? plan.rule : null,
