@@ -38,6 +38,11 @@ public final class DescriptorVerdict {
         return Optional.ofNullable(rule);
     }
 
+    @Nullable
+    Rule ruleOrNull() {
+        return rule;
+    }
+
     /** One answer per limit of the rule, in the rule's order; empty when no rule applied. */
     public List<LimitVerdict> limits() {
         return limits;

@@ -35,6 +35,11 @@ final class DomainPolicy {
         return file;
     }
 
+    /** The top level of rules. */
+    Level top() {
+        return top;
+    }
+
     /** Every rule with limits, depth first, in file order. */
     List<Rule> rules() {
         List<Rule> out = new java.util.ArrayList<>();
@@ -104,6 +109,11 @@ final class DomainPolicy {
             }
             all.add(n);
             return true;
+        }
+
+        /** Every node of this level, in file order. */
+        List<Node> nodes() {
+            return all;
         }
 
         @Nullable

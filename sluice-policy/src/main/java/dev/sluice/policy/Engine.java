@@ -10,6 +10,7 @@ import dev.sluice.spi.RateLimitStore;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
@@ -17,7 +18,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLongArray;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -38,7 +40,7 @@ import org.jspecify.annotations.Nullable;
  * {@code key~pattern}, so every value it matches shares one counter. The entries name the rule path (one descriptor
  * shape matches one rule) and the values the counter under it.
  *
- * <p>Closing: a check holds the engine ({@link #retain()}) while it runs. A replaced engine is retired; its limiters
+ * <p>Closing: a check holds the engine ({@link #retain(int)}) while it runs. A replaced engine is retired; its limiters
  * are closed when the last check holding it is done, never under a running check.
  */
 final class Engine {
@@ -50,13 +52,24 @@ final class Engine {
     final long version;
     private final Map<Shape, RateLimiter> limiters;
     private final IdentityHashMap<Limit, RateLimiter> byLimit;
+    /** Per domain, its rules compiled for {@link #decideOne}. */
+    private final Map<String, RuleTree> trees;
+
+    private final RuleTree.Budget budget = new RuleTree.Budget(RuleTree.MAX_CACHED);
     private final Clock clock;
     private final boolean dryRun;
 
-    /** In-flight checks; -1 once closed. */
-    private final AtomicLong holds = new AtomicLong();
+    /**
+     * In-flight checks, counted in {@value #STRIPES} stripes {@value #PAD} longs apart (a cache line or two each), so
+     * checks on different threads write different lines; a check increments and decrements the stripe of its thread.
+     */
+    private final AtomicLongArray holds = new AtomicLongArray(STRIPES * PAD);
+
+    private static final int STRIPES = 16;
+    private static final int PAD = 16;
 
     private volatile boolean retired;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     Engine(
             Policies policies,
@@ -98,26 +111,47 @@ final class Engine {
         }
         this.limiters = Map.copyOf(built);
         this.byLimit = map;
+        Map<String, RuleTree> compiled = new HashMap<>();
+        for (String domain : policies.domains()) {
+            DomainPolicy p = Objects.requireNonNull(policies.domainPolicy(domain), "a domain listed has a policy");
+            compiled.put(domain, RuleTree.compile(p, map::get, dryRun, budget));
+        }
+        this.trees = compiled;
     }
 
     int limiterCount() {
         return limiters.size();
     }
 
-    boolean retain() {
-        for (; ; ) {
-            long c = holds.get();
-            if (c < 0) {
-                return false;
-            }
-            if (holds.compareAndSet(c, c + 1)) {
-                return true;
-            }
-        }
+    /** The stripe of {@link #holds} the current thread counts its checks in: pass it to retain and release. */
+    static int stripe() {
+        long id = Thread.currentThread().getId();
+        return (int) ((id * 0x9E3779B97F4A7C15L) >>> 60) * PAD; // Fibonacci hashing: the top 4 bits, 0 to 15
     }
 
-    void release() {
-        if (holds.decrementAndGet() == 0 && retired) {
+    /**
+     * Holds the engine for a check, unless it is retired: then the caller takes the engine in force instead.
+     *
+     * <p>Why this never closes the limiters under a check, with no lock and no shared write: a check increments its
+     * stripe, then reads {@code retired}; {@link #retire} writes {@code retired}, then reads every stripe. Both are
+     * volatile, so of the two orders one holds: the check sees {@code retired} and lets go (the engine is not used),
+     * or the closer sees the check's stripe above zero and leaves the closing to the last check to let go, which
+     * looks at every stripe again after its decrement. A stripe is never below the checks it holds, since each
+     * check increments and decrements the same stripe, so a sum read stripe by stripe after {@code retired} is
+     * written is zero only when every check that saw the engine in force is done.
+     */
+    boolean retain(int stripe) {
+        holds.getAndIncrement(stripe);
+        if (retired) {
+            release(stripe);
+            return false;
+        }
+        return true;
+    }
+
+    void release(int stripe) {
+        holds.getAndDecrement(stripe);
+        if (retired) {
             closeIfIdle();
         }
     }
@@ -129,13 +163,18 @@ final class Engine {
     }
 
     private void closeIfIdle() {
-        if (holds.compareAndSet(0, -1)) {
+        for (int i = 0; i < STRIPES; i++) {
+            if (holds.get(i * PAD) != 0) {
+                return;
+            }
+        }
+        if (closed.compareAndSet(false, true)) {
             limiters.values().forEach(RateLimiter::close);
         }
     }
 
     boolean closed() {
-        return holds.get() < 0;
+        return closed.get();
     }
 
     /** One limit of the request, and then its answer. */
@@ -183,7 +222,132 @@ final class Engine {
     private static final int SHADOW_BAN = 1;
     private static final int DRY_RUN = 2;
 
+    static int stage(Mode mode, boolean dryRun) {
+        return dryRun ? DRY_RUN : mode == Mode.ENFORCE ? ENFORCE : mode == Mode.SHADOW_BAN ? SHADOW_BAN : DRY_RUN;
+    }
+
+    /** Decides a request: {@link #decideOne} when it can, else {@link #decideAny}. */
     Verdict decide(String domain, List<Descriptor> descriptors, long hits) {
+        if (descriptors.size() == 1) {
+            Verdict v = decideOne(domain, descriptors.get(0), hits);
+            if (v != null) {
+                return v;
+            }
+        }
+        return decideAny(domain, descriptors, hits);
+    }
+
+    /**
+     * Decides a request of one descriptor whose rule replaces nothing, the common case, as {@link #decideAny} does,
+     * with what {@link RuleTree} made ready: no map of parts, no stage lists (one rule is one stage), the counter
+     * keys cached, and one limit asked with {@link RateLimiter#tryAcquire(String, long)}, which is
+     * {@link RateLimiter#tryAcquireAll} of one part. Null when the rule replaces limits: {@link #decideAny} then.
+     */
+    @Nullable
+    Verdict decideOne(String domain, Descriptor d, long hits) {
+        Objects.requireNonNull(d, "descriptor must not be null");
+        RuleTree tree = trees.get(domain);
+        RuleTree.Node node = tree == null ? null : tree.match(d);
+        RuleTree.Plan plan = node == null ? null : node.plan;
+        if (tree == null || node == null || plan == null) {
+            return new Verdict(true, null, List.of(new DescriptorVerdict(d, null, List.of())));
+        }
+        if (plan.replaces) {
+            return null;
+        }
+        Limit[] limits = plan.limits;
+        int stage = plan.stage;
+        int asked = 0;
+        int only = -1;
+        boolean impossible = false;
+        for (int j = 0; j < limits.length; j++) {
+            Limit l = limits[j];
+            if (!l.unlimited()) {
+                asked++;
+                only = j;
+                impossible |= l.requestsPerUnit() == 0 || hits > l.requestsPerUnit();
+            }
+        }
+        @Nullable String[] keys = asked == 0 ? null : tree.keys(node, d);
+        Decision one = null;
+        JointDecision joint = null;
+        boolean refused = impossible;
+        if (asked == 1 && !impossible) {
+            RateLimiter limiter = Objects.requireNonNull(plan.limiters[only], "a limit above 0 has a limiter");
+            one = limiter.tryAcquire(Objects.requireNonNull(keys)[only], hits);
+            refused = !one.allowed();
+        } else if (asked > 1 && !impossible) {
+            Acquisition[] parts = new Acquisition[asked];
+            int k = 0;
+            for (int j = 0; j < limits.length; j++) {
+                if (!limits[j].unlimited()) {
+                    RateLimiter limiter = Objects.requireNonNull(plan.limiters[j], "a limit above 0 has a limiter");
+                    parts[k++] =
+                            new Acquisition(limiter, Objects.requireNonNull(Objects.requireNonNull(keys)[j]), hits);
+                }
+            }
+            joint = RateLimiter.tryAcquireAll(Arrays.asList(parts));
+            refused = !joint.allowed();
+        }
+        LimitVerdict first = null;
+        LimitVerdict[] out = limits.length == 1 ? null : new LimitVerdict[limits.length];
+        boolean banned = false;
+        int k = 0;
+        long nowNanos = -1;
+        for (int j = 0; j < limits.length; j++) {
+            Limit l = limits[j];
+            LimitVerdict v;
+            if (l.unlimited()) {
+                v = new LimitVerdict(l, Outcome.UNLIMITED, Long.MAX_VALUE, 0, 0, false);
+            } else if (impossible) {
+                if (l.requestsPerUnit() == 0 || hits > l.requestsPerUnit()) {
+                    if (nowNanos < 0) {
+                        nowNanos = clock.millis() * 1_000_000L;
+                    }
+                    v = impossible(l, stage, nowNanos);
+                } else {
+                    v = new LimitVerdict(l, Outcome.NOT_COUNTED, -1, 0, 0, false);
+                }
+            } else {
+                Decision dec = joint != null ? joint.decision(k++) : Objects.requireNonNull(one);
+                Outcome o = !refused ? Outcome.ALLOWED : dec.allowed() ? Outcome.NOT_COUNTED : refusal(stage);
+                v = new LimitVerdict(l, o, dec.remaining(), dec.resetAfterNanos(), dec.retryAfterNanos(), dec.failed());
+            }
+            banned |= v.outcome() == Outcome.SHADOW_BANNED;
+            if (out == null) {
+                first = v;
+            } else {
+                out[j] = v;
+            }
+        }
+        List<LimitVerdict> verdicts = out == null ? List.of(Objects.requireNonNull(first)) : List.of(out);
+        return new Verdict(
+                !(refused && stage == ENFORCE),
+                banned ? plan.rule : null,
+                List.of(new DescriptorVerdict(d, plan.rule, verdicts)));
+    }
+
+    /** The counter keys {@link #decideOne} uses for {@code d}; null when no rule applies. */
+    @Nullable
+    String @Nullable [] keysForTest(String domain, Descriptor d) {
+        RuleTree tree = trees.get(domain);
+        RuleTree.Node node = tree == null ? null : tree.match(d);
+        return tree == null || node == null ? null : tree.keys(node, d);
+    }
+
+    int cachedKeysForTest() {
+        return budget.used();
+    }
+
+    /** A limit refused without asking the store: a limit of 0, or a cost above the limit. */
+    private static LimitVerdict impossible(Limit l, int stage, long nowNanos) {
+        long w = Objects.requireNonNull(l.window(), "a limited Limit has one").toNanos();
+        long reset = w - Math.floorMod(nowNanos, w);
+        return new LimitVerdict(l, refusal(stage), 0, reset, l.requestsPerUnit() == 0 ? reset : Long.MAX_VALUE, false);
+    }
+
+    /** Decides any request: several descriptors, limits that replace others. */
+    Verdict decideAny(String domain, List<Descriptor> descriptors, long hits) {
         int n = descriptors.size();
         DomainPolicy.@Nullable Match[] matches = new DomainPolicy.@Nullable Match[n];
         Set<String> replaced = null;
@@ -214,9 +378,7 @@ final class Engine {
             List<Limit> limits = rule.limits();
             List<Slot> mine = new ArrayList<>(limits.size());
             String base = null;
-            int stage = dryRun
-                    ? DRY_RUN
-                    : rule.mode() == Mode.ENFORCE ? ENFORCE : rule.mode() == Mode.SHADOW_BAN ? SHADOW_BAN : DRY_RUN;
+            int stage = stage(rule.mode(), dryRun);
             for (int j = 0; j < limits.size(); j++) {
                 Limit l = limits.get(j);
                 if (replaced != null && !l.name().isEmpty() && replaced.contains(l.name())) {
@@ -296,16 +458,7 @@ final class Engine {
                     if (nowNanos < 0) {
                         nowNanos = clock.millis() * 1_000_000L;
                     }
-                    long w = Objects.requireNonNull(s.limit.window(), "a limited Limit has one")
-                            .toNanos();
-                    long reset = w - Math.floorMod(nowNanos, w);
-                    verdicts.add(new LimitVerdict(
-                            s.limit,
-                            refusal(s.stage),
-                            0,
-                            reset,
-                            p.limit.requestsPerUnit() == 0 ? reset : Long.MAX_VALUE,
-                            false));
+                    verdicts.add(impossible(s.limit, s.stage, nowNanos));
                 } else if (p.decision == null) {
                     verdicts.add(new LimitVerdict(s.limit, Outcome.NOT_COUNTED, -1, 0, 0, false));
                 } else {
@@ -355,7 +508,7 @@ final class Engine {
         return sb.toString();
     }
 
-    private static void escape(StringBuilder sb, String s) {
+    static void escape(StringBuilder sb, String s) {
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
             if (c == '|' || c == '=' || c == '~' || c == '#' || c == '\\') {

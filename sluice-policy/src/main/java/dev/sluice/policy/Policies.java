@@ -142,6 +142,11 @@ public final class Policies {
         return p == null ? List.of() : p.rules();
     }
 
+    @Nullable
+    DomainPolicy domainPolicy(String domain) {
+        return domains.get(domain);
+    }
+
     DomainPolicy.@Nullable Match matchFull(String domain, Descriptor descriptor) {
         Objects.requireNonNull(descriptor, "descriptor must not be null");
         DomainPolicy p = domains.get(Objects.requireNonNull(domain, "domain must not be null"));

@@ -85,7 +85,8 @@ public final class PolicyLimiter implements AutoCloseable {
         if (hits < 1) {
             throw new IllegalArgumentException("hits must be >= 1, was " + hits);
         }
-        Engine e = retain();
+        int stripe = Engine.stripe();
+        Engine e = retain(stripe);
         try {
             if (metrics == null) {
                 return e.decide(domain, descriptors, hits);
@@ -95,7 +96,7 @@ public final class PolicyLimiter implements AutoCloseable {
             metrics.record(domain, e.policies.domains().contains(domain), v, System.nanoTime() - start);
             return v;
         } finally {
-            e.release();
+            e.release(stripe);
         }
     }
 
@@ -104,13 +105,13 @@ public final class PolicyLimiter implements AutoCloseable {
         return check(domain, List.of(descriptor), 1);
     }
 
-    private Engine retain() {
+    private Engine retain(int stripe) {
         for (; ; ) {
             Engine e = engine;
             if (e == null) {
                 throw new IllegalStateException("the policy limiter is closed");
             }
-            if (e.retain()) {
+            if (e.retain(stripe)) {
                 return e;
             }
             Thread.onSpinWait();

@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -41,6 +42,11 @@ final class PolicyMetrics implements RateLimitListener {
     private final int maxValues;
     private final ConcurrentHashMap<String, Counter> counters = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
+    /**
+     * The meters of each rule in force, by the rule itself (identity: {@link Rule} has no {@code equals}), so a check
+     * finds them without building a meter id; emptied on each load, filled again as rules are checked.
+     */
+    private final ConcurrentHashMap<Rule, RuleMeters> byRule = new ConcurrentHashMap<>();
     /** Detailed values admitted so far; never more than {@code maxValues}. */
     private final ConcurrentHashMap<String, Boolean> values = new ConcurrentHashMap<>();
 
@@ -76,6 +82,7 @@ final class PolicyMetrics implements RateLimitListener {
     void loaded(long v) {
         loads.increment();
         version.set(v);
+        byRule.clear(); // the rules replaced are not asked for again; the meters stay in the registry
     }
 
     void loadFailed() {
@@ -84,30 +91,63 @@ final class PolicyMetrics implements RateLimitListener {
 
     void record(String domain, boolean knownDomain, Verdict verdict, long nanos) {
         String domainTag = knownDomain ? domain : "unknown";
-        timers.computeIfAbsent(domainTag, d -> Timer.builder(CHECK)
-                        .tag("domain", d)
-                        .description("Time to decide a request")
-                        .register(registry))
-                .record(nanos, TimeUnit.NANOSECONDS);
-        for (DescriptorVerdict d : verdict.descriptors()) {
-            Rule rule = d.rule().orElse(null);
+        Timer timer = timers.get(domainTag);
+        if (timer == null) {
+            timer = timers.computeIfAbsent(domainTag, d -> Timer.builder(CHECK)
+                    .tag("domain", d)
+                    .description("Time to decide a request")
+                    .register(registry));
+        }
+        timer.record(nanos, TimeUnit.NANOSECONDS);
+        List<DescriptorVerdict> descriptors = verdict.descriptors();
+        for (int i = 0; i < descriptors.size(); i++) {
+            DescriptorVerdict d = descriptors.get(i);
+            Rule rule = d.ruleOrNull();
             if (rule == null) {
                 continue;
             }
+            RuleMeters meters = byRule.get(rule);
+            if (meters == null) {
+                meters = byRule.computeIfAbsent(rule, r -> new RuleMeters());
+            }
             Outcome o = d.outcome();
-            count(REQUESTS, domain, rule.path(), null, o);
+            meters.requests(domain, rule, o).increment();
             if (rule.detailedMetric()) {
                 count(REQUESTS_DETAILED, domain, rule.path(), value(domain, rule, d.descriptor()), o);
             }
             if (o == Outcome.ALLOWED && nearLimit(d.limits())) {
-                counters.computeIfAbsent(
-                                NEAR_LIMIT + '\0' + domain + '\0' + rule.path(), k -> Counter.builder(NEAR_LIMIT)
-                                        .tag("domain", domain)
-                                        .tag("rule", rule.path())
-                                        .description("Allowed requests that left a limit at least 80% used")
-                                        .register(registry))
-                        .increment();
+                meters.nearLimit(domain, rule).increment();
             }
+        }
+    }
+
+    /** One rule's meters, registered as they are first needed. */
+    @SuppressWarnings("EnumOrdinal") // a slot per outcome, in memory only: the ordinal is never stored or sent
+    private final class RuleMeters {
+        private final AtomicReferenceArray<Counter> requests = new AtomicReferenceArray<>(Outcome.values().length);
+        private volatile @Nullable Counter nearLimit;
+
+        Counter requests(String domain, Rule rule, Outcome o) {
+            Counter c = requests.get(o.ordinal());
+            if (c == null) {
+                c = counter(REQUESTS, domain, rule.path(), null, o);
+                requests.set(o.ordinal(), c);
+            }
+            return c;
+        }
+
+        Counter nearLimit(String domain, Rule rule) {
+            Counter c = nearLimit;
+            if (c == null) {
+                c = counters.computeIfAbsent(
+                        NEAR_LIMIT + '\0' + domain + '\0' + rule.path(), k -> Counter.builder(NEAR_LIMIT)
+                                .tag("domain", domain)
+                                .tag("rule", rule.path())
+                                .description("Allowed requests that left a limit at least 80% used")
+                                .register(registry));
+                nearLimit = c;
+            }
+            return c;
         }
     }
 
@@ -149,18 +189,21 @@ final class PolicyMetrics implements RateLimitListener {
     }
 
     private void count(String name, String domain, String rule, @Nullable String value, Outcome outcome) {
+        counter(name, domain, rule, value, outcome).increment();
+    }
+
+    private Counter counter(String name, String domain, String rule, @Nullable String value, Outcome outcome) {
         String id = name + '\0' + domain + '\0' + rule + '\0' + (value == null ? "" : value) + '\0' + outcome;
-        counters.computeIfAbsent(id, k -> {
-                    Counter.Builder b = Counter.builder(name)
-                            .tag("domain", domain)
-                            .tag("rule", rule)
-                            .tag("outcome", outcome.tag());
-                    if (value != null) {
-                        b.tag("value", value);
-                    }
-                    return b.description("Requests per rule and outcome").register(registry);
-                })
-                .increment();
+        return counters.computeIfAbsent(id, k -> {
+            Counter.Builder b = Counter.builder(name)
+                    .tag("domain", domain)
+                    .tag("rule", rule)
+                    .tag("outcome", outcome.tag());
+            if (value != null) {
+                b.tag("value", value);
+            }
+            return b.description("Requests per rule and outcome").register(registry);
+        });
     }
 
     @Override

@@ -1,0 +1,211 @@
+package dev.sluice.policy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.testkit.ManualClock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The engine's path for one descriptor ({@link Engine#decideOne}) answers as its general path
+ * ({@link Engine#decideAny}): two limiters on one hand-moved clock, each on its own in-memory store, take the same
+ * random requests, one through each path, and every verdict must be the same, field by field, as must the counts
+ * left behind.
+ */
+class DecideOneTest {
+
+    /** Every kind of rule the fast path meets: key-only, exact, wildcards shared or not, nested, unlimited, 0, modes. */
+    static final String RULES =
+            """
+            domain: test-domain
+            descriptors:
+              - key: client_id
+                rate_limit: {unit: second, requests_per_unit: 4}
+                descriptors:
+                  - key: username
+                    rate_limit: {unit: minute, requests_per_unit: 3}
+                  - key: username
+                    value: bo*
+                    rate_limit: {unit: minute, requests_per_unit: 2}
+              - key: client_id
+                value: trusted
+                rate_limit: {unlimited: true}
+              - key: client_id
+                value: big
+                rate_limits:
+                  - {unit: second, requests_per_unit: 5}
+                  - {window: 10s, requests_per_unit: 7, algorithm: sliding_tail}
+              - key: client_id
+                value: zero
+                rate_limit: {unit: second, requests_per_unit: 0}
+              - key: client_id
+                value: half
+                rate_limits:
+                  - {unit: second, requests_per_unit: 0}
+                  - {unit: minute, requests_per_unit: 9}
+              - key: file
+                value: te*
+                share_threshold: true
+                rate_limit: {unit: minute, requests_per_unit: 6}
+              - key: file
+                value: a|b*
+                rate_limit: {unit: minute, requests_per_unit: 2}
+              - key: tenant
+                mode: dry_run
+                rate_limits:
+                  - {unit: second, requests_per_unit: 2}
+                  - {unit: minute, requests_per_unit: 3}
+              - key: ip
+                mode: shadow_ban
+                rate_limit: {unit: second, requests_per_unit: 2, algorithm: token_bucket}
+              - key: region
+                value: eu
+                rate_limit: {unit: second, requests_per_unit: 3}
+                descriptors:
+                  - key: zone
+                    value: a
+                    rate_limit: {unit: second, requests_per_unit: 1}
+                  - key: zone
+                    rate_limit: {unit: second, requests_per_unit: 2}
+            """;
+
+    static final String[][] KEYS_AND_VALUES = {
+        {"client_id", "abc", "big", "trusted", "zero", "half", "x=y|z#1\\", "client_id"},
+        {"username", "bob", "bo", "ann", "b~o", ""},
+        {"file", "test", "tea", "a|bc", "a|b", "other"},
+        {"tenant", "t1", "t2"},
+        {"ip", "1.2.3.4", "5.6.7.8"},
+        {"region", "eu", "us"},
+        {"zone", "a", "b"},
+        {"unknown", "u"},
+    };
+
+    final ManualClock clock = Clocks.atHourStart();
+    /** One model for both limiters, so their verdicts name the same rules. */
+    final Policies policies = Policies.parse("test.yaml", RULES);
+
+    PolicyLimiter limiter(boolean dryRun) {
+        return PolicyLimiter.builder(policies).clock(clock).dryRun(dryRun).build();
+    }
+
+    static Descriptor randomDescriptor(Random random) {
+        int depth = 1 + random.nextInt(3);
+        List<Descriptor.Entry> entries = new ArrayList<>();
+        for (int i = 0; i < depth; i++) {
+            String[] kv;
+            if (i == 0) {
+                kv = KEYS_AND_VALUES[random.nextInt(KEYS_AND_VALUES.length)];
+            } else if (entries.get(0).key().equals("region")) {
+                kv = KEYS_AND_VALUES[6];
+            } else {
+                kv = KEYS_AND_VALUES[random.nextInt(2) == 0 ? 1 : random.nextInt(KEYS_AND_VALUES.length)];
+            }
+            entries.add(new Descriptor.Entry(kv[0], kv[1 + random.nextInt(kv.length - 1)]));
+        }
+        return Descriptor.of(entries);
+    }
+
+    void sameAnswers(boolean dryRun, long seed) {
+        try (PolicyLimiter fast = limiter(dryRun);
+                PolicyLimiter general = limiter(dryRun)) {
+            Random random = new Random(seed);
+            for (int i = 0; i < 5_000; i++) {
+                Descriptor d = randomDescriptor(random);
+                long hits = 1 + random.nextInt(random.nextInt(10) == 0 ? 12 : 2);
+                Verdict a = fast.check("test-domain", List.of(d), hits);
+                Engine engine = general.engineForTest();
+                assertNotNull(engine);
+                Verdict b = engine.decideAny("test-domain", List.of(d), hits);
+                assertSameVerdict(b, a, "request " + i + ": " + d + " x" + hits);
+                if (random.nextInt(20) == 0) {
+                    clock.advance(Duration.ofMillis(random.nextInt(3000)));
+                }
+            }
+        }
+    }
+
+    static void assertSameVerdict(Verdict expected, Verdict actual, String what) {
+        assertEquals(expected.toString(), actual.toString(), what);
+        assertEquals(expected.allowed(), actual.allowed(), what);
+        assertEquals(expected.shadowBanRule(), actual.shadowBanRule(), what);
+        assertEquals(expected.retryAfter(), actual.retryAfter(), what);
+        assertEquals(expected.remaining(), actual.remaining(), what);
+        assertEquals(expected.descriptors().size(), actual.descriptors().size(), what);
+        for (int i = 0; i < expected.descriptors().size(); i++) {
+            DescriptorVerdict e = expected.descriptor(i);
+            DescriptorVerdict a = actual.descriptor(i);
+            assertEquals(e.rule(), a.rule(), what);
+            assertEquals(e.outcome(), a.outcome(), what);
+            assertEquals(e.limits(), a.limits(), what);
+        }
+    }
+
+    @Test
+    void oneDescriptorAnswersAsTheGeneralPath() {
+        for (long seed = 1; seed <= 4; seed++) {
+            sameAnswers(false, seed);
+        }
+    }
+
+    @Test
+    void oneDescriptorAnswersAsTheGeneralPathInGlobalDryRun() {
+        sameAnswers(true, 7);
+    }
+
+    @Test
+    void cachedKeysAreTheKeysTheGeneralPathBuilds() {
+        Policies p = policies;
+        Random random = new Random(3);
+        try (PolicyLimiter l = limiter(false)) {
+            Engine engine = l.engineForTest();
+            assertNotNull(engine);
+            for (int i = 0; i < 2_000; i++) {
+                Descriptor d = randomDescriptor(random);
+                DomainPolicy.Match m = p.matchFull("test-domain", d);
+                String[] keys = engine.keysForTest("test-domain", d);
+                if (m == null) {
+                    assertNull(keys, d.toString());
+                    continue;
+                }
+                assertNotNull(keys, d.toString());
+                String base = Engine.counterKey("test-domain", d, m.shared());
+                for (int j = 0; j < keys.length; j++) {
+                    String expected = m.rule().limits().get(j).unlimited() ? null : base + "#" + j;
+                    assertEquals(expected, keys[j], d + " limit " + j);
+                }
+                assertSame(keys, engine.keysForTest("test-domain", d), "cached: " + d);
+            }
+        }
+    }
+
+    @Test
+    void theKeyCacheStaysWithinItsBoundAndStartsAgain() {
+        RuleTree.Budget budget = new RuleTree.Budget(10);
+        for (int i = 0; i < 10; i++) {
+            assertTrue(budget.take(1));
+        }
+        assertEquals(10, budget.used());
+        assertEquals(false, budget.take(1), "the eleventh is refused and the caches start again");
+        assertEquals(0, budget.used());
+        assertTrue(budget.take(1));
+
+        try (PolicyLimiter l = limiter(false)) {
+            Engine engine = l.engineForTest();
+            assertNotNull(engine);
+            for (int i = 0; i < 3 * RuleTree.MAX_CACHED; i++) {
+                Descriptor d = Descriptor.of("client_id", "c" + i, "username", "u" + (i % 7));
+                assertEquals(
+                        "test-domain|client_id=c" + i + "|username=u" + (i % 7) + "#0",
+                        engine.keysForTest("test-domain", d)[0]);
+                assertTrue(engine.cachedKeysForTest() <= RuleTree.MAX_CACHED, "bounded at " + i);
+            }
+        }
+    }
+}
