@@ -363,4 +363,33 @@ class SluiceFilterTest {
         assertTrue(r.headers().firstValue("RateLimit").isEmpty());
         assertEquals(1, server.served.get());
     }
+
+    /**
+     * The responses docs/http.md shows, as the container sent them: the fifth and sixth requests of a second of the
+     * client with two limits. Written to {@code target/http-examples.txt}.
+     */
+    @Test
+    void recordTheExamplesOfTheDocs() throws Exception {
+        Map<String, String> form = TokenServer.form("grant_type", "client_credentials");
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < 6; i++) {
+            HttpResponse<String> r = server.post("/legacy/token", form, "big");
+            if (i >= 4) {
+                out.append("HTTP/1.1 ").append(r.statusCode()).append('\n');
+                r.headers().map().forEach((k, v) -> {
+                    if (!k.equals("date") && !k.equals("server")) {
+                        v.forEach(value ->
+                                out.append(k).append(": ").append(value).append('\n'));
+                    }
+                });
+                out.append('\n').append(r.body()).append("\n\n");
+            }
+            if (i == 5) {
+                List<StructuredFields.Item> limits = items(r, "RateLimit");
+                assertService(limits.get(0), "per-second", 0, 1);
+                assertService(limits.get(1), "per-day", 2, 50400);
+            }
+        }
+        java.nio.file.Files.writeString(java.nio.file.Path.of("target", "http-examples.txt"), out);
+    }
 }
