@@ -30,7 +30,7 @@ import org.eclipse.jetty.server.ServerConnector;
  */
 final class TokenServer implements AutoCloseable {
 
-    /** The servlet's view of each request it served: what a token endpoint behind the filter can read. */
+    /** How many requests reached the servlet, past the filter. */
     final AtomicInteger served = new AtomicInteger();
 
     private final Server server;
