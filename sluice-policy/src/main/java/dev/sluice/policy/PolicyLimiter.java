@@ -127,6 +127,15 @@ public final class PolicyLimiter implements AutoCloseable {
         return e.policies;
     }
 
+    /**
+     * Whether the global dry run is on ({@link Builder#dryRun(boolean)}): every limit is evaluated as
+     * {@link Mode#DRY_RUN}, whatever the mode of its rule. An adapter that answers differently for dry-run limits
+     * (the HTTP filter does not advertise them) needs this as well as {@link Rule#mode()}.
+     */
+    public boolean dryRun() {
+        return dryRun;
+    }
+
     /** How many configurations have been put in force: 1 after {@link Builder#build()}, +1 per reload. */
     public synchronized long version() {
         return version;
