@@ -40,6 +40,12 @@ final class HttpApi implements AutoCloseable {
     /** The largest request body read; a larger one is answered 413. */
     static final int MAX_BODY = 1 << 20;
 
+    /**
+     * How much of a body over {@link #MAX_BODY} is read and dropped before the 413, so that a client still sending
+     * reads the answer instead of a broken connection; a body announced larger than this is refused at once.
+     */
+    private static final long MAX_DRAIN = 16L << 20;
+
     private static final System.Logger LOG = System.getLogger(HttpApi.class.getName());
     private static final String DASHBOARD = "dev/sluice/server/dashboard/";
     private static final String JSON = "application/json";
@@ -193,7 +199,7 @@ final class HttpApi implements AutoCloseable {
         String length = x.getRequestHeaders().getFirst("Content-Length");
         if (length != null) {
             try {
-                if (Long.parseLong(length.trim()) > MAX_BODY) {
+                if (Long.parseLong(length.trim()) > MAX_DRAIN) {
                     return null;
                 }
             } catch (NumberFormatException e) {
@@ -202,16 +208,21 @@ final class HttpApi implements AutoCloseable {
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         byte[] buf = new byte[8192];
+        long read = 0;
         try (InputStream in = x.getRequestBody()) {
             int r;
             while ((r = in.read(buf)) >= 0) {
-                if (out.size() + r > MAX_BODY) {
-                    return null;
+                read += r;
+                if (read > MAX_BODY) {
+                    if (read > MAX_DRAIN) {
+                        return null;
+                    }
+                    continue; // too large: read on, keeping nothing, to answer 413 to a client still sending
                 }
                 out.write(buf, 0, r);
             }
         }
-        return out.toByteArray();
+        return read > MAX_BODY ? null : out.toByteArray();
     }
 
     private boolean admin(HttpExchange x) throws IOException {
