@@ -5,6 +5,7 @@ import dev.sluice.policy.Descriptor;
 import dev.sluice.policy.DescriptorVerdict;
 import dev.sluice.policy.Limit;
 import dev.sluice.policy.LimitVerdict;
+import dev.sluice.policy.OnStoreFailure;
 import dev.sluice.policy.Outcome;
 import dev.sluice.policy.PolicyLimiter;
 import dev.sluice.policy.Rule;
@@ -22,6 +23,13 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -50,12 +58,33 @@ final class RateLimitAdapter {
 
     private static final long MAX_UINT32 = 0xFFFF_FFFFL;
 
+    private static final System.Logger LOG = System.getLogger(RateLimitAdapter.class.getName());
+
     private final PolicyLimiter limiter;
     private final HeaderStyle headers;
+    private final ServerMetrics metrics;
+    /** Runs checks that call the store, so that a request waits {@link #deadlineNanos} at most; null: call inline. */
+    private final @Nullable ExecutorService storeCalls;
 
-    RateLimitAdapter(PolicyLimiter limiter, HeaderStyle headers) {
+    private final long deadlineNanos;
+    /** When a store failure was last logged, for logging at most one a second. */
+    private final AtomicLong lastLogged = new AtomicLong(System.nanoTime() - 2_000_000_000L);
+
+    /**
+     * @param storeCalls where checks run when each one calls the store (exact mode on a shared store), so that an
+     *                   answer never waits more than {@code deadline}; null to check on the caller's thread
+     */
+    RateLimitAdapter(
+            PolicyLimiter limiter,
+            HeaderStyle headers,
+            ServerMetrics metrics,
+            @Nullable ExecutorService storeCalls,
+            java.time.Duration deadline) {
         this.limiter = Objects.requireNonNull(limiter);
         this.headers = Objects.requireNonNull(headers);
+        this.metrics = Objects.requireNonNull(metrics);
+        this.storeCalls = storeCalls;
+        this.deadlineNanos = deadline.toNanos();
     }
 
     /**
@@ -96,6 +125,8 @@ final class RateLimitAdapter {
         DescriptorVerdict[] verdicts = new DescriptorVerdict[n];
         boolean allowed = true;
         Rule shadowBan = null;
+        boolean deny = limiter.policies().onStoreFailure(domain) == OnStoreFailure.DENY;
+        boolean[] storeDenied = new boolean[n];
         for (Map.Entry<Long, List<Integer>> group : groupByHits(hits).entrySet()) {
             List<Integer> indexes = group.getValue();
             List<Descriptor> part = indexes.size() == n ? descriptors : new ArrayList<>(indexes.size());
@@ -104,7 +135,21 @@ final class RateLimitAdapter {
                     part.add(descriptors.get(i));
                 }
             }
-            Verdict v = limiter.check(domain, part, group.getKey());
+            Verdict v = check(domain, part, group.getKey());
+            if (v == null || v.storeFailed()) {
+                String cause = v == null ? "timeout" : "failed";
+                metrics.storeFailure(domain, cause, deny ? "deny" : "allow");
+                logStoreFailure(domain, cause, deny);
+                if (v == null || deny) {
+                    for (int i : indexes) {
+                        storeDenied[i] = deny;
+                    }
+                    allowed &= !deny;
+                    if (v == null) {
+                        continue; // no verdict: the statuses say only OK or OVER_LIMIT
+                    }
+                }
+            }
             allowed &= v.allowed();
             if (shadowBan == null && v.shadowBanRule().isPresent()) {
                 shadowBan = v.shadowBanRule().get();
@@ -117,8 +162,15 @@ final class RateLimitAdapter {
         RateLimitResponse.Builder response = RateLimitResponse.newBuilder();
         DescriptorVerdict closest = null;
         DescriptorStatus closestStatus = null;
-        for (DescriptorVerdict dv : verdicts) {
-            DescriptorStatus s = status(Objects.requireNonNull(dv));
+        for (int i = 0; i < n; i++) {
+            DescriptorVerdict dv = verdicts[i];
+            if (dv == null || storeDenied[i]) { // the store failed: the domain's on_store_failure answers
+                response.addStatuses(DescriptorStatus.newBuilder()
+                        .setCode(storeDenied[i] ? Code.OVER_LIMIT : Code.OK)
+                        .build());
+                continue;
+            }
+            DescriptorStatus s = status(dv);
             response.addStatuses(s);
             // The descriptor closest to its limit, for the headers; one over its limit wins (envoyproxy/ratelimit).
             if (s.hasCurrentLimit()
@@ -139,6 +191,46 @@ final class RateLimitAdapter {
             response.addRequestHeadersToAdd(header(SHADOW_BAN_HEADER, shadowBan.path()));
         }
         return response.build();
+    }
+
+    /** The limiter's verdict, or null if the store did not let it come within the deadline. */
+    private @Nullable Verdict check(String domain, List<Descriptor> descriptors, long hits) {
+        ExecutorService executor = storeCalls;
+        if (executor == null) {
+            return limiter.check(domain, descriptors, hits);
+        }
+        Future<Verdict> f;
+        try {
+            f = executor.submit(() -> limiter.check(domain, descriptors, hits));
+        } catch (RejectedExecutionException e) { // every store thread waits on the store, and the queue is full
+            return null;
+        }
+        try {
+            return f.get(deadlineNanos, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            f.cancel(false); // it finishes, or fails, by the store's own timeout; its answer is dropped
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    private void logStoreFailure(String domain, String cause, boolean deny) {
+        long now = System.nanoTime();
+        long last = lastLogged.get();
+        if (now - last >= 1_000_000_000L && lastLogged.compareAndSet(last, now)) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "the store " + (cause.equals("timeout") ? "did not answer in time" : "failed") + " for domain '"
+                            + domain + "': answered by on_store_failure: " + (deny ? "deny" : "allow")
+                            + " (counted in sluice_server_store_failures_total; logged at most once a second)");
+        }
     }
 
     private static Descriptor descriptor(int i, RateLimitDescriptor d) {

@@ -14,8 +14,10 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
@@ -34,6 +36,7 @@ final class SluiceServer implements AutoCloseable {
     private final Server grpc;
     private final ExecutorService grpcExecutor;
     private final HttpApi http;
+    private final @Nullable ExecutorService storeExecutor;
     private volatile boolean ready;
 
     private SluiceServer(ServeSettings s, Policies policies, Stores.Opened store) throws IOException {
@@ -48,9 +51,26 @@ final class SluiceServer implements AutoCloseable {
         this.watcher = config != null && Files.isDirectory(config)
                 ? PolicyWatcher.start(limiter, config, s.watchInterval())
                 : null;
-        RateLimitAdapter adapter = new RateLimitAdapter(limiter, s.headers());
         int threads = Math.max(8, 4 * Runtime.getRuntime().availableProcessors());
         AtomicInteger n = new AtomicInteger();
+        // Exact mode on a shared store: checks run on threads of their own, so an answer waits for the store at most
+        // the deadline (the store timeout and a fifth more); a full queue is answered at once as a store failure.
+        this.storeExecutor = store.exact()
+                ? new ThreadPoolExecutor(
+                        2 * threads,
+                        2 * threads,
+                        60,
+                        TimeUnit.SECONDS,
+                        new ArrayBlockingQueue<>(1024),
+                        r -> {
+                            Thread t = new Thread(r, "sluice-store-" + n.incrementAndGet());
+                            t.setDaemon(true);
+                            return t;
+                        },
+                        new ThreadPoolExecutor.AbortPolicy())
+                : null;
+        Duration deadline = s.storeTimeout().plus(s.storeTimeout().dividedBy(5)).plusMillis(1);
+        RateLimitAdapter adapter = new RateLimitAdapter(limiter, s.headers(), metrics, storeExecutor, deadline);
         this.grpcExecutor = Executors.newFixedThreadPool(threads, r -> {
             Thread t = new Thread(r, "sluice-grpc-" + n.incrementAndGet());
             t.setDaemon(true);
@@ -140,6 +160,9 @@ final class SluiceServer implements AutoCloseable {
             grpc.shutdownNow();
         }
         grpcExecutor.shutdown();
+        if (storeExecutor != null) {
+            storeExecutor.shutdown();
+        }
         if (watcher != null) {
             watcher.close();
         }
