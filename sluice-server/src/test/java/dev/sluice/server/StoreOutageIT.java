@@ -1,0 +1,111 @@
+package dev.sluice.server;
+
+import static dev.sluice.server.ServerProcess.descriptor;
+import static dev.sluice.server.ServerProcess.request;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.testkit.Await;
+import dev.sluice.testkit.server.RedisServer;
+import dev.sluice.testkit.server.RedisServers;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Redis stopped under a running service with the default store timeout (15 ms): every request is still answered,
+ * quickly, by its domain's {@code on_store_failure} (allow for one domain, deny for the other), counted; once Redis is
+ * back, the same process answers from the store again, without a restart.
+ */
+class StoreOutageIT {
+    @TempDir
+    Path dir;
+
+    @Test
+    void answersByOnStoreFailureDuringAnOutageAndFromTheStoreAfter() throws IOException {
+        Files.writeString(
+                dir.resolve("open.yaml"),
+                """
+                domain: open
+                descriptors:
+                  - key: k
+                    rate_limit: {unit: hour, requests_per_unit: 5}
+                """);
+        Files.writeString(
+                dir.resolve("closed.yaml"),
+                """
+                domain: closed
+                on_store_failure: deny
+                descriptors:
+                  - key: k
+                    rate_limit: {unit: hour, requests_per_unit: 5}
+                """);
+        String key = UUID.randomUUID().toString();
+        RateLimitRequest open = request("open", descriptor("k", key));
+        RateLimitRequest closed = request("closed", descriptor("k", key));
+        try (RedisServer redis = RedisServers.start();
+                ServerProcess server = ServerProcess.serve("--config", dir.toString(), "--store", redis.uri())) {
+            // Healthy (a first call may meet a cold JVM; the answers are what counts).
+            Await.until("answers from Redis", Await.GENEROUS, () -> server.shouldRateLimit(open)
+                    .getStatuses(0)
+                    .hasCurrentLimit());
+            assertTrue(server.shouldRateLimit(closed).getStatuses(0).hasCurrentLimit());
+
+            double allowedBefore = failures(server, "allow", "open");
+            double deniedBefore = failures(server, "deny", "closed");
+            redis.stop();
+            List<Long> millis = Collections.synchronizedList(new ArrayList<>());
+            for (int i = 0; i < 40; i++) {
+                long start = System.nanoTime();
+                RateLimitResponse o = server.shouldRateLimit(open);
+                RateLimitResponse c = server.shouldRateLimit(closed);
+                millis.add((System.nanoTime() - start) / 2_000_000);
+                assertEquals(Code.OK, o.getOverallCode(), "on_store_failure: allow, request " + i);
+                assertEquals(Code.OVER_LIMIT, c.getOverallCode(), "on_store_failure: deny, request " + i);
+                assertEquals(Code.OVER_LIMIT, c.getStatuses(0).getCode());
+            }
+            Collections.sort(millis);
+            // Client-side round trips on a shared machine: the bound only says "never a hang"; the median is reported.
+            assertTrue(millis.get(millis.size() - 1) < 2000, "every answer within 2 s: " + millis);
+            System.out.println("StoreOutageIT: answers during the outage, median " + millis.get(millis.size() / 2)
+                    + " ms, max " + millis.get(millis.size() - 1) + " ms (client side, gRPC included)");
+            assertEquals(40, failures(server, "allow", "open") - allowedBefore);
+            assertEquals(40, failures(server, "deny", "closed") - deniedBefore);
+            assertEquals(200, server.get("/healthcheck").statusCode());
+
+            redis.restart();
+            String fresh = UUID.randomUUID().toString();
+            RateLimitRequest after = request("closed", descriptor("k", fresh));
+            Await.until("answers from Redis again", Await.GENEROUS, () -> {
+                RateLimitResponse r = server.shouldRateLimit(after);
+                return r.getOverallCode() == Code.OK && r.getStatuses(0).hasCurrentLimit();
+            });
+            // Counting again: the Redis that came back is empty, and the key's count goes on from there.
+            RateLimitResponse next = server.shouldRateLimit(after);
+            assertEquals(Code.OK, next.getOverallCode());
+            assertTrue(next.getStatuses(0).getLimitRemaining() < 4, next.toString());
+        }
+    }
+
+    /** {@code sluice_server_store_failures_total} of a domain, failed and late calls together. */
+    static double failures(ServerProcess server, String answer, String domain) {
+        String page = server.get("/metrics").body();
+        double sum = 0;
+        for (String cause : List.of("failed", "timeout")) {
+            sum += Metrics.value(
+                    page,
+                    "sluice_server_store_failures_total{answer=\"" + answer + "\",cause=\"" + cause + "\",domain=\""
+                            + domain + "\"}");
+        }
+        return sum;
+    }
+}
