@@ -20,6 +20,15 @@ final class GrpcService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
 
     @Override
     public void shouldRateLimit(RateLimitRequest request, StreamObserver<RateLimitResponse> answer) {
+        long start = System.nanoTime();
+        try {
+            decide(request, answer);
+        } finally {
+            metrics.answered("grpc", start);
+        }
+    }
+
+    private void decide(RateLimitRequest request, StreamObserver<RateLimitResponse> answer) {
         RateLimitResponse response;
         try {
             response = adapter.shouldRateLimit(request);

@@ -122,7 +122,12 @@ final class HttpApi implements AutoCloseable {
             switch (path) {
                 case "/json" -> {
                     if (allow(x, method, "POST")) {
-                        json(x);
+                        long start = System.nanoTime();
+                        try {
+                            json(x);
+                        } finally {
+                            metrics.answered("http", start);
+                        }
                     }
                 }
                 case "/healthcheck" -> {

@@ -7,9 +7,11 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The service's own metrics, beside the policy limiter's ({@code sluice.policy.*}, see {@code docs/policies.md}):
@@ -17,6 +19,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * <ul>
  *   <li>{@code sluice.server.requests} (counter; {@code transport} = {@code grpc} or {@code http}, {@code result} =
  *       {@code ok}, {@code over_limit}, {@code invalid} or {@code unavailable}): requests answered;
+ *   <li>{@code sluice.server.answer} (timer; {@code transport}): time from a decision request's arrival to its
+ *       answer, bad requests included, on the service's side;
  *   <li>{@code sluice.server.store.failures} (counter; {@code domain}, {@code cause} = {@code failed} or
  *       {@code timeout}, {@code answer} = {@code allow} or {@code deny}): requests the store could not decide in time,
  *       answered by the domain's {@code on_store_failure};
@@ -39,6 +43,16 @@ final class ServerMetrics {
         this.ruleLimits = MultiGauge.builder("sluice.server.rule.limit")
                 .description("The limit of each limited rule in force, in requests per window_seconds")
                 .register(registry);
+    }
+
+    private final ConcurrentHashMap<String, Timer> answers = new ConcurrentHashMap<>();
+
+    void answered(String transport, long startNanos) {
+        answers.computeIfAbsent(transport, t -> Timer.builder("sluice.server.answer")
+                        .description("Time from a decision request's arrival to its answer")
+                        .tag("transport", t)
+                        .register(registry))
+                .record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
     }
 
     void request(String transport, String result) {

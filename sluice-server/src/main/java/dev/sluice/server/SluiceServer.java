@@ -54,7 +54,7 @@ final class SluiceServer implements AutoCloseable {
         int threads = Math.max(8, 4 * Runtime.getRuntime().availableProcessors());
         AtomicInteger n = new AtomicInteger();
         // Exact mode on a shared store: checks run on threads of their own, so an answer waits for the store at most
-        // the deadline (the store timeout and a fifth more); a full queue is answered at once as a store failure.
+        // the deadline (the store timeout and 2 ms); a full queue is answered at once as a store failure.
         this.storeExecutor = store.exact()
                 ? new ThreadPoolExecutor(
                         2 * threads,
@@ -69,7 +69,7 @@ final class SluiceServer implements AutoCloseable {
                         },
                         new ThreadPoolExecutor.AbortPolicy())
                 : null;
-        Duration deadline = s.storeTimeout().plus(s.storeTimeout().dividedBy(5)).plusMillis(1);
+        Duration deadline = s.storeTimeout().plusMillis(2);
         RateLimitAdapter adapter = new RateLimitAdapter(limiter, s.headers(), metrics, storeExecutor, deadline);
         this.grpcExecutor = Executors.newFixedThreadPool(threads, r -> {
             Thread t = new Thread(r, "sluice-grpc-" + n.incrementAndGet());
