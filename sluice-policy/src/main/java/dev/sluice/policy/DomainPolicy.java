@@ -20,11 +20,13 @@ final class DomainPolicy {
     private final String domain;
     private final String file;
     private final Level top;
+    private final OnStoreFailure onStoreFailure;
 
-    DomainPolicy(String domain, String file, Level top) {
+    DomainPolicy(String domain, String file, Level top, OnStoreFailure onStoreFailure) {
         this.domain = domain;
         this.file = file;
         this.top = top;
+        this.onStoreFailure = onStoreFailure;
     }
 
     String domain() {
@@ -38,6 +40,10 @@ final class DomainPolicy {
     /** The top level of rules. */
     Level top() {
         return top;
+    }
+
+    OnStoreFailure onStoreFailure() {
+        return onStoreFailure;
     }
 
     /** Every rule with limits, depth first, in file order. */

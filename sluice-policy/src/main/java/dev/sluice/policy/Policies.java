@@ -147,6 +147,12 @@ public final class Policies {
         return domains.get(domain);
     }
 
+    /** The {@code on_store_failure} of {@code domain}; {@link OnStoreFailure#ALLOW} for an unknown domain. */
+    public OnStoreFailure onStoreFailure(String domain) {
+        DomainPolicy p = domains.get(Objects.requireNonNull(domain, "domain must not be null"));
+        return p == null ? OnStoreFailure.ALLOW : p.onStoreFailure();
+    }
+
     DomainPolicy.@Nullable Match matchFull(String domain, Descriptor descriptor) {
         Objects.requireNonNull(descriptor, "descriptor must not be null");
         DomainPolicy p = domains.get(Objects.requireNonNull(domain, "domain must not be null"));

@@ -41,7 +41,7 @@ import org.snakeyaml.engine.v2.schema.CoreSchema;
  */
 final class PolicyParser {
 
-    private static final Set<String> ROOT_FIELDS = Set.of("domain", "descriptors", "algorithm");
+    private static final Set<String> ROOT_FIELDS = Set.of("domain", "descriptors", "algorithm", "on_store_failure");
     private static final Set<String> DESCRIPTOR_FIELDS = Set.of(
             "key",
             "value",
@@ -172,7 +172,8 @@ final class PolicyParser {
         }
         Algorithm fileAlgorithm = algorithm(f.value("algorithm"), "algorithm", Algorithm.FIXED_WINDOW);
         DomainPolicy.Level top = level(f.value("descriptors"), "descriptors", "", fileAlgorithm);
-        return new DomainPolicy(domain, file, top == null ? new DomainPolicy.Level() : top);
+        OnStoreFailure onStoreFailure = onStoreFailure(f.value("on_store_failure"));
+        return new DomainPolicy(domain, file, top == null ? new DomainPolicy.Level() : top, onStoreFailure);
     }
 
     /** A list of descriptors; null when absent or empty. */
@@ -487,6 +488,23 @@ final class PolicyParser {
                 "unknown algorithm '" + text + "': expected fixed_window, sliding_log, "
                         + "sliding_window_counter, sliding_tail, token_bucket or leaky_bucket");
         return otherwise;
+    }
+
+    private OnStoreFailure onStoreFailure(@Nullable Node node) {
+        String text = string(node, "on_store_failure");
+        if (text == null) {
+            return OnStoreFailure.ALLOW;
+        }
+        for (OnStoreFailure o : OnStoreFailure.values()) {
+            if (o.configName().equals(text)) {
+                return o;
+            }
+        }
+        error(
+                Objects.requireNonNull(node, "the value was read from it"),
+                "on_store_failure",
+                "unknown on_store_failure '" + text + "': expected allow or deny");
+        return OnStoreFailure.ALLOW;
     }
 
     // ---- scalars ----

@@ -44,6 +44,21 @@ public final class Verdict {
         return Optional.ofNullable(shadowBan);
     }
 
+    /**
+     * Whether the store failed or timed out on any limit of the request, so that its failure policy answered
+     * ({@link LimitVerdict#failed()}); see {@link Policies#onStoreFailure(String)}.
+     */
+    public boolean storeFailed() {
+        for (DescriptorVerdict d : descriptors) {
+            for (LimitVerdict l : d.limits()) {
+                if (l.failed()) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     /** One verdict per descriptor, in the order of the request. */
     public List<DescriptorVerdict> descriptors() {
         return descriptors;

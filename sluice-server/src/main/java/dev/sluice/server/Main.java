@@ -1,0 +1,57 @@
+package dev.sluice.server;
+
+import java.io.PrintStream;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * {@code java -jar sluice-server.jar <command> [options]}: {@code serve}, {@code check-config}, {@code check}.
+ *
+ * <p>Exit status: 0 done; 1 the command ran and found a problem (a configuration error, an {@code OVER_LIMIT}
+ * answer); 2 a bad command line; 3 the service could not be started or reached.
+ */
+public final class Main {
+    static final String USAGE =
+            """
+            Usage: java -jar sluice-server.jar <command> [options]
+
+            Commands:
+              serve          run the rate limit service (Envoy's gRPC ShouldRateLimit and HTTP /json)
+              check-config   validate configuration files, printing every error as file:line:column: message
+              check          ask a running service about one request, from a shell
+
+            'java -jar sluice-server.jar <command> --help' describes a command's options.
+            """;
+
+    private Main() {}
+
+    /** Runs a command; exits with its status unless it serves until stopped. */
+    public static void main(String[] args) {
+        System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
+        int status = run(Arrays.asList(args), System.out, System.err);
+        System.exit(status);
+    }
+
+    static int run(List<String> args, PrintStream out, PrintStream err) {
+        if (args.isEmpty()
+                || args.get(0).equals("--help")
+                || args.get(0).equals("-h")
+                || args.get(0).equals("help")) {
+            (args.isEmpty() ? err : out).print(USAGE);
+            return args.isEmpty() ? 2 : 0;
+        }
+        String command = args.get(0);
+        List<String> rest = args.subList(1, args.size());
+        try {
+            return switch (command) {
+                case "serve" -> ServeCommand.run(rest, out, err);
+                case "check-config" -> CheckConfigCommand.run(rest, out, err);
+                case "check" -> CheckCommand.run(rest, out, err);
+                default -> throw new UsageException("unknown command '" + command + "'\n\n" + USAGE);
+            };
+        } catch (UsageException e) {
+            err.println("sluice-server " + e.getMessage());
+            return 2;
+        }
+    }
+}

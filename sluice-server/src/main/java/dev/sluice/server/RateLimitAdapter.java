@@ -1,0 +1,369 @@
+package dev.sluice.server;
+
+import com.google.protobuf.Duration;
+import dev.sluice.policy.Descriptor;
+import dev.sluice.policy.DescriptorVerdict;
+import dev.sluice.policy.Limit;
+import dev.sluice.policy.LimitVerdict;
+import dev.sluice.policy.OnStoreFailure;
+import dev.sluice.policy.Outcome;
+import dev.sluice.policy.PolicyLimiter;
+import dev.sluice.policy.Rule;
+import dev.sluice.policy.Verdict;
+import io.envoyproxy.envoy.config.core.v3.HeaderValue;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Turns Envoy's {@code RateLimitRequest} into one {@link PolicyLimiter#check} and the {@link Verdict} into a
+ * {@code RateLimitResponse} filled as envoyproxy/ratelimit fills it. Both transports (gRPC and HTTP {@code /json})
+ * go through here, so they answer alike. No rule of its own: every decision is the policy limiter's.
+ *
+ * <p>How the fields are filled, per descriptor, from the limit that decided it ({@link DescriptorVerdict#limit()}):
+ *
+ * <ul>
+ *   <li>no rule, or a limit replaced by another: {@code code: OK}, nothing else (envoyproxy/ratelimit's "no limit");
+ *   <li>{@code unlimited: true}: {@code code: OK}, {@code limit_remaining} 2<sup>32</sup>−1;
+ *   <li>otherwise {@code current_limit} ({@code requests_per_unit}, {@code unit}, {@code name}),
+ *       {@code duration_until_reset}, and {@code code: OVER_LIMIT} with {@code limit_remaining: 0} when an enforced
+ *       limit refused; a dry-run or shadow-ban refusal answers {@code OK} with {@code limit_remaining: 0}, as
+ *       envoyproxy/ratelimit's shadow mode does.
+ * </ul>
+ *
+ * <p>A limit given as a {@code window} instead of a {@code unit} carries the unit whose length it is (60 s →
+ * {@code MINUTE}), or {@code UNKNOWN} for any other window; its {@code duration_until_reset} is then exact to the
+ * millisecond rather than whole seconds.
+ */
+final class RateLimitAdapter {
+    /** The request header that tells the upstream a shadow-ban limit refused the request; its value is the rule. */
+    static final String SHADOW_BAN_HEADER = "x-sluice-shadow-ban";
+
+    private static final long MAX_UINT32 = 0xFFFF_FFFFL;
+
+    private static final System.Logger LOG = System.getLogger(RateLimitAdapter.class.getName());
+
+    private final PolicyLimiter limiter;
+    private final HeaderStyle headers;
+    private final ServerMetrics metrics;
+    /** Runs checks that call the store, so that a request waits {@link #deadlineNanos} at most; null: call inline. */
+    private final @Nullable ExecutorService storeCalls;
+
+    private final long deadlineNanos;
+    /** When a store failure was last logged, for logging at most one a second. */
+    private final AtomicLong lastLogged = new AtomicLong(System.nanoTime() - 2_000_000_000L);
+
+    /**
+     * @param storeCalls where checks run when each one calls the store (exact mode on a shared store), so that an
+     *                   answer never waits more than {@code deadline}; null to check on the caller's thread
+     */
+    RateLimitAdapter(
+            PolicyLimiter limiter,
+            HeaderStyle headers,
+            ServerMetrics metrics,
+            @Nullable ExecutorService storeCalls,
+            java.time.Duration deadline) {
+        this.limiter = Objects.requireNonNull(limiter);
+        this.headers = Objects.requireNonNull(headers);
+        this.metrics = Objects.requireNonNull(metrics);
+        this.storeCalls = storeCalls;
+        this.deadlineNanos = deadline.toNanos();
+    }
+
+    /**
+     * Decides {@code request}.
+     *
+     * @throws InvalidRequestException if the request cannot be decided, naming the problem
+     */
+    RateLimitResponse shouldRateLimit(RateLimitRequest request) {
+        String domain = request.getDomain();
+        if (domain.isEmpty()) {
+            throw new InvalidRequestException("rate limit domain must not be empty");
+        }
+        int n = request.getDescriptorsCount();
+        if (n == 0) {
+            throw new InvalidRequestException("rate limit descriptor list must not be empty");
+        }
+        List<Descriptor> descriptors = new ArrayList<>(n);
+        long[] hits = new long[n];
+        long requestHits = Math.max(1, Integer.toUnsignedLong(request.getHitsAddend()));
+        for (int i = 0; i < n; i++) {
+            RateLimitDescriptor d = request.getDescriptors(i);
+            descriptors.add(descriptor(i, d));
+            hits[i] = d.hasHitsAddend() ? d.getHitsAddend().getValue() : requestHits;
+            if (hits[i] == 0) {
+                throw new InvalidRequestException("descriptors[" + i + "].hits_addend is 0 (check without counting),"
+                        + " which this service does not support: leave it unset or give at least 1");
+            }
+            if (hits[i] < 0) {
+                throw new InvalidRequestException("descriptors[" + i + "].hits_addend " + Long.toUnsignedString(hits[i])
+                        + " is too large: at most " + Long.MAX_VALUE);
+            }
+            if (d.hasLimit()) {
+                throw new InvalidRequestException("descriptors[" + i + "].limit: limit overrides in the request are"
+                        + " not supported; the limits are the configuration's");
+            }
+        }
+
+        DescriptorVerdict[] verdicts = new DescriptorVerdict[n];
+        boolean allowed = true;
+        Rule shadowBan = null;
+        boolean deny = limiter.policies().onStoreFailure(domain) == OnStoreFailure.DENY;
+        boolean[] storeDenied = new boolean[n];
+        for (Map.Entry<Long, List<Integer>> group : groupByHits(hits).entrySet()) {
+            List<Integer> indexes = group.getValue();
+            List<Descriptor> part = indexes.size() == n ? descriptors : new ArrayList<>(indexes.size());
+            if (part != descriptors) {
+                for (int i : indexes) {
+                    part.add(descriptors.get(i));
+                }
+            }
+            Verdict v = check(domain, part, group.getKey());
+            if (v == null || v.storeFailed()) {
+                String cause = v == null ? "timeout" : "failed";
+                metrics.storeFailure(domain, cause, deny ? "deny" : "allow");
+                logStoreFailure(domain, cause, deny);
+                if (v == null || deny) {
+                    for (int i : indexes) {
+                        storeDenied[i] = deny;
+                    }
+                    allowed &= !deny;
+                    if (v == null) {
+                        continue; // no verdict: the statuses say only OK or OVER_LIMIT
+                    }
+                }
+            }
+            allowed &= v.allowed();
+            if (shadowBan == null && v.shadowBanRule().isPresent()) {
+                shadowBan = v.shadowBanRule().get();
+            }
+            for (int j = 0; j < indexes.size(); j++) {
+                verdicts[indexes.get(j)] = v.descriptor(j);
+            }
+        }
+
+        RateLimitResponse.Builder response = RateLimitResponse.newBuilder();
+        DescriptorVerdict closest = null;
+        DescriptorStatus closestStatus = null;
+        for (int i = 0; i < n; i++) {
+            DescriptorVerdict dv = verdicts[i];
+            if (dv == null || storeDenied[i]) { // the store failed: the domain's on_store_failure answers
+                response.addStatuses(DescriptorStatus.newBuilder()
+                        .setCode(storeDenied[i] ? Code.OVER_LIMIT : Code.OK)
+                        .build());
+                continue;
+            }
+            DescriptorStatus s = status(dv);
+            response.addStatuses(s);
+            // The descriptor closest to its limit, for the headers; one over its limit wins (envoyproxy/ratelimit).
+            if (s.hasCurrentLimit()
+                    && (closestStatus == null
+                            || s.getCode() == Code.OVER_LIMIT
+                            || (closestStatus.getCode() != Code.OVER_LIMIT
+                                    && Integer.toUnsignedLong(s.getLimitRemaining())
+                                            < Integer.toUnsignedLong(closestStatus.getLimitRemaining())))) {
+                closest = dv;
+                closestStatus = s;
+            }
+        }
+        response.setOverallCode(allowed ? Code.OK : Code.OVER_LIMIT);
+        if (headers != HeaderStyle.OFF && closest != null && closestStatus != null) {
+            addHeaders(response, closest, closestStatus);
+        }
+        if (shadowBan != null) {
+            response.addRequestHeadersToAdd(header(SHADOW_BAN_HEADER, shadowBan.path()));
+        }
+        return response.build();
+    }
+
+    /** The limiter's verdict, or null if the store did not let it come within the deadline. */
+    private @Nullable Verdict check(String domain, List<Descriptor> descriptors, long hits) {
+        ExecutorService executor = storeCalls;
+        if (executor == null) {
+            return limiter.check(domain, descriptors, hits);
+        }
+        Future<Verdict> f;
+        try {
+            f = executor.submit(() -> limiter.check(domain, descriptors, hits));
+        } catch (RejectedExecutionException e) { // every store thread waits on the store, and the queue is full
+            return null;
+        }
+        try {
+            return f.get(deadlineNanos, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            f.cancel(false); // it finishes, or fails, by the store's own timeout; its answer is dropped
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    private void logStoreFailure(String domain, String cause, boolean deny) {
+        long now = System.nanoTime();
+        long last = lastLogged.get();
+        if (now - last >= 1_000_000_000L && lastLogged.compareAndSet(last, now)) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "the store " + (cause.equals("timeout") ? "did not answer in time" : "failed") + " for domain '"
+                            + domain + "': answered by on_store_failure: " + (deny ? "deny" : "allow")
+                            + " (counted in sluice_server_store_failures_total; logged at most once a second)");
+        }
+    }
+
+    private static Descriptor descriptor(int i, RateLimitDescriptor d) {
+        if (d.getEntriesCount() == 0) {
+            throw new InvalidRequestException("descriptors[" + i + "] has no entries: give at least one key and value");
+        }
+        List<Descriptor.Entry> entries = new ArrayList<>(d.getEntriesCount());
+        for (int j = 0; j < d.getEntriesCount(); j++) {
+            RateLimitDescriptor.Entry e = d.getEntries(j);
+            if (e.getKey().isEmpty()) {
+                throw new InvalidRequestException("descriptors[" + i + "].entries[" + j + "].key must not be empty");
+            }
+            entries.add(new Descriptor.Entry(e.getKey(), e.getValue()));
+        }
+        return Descriptor.of(entries);
+    }
+
+    /** Descriptor indexes by their hits, in request order; one group when all descriptors cost the same. */
+    private static Map<Long, List<Integer>> groupByHits(long[] hits) {
+        Map<Long, List<Integer>> groups = new LinkedHashMap<>();
+        for (int i = 0; i < hits.length; i++) {
+            groups.computeIfAbsent(hits[i], h -> new ArrayList<>()).add(i);
+        }
+        return groups;
+    }
+
+    private static DescriptorStatus status(DescriptorVerdict dv) {
+        Outcome outcome = dv.outcome();
+        if (outcome == Outcome.NO_LIMIT || outcome == Outcome.REPLACED) {
+            return DescriptorStatus.newBuilder().setCode(Code.OK).build();
+        }
+        if (outcome == Outcome.UNLIMITED) {
+            return DescriptorStatus.newBuilder()
+                    .setCode(Code.OK)
+                    .setLimitRemaining((int) MAX_UINT32)
+                    .build();
+        }
+        LimitVerdict l = dv.limit().orElseThrow();
+        boolean denied = l.outcome() == Outcome.DENIED;
+        long remaining = l.refused() ? 0 : Math.min(MAX_UINT32, Math.max(0, l.remaining()));
+        return DescriptorStatus.newBuilder()
+                .setCode(denied ? Code.OVER_LIMIT : Code.OK)
+                .setCurrentLimit(currentLimit(l.limit()))
+                .setLimitRemaining((int) remaining)
+                .setDurationUntilReset(untilReset(l))
+                .build();
+    }
+
+    static RateLimit currentLimit(Limit limit) {
+        return RateLimit.newBuilder()
+                .setRequestsPerUnit((int) Math.min(MAX_UINT32, limit.requestsPerUnit()))
+                .setUnit(unit(limit))
+                .setName(limit.name())
+                .build();
+    }
+
+    /** The limit's unit; for a window, the unit of the same length, else {@code UNKNOWN}. */
+    static RateLimit.Unit unit(Limit limit) {
+        String unit = limit.unit();
+        if (unit != null) {
+            return RateLimit.Unit.valueOf(unit.toUpperCase(Locale.ROOT));
+        }
+        java.time.Duration w = Objects.requireNonNull(limit.window());
+        long s = w.getSeconds();
+        if (w.getNano() != 0) {
+            return RateLimit.Unit.UNKNOWN;
+        }
+        if (s == 1) {
+            return RateLimit.Unit.SECOND;
+        } else if (s == 60) {
+            return RateLimit.Unit.MINUTE;
+        } else if (s == 3600) {
+            return RateLimit.Unit.HOUR;
+        } else if (s == 86_400) {
+            return RateLimit.Unit.DAY;
+        } else if (s == 7 * 86_400) {
+            return RateLimit.Unit.WEEK;
+        } else if (s == 30 * 86_400) {
+            return RateLimit.Unit.MONTH;
+        } else if (s == 365 * 86_400) {
+            return RateLimit.Unit.YEAR;
+        }
+        return RateLimit.Unit.UNKNOWN;
+    }
+
+    /**
+     * Whole seconds, rounded up, for a limit given as a unit: what envoyproxy/ratelimit answers for its fixed windows
+     * ({@code unit − now % unit} in whole seconds); milliseconds, rounded up, for a {@code window}.
+     */
+    private static Duration untilReset(LimitVerdict l) {
+        long nanos = Math.max(0, l.resetAfterNanos());
+        if (l.limit().unit() != null) {
+            return Duration.newBuilder()
+                    .setSeconds(ceilDiv(nanos, 1_000_000_000L))
+                    .build();
+        }
+        long millis = ceilDiv(nanos, 1_000_000L);
+        return Duration.newBuilder()
+                .setSeconds(millis / 1000)
+                .setNanos((int) (millis % 1000) * 1_000_000)
+                .build();
+    }
+
+    private static long ceilDiv(long a, long b) {
+        return -Math.floorDiv(-a, b);
+    }
+
+    private void addHeaders(RateLimitResponse.Builder response, DescriptorVerdict dv, DescriptorStatus s) {
+        long limit = Integer.toUnsignedLong(s.getCurrentLimit().getRequestsPerUnit());
+        long remaining = Integer.toUnsignedLong(s.getLimitRemaining());
+        Duration until = s.getDurationUntilReset();
+        long reset = until.getSeconds() + (until.getNanos() > 0 ? 1 : 0); // whole seconds, rounded up
+        if (headers == HeaderStyle.DRAFT03) {
+            response.addResponseHeadersToAdd(header("RateLimit-Limit", Long.toString(limit)));
+            response.addResponseHeadersToAdd(header("RateLimit-Remaining", Long.toString(remaining)));
+            response.addResponseHeadersToAdd(header("RateLimit-Reset", Long.toString(reset)));
+            return;
+        }
+        LimitVerdict l = dv.limit().orElseThrow();
+        String name = policyName(dv.rule().orElse(null), l.limit());
+        java.time.Duration w = Objects.requireNonNull(l.limit().window());
+        long window = Math.max(1, w.getSeconds() + (w.getNano() > 0 ? 1 : 0));
+        response.addResponseHeadersToAdd(header("RateLimit-Policy", "\"" + name + "\";q=" + limit + ";w=" + window));
+        response.addResponseHeadersToAdd(header("RateLimit", "\"" + name + "\";r=" + remaining + ";t=" + reset));
+    }
+
+    /** The limit's name, else its rule's path: a structured-field string (quotes and backslashes dropped). */
+    private static String policyName(@Nullable Rule rule, Limit limit) {
+        String name = !limit.name().isEmpty() ? limit.name() : rule == null ? "limit" : rule.path();
+        return name.replace("\"", "").replace("\\", "");
+    }
+
+    private static HeaderValue header(String key, String value) {
+        return HeaderValue.newBuilder().setKey(key).setValue(value).build();
+    }
+}

@@ -1,0 +1,124 @@
+package dev.sluice.server;
+
+import dev.sluice.policy.PolicyException;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+
+/** {@code serve}: runs the service until SIGTERM or SIGINT, then shuts down gracefully. */
+final class ServeCommand {
+    static final String HELP =
+            """
+            Usage: java -jar sluice-server.jar serve [options]
+
+            Runs the rate limit service: Envoy's gRPC RateLimitService/ShouldRateLimit, and over HTTP
+            POST /json, GET /healthcheck, GET /metrics, GET /rlconfig, POST /reload and the dashboard at /.
+
+            Options:
+              --config PATH           a YAML file, or a directory of them (one domain each), which is watched and
+                                      reloaded on change; default: the built-in OAuth example (domain oauth-token)
+              --store URI             memory: (default), redis://host:port[/db], rediss://…, redis-cluster://host:port,
+                                      postgresql://user:password@host:port/database, mongodb://host:port/database
+              --sync-interval D       synchronized mode on the shared store: decide locally, flush every D (e.g. 100ms)
+              --store-timeout D       how long a store call may take before the domain's on_store_failure answers;
+                                      default 15ms (Envoy's rate limit filter waits 20ms)
+              --http-port N           default 8080; 0 for any free port
+              --grpc-port N           default 8081; 0 for any free port
+              --bind ADDRESS          default 127.0.0.1; 0.0.0.0 for every interface
+              --response-headers S    off (default), draft03 (RateLimit-Limit, -Remaining, -Reset) or draft10
+                                      (RateLimit-Policy and RateLimit): headers for Envoy to add to the response
+              --watch-interval D      the longest time between two checks of a --config directory; default 5s
+
+            Admin endpoints (/rlconfig, /reload) need 'Authorization: Bearer $SLUICE_ADMIN_TOKEN'; without
+            SLUICE_ADMIN_TOKEN in the environment they are off.
+            On start it prints 'sluice: grpc listening on ADDRESS:PORT' and 'sluice: http listening on ADDRESS:PORT'.
+            """;
+
+    private static final Set<String> VALUED = Set.of(
+            "config",
+            "store",
+            "sync-interval",
+            "store-timeout",
+            "http-port",
+            "grpc-port",
+            "bind",
+            "response-headers",
+            "watch-interval");
+
+    private ServeCommand() {}
+
+    static int run(List<String> args, PrintStream out, PrintStream err) {
+        Options o = Options.parse("serve", args, VALUED, Set.of("help"));
+        if (o.flag("help")) {
+            out.print(HELP);
+            return 0;
+        }
+        if (!o.operands().isEmpty()) {
+            throw new UsageException(
+                    "serve: unexpected argument '" + o.operands().get(0) + "'");
+        }
+        String configOption = o.string("config");
+        Path config = null;
+        if (configOption != null) {
+            config = Path.of(configOption);
+            if (!Files.exists(config)) {
+                throw o.bad("config", configOption, "an existing file or directory");
+            }
+        }
+        Duration storeTimeout = o.duration("store-timeout");
+        Duration watch = o.duration("watch-interval");
+        SluiceServer.ServeSettings settings = new SluiceServer.ServeSettings(
+                config,
+                o.string("store", "memory:"),
+                o.duration("sync-interval"),
+                storeTimeout == null ? Duration.ofMillis(15) : storeTimeout,
+                o.address("bind", "127.0.0.1"),
+                o.port("http-port", 8080),
+                o.port("grpc-port", 8081),
+                HeaderStyle.parse(o),
+                watch == null ? Duration.ofSeconds(5) : watch,
+                System.getenv("SLUICE_ADMIN_TOKEN"));
+
+        SluiceServer server;
+        try {
+            server = SluiceServer.start(settings);
+        } catch (PolicyException e) {
+            for (var error : e.errors()) {
+                err.println(error);
+            }
+            err.println("sluice: the configuration has " + e.errors().size() + " error(s); not started");
+            return 1;
+        } catch (IOException e) {
+            err.println("sluice: cannot start: " + e);
+            return 3;
+        }
+        String host = settings.bind().getHostAddress();
+        out.println("sluice: grpc listening on " + host + ":" + server.grpcPort());
+        out.println("sluice: http listening on " + host + ":" + server.httpPort());
+        out.println("sluice: serving " + server.limiter().policies().domains() + " from "
+                + (config == null ? "the built-in example" : config) + " on " + settings.store());
+        out.flush();
+
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            server.close();
+                            out.println("sluice: stopped");
+                            out.flush();
+                            stopped.countDown();
+                        },
+                        "sluice-shutdown"));
+        try {
+            stopped.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return 0;
+    }
+}

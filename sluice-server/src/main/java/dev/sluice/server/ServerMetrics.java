@@ -1,0 +1,117 @@
+package dev.sluice.server;
+
+import dev.sluice.policy.Limit;
+import dev.sluice.policy.PolicyLimiter;
+import dev.sluice.policy.Rule;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The service's own metrics, beside the policy limiter's ({@code sluice.policy.*}, see {@code docs/policies.md}):
+ *
+ * <ul>
+ *   <li>{@code sluice.server.requests} (counter; {@code transport} = {@code grpc} or {@code http}, {@code result} =
+ *       {@code ok}, {@code over_limit}, {@code invalid} or {@code unavailable}): requests answered;
+ *   <li>{@code sluice.server.answer} (timer; {@code transport}): time from a decision request's arrival to its
+ *       answer, bad requests included, on the service's side;
+ *   <li>{@code sluice.server.store.failures} (counter; {@code domain}, {@code cause} = {@code failed} or
+ *       {@code timeout}, {@code answer} = {@code allow} or {@code deny}): requests the store could not decide in time,
+ *       answered by the domain's {@code on_store_failure};
+ *   <li>{@code sluice.server.rule.limit} (gauge; {@code domain}, {@code rule}, {@code limit}, {@code window_seconds}):
+ *       the limit of each limited rule of the configuration in force, so a chart can draw it beside the rule's
+ *       allowed rate; rules of a replaced configuration disappear with it.
+ * </ul>
+ *
+ * <p>Thread-safe.
+ */
+final class ServerMetrics {
+    private final MeterRegistry registry;
+    private final MultiGauge ruleLimits;
+    private final ConcurrentHashMap<String, Counter> requests = new ConcurrentHashMap<>();
+    /** The limiter version whose rules the gauge shows; guarded by {@code this}. */
+    private long limitsVersion = -1;
+
+    ServerMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        this.ruleLimits = MultiGauge.builder("sluice.server.rule.limit")
+                .description("The limit of each limited rule in force, in requests per window_seconds")
+                .register(registry);
+    }
+
+    private final ConcurrentHashMap<String, Timer> answers = new ConcurrentHashMap<>();
+
+    void answered(String transport, long startNanos) {
+        answers.computeIfAbsent(transport, t -> Timer.builder("sluice.server.answer")
+                        .description("Time from a decision request's arrival to its answer")
+                        .tag("transport", t)
+                        .register(registry))
+                .record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+    }
+
+    void request(String transport, String result) {
+        requests.computeIfAbsent(transport + '/' + result, k -> Counter.builder("sluice.server.requests")
+                        .description("Rate limit requests answered, by transport and result")
+                        .tag("transport", transport)
+                        .tag("result", result)
+                        .register(registry))
+                .increment();
+    }
+
+    void storeFailure(String domain, String cause, String answer) {
+        requests.computeIfAbsent("store\0" + domain + '\0' + cause + '\0' + answer, k -> Counter.builder(
+                                "sluice.server.store.failures")
+                        .description("Requests the store could not decide, answered by on_store_failure")
+                        .tag("domain", domain)
+                        .tag("cause", cause)
+                        .tag("answer", answer)
+                        .register(registry))
+                .increment();
+    }
+
+    /** Shows the limits of the configuration in force, if it changed since the last call. */
+    synchronized void refreshLimits(PolicyLimiter limiter) {
+        long version = limiter.version();
+        if (version == limitsVersion) {
+            return;
+        }
+        List<MultiGauge.Row<?>> rows = new ArrayList<>();
+        var policies = limiter.policies();
+        for (String domain : policies.domains()) {
+            for (Rule rule : policies.rules(domain)) {
+                List<Limit> limits = rule.limits();
+                for (int i = 0; i < limits.size(); i++) {
+                    Limit l = limits.get(i);
+                    java.time.Duration w = l.window();
+                    if (l.unlimited() || w == null) {
+                        continue;
+                    }
+                    double seconds = w.toNanos() / 1e9;
+                    rows.add(MultiGauge.Row.of(
+                            Tags.of(
+                                    "domain",
+                                    domain,
+                                    "rule",
+                                    rule.path(),
+                                    "limit",
+                                    l.name().isEmpty() ? Integer.toString(i) : l.name(),
+                                    "window_seconds",
+                                    trim(seconds)),
+                            l.requestsPerUnit()));
+                }
+            }
+        }
+        ruleLimits.register(rows, true);
+        limitsVersion = version;
+    }
+
+    private static String trim(double seconds) {
+        return seconds == Math.rint(seconds) ? Long.toString((long) seconds) : Double.toString(seconds);
+    }
+}

@@ -1,0 +1,193 @@
+package dev.sluice.server;
+
+import dev.sluice.policy.Policies;
+import dev.sluice.policy.PolicyException;
+import dev.sluice.policy.PolicyLimiter;
+import dev.sluice.policy.PolicyWatcher;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One running service: the store, the policy limiter, the watcher of the configuration directory, and the gRPC and
+ * HTTP servers. {@link #close()} stops them in that order reversed: servers first (no new requests), then the watcher,
+ * the limiter and the store (a synchronized store flushes its counts as it closes).
+ */
+final class SluiceServer implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(SluiceServer.class.getName());
+
+    private final Stores.Opened store;
+    private final PolicyLimiter limiter;
+    private final @Nullable PolicyWatcher watcher;
+    private final Server grpc;
+    private final ExecutorService grpcExecutor;
+    private final HttpApi http;
+    private final @Nullable ExecutorService storeExecutor;
+    private volatile boolean ready;
+
+    private SluiceServer(ServeSettings s, Policies policies, Stores.Opened store) throws IOException {
+        this.store = store;
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        ServerMetrics metrics = new ServerMetrics(registry);
+        this.limiter = PolicyLimiter.builder(policies)
+                .store(store.store())
+                .meterRegistry(registry)
+                .build();
+        Path config = s.config();
+        this.watcher = config != null && Files.isDirectory(config)
+                ? PolicyWatcher.start(limiter, config, s.watchInterval())
+                : null;
+        int threads = Math.max(8, 4 * Runtime.getRuntime().availableProcessors());
+        AtomicInteger n = new AtomicInteger();
+        // Exact mode on a shared store: checks run on threads of their own, so an answer waits for the store at most
+        // the deadline (the store timeout and 2 ms); a full queue is answered at once as a store failure.
+        this.storeExecutor = store.exact()
+                ? new ThreadPoolExecutor(
+                        2 * threads,
+                        2 * threads,
+                        60,
+                        TimeUnit.SECONDS,
+                        new ArrayBlockingQueue<>(1024),
+                        r -> {
+                            Thread t = new Thread(r, "sluice-store-" + n.incrementAndGet());
+                            t.setDaemon(true);
+                            return t;
+                        },
+                        new ThreadPoolExecutor.AbortPolicy())
+                : null;
+        Duration deadline = s.storeTimeout().plusMillis(2);
+        RateLimitAdapter adapter = new RateLimitAdapter(limiter, s.headers(), metrics, storeExecutor, deadline);
+        this.grpcExecutor = Executors.newFixedThreadPool(threads, r -> {
+            Thread t = new Thread(r, "sluice-grpc-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.grpc = NettyServerBuilder.forAddress(new InetSocketAddress(s.bind(), s.grpcPort()))
+                .addService(new GrpcService(adapter, metrics))
+                .executor(grpcExecutor)
+                .maxInboundMessageSize(HttpApi.MAX_BODY)
+                .build()
+                .start();
+        this.http = new HttpApi(
+                new InetSocketAddress(s.bind(), s.httpPort()),
+                threads,
+                adapter,
+                limiter,
+                registry,
+                metrics,
+                () -> ready,
+                s.adminToken(),
+                () -> reload(config));
+        metrics.refreshLimits(limiter);
+        this.ready = true;
+    }
+
+    /**
+     * Starts the service.
+     *
+     * @throws PolicyException if the configuration does not load
+     * @throws IOException     if a port cannot be bound
+     */
+    static SluiceServer start(ServeSettings s) throws IOException {
+        Policies policies = s.config() == null ? BuiltIn.policies() : Policies.load(s.config());
+        Stores.Opened store = Stores.open(s.store(), s.syncInterval(), s.storeTimeout());
+        try {
+            return new SluiceServer(s, policies, store);
+        } catch (IOException | RuntimeException e) {
+            store.close();
+            throw e;
+        }
+    }
+
+    int grpcPort() {
+        return grpc.getPort();
+    }
+
+    int httpPort() {
+        return http.port();
+    }
+
+    PolicyLimiter limiter() {
+        return limiter;
+    }
+
+    private HttpApi.ReloadResult reload(@Nullable Path config) {
+        if (config == null) {
+            return new HttpApi.ReloadResult(false, "nothing to reload: the service runs the built-in example");
+        }
+        try {
+            Policies p = Policies.load(config);
+            limiter.update(p);
+            return new HttpApi.ReloadResult(true, "reloaded " + config + ", version " + limiter.version());
+        } catch (PolicyException e) {
+            limiter.reload(config); // refused again: logged and counted as a failed load
+            return new HttpApi.ReloadResult(
+                    false,
+                    "refused, the configuration in force stays (version " + limiter.version() + "):\n"
+                            + e.getMessage());
+        }
+    }
+
+    /** Stops serving, then closes the watcher, the limiter and the store. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (!ready && grpc.isShutdown()) {
+            return;
+        }
+        ready = false;
+        grpc.shutdown();
+        http.close();
+        try {
+            if (!grpc.awaitTermination(5, TimeUnit.SECONDS)) {
+                grpc.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            grpc.shutdownNow();
+        }
+        grpcExecutor.shutdown();
+        if (storeExecutor != null) {
+            storeExecutor.shutdown();
+        }
+        if (watcher != null) {
+            watcher.close();
+        }
+        limiter.close();
+        try {
+            store.close();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "closing the store failed", e);
+        }
+    }
+
+    /** The options of {@code serve}. */
+    record ServeSettings(
+            @Nullable Path config,
+            String store,
+            @Nullable Duration syncInterval,
+            Duration storeTimeout,
+            java.net.InetAddress bind,
+            int httpPort,
+            int grpcPort,
+            HeaderStyle headers,
+            Duration watchInterval,
+            @Nullable String adminToken) {}
+
+    static UncheckedIOException unchecked(IOException e) {
+        return new UncheckedIOException(e);
+    }
+}

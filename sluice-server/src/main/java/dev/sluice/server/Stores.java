@@ -1,0 +1,221 @@
+package dev.sluice.server;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.memory.InMemoryStore;
+import dev.sluice.mongodb.MongoStore;
+import dev.sluice.postgres.PostgresStore;
+import dev.sluice.redis.RedisStore;
+import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.RateLimitStore;
+import dev.sluice.sync.SynchronizedStore;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.cluster.RedisClusterClient;
+import java.net.URI;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The store a {@code --store} URI names, opened: {@code memory:}; {@code redis://} (and {@code rediss://}) or
+ * {@code redis-cluster://host:port[,host:port…]}; {@code postgresql://user:password@host:port/database} (a HikariCP
+ * pool); {@code mongodb://…/database}. In exact mode each decision is one call to the store, bounded by the store
+ * timeout; with a sync interval the store keeps the counters of a {@link SynchronizedStore}, which decides from memory
+ * and flushes every interval.
+ */
+final class Stores {
+    private Stores() {}
+
+    /**
+     * An open store and how to close it and its clients.
+     *
+     * @param exact whether each decision calls the store (so a decision can wait for it), as opposed to the in-memory
+     *              store and synchronized mode, which decide from memory
+     */
+    record Opened(RateLimitStore store, String description, boolean exact, AutoCloseable closer) {
+        void close() {
+            try {
+                closer.close();
+            } catch (Exception e) {
+                throw new IllegalStateException("closing " + description + " failed: " + e, e);
+            }
+        }
+    }
+
+    /**
+     * Opens the store of {@code uri}.
+     *
+     * @throws UsageException if the URI names no store this service knows, or is malformed
+     */
+    static Opened open(String uri, @Nullable Duration syncInterval, Duration timeout) {
+        String scheme = uri.contains(":") ? uri.substring(0, uri.indexOf(':')) : uri;
+        switch (scheme) {
+            case "memory" -> {
+                if (syncInterval != null) {
+                    throw new UsageException("serve: --sync-interval needs a shared store, not " + uri);
+                }
+                return new Opened(InMemoryStore.create(), "memory:", false, () -> {});
+            }
+            case "redis", "rediss" -> {
+                RedisClient client = RedisClient.create(redisUri(uri));
+                return opened(
+                        uri,
+                        syncInterval,
+                        () -> RedisStore.builder(client).timeout(timeout).build(),
+                        () -> RedisStore.counterStoreBuilder(client).build(),
+                        client::shutdown);
+            }
+            case "redis-cluster" -> {
+                List<RedisURI> nodes = new ArrayList<>();
+                for (String node : uri.substring("redis-cluster://".length()).split(",", -1)) {
+                    nodes.add(redisUri("redis://" + node));
+                }
+                RedisClusterClient client = RedisClusterClient.create(nodes);
+                client.setOptions(RedisStore.recommendedClusterClientOptions());
+                return opened(
+                        uri,
+                        syncInterval,
+                        () -> RedisStore.builder(client).timeout(timeout).build(),
+                        () -> RedisStore.counterStoreBuilder(client).build(),
+                        client::shutdown);
+            }
+            case "postgresql", "postgres" -> {
+                HikariDataSource pool = new HikariDataSource(hikari(uri));
+                return opened(
+                        uri,
+                        syncInterval,
+                        () -> PostgresStore.builder(pool).timeout(timeout).build(),
+                        () -> PostgresStore.counterStoreBuilder(pool).build(),
+                        pool);
+            }
+            case "mongodb", "mongodb+srv" -> {
+                ConnectionString cs;
+                try {
+                    cs = new ConnectionString(uri);
+                } catch (IllegalArgumentException e) {
+                    throw bad(uri, String.valueOf(e.getMessage()));
+                }
+                String database = cs.getDatabase();
+                if (database == null || database.isEmpty()) {
+                    throw bad(uri, "name the database: mongodb://host:port/database");
+                }
+                MongoClient client = MongoClients.create(cs);
+                return opened(
+                        uri,
+                        syncInterval,
+                        () -> MongoStore.builder(client, database)
+                                .timeout(timeout)
+                                .build(),
+                        () -> MongoStore.counterStoreBuilder(client, database).build(),
+                        client);
+            }
+            default -> throw bad(
+                    uri,
+                    "expected memory:, redis://…, redis-cluster://…, postgresql://user:password@host:port/database"
+                            + " or mongodb://host:port/database");
+        }
+    }
+
+    private interface Build<T> {
+        T build();
+    }
+
+    private static Opened opened(
+            String uri,
+            @Nullable Duration syncInterval,
+            Build<RateLimitStore> exact,
+            Build<CounterStore> counters,
+            AutoCloseable client) {
+        String shown = redact(uri);
+        try {
+            if (syncInterval == null) {
+                RateLimitStore store = exact.build();
+                return new Opened(store, shown, true, () -> {
+                    closeIfCloseable(store);
+                    client.close();
+                });
+            }
+            CounterStore counterStore = counters.build();
+            SynchronizedStore store = SynchronizedStore.builder(counterStore)
+                    .flushInterval(syncInterval)
+                    .build();
+            return new Opened(store, shown + " (synchronized every " + syncInterval.toMillis() + "ms)", false, () -> {
+                store.close(); // flushes what this instance admitted since the last flush
+                closeIfCloseable(counterStore);
+                client.close();
+            });
+        } catch (RuntimeException e) {
+            try {
+                client.close();
+            } catch (Exception suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+
+    private static void closeIfCloseable(Object o) throws Exception {
+        if (o instanceof AutoCloseable c) {
+            c.close();
+        }
+    }
+
+    private static RedisURI redisUri(String uri) {
+        try {
+            return RedisURI.create(uri);
+        } catch (IllegalArgumentException e) {
+            throw bad(uri, String.valueOf(e.getMessage()));
+        }
+    }
+
+    /** A pool for {@code postgresql://user:password@host:port/database?options}. */
+    static HikariConfig hikari(String uri) {
+        URI u;
+        try {
+            u = new URI(uri);
+        } catch (java.net.URISyntaxException e) {
+            throw bad(uri, String.valueOf(e.getMessage()));
+        }
+        String host = u.getHost();
+        String path = u.getRawPath();
+        if (host == null || path == null || path.length() < 2) {
+            throw bad(uri, "expected postgresql://user:password@host:port/database");
+        }
+        HikariConfig c = new HikariConfig();
+        c.setJdbcUrl("jdbc:postgresql://" + host + ":" + (u.getPort() < 0 ? 5432 : u.getPort()) + path
+                + (u.getRawQuery() == null ? "" : "?" + u.getRawQuery()));
+        String info = u.getRawUserInfo();
+        if (info != null) {
+            int colon = info.indexOf(':');
+            c.setUsername(decode(colon < 0 ? info : info.substring(0, colon)));
+            if (colon >= 0) {
+                c.setPassword(decode(info.substring(colon + 1)));
+            }
+        }
+        c.setPoolName("sluice-server");
+        c.setMaximumPoolSize(16);
+        c.setConnectionTimeout(250); // HikariCP's least; a decision is bounded by the store timeout besides
+        c.setInitializationFailTimeout(-1); // start while the database is down; the store waits and reconnects
+        return c;
+    }
+
+    private static String decode(String s) {
+        return URLDecoder.decode(s, StandardCharsets.UTF_8);
+    }
+
+    /** The URI without its password, for logs. */
+    static String redact(String uri) {
+        return uri.replaceAll("//([^:/@]*):[^@/]*@", "//$1:***@");
+    }
+
+    private static UsageException bad(String uri, String why) {
+        return new UsageException("serve: --store '" + redact(uri) + "' is not valid: " + why);
+    }
+}

@@ -1,0 +1,74 @@
+package dev.sluice.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** The command-line parser and the store URIs: every problem named with the option and the value. */
+class OptionsTest {
+    static Options parse(String... args) {
+        return Options.parse("serve", List.of(args), Set.of("http-port", "sync-interval"), Set.of("help"));
+    }
+
+    @Test
+    void valuesFlagsAndOperands() {
+        Options o = parse("--http-port", "0", "--sync-interval=250ms", "--help", "x");
+        assertEquals(0, o.port("http-port", 8080));
+        assertEquals(Duration.ofMillis(250), o.duration("sync-interval"));
+        assertTrue(o.flag("help"));
+        assertEquals(List.of("x"), o.operands());
+        assertEquals(8080, parse().port("http-port", 8080));
+    }
+
+    @Test
+    void problemsNameTheOptionAndValue() {
+        assertEquals(
+                "serve: --http-port '70000' is not valid: expected a port number from 0 to 65535 (0: any free port)",
+                assertThrows(UsageException.class, () -> parse("--http-port", "70000")
+                                .port("http-port", 1))
+                        .getMessage());
+        assertEquals(
+                "serve: --sync-interval '0s' is not valid: expected a positive duration such as 100ms, 1s, 5m or 1h",
+                assertThrows(UsageException.class, () -> parse("--sync-interval", "0s")
+                                .duration("sync-interval"))
+                        .getMessage());
+        assertEquals(
+                "serve: unknown option '--htp-port' (see: sluice-server serve --help)",
+                assertThrows(UsageException.class, () -> parse("--htp-port", "1"))
+                        .getMessage());
+        assertEquals(
+                "serve: --http-port needs a value",
+                assertThrows(UsageException.class, () -> parse("--http-port")).getMessage());
+        assertEquals(
+                "serve: --help takes no value, was given 'yes'",
+                assertThrows(UsageException.class, () -> parse("--help=yes")).getMessage());
+    }
+
+    @Test
+    void postgresUrisBecomeAPoolAndPasswordsStayOutOfMessages() {
+        var c = Stores.hikari("postgresql://app:p%40ss@db.example:6432/limits?sslmode=require");
+        assertEquals("jdbc:postgresql://db.example:6432/limits?sslmode=require", c.getJdbcUrl());
+        assertEquals("app", c.getUsername());
+        assertEquals("p@ss", c.getPassword());
+        assertEquals(
+                "jdbc:postgresql://h:5432/d", Stores.hikari("postgresql://h/d").getJdbcUrl());
+        assertEquals("postgresql://app:***@h/d", Stores.redact("postgresql://app:secret@h/d"));
+        UsageException e = assertThrows(UsageException.class, () -> Stores.hikari("postgresql://app:secret@h"));
+        assertEquals(
+                "serve: --store 'postgresql://app:***@h' is not valid: expected postgresql://user:password@host:port/database",
+                e.getMessage());
+        assertTrue(assertThrows(UsageException.class, () -> Stores.open("mongodb://h:1", null, Duration.ofMillis(15)))
+                .getMessage()
+                .contains("name the database"));
+        assertTrue(assertThrows(
+                        UsageException.class,
+                        () -> Stores.open("memory:", Duration.ofMillis(100), Duration.ofMillis(15)))
+                .getMessage()
+                .contains("--sync-interval needs a shared store"));
+    }
+}

@@ -1,0 +1,130 @@
+package dev.sluice.server;
+
+import static dev.sluice.server.ServerProcess.descriptor;
+import static dev.sluice.server.ServerProcess.request;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import com.google.protobuf.UInt64Value;
+import dev.sluice.policy.Policies;
+import dev.sluice.policy.PolicyLimiter;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.junit.jupiter.api.Test;
+
+/** The adapter in process: how a verdict becomes Envoy's fields, and what a store failure answers per domain. */
+class RateLimitAdapterTest {
+    static final String WINDOWS =
+            """
+            domain: w
+            descriptors:
+              - key: minute
+                rate_limit: {window: 60s, requests_per_unit: 3}
+              - key: week
+                rate_limit: {window: 7d, requests_per_unit: 3}
+              - key: odd
+                rate_limit: {window: 1500ms, requests_per_unit: 3}
+              - key: hourly
+                rate_limit: {unit: hour, requests_per_unit: 3, name: per_hour}
+            """;
+
+    static RateLimitAdapter adapter(String yaml) {
+        return new RateLimitAdapter(
+                PolicyLimiter.builder(Policies.parse("t.yaml", yaml)).build(),
+                HeaderStyle.DRAFT03,
+                new ServerMetrics(new SimpleMeterRegistry()),
+                null,
+                Duration.ofMillis(17));
+    }
+
+    @Test
+    void aWindowCarriesTheUnitOfItsLengthOrUnknown() {
+        RateLimitAdapter a = adapter(WINDOWS);
+        RateLimitResponse r = a.shouldRateLimit(request(
+                "w",
+                descriptor("minute", "x"),
+                descriptor("week", "x"),
+                descriptor("odd", "x"),
+                descriptor("hourly", "x")));
+        assertEquals(RateLimit.Unit.MINUTE, r.getStatuses(0).getCurrentLimit().getUnit());
+        assertEquals(RateLimit.Unit.WEEK, r.getStatuses(1).getCurrentLimit().getUnit());
+        assertEquals(RateLimit.Unit.UNKNOWN, r.getStatuses(2).getCurrentLimit().getUnit());
+        assertEquals(RateLimit.Unit.HOUR, r.getStatuses(3).getCurrentLimit().getUnit());
+        assertEquals("per_hour", r.getStatuses(3).getCurrentLimit().getName());
+        // A 1.5 s fixed window: the reset to the millisecond, at most the window.
+        long millis = r.getStatuses(2).getDurationUntilReset().getSeconds() * 1000
+                + r.getStatuses(2).getDurationUntilReset().getNanos() / 1_000_000;
+        assertEquals(0, r.getStatuses(2).getDurationUntilReset().getNanos() % 1_000_000);
+        assertEquals(true, millis > 0 && millis <= 1500, "reset " + millis + " ms");
+        // A unit: whole seconds.
+        assertEquals(0, r.getStatuses(3).getDurationUntilReset().getNanos());
+        // draft-03 headers of the closest descriptor: all have 2 left; the first found stays.
+        assertEquals("RateLimit-Limit", r.getResponseHeadersToAdd(0).getKey());
+        assertEquals("3", r.getResponseHeadersToAdd(0).getValue());
+        assertEquals("2", r.getResponseHeadersToAdd(1).getValue());
+    }
+
+    @Test
+    void descriptorsOfDifferentHitsAreDecidedPerCost() {
+        RateLimitAdapter a = adapter(WINDOWS);
+        RateLimitResponse r = a.shouldRateLimit(request(
+                        "w",
+                        descriptor("hourly", "a").toBuilder()
+                                .setHitsAddend(UInt64Value.of(2))
+                                .build(),
+                        descriptor("hourly", "b"))
+                .toBuilder()
+                .setHitsAddend(3)
+                .build());
+        assertEquals(Code.OK, r.getOverallCode());
+        assertEquals(1, r.getStatuses(0).getLimitRemaining());
+        assertEquals(0, r.getStatuses(1).getLimitRemaining());
+    }
+
+    @Test
+    void aStoreThatCannotAnswerIsAnsweredByTheDomainsOnStoreFailure() {
+        String yaml = "domain: open\ndescriptors:\n  - key: k\n    rate_limit: {unit: hour, requests_per_unit: 3}\n";
+        ExecutorService gone = Executors.newSingleThreadExecutor();
+        gone.shutdown(); // every check is rejected at once, as when every store thread waits on a dead store
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        for (String answer : new String[] {"allow", "deny"}) {
+            RateLimitAdapter a = new RateLimitAdapter(
+                    PolicyLimiter.builder(Policies.parse(
+                                    "t.yaml",
+                                    yaml.replace(
+                                            "domain: open", "domain: " + answer + "\non_store_failure: " + answer)))
+                            .build(),
+                    HeaderStyle.OFF,
+                    new ServerMetrics(registry),
+                    gone,
+                    Duration.ofMillis(17));
+            RateLimitResponse r = a.shouldRateLimit(request(answer, descriptor("k", "v")));
+            Code expected = answer.equals("allow") ? Code.OK : Code.OVER_LIMIT;
+            assertEquals(expected, r.getOverallCode(), answer);
+            assertEquals(expected, r.getStatuses(0).getCode(), answer);
+            assertFalse(r.getStatuses(0).hasCurrentLimit(), answer);
+            assertEquals(
+                    1.0,
+                    registry.get("sluice.server.store.failures")
+                            .tag("domain", answer)
+                            .tag("cause", "timeout")
+                            .tag("answer", answer)
+                            .counter()
+                            .count());
+        }
+    }
+
+    @Test
+    void badRequestsNameTheProblem() {
+        RateLimitAdapter a = adapter(WINDOWS);
+        InvalidRequestException e =
+                assertThrows(InvalidRequestException.class, () -> a.shouldRateLimit(request("w", descriptor("", "x"))));
+        assertEquals("descriptors[0].entries[0].key must not be empty", e.getMessage());
+    }
+}

@@ -1,0 +1,295 @@
+package dev.sluice.server;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.util.JsonFormat;
+import dev.sluice.testkit.Await;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The real jar, {@code sluice-server/target/sluice-server.jar}, run as a separate process, as a user runs it, with
+ * clients to talk to it: a gRPC channel over the generated Envoy stubs, and {@link HttpClient}.
+ */
+final class ServerProcess implements AutoCloseable {
+    static final Path JAR = Path.of(System.getProperty("sluice.server.jar", "target/sluice-server.jar"));
+    private static final Pattern LISTENING = Pattern.compile("sluice: (grpc|http) listening on (.+):(\\d+)");
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+
+    private final String name;
+    private final Process process;
+    private final List<String> out = Collections.synchronizedList(new ArrayList<>());
+    private final List<String> err = Collections.synchronizedList(new ArrayList<>());
+    private volatile int grpcPort = -1;
+    private volatile int httpPort = -1;
+    private ManagedChannel channel;
+
+    private ServerProcess(String name, Process process) {
+        this.name = name;
+        this.process = process;
+        pump(process.getInputStream(), out, true);
+        pump(process.getErrorStream(), err, false);
+    }
+
+    /** Starts {@code serve --http-port 0 --grpc-port 0} with {@code args} and waits until both ports are known. */
+    static ServerProcess serve(Map<String, String> env, String... args) {
+        List<String> command = new ArrayList<>(List.of("serve", "--http-port", "0", "--grpc-port", "0"));
+        command.addAll(List.of(args));
+        ServerProcess p = start(env, command);
+        try {
+            Await.until(
+                    "the ports of " + p.name + " (stdout: " + p.out + ", stderr: " + p.err + ")",
+                    Await.GENEROUS,
+                    () -> {
+                        if (!p.process.isAlive() && (p.grpcPort < 0 || p.httpPort < 0)) {
+                            throw new AssertionError(p.name + " exited with " + p.process.exitValue() + "; stdout: "
+                                    + p.out + "; stderr: " + p.err);
+                        }
+                        return p.grpcPort > 0 && p.httpPort > 0;
+                    });
+        } catch (RuntimeException | Error e) {
+            p.close();
+            throw e;
+        }
+        p.channel = NettyChannelBuilder.forAddress("127.0.0.1", p.grpcPort)
+                .usePlaintext()
+                .build();
+        return p;
+    }
+
+    static ServerProcess serve(String... args) {
+        return serve(Map.of(), args);
+    }
+
+    /** A command that runs to its end: its exit status, standard output and standard error. */
+    record Result(int status, String out, String err) {}
+
+    static Result run(String... args) {
+        ServerProcess p = start(Map.of(), List.of(args));
+        try {
+            if (!p.process.waitFor(60, TimeUnit.SECONDS)) {
+                throw new AssertionError(p.name + " still running after 60 s");
+            }
+            p.process.getInputStream().close();
+            Await.until("the output of " + p.name, Await.GENEROUS, () -> p.pumped == 2);
+            return new Result(p.process.exitValue(), String.join("\n", p.out), String.join("\n", p.err));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            p.close();
+        }
+    }
+
+    private volatile int pumped;
+
+    private static ServerProcess start(Map<String, String> env, List<String> args) {
+        if (!Files.isRegularFile(JAR)) {
+            throw new AssertionError(JAR.toAbsolutePath() + " is missing: the ITs run after 'mvn package'");
+        }
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-Xmx256m");
+        command.add("-XX:TieredStopAtLevel=1");
+        command.add("-jar");
+        command.add(JAR.toString());
+        command.addAll(args);
+        ProcessBuilder b = new ProcessBuilder(command);
+        b.environment().remove("SLUICE_ADMIN_TOKEN");
+        b.environment().putAll(env);
+        try {
+            Process process = b.start();
+            Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "sluice-server-kill"));
+            return new ServerProcess(String.join(" ", args), process);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start " + command, e);
+        }
+    }
+
+    private void pump(InputStream in, List<String> lines, boolean stdout) {
+        Thread t = new Thread(
+                () -> {
+                    try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+                        for (String line; (line = r.readLine()) != null; ) {
+                            lines.add(line);
+                            Matcher m = LISTENING.matcher(line);
+                            if (stdout && m.matches()) {
+                                int port = Integer.parseInt(m.group(3));
+                                if (m.group(1).equals("grpc")) {
+                                    grpcPort = port;
+                                } else {
+                                    httpPort = port;
+                                }
+                            }
+                        }
+                    } catch (IOException e) {
+                        // the process is gone
+                    } finally {
+                        synchronized (this) {
+                            pumped++;
+                        }
+                    }
+                },
+                "sluice-server-output");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    int httpPort() {
+        return httpPort;
+    }
+
+    int grpcPort() {
+        return grpcPort;
+    }
+
+    Process process() {
+        return process;
+    }
+
+    List<String> stdout() {
+        synchronized (out) {
+            return List.copyOf(out);
+        }
+    }
+
+    List<String> stderr() {
+        synchronized (err) {
+            return List.copyOf(err);
+        }
+    }
+
+    RateLimitServiceGrpc.RateLimitServiceBlockingStub grpc() {
+        return RateLimitServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+    }
+
+    RateLimitResponse shouldRateLimit(RateLimitRequest request) {
+        return grpc().shouldRateLimit(request);
+    }
+
+    HttpResponse<String> get(String path, String... headers) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(uri(path)).GET();
+        if (headers.length > 0) {
+            b.headers(headers);
+        }
+        return send(b.build());
+    }
+
+    HttpResponse<String> post(String path, String body, String... headers) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(uri(path)).POST(HttpRequest.BodyPublishers.ofString(body));
+        if (headers.length > 0) {
+            b.headers(headers);
+        }
+        return send(b.build());
+    }
+
+    HttpResponse<String> send(HttpRequest request) {
+        try {
+            return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new UncheckedIOException("HTTP " + request + " failed", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    URI uri(String path) {
+        return URI.create("http://127.0.0.1:" + httpPort + path);
+    }
+
+    /** Stops the process with SIGTERM, as an orchestrator does, and waits for it; kills it if it hangs. */
+    int stop() {
+        if (channel != null) {
+            channel.shutdownNow();
+        }
+        process.toHandle().destroy(); // SIGTERM; unlike Process.destroy(), keeps its output readable to the end
+        try {
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                process.waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            process.destroyForcibly();
+        }
+        return process.isAlive() ? -1 : process.exitValue();
+    }
+
+    @Override
+    public void close() {
+        if (process.isAlive()) {
+            stop();
+        } else if (channel != null) {
+            channel.shutdownNow();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name;
+    }
+
+    // ---- requests and answers, for the tests
+
+    static RateLimitDescriptor descriptor(String... keysAndValues) {
+        RateLimitDescriptor.Builder d = RateLimitDescriptor.newBuilder();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            d.addEntries(RateLimitDescriptor.Entry.newBuilder()
+                    .setKey(keysAndValues[i])
+                    .setValue(keysAndValues[i + 1]));
+        }
+        return d.build();
+    }
+
+    static RateLimitRequest request(String domain, RateLimitDescriptor... descriptors) {
+        return RateLimitRequest.newBuilder()
+                .setDomain(domain)
+                .addAllDescriptors(List.of(descriptors))
+                .build();
+    }
+
+    static String json(RateLimitRequest r) {
+        try {
+            return JsonFormat.printer().print(r);
+        } catch (InvalidProtocolBufferException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    static RateLimitResponse parse(String json) {
+        RateLimitResponse.Builder b = RateLimitResponse.newBuilder();
+        try {
+            JsonFormat.parser().merge(json, b);
+        } catch (InvalidProtocolBufferException e) {
+            throw new AssertionError("not a RateLimitResponse: " + json, e);
+        }
+        return b.build();
+    }
+}

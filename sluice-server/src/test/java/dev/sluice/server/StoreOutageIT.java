@@ -1,0 +1,150 @@
+package dev.sluice.server;
+
+import static dev.sluice.server.ServerProcess.descriptor;
+import static dev.sluice.server.ServerProcess.request;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.testkit.Await;
+import dev.sluice.testkit.server.EmbeddedMongoServer;
+import dev.sluice.testkit.server.MongoServers;
+import dev.sluice.testkit.server.PostgresServers;
+import dev.sluice.testkit.server.RedisServer;
+import dev.sluice.testkit.server.RedisServers;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Redis stopped under a running service with the default store timeout (15 ms): every request is still answered,
+ * quickly, by its domain's {@code on_store_failure} (allow for one domain, deny for the other), counted; once Redis is
+ * back, the same process answers from the store again, without a restart.
+ */
+class StoreOutageIT {
+    @TempDir
+    Path dir;
+
+    @Test
+    void redis() throws IOException {
+        try (RedisServer redis = RedisServers.start()) {
+            outage("Redis", redis.uri(), redis::stop, redis::restart);
+        }
+    }
+
+    @Test
+    void postgresql() throws IOException {
+        try (PostgresServers.Own postgres = PostgresServers.startOwn()) {
+            outage("PostgreSQL", PostgresServeIT.storeUri(postgres.url()), postgres::stop, postgres::restart);
+        }
+    }
+
+    @Test
+    void mongodb() throws IOException {
+        try (EmbeddedMongoServer mongo = MongoServers.start()) {
+            outage("MongoDB", mongo.connectionString() + "/sluice", mongo::stop, mongo::start);
+        }
+    }
+
+    void outage(String name, String storeUri, Runnable stop, Runnable restart) throws IOException {
+        Files.writeString(
+                dir.resolve("open.yaml"),
+                """
+                domain: open
+                descriptors:
+                  - key: k
+                    rate_limit: {unit: hour, requests_per_unit: 5}
+                """);
+        Files.writeString(
+                dir.resolve("closed.yaml"),
+                """
+                domain: closed
+                on_store_failure: deny
+                descriptors:
+                  - key: k
+                    rate_limit: {unit: hour, requests_per_unit: 5}
+                """);
+        String key = UUID.randomUUID().toString();
+        RateLimitRequest open = request("open", descriptor("k", key));
+        RateLimitRequest closed = request("closed", descriptor("k", key));
+        try (ServerProcess server = ServerProcess.serve("--config", dir.toString(), "--store", storeUri)) {
+            // Healthy (a first call may meet a cold JVM; the answers are what counts).
+            Await.until("answers from " + name, Await.GENEROUS, () -> server.shouldRateLimit(open)
+                    .getStatuses(0)
+                    .hasCurrentLimit());
+            Await.until(
+                    "answers from " + name + " to the deny domain",
+                    Await.GENEROUS,
+                    () -> server.shouldRateLimit(closed).getStatuses(0).hasCurrentLimit());
+
+            double allowedBefore = failures(server, "allow", "open");
+            double deniedBefore = failures(server, "deny", "closed");
+            String before = server.get("/metrics").body();
+            stop.run();
+            List<Long> millis = Collections.synchronizedList(new ArrayList<>());
+            for (int i = 0; i < 40; i++) {
+                long start = System.nanoTime();
+                RateLimitResponse o = server.shouldRateLimit(open);
+                RateLimitResponse c = server.shouldRateLimit(closed);
+                millis.add((System.nanoTime() - start) / 2_000_000);
+                assertEquals(Code.OK, o.getOverallCode(), "on_store_failure: allow, request " + i);
+                assertEquals(Code.OVER_LIMIT, c.getOverallCode(), "on_store_failure: deny, request " + i);
+                assertEquals(Code.OVER_LIMIT, c.getStatuses(0).getCode());
+            }
+            Collections.sort(millis);
+            // Client-side round trips on a shared machine: the bound only says "never a hang"; the median is reported.
+            assertTrue(millis.get(millis.size() - 1) < 2000, "every answer within 2 s: " + millis);
+            System.out.println("StoreOutageIT: " + name + " down: answers in a median " + millis.get(millis.size() / 2)
+                    + " ms, max " + millis.get(millis.size() - 1) + " ms (client side, gRPC included)");
+            // Server side, from the request's arrival to its answer: the store timeout (15 ms) bounds it, give or take
+            // the scheduling of a loaded machine.
+            String during = server.get("/metrics").body();
+            String grpcMax = "sluice_server_answer_seconds_max{transport=\"grpc\"}";
+            double count = Metrics.value(during, "sluice_server_answer_seconds_count{transport=\"grpc\"}")
+                    - Metrics.value(before, "sluice_server_answer_seconds_count{transport=\"grpc\"}");
+            double sum = Metrics.value(during, "sluice_server_answer_seconds_sum{transport=\"grpc\"}")
+                    - Metrics.value(before, "sluice_server_answer_seconds_sum{transport=\"grpc\"}");
+            assertEquals(80, count, during);
+            System.out.println("StoreOutageIT: " + name + " down: server-side mean "
+                    + Math.round(sum / count * 1e4) / 10.0 + " ms, max of the last minute "
+                    + Math.round(Metrics.value(during, grpcMax) * 1e4) / 10.0 + " ms");
+            assertTrue(sum / count < 0.020, "a mean under Envoy's 20 ms: " + sum / count + " s");
+            assertEquals(40, failures(server, "allow", "open") - allowedBefore);
+            assertEquals(40, failures(server, "deny", "closed") - deniedBefore);
+            assertEquals(200, server.get("/healthcheck").statusCode());
+
+            restart.run();
+            String fresh = UUID.randomUUID().toString();
+            RateLimitRequest after = request("closed", descriptor("k", fresh));
+            Await.until("answers from " + name + " again", Await.GENEROUS, () -> {
+                RateLimitResponse r = server.shouldRateLimit(after);
+                return r.getOverallCode() == Code.OK && r.getStatuses(0).hasCurrentLimit();
+            });
+            // Counting again, from the store.
+            RateLimitResponse next = server.shouldRateLimit(after);
+            assertEquals(Code.OK, next.getOverallCode());
+            assertTrue(next.getStatuses(0).getLimitRemaining() < 4, next.toString());
+        }
+    }
+
+    /** {@code sluice_server_store_failures_total} of a domain, failed and late calls together. */
+    static double failures(ServerProcess server, String answer, String domain) {
+        String page = server.get("/metrics").body();
+        double sum = 0;
+        for (String cause : List.of("failed", "timeout")) {
+            sum += Metrics.value(
+                    page,
+                    "sluice_server_store_failures_total{answer=\"" + answer + "\",cause=\"" + cause + "\",domain=\""
+                            + domain + "\"}");
+        }
+        return sum;
+    }
+}

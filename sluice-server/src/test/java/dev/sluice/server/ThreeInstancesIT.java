@@ -1,0 +1,91 @@
+package dev.sluice.server;
+
+import static dev.sluice.server.ServerProcess.descriptor;
+import static dev.sluice.server.ServerProcess.request;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.testkit.server.RedisServers;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Three {@code serve} processes on one Redis, traffic spread over them by six client threads: exact mode admits
+ * exactly the limit; synchronized mode stays within docs/sync-mode.md's bound (at most L + (n−1)·L, and never
+ * short of L when more is offered).
+ */
+class ThreeInstancesIT {
+    static final int LIMIT = 60;
+    static final int OFFERED = 240;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void exactModeAdmitsExactlyTheLimit() throws Exception {
+        int admitted = run("--store-timeout", "5s");
+        assertEquals(LIMIT, admitted);
+    }
+
+    @Test
+    void synchronizedModeStaysWithinItsBound() throws Exception {
+        int admitted = run("--sync-interval", "100ms");
+        System.out.println("ThreeInstancesIT: synchronized mode admitted " + admitted + " of " + OFFERED
+                + " against a limit of " + LIMIT);
+        assertTrue(admitted >= LIMIT && admitted <= 3 * LIMIT, "between L and L + 2L: " + admitted);
+    }
+
+    /** Offers {@link #OFFERED} requests for one key round robin to three processes; returns how many were admitted. */
+    int run(String... mode) throws IOException, InterruptedException, java.util.concurrent.ExecutionException {
+        Files.writeString(
+                dir.resolve("shared.yaml"),
+                "domain: shared\ndescriptors:\n  - key: k\n    rate_limit: {unit: hour, requests_per_unit: " + LIMIT
+                        + "}\n");
+        List<String> args = new ArrayList<>(List.of(
+                "--config", dir.toString(), "--store", RedisServers.shared().uri()));
+        args.addAll(List.of(mode));
+        List<ServerProcess> servers = new ArrayList<>();
+        ExecutorService clients = Executors.newFixedThreadPool(6);
+        try {
+            for (int i = 0; i < 3; i++) {
+                servers.add(ServerProcess.serve(args.toArray(String[]::new)));
+            }
+            RateLimitRequest r =
+                    request("shared", descriptor("k", UUID.randomUUID().toString()));
+            AtomicInteger admitted = new AtomicInteger();
+            AtomicInteger next = new AtomicInteger();
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < 6; t++) {
+                done.add(clients.submit(() -> {
+                    for (int i; (i = next.getAndIncrement()) < OFFERED; ) {
+                        if (servers.get(i % 3).shouldRateLimit(r).getOverallCode() == Code.OK) {
+                            admitted.incrementAndGet();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get();
+            }
+            return admitted.get();
+        } finally {
+            clients.shutdownNow();
+            for (ServerProcess s : servers) {
+                s.close();
+            }
+        }
+    }
+}
