@@ -6,17 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import dev.sluice.Algorithm;
-import dev.sluice.Decision;
 import dev.sluice.FailurePolicy;
 import dev.sluice.RateLimiter;
 import dev.sluice.testkit.Await;
+import dev.sluice.testkit.RecoveryProbe;
 import dev.sluice.testkit.server.EmbeddedMongoServer;
 import dev.sluice.testkit.server.MongoServers;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -47,17 +45,17 @@ class MongoRecoveryTest {
                             .failurePolicy(FailurePolicy.FAIL_CLOSED)
                             .build())
                     .build();
-            Caller caller = new Caller(limiter, "recovery:" + run + ":");
+            RecoveryProbe caller = RecoveryProbe.start(limiter, "recovery:" + run + ":");
             try {
                 caller.arm();
                 caller.awaitRight();
                 for (int outage = 1; outage <= OUTAGES; outage++) {
                     server.stop();
-                    long failed = caller.failed.get();
+                    long failed = caller.failed();
                     Await.until(
                             "three failure-policy answers while down",
                             Await.GENEROUS,
-                            () -> caller.failed.get() >= failed + 3);
+                            () -> caller.failed() >= failed + 3);
                     caller.arm(); // no right answer can come before the server is back
                     server.start();
                     long back = System.nanoTime();
@@ -73,59 +71,7 @@ class MongoRecoveryTest {
             } finally {
                 caller.stop();
             }
-            assertEquals(0, caller.wrong.get(), "every answer was the server's or the failure policy's");
-        }
-    }
-
-    /**
-     * Decides on a new key every 10 ms: right is allowed with {@code LIMIT - 1} left, the failure policy's answer is
-     * {@link Decision#failed()}; anything else is wrong.
-     */
-    static final class Caller {
-        final AtomicLong failed = new AtomicLong();
-        final AtomicLong wrong = new AtomicLong();
-        private final AtomicLong firstRightAt = new AtomicLong(); // System.nanoTime() at its answer
-        private volatile boolean armed;
-        private final Thread thread;
-        private volatile boolean running = true;
-
-        Caller(RateLimiter limiter, String keys) {
-            thread = new Thread(
-                    () -> {
-                        for (long i = 0; running; i++) {
-                            Decision d = limiter.tryAcquire(keys + i);
-                            long at = System.nanoTime();
-                            if (d.failed()) {
-                                failed.incrementAndGet();
-                            } else if (d.allowed() && d.remaining() == LIMIT - 1) {
-                                if (armed) {
-                                    armed = false;
-                                    firstRightAt.set(at);
-                                }
-                            } else {
-                                wrong.incrementAndGet();
-                            }
-                            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
-                        }
-                    },
-                    "recovery-caller");
-            thread.start();
-        }
-
-        /** Makes the next right answer's time the one {@link #awaitRight()} returns. */
-        void arm() {
-            armed = true;
-        }
-
-        /** Waits for the first right answer since {@link #arm()}; returns the time it was given. */
-        long awaitRight() {
-            Await.until("a right decision", Await.GENEROUS, () -> !armed);
-            return firstRightAt.get();
-        }
-
-        void stop() throws InterruptedException {
-            running = false;
-            thread.join(Await.GENEROUS.toMillis());
+            assertEquals(0, caller.wrong(), "every answer was the server's or the failure policy's");
         }
     }
 }

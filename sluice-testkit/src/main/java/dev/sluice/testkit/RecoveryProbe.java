@@ -1,0 +1,91 @@
+package dev.sluice.testkit;
+
+import dev.sluice.Decision;
+import dev.sluice.RateLimiter;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A caller that keeps deciding through a store while a test stops and restarts its server, to measure how soon the
+ * answers are right again: every 10 ms it decides a request on a key never used before, on a thread of its own. A
+ * right answer admits with {@code limit - 1} left; the failure policy's is {@link Decision#failed()}; anything else is
+ * wrong.
+ *
+ * <pre>{@code
+ * RecoveryProbe probe = RecoveryProbe.start(limiter, "recovery:" + run + ":");
+ * server.stop();
+ * probe.arm();                       // no right answer can come before the server is back
+ * server.restart();
+ * long back = System.nanoTime();
+ * long took = probe.awaitRight() - back;
+ * probe.stop();
+ * }</pre>
+ */
+public final class RecoveryProbe {
+
+    private final AtomicLong failed = new AtomicLong();
+    private final AtomicLong wrong = new AtomicLong();
+    private final AtomicLong firstRightAt = new AtomicLong(); // System.nanoTime() at its answer
+    private volatile boolean armed;
+    private volatile boolean running = true;
+    private final Thread thread;
+
+    private RecoveryProbe(RateLimiter limiter, String keyPrefix) {
+        long right = limiter.config().limit() - 1;
+        thread = new Thread(
+                () -> {
+                    for (long i = 0; running; i++) {
+                        Decision d = limiter.tryAcquire(keyPrefix + i);
+                        long at = System.nanoTime();
+                        if (d.failed()) {
+                            failed.incrementAndGet();
+                        } else if (d.allowed() && d.remaining() == right) {
+                            if (armed) {
+                                armed = false;
+                                firstRightAt.set(at);
+                            }
+                        } else {
+                            wrong.incrementAndGet();
+                        }
+                        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+                    }
+                },
+                "sluice-recovery-probe");
+        thread.setDaemon(true);
+    }
+
+    /** Starts deciding on {@code limiter}, on keys {@code keyPrefix} followed by a number. */
+    public static RecoveryProbe start(RateLimiter limiter, String keyPrefix) {
+        RecoveryProbe probe = new RecoveryProbe(limiter, keyPrefix);
+        probe.thread.start();
+        return probe;
+    }
+
+    /** Makes the next right answer's time the one {@link #awaitRight()} returns. */
+    public void arm() {
+        armed = true;
+    }
+
+    /** Waits (bounded, {@link Await#GENEROUS}) for the first right answer since {@link #arm()}; returns its time. */
+    public long awaitRight() {
+        Await.until("a right decision", Await.GENEROUS, () -> !armed);
+        return firstRightAt.get();
+    }
+
+    /** Answers of the failure policy so far. */
+    public long failed() {
+        return failed.get();
+    }
+
+    /** Answers neither right nor the failure policy's so far. */
+    public long wrong() {
+        return wrong.get();
+    }
+
+    /** Stops deciding, waiting (bounded) for the thread to end. */
+    public void stop() throws InterruptedException {
+        running = false;
+        thread.join(Await.GENEROUS.toMillis());
+    }
+}
