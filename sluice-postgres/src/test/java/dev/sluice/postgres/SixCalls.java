@@ -7,13 +7,8 @@ import dev.sluice.Decision;
 import dev.sluice.FailurePolicy;
 import dev.sluice.RateLimiter;
 import dev.sluice.spi.RateLimitStore;
+import dev.sluice.testkit.AtOnce;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 
 /**
  * A new service instance, for {@link PostgresFreshJvmTest}: builds the pool, store and limiter as
@@ -39,24 +34,9 @@ public final class SixCalls {
                     .limit(5, Duration.ofHours(1))
                     .store(store)
                     .build();
-            ExecutorService threads = Executors.newFixedThreadPool(6);
-            CountDownLatch ready = new CountDownLatch(6);
-            CountDownLatch go = new CountDownLatch(1);
-            List<Future<Decision>> calls = new ArrayList<>();
-            for (int i = 0; i < 6; i++) {
-                calls.add(threads.submit(() -> {
-                    ready.countDown();
-                    go.await();
-                    return limiter.tryAcquire(args[1]);
-                }));
-            }
-            ready.await();
-            go.countDown();
-            for (Future<Decision> call : calls) {
-                Decision d = call.get();
+            for (Decision d : AtOnce.tryAcquire(limiter, args[1], 6)) {
                 System.out.println("allowed=" + d.allowed() + " failed=" + d.failed());
             }
-            threads.shutdown();
         }
     }
 }

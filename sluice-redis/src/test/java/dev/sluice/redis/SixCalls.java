@@ -3,15 +3,10 @@ package dev.sluice.redis;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
+import dev.sluice.testkit.AtOnce;
 import io.lettuce.core.RedisClient;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -41,24 +36,12 @@ public final class SixCalls {
                 .store(store)
                 .build();
 
-        ExecutorService threads = Executors.newFixedThreadPool(6);
-        CountDownLatch go = new CountDownLatch(1);
-        List<Future<Decision>> calls = new ArrayList<>();
-        for (int i = 0; i < 6; i++) {
-            calls.add(threads.submit(() -> {
-                go.await();
-                return limiter.tryAcquire(key);
-            }));
-        }
-        go.countDown();
         int allowed = 0;
         int failed = 0;
-        for (Future<Decision> call : calls) {
-            Decision d = call.get();
+        for (Decision d : AtOnce.tryAcquire(limiter, key, 6)) {
             allowed += d.allowed() ? 1 : 0;
             failed += d.failed() ? 1 : 0;
         }
-        threads.shutdown();
 
         limiter.close();
         store.close();
