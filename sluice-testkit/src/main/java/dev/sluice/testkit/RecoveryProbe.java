@@ -2,6 +2,9 @@ package dev.sluice.testkit;
 
 import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -53,6 +56,40 @@ public final class RecoveryProbe {
                 },
                 "sluice-recovery-probe");
         thread.setDaemon(true);
+    }
+
+    /**
+     * Runs {@code outages} outages under a probe on {@code limiter}: waits for a right answer, then for each outage
+     * stops the server ({@code stop}), waits for three failure-policy answers, starts it again ({@code start}) and
+     * measures the time from then to the first right answer. Returns those times, in order.
+     *
+     * @throws AssertionError if an answer was neither right nor the failure policy's
+     */
+    public static List<Duration> outages(
+            RateLimiter limiter, String keyPrefix, int outages, Runnable stop, Runnable start)
+            throws InterruptedException {
+        RecoveryProbe probe = start(limiter, keyPrefix);
+        List<Duration> took = new ArrayList<>();
+        try {
+            probe.arm();
+            probe.awaitRight();
+            for (int outage = 1; outage <= outages; outage++) {
+                stop.run();
+                long failed = probe.failed();
+                Await.until(
+                        "three failure-policy answers while down", Await.GENEROUS, () -> probe.failed() >= failed + 3);
+                probe.arm(); // no right answer can come before the server is back
+                start.run();
+                long back = System.nanoTime();
+                took.add(Duration.ofNanos(Math.max(0, probe.awaitRight() - back)));
+            }
+        } finally {
+            probe.stop();
+        }
+        if (probe.wrong() != 0) {
+            throw new AssertionError(probe.wrong() + " answers were neither the server's nor the failure policy's");
+        }
+        return took;
     }
 
     /** Starts deciding on {@code limiter}, on keys {@code keyPrefix} followed by a number. */
