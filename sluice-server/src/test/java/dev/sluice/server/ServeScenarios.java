@@ -50,9 +50,9 @@ abstract class ServeScenarios {
                 rate_limit:
                   unit: second
                   requests_per_unit: 50
-              - key: one_per_minute
+              - key: one_per_day
                 rate_limit:
-                  unit: minute
+                  unit: day
                   requests_per_unit: 1
             """;
     static final String ANOTHER =
@@ -65,7 +65,7 @@ abstract class ServeScenarios {
                   requests_per_unit: 20
               - key: key3
                 rate_limit:
-                  unit: hour
+                  unit: day
                   requests_per_unit: 10
               - key: key4
                 rate_limit:
@@ -188,9 +188,9 @@ abstract class ServeScenarios {
             long after = Instant.now().getEpochSecond();
             assertEquals(Code.OK, r.getOverallCode(), "request " + i);
             DescriptorStatus s = r.getStatuses(0);
-            assertEquals(limit(10, RateLimit.Unit.HOUR), s.getCurrentLimit());
+            assertEquals(limit(10, RateLimit.Unit.DAY), s.getCurrentLimit());
             assertEquals(10 - i, s.getLimitRemaining(), "request " + i);
-            assertResetOfUnit(3600, before, after, s);
+            assertResetOfUnit(86_400, before, after, s);
         }
         for (int i = 0; i < 3; i++) {
             long before = Instant.now().getEpochSecond();
@@ -199,9 +199,9 @@ abstract class ServeScenarios {
             assertEquals(Code.OVER_LIMIT, r.getOverallCode());
             DescriptorStatus s = r.getStatuses(0);
             assertEquals(Code.OVER_LIMIT, s.getCode());
-            assertEquals(limit(10, RateLimit.Unit.HOUR), s.getCurrentLimit());
+            assertEquals(limit(10, RateLimit.Unit.DAY), s.getCurrentLimit());
             assertEquals(0, s.getLimitRemaining());
-            assertResetOfUnit(3600, before, after, s);
+            assertResetOfUnit(86_400, before, after, s);
         }
         // Two descriptors, one over its limit: the request is over the limit.
         String w = unique();
@@ -300,17 +300,17 @@ abstract class ServeScenarios {
     @Test
     void httpJsonAnswersTheSameAs200Then429() {
         String v = unique();
-        String body = ServerProcess.json(request("basic", descriptor("one_per_minute", v)));
+        String body = ServerProcess.json(request("basic", descriptor("one_per_day", v)));
         HttpResponse<String> ok = server.post("/json", body);
         assertEquals(200, ok.statusCode(), ok.body());
         assertEquals("application/json", ok.headers().firstValue("Content-Type").orElse(""));
         RateLimitResponse first = ServerProcess.parse(ok.body());
         assertEquals(Code.OK, first.getOverallCode());
-        assertEquals(limit(1, RateLimit.Unit.MINUTE), first.getStatuses(0).getCurrentLimit());
+        assertEquals(limit(1, RateLimit.Unit.DAY), first.getStatuses(0).getCurrentLimit());
         assertTrue(
                 ok.body()
                         .startsWith("{\"overallCode\":\"OK\",\"statuses\":[{\"code\":\"OK\",\"currentLimit\":"
-                                + "{\"requestsPerUnit\":1,\"unit\":\"MINUTE\"},"),
+                                + "{\"requestsPerUnit\":1,\"unit\":\"DAY\"},"),
                 ok.body());
 
         HttpResponse<String> over = server.post("/json", body);

@@ -51,7 +51,7 @@ class ThreeInstancesIT {
     int run(String... mode) throws IOException, InterruptedException, java.util.concurrent.ExecutionException {
         Files.writeString(
                 dir.resolve("shared.yaml"),
-                "domain: shared\ndescriptors:\n  - key: k\n    rate_limit: {unit: hour, requests_per_unit: " + LIMIT
+                "domain: shared\ndescriptors:\n  - key: k\n    rate_limit: {unit: day, requests_per_unit: " + LIMIT
                         + "}\n");
         List<String> args = new ArrayList<>(List.of(
                 "--config", dir.toString(), "--store", RedisServers.shared().uri()));
