@@ -45,34 +45,27 @@ final class Calls {
     private static final System.Logger LOG = System.getLogger(PostgresStore.class.getName());
 
     /** Per DataSource class: its public {@code boolean isClosed()}, if it has one (HikariCP, Commons DBCP 2). */
-    private static final ClassValue<Optional<Method>> IS_CLOSED = new ClassValue<>() {
-        @Override
-        protected Optional<Method> computeValue(Class<?> type) {
-            try {
-                Method m = type.getMethod("isClosed");
-                boolean usable = m.getReturnType() == boolean.class
-                        && Modifier.isPublic(m.getDeclaringClass().getModifiers());
-                return usable ? Optional.of(m) : Optional.empty();
-            } catch (NoSuchMethodException | SecurityException e) {
-                return Optional.empty();
-            }
-        }
-    };
-
+    private static final ClassValue<Optional<Method>> IS_CLOSED = publicMethod("isClosed", boolean.class);
     /** Per DataSource class: its public {@code long getConnectionTimeout()} in milliseconds, if it has one (HikariCP). */
-    private static final ClassValue<Optional<Method>> CONNECTION_TIMEOUT = new ClassValue<>() {
-        @Override
-        protected Optional<Method> computeValue(Class<?> type) {
-            try {
-                Method m = type.getMethod("getConnectionTimeout");
-                boolean usable = m.getReturnType() == long.class
-                        && Modifier.isPublic(m.getDeclaringClass().getModifiers());
-                return usable ? Optional.of(m) : Optional.empty();
-            } catch (NoSuchMethodException | SecurityException e) {
-                return Optional.empty();
+    private static final ClassValue<Optional<Method>> CONNECTION_TIMEOUT =
+            publicMethod("getConnectionTimeout", long.class);
+
+    /** Per class: its public method {@code name()} returning {@code returns}, if it has one. */
+    private static ClassValue<Optional<Method>> publicMethod(String name, Class<?> returns) {
+        return new ClassValue<>() {
+            @Override
+            protected Optional<Method> computeValue(Class<?> type) {
+                try {
+                    Method m = type.getMethod(name);
+                    boolean usable = m.getReturnType() == returns
+                            && Modifier.isPublic(m.getDeclaringClass().getModifiers());
+                    return usable ? Optional.of(m) : Optional.empty();
+                } catch (NoSuchMethodException | SecurityException e) {
+                    return Optional.empty();
+                }
             }
-        }
-    };
+        };
+    }
 
     private Calls() {}
 
@@ -80,18 +73,18 @@ final class Calls {
      * Warns, once per store built, if {@code dataSource} says how long it waits to lend a connection (HikariCP's
      * {@code connectionTimeout}) and that is longer than both the store's {@code timeout} and 250 ms (HikariCP's
      * least): the store cannot interrupt {@link DataSource#getConnection()}, so during an outage every call would wait
-     * that long, not the store's timeout. Returns the pool's timeout in milliseconds, or -1 if it does not say.
+     * that long, not the store's timeout.
      */
-    static long checkBorrowTimeout(DataSource dataSource, Duration timeout, String store) {
+    static void checkBorrowTimeout(DataSource dataSource, Duration timeout, String store) {
         Optional<Method> getter = CONNECTION_TIMEOUT.get(dataSource.getClass());
         if (getter.isEmpty()) {
-            return -1;
+            return;
         }
         long millis;
         try {
             millis = (long) getter.get().invoke(dataSource);
         } catch (IllegalAccessException | InvocationTargetException | RuntimeException e) {
-            return -1;
+            return;
         }
         long bound = Math.max(timeout.toMillis(), 250);
         if (millis > bound) {
@@ -103,7 +96,6 @@ final class Calls {
                             + " Set the pool's connectionTimeout to " + bound
                             + " ms, or give Sluice a pool of its own");
         }
-        return millis;
     }
 
     /** The statements of one call, on a borrowed connection. */
