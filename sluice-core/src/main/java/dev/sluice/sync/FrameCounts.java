@@ -24,6 +24,14 @@ final class FrameCounts {
         a = new long[2 * capacity];
     }
 
+    /** Takes over {@code pairs}, {@code [frame0, count0, frame1, count1, ...]}: frames increasing, counts non-zero. */
+    static FrameCounts ofPairs(long[] pairs) {
+        FrameCounts f = new FrameCounts(0);
+        f.a = pairs;
+        f.size = pairs.length / 2;
+        return f;
+    }
+
     static FrameCounts of(Map<Long, Long> counters) {
         FrameCounts f = new FrameCounts(Math.max(2, counters.size()));
         for (Map.Entry<Long, Long> e : counters.entrySet()) {
@@ -76,7 +84,7 @@ final class FrameCounts {
         }
         int at = -j - 1;
         if (2 * size == a.length) {
-            a = Arrays.copyOf(a, a.length * 2);
+            a = Arrays.copyOf(a, Math.max(4, a.length * 2));
         }
         System.arraycopy(a, 2 * at, a, 2 * at + 2, 2 * (size - at));
         a[2 * at] = frame;

@@ -25,8 +25,14 @@ final class KeyState {
     AlgorithmState view;
     /** The store's record as last read or written here: {@code g}. */
     CounterSnapshot global = CounterSnapshot.absent();
-    /** Counts taken here and not yet written: {@code i}. Negative where a cancel gave back flushed permits. */
-    final FrameCounts pending = new FrameCounts();
+    /**
+     * How many times a decision or a cancel here changed {@link #view}. The counts taken here and not yet written,
+     * {@code i}, are not kept apart: they are {@code view - global}, worked out by the flusher
+     * ({@code SynchronizedLimiter.local}), so a decision only updates the view.
+     */
+    long changes;
+    /** The value of {@link #changes} when {@code view} was last known to equal {@code global}: {@code i} was empty. */
+    long cleanAt;
     /** A write whose outcome is unknown (its call failed), settled by the next read of the record; or null. */
     @Nullable
     Attempt doubt;
@@ -37,7 +43,9 @@ final class KeyState {
     /** Set once, when the first read of the record has answered or failed: from then on the rounds take the key. */
     boolean loaded;
 
-    /** Opened once, right after {@link #loaded} is set. */
+    /** Set once, right after {@link #loaded}: read without the monitor, so a decision on a loaded key takes no latch. */
+    private volatile boolean open;
+    /** Opened once, right after {@link #open} is set. */
     private final CountDownLatch ready = new CountDownLatch(1);
 
     KeyState(SynchronizedLimiter limiter, String key, CounterKey id, AlgorithmState view, long now) {
@@ -53,6 +61,7 @@ final class KeyState {
         synchronized (this) {
             loaded = true;
         }
+        open = true;
         ready.countDown();
     }
 
@@ -61,7 +70,7 @@ final class KeyState {
      * bounds the read. An interrupt does not end the wait (the decision needs the key), but is kept for the caller.
      */
     void awaitLoaded() {
-        if (ready.getCount() == 0) {
+        if (open) {
             return;
         }
         boolean interrupted = false;
@@ -76,6 +85,11 @@ final class KeyState {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** Whether {@code i} may hold counts: a decision or a cancel changed the view since it last equalled {@code g}. */
+    boolean dirty() {
+        return changes != cleanAt;
     }
 
     /** A write that was sent: the version it expected and set, and the counts of {@code i} it carried. */

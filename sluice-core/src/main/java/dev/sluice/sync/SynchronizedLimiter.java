@@ -154,14 +154,14 @@ final class SynchronizedLimiter implements RateLimiter {
     }
 
     /**
-     * Decides on {@code g + i} of {@code ks}, whose monitor the caller holds, and counts the permits in {@code i}
-     * where a consuming decision takes them (allowed, or refused with {@code countRejected}).
+     * Decides on {@code g + i} of {@code ks}, whose monitor the caller holds, and takes the permits into it where a
+     * consuming decision takes them (allowed, or refused with {@code countRejected}); the flusher finds them in
+     * {@link #local}.
      */
     Decision decideHeld(KeyState ks, long now, long cost, boolean consume) {
         Decision d = ks.view.decide(params, now, cost, consume);
         if (consume && (d.allowed() || config.countRejected())) {
-            long place = ks.view.place(params, now);
-            ks.pending.add(FrameStates.frameOf(algorithm, params, place), cost);
+            ks.changes++;
         }
         ks.lastUsed = Math.max(ks.lastUsed, now);
         return d;
@@ -193,11 +193,10 @@ final class SynchronizedLimiter implements RateLimiter {
             if (ks.retired) {
                 return false;
             }
-            long held = ks.global.counters().getOrDefault(r.frame, 0L) + ks.pending.get(r.frame);
-            if (held <= 0 || !ks.view.giveBack(params, now, r.cost, r.place)) {
+            if (!ks.view.giveBack(params, now, r.cost, r.place)) {
                 return false;
             }
-            ks.pending.add(r.frame, -Math.min(r.cost, held));
+            ks.changes++;
             return true;
         }
     }
@@ -226,7 +225,7 @@ final class SynchronizedLimiter implements RateLimiter {
         for (KeyState ks : states.values()) {
             synchronized (ks) {
                 states.remove(ks.key, ks);
-                if (!ks.retired && (!ks.pending.isEmpty() || ks.doubt != null)) {
+                if (!ks.retired && (ks.dirty() || ks.doubt != null)) {
                     unwritten.add(ks);
                 }
             }
@@ -262,11 +261,11 @@ final class SynchronizedLimiter implements RateLimiter {
             if (ks.retired) {
                 return null;
             }
-            ks.pending.dropBefore(liveFrom);
-            if (ks.pending.isEmpty()) {
+            FrameCounts written = local(ks, now);
+            if (written.isEmpty()) {
+                ks.cleanAt = ks.changes;
                 return null;
             }
-            FrameCounts written = ks.pending.copy();
             FrameCounts merged = FrameCounts.of(ks.global.counters());
             merged.addAll(written, 1);
             merged.dropBefore(liveFrom);
@@ -274,7 +273,7 @@ final class SynchronizedLimiter implements RateLimiter {
             long expireAt = counters.isEmpty() ? now : counters.lastKey() + lifetime;
             long expected = ks.global.version();
             CounterWrite write = new CounterWrite(ks.id, expected, nextVersion(versions, expected), counters, expireAt);
-            return new Flight(ks, write, written);
+            return new Flight(ks, write, written, ks.changes);
         }
     }
 
@@ -283,7 +282,9 @@ final class SynchronizedLimiter implements RateLimiter {
         KeyState ks = f.state();
         synchronized (ks) {
             ks.global = new CounterSnapshot(f.write().newVersion(), f.write().counters());
-            ks.pending.addAll(f.written(), -1);
+            if (ks.changes == f.changes()) {
+                ks.cleanAt = f.changes(); // the view is what was written
+            }
             ks.doubt = null;
         }
     }
@@ -310,23 +311,27 @@ final class SynchronizedLimiter implements RateLimiter {
             if (ks.retired) {
                 return false;
             }
-            boolean doubtful = false;
             KeyState.Attempt a = ks.doubt;
+            if (a == null && snapshot.version() == ks.global.version()) {
+                return false; // the very record g already is (a version is never reused): nothing to rebuild
+            }
+            boolean doubtful = false;
+            FrameCounts local = local(ks, now());
             if (a != null) {
                 ks.doubt = null;
                 if (snapshot.version() == a.newVersion()) {
-                    ks.pending.addAll(a.written(), -1);
+                    local.addAll(a.written(), -1);
                 } else {
                     doubtful = snapshot.version() != a.expectedVersion();
                 }
             }
-            if (a == null && snapshot.version() == ks.global.version()) {
-                return false; // the very record g already is (a version is never reused): nothing to rebuild
-            }
             ks.global = snapshot;
             FrameCounts merged = FrameCounts.of(snapshot.counters());
-            merged.addAll(ks.pending, 1);
+            merged.addAll(local, 1);
             ks.view = restore(merged);
+            if (local.isEmpty()) {
+                ks.cleanAt = ks.changes;
+            }
             return doubtful;
         }
     }
@@ -345,7 +350,7 @@ final class SynchronizedLimiter implements RateLimiter {
             synchronized (ks) {
                 if (!ks.retired
                         && ks.loaded
-                        && ks.pending.isEmpty()
+                        && !ks.dirty()
                         && ks.doubt == null
                         && now - ks.lastUsed >= idleNanos
                         && ks.view.expiresAt(params) <= now) {
@@ -356,6 +361,20 @@ final class SynchronizedLimiter implements RateLimiter {
             }
         }
         return evicted;
+    }
+
+    /**
+     * {@code i} of {@code ks}, whose monitor the caller holds: the view's counts less {@code g}'s, frame by frame, in
+     * the frames that still count at {@code now} (older ones can change no decision any more, here or elsewhere).
+     * Negative where a cancel gave back permits already written.
+     */
+    private FrameCounts local(KeyState ks, long now) {
+        FrameCounts i = FrameCounts.ofPairs(FrameStates.frames(algorithm, params, ks.view));
+        for (Map.Entry<Long, Long> e : ks.global.counters().entrySet()) {
+            i.add(e.getKey(), -e.getValue());
+        }
+        i.dropBefore(now - lifetime + 1);
+        return i;
     }
 
     private AlgorithmState restore(FrameCounts counts) {
@@ -400,7 +419,8 @@ final class SynchronizedLimiter implements RateLimiter {
             return null;
         }
         synchronized (ks) {
-            return new Held(ks.global.version(), ks.global.counters(), ks.pending.toMap(), ks.doubt != null);
+            return new Held(
+                    ks.global.version(), ks.global.counters(), local(ks, now()).toMap(), ks.doubt != null);
         }
     }
 
@@ -439,8 +459,11 @@ final class SynchronizedLimiter implements RateLimiter {
         }
     }
 
-    /** A write prepared for one key, with the counts of {@code i} it carries. */
-    record Flight(KeyState state, CounterWrite write, FrameCounts written) {}
+    /**
+     * A write prepared for one key, with the counts of {@code i} it carries and the key's {@link KeyState#changes}
+     * when it was prepared.
+     */
+    record Flight(KeyState state, CounterWrite write, FrameCounts written, long changes) {}
 
     @Override
     public String toString() {

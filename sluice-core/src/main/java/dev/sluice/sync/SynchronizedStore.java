@@ -240,7 +240,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         round.lock();
         try {
             flushes.increment();
-            return writeAll(collect(ks -> ks.doubt != null), collect(ks -> !ks.pending.isEmpty()));
+            return writeAll(collect(ks -> ks.doubt != null), collect(KeyState::dirty));
         } finally {
             pruneOrphans();
             round.unlock();
@@ -288,7 +288,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
                     if (ks.doubt != null) {
                         doubtful.add(ks);
                     }
-                    if (!ks.pending.isEmpty()) {
+                    if (ks.dirty()) {
                         dirty.add(ks);
                     }
                 }
@@ -307,7 +307,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     private void pruneOrphans() {
         orphans.removeIf(ks -> {
             synchronized (ks) {
-                return ks.pending.isEmpty() && ks.doubt == null;
+                return !ks.dirty() && ks.doubt == null;
             }
         });
     }

@@ -1,5 +1,6 @@
 package dev.sluice.algorithm;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -96,5 +97,58 @@ class WindowStateTest {
         assertEquals(t + 90 * S, s.place(p, t), "its place is the newest entry");
         assertTrue(s.giveBack(p, t, 1, s.place(p, t)));
         assertEquals(2, s.decide(p, t, 1, false).remaining());
+    }
+
+    @Test
+    void framesReadBackWhatRestoreWasGivenAndWhatDecisionsAdded() {
+        long w = 60 * S;
+        Params fixed = params(Algorithm.FIXED_WINDOW, 100, w, 60, false);
+        Params tail = params(Algorithm.SLIDING_TAIL, 100, w, 60, false);
+        Params swc = params(Algorithm.SLIDING_WINDOW_COUNTER, 100, w, 4, false);
+        Params strict = params(Algorithm.SLIDING_WINDOW_COUNTER, 100, w, 4, true);
+        long s = 15 * S;
+
+        assertArrayEquals(
+                new long[0], FrameStates.frames(Algorithm.FIXED_WINDOW, fixed, restore(Algorithm.FIXED_WINDOW, fixed)));
+        assertArrayEquals(
+                new long[] {-w, 3},
+                FrameStates.frames(Algorithm.FIXED_WINDOW, fixed, restore(Algorithm.FIXED_WINDOW, fixed, -w, 3)));
+        assertArrayEquals(
+                new long[] {w, 1, 2 * w, 4},
+                FrameStates.frames(
+                        Algorithm.SLIDING_TAIL, tail, restore(Algorithm.SLIDING_TAIL, tail, w, 1, 2 * w, 4)));
+        assertArrayEquals(
+                new long[] {w, 1},
+                FrameStates.frames(Algorithm.SLIDING_TAIL, tail, restore(Algorithm.SLIDING_TAIL, tail, w, 1)));
+        for (Params p : new Params[] {swc, strict}) {
+            long[] pairs = {0, 2, s, 5, 3 * s, 1};
+            assertArrayEquals(pairs, FrameStates.frames(Algorithm.SLIDING_WINDOW_COUNTER, p, restore(p, pairs)));
+        }
+
+        AlgorithmState t = restore(Algorithm.SLIDING_TAIL, tail, 0, 2);
+        t.decide(tail, w + S, 3, true); // into the next window: the first becomes the previous
+        assertArrayEquals(new long[] {0, 2, w, 3}, FrameStates.frames(Algorithm.SLIDING_TAIL, tail, t));
+        t.decide(tail, 2 * w + S, 1, false); // a look that consumes nothing still moves the windows on
+        assertArrayEquals(new long[] {w, 3}, FrameStates.frames(Algorithm.SLIDING_TAIL, tail, t));
+
+        AlgorithmState c = restore(swc, new long[] {0, 2});
+        c.decide(swc, s + 1, 4, true);
+        assertArrayEquals(new long[] {0, 2, s, 4}, FrameStates.frames(Algorithm.SLIDING_WINDOW_COUNTER, swc, c));
+        c.decide(swc, w, 1, true); // the first sub-window no longer counts
+        assertArrayEquals(new long[] {s, 4, w, 1}, FrameStates.frames(Algorithm.SLIDING_WINDOW_COUNTER, swc, c));
+    }
+
+    private static AlgorithmState restore(Algorithm algorithm, Params p, long... pairs) {
+        long[] frames = new long[pairs.length / 2];
+        long[] counts = new long[pairs.length / 2];
+        for (int j = 0; j < frames.length; j++) {
+            frames[j] = pairs[2 * j];
+            counts[j] = pairs[2 * j + 1];
+        }
+        return FrameStates.restore(algorithm, p, frames, counts, frames.length);
+    }
+
+    private static AlgorithmState restore(Params swc, long[] pairs) {
+        return restore(Algorithm.SLIDING_WINDOW_COUNTER, swc, pairs);
     }
 }
