@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds sluice-bench and runs the whole in-memory set: every Sluice algorithm, Bucket4j, Resilience4j and
-# Guava on 1 and 1,000,000 keys, 1 and 2 threads, ALLOWED and DENIED loads, the token buckets by time source
-# and the floor costs, all with -prof gc (98 runs of 7-10 s: 1 fork, 2 x 1 s warm-up, 3 x 1 s measured);
-# then the heap per idle key; then the Markdown tables of docs/benchmarks.md. 12-15 minutes on 2 cores.
+# Guava on 1 and 1,000,000 keys, 1 and 2 threads (4 threads: run-peers.sh), ALLOWED and DENIED loads, the token
+# buckets by time source and the floor costs, all with -prof gc (98 runs of 7-10 s: 1 fork, 2 x 1 s warm-up,
+# 3 x 1 s measured); then the heap per idle key; then the Markdown tables of docs/benchmarks.md. 12-15 minutes on 2 cores.
 #
 # Usage: sluice-bench/run-inmemory.sh [output-dir]        (default: sluice-bench/target/results)
 # Writes jmh-inmemory.json (JMH's JSON), heap-per-key.json, tables.md, and the console logs next to them.
@@ -23,7 +23,7 @@ bench_start results "${1:-}"
 
 # shellcheck disable=SC2086  # the option variables are word-split on purpose
 java ${BENCH_JAVA_OPTS:-} -jar "$jar" 'dev\.sluice\.bench\.(SluiceBench|Bucket4jBench|Resilience4jBench|GuavaBench|TimeSourceBench|Floor)\.' \
-    -f 1 -wi 2 -w 1s -i 3 -r 1s -prof gc \
+    -e '4T$' -f 1 -wi 2 -w 1s -i 3 -r 1s -prof gc \
     -rf json -rff "$out/jmh-inmemory.json" ${JMH_OPTS:-} | tee "$out/jmh-inmemory.txt"
 
 java -XX:+UseSerialGC -Xmx4g -cp "$jar" dev.sluice.bench.HeapPerKey 1000000 "$out/heap-per-key.json" \

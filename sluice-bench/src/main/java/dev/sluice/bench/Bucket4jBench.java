@@ -39,6 +39,12 @@ public class Bucket4jBench {
     }
 
     @Benchmark
+    @Threads(4)
+    public boolean tryConsume4T(Bucket4jState state, KeyCursor cursor, Outcomes outcomes) {
+        return outcomes.count(state.limiterAt(cursor.next()).tryConsume(1));
+    }
+
+    @Benchmark
     @Threads(1)
     public ConsumptionProbe probe1T(Bucket4jState state, KeyCursor cursor, Outcomes outcomes) {
         return probe(state, cursor, outcomes);
@@ -47,6 +53,12 @@ public class Bucket4jBench {
     @Benchmark
     @Threads(2)
     public ConsumptionProbe probe2T(Bucket4jState state, KeyCursor cursor, Outcomes outcomes) {
+        return probe(state, cursor, outcomes);
+    }
+
+    @Benchmark
+    @Threads(4)
+    public ConsumptionProbe probe4T(Bucket4jState state, KeyCursor cursor, Outcomes outcomes) {
         return probe(state, cursor, outcomes);
     }
 

@@ -32,4 +32,10 @@ public class GuavaBench {
     public boolean tryAcquire2T(GuavaState state, KeyCursor cursor, Outcomes outcomes) {
         return outcomes.count(state.limiterAt(cursor.next()).tryAcquire());
     }
+
+    @Benchmark
+    @Threads(4)
+    public boolean tryAcquire4T(GuavaState state, KeyCursor cursor, Outcomes outcomes) {
+        return outcomes.count(state.limiterAt(cursor.next()).tryAcquire());
+    }
 }

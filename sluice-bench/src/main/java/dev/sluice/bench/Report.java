@@ -16,6 +16,10 @@ import java.util.Map;
  * throughput with its error, allocation per decision, the share of allowed decisions and the ratios to Bucket4j.
  *
  * <pre>java -cp sluice-bench/target/benchmarks.jar dev.sluice.bench.Report results.json</pre>
+ *
+ * <p>With {@code --peers} first it prints instead the side-by-side table of {@code run-peers.sh}: per keys, load and
+ * thread count, Sluice's token bucket, sliding tail and fixed window against every peer, each Sluice subject as a
+ * ratio to the best peer of its cell, and the allocation per decision.
  */
 public final class Report {
 
@@ -38,12 +42,13 @@ public final class Report {
     private Report() {}
 
     public static void main(String[] args) throws IOException {
-        if (args.length != 1) {
-            throw new IllegalArgumentException("usage: Report <jmh-results.json>");
+        boolean peers = args.length == 2 && "--peers".equals(args[0]);
+        if (args.length != 1 && !peers) {
+            throw new IllegalArgumentException("usage: Report [--peers] <jmh-results.json>");
         }
         Report r = new Report();
-        r.read(Path.of(args[0]));
-        System.out.print(r.render());
+        r.read(Path.of(args[args.length - 1]));
+        System.out.print(peers ? r.renderPeers() : r.render());
     }
 
     @SuppressWarnings("unchecked")
@@ -69,7 +74,7 @@ public final class Report {
                 fill(c, primary, secondary);
                 continue;
             }
-            String threads = name.endsWith("2T") ? "2" : "1";
+            String threads = name.substring(name.length() - 2, name.length() - 1);
             String subject = subject(name.substring(0, name.length() - 2), String.valueOf(params.get("algorithm")));
             String key = subject + "|" + params.get("keys") + "|" + params.get("load") + "|" + threads;
             fill(cells.computeIfAbsent(key, k -> new Cell()), primary, secondary);
@@ -184,6 +189,81 @@ public final class Report {
                     (name, v) -> out.append(String.format(Locale.ROOT, "| %s | %.1f ± %.1f |%n", name, v[0], v[1])));
         }
         return out.toString();
+    }
+
+    private static final String[] SLUICE = {"Sluice TOKEN_BUCKET", "Sluice SLIDING_TAIL", "Sluice FIXED_WINDOW"};
+    private static final String[] PEERS = {"Bucket4j tryConsume", "Resilience4j acquirePermission", "Guava tryAcquire"};
+
+    private String renderPeers() {
+        StringBuilder out = new StringBuilder();
+        out.append("| keys | load | threads | Sluice token bucket | Sluice sliding tail | Sluice fixed window "
+                + "| Bucket4j | Resilience4j | Guava | best peer | Sluice ÷ best peer (token, tail, fixed) |\n");
+        out.append("|--:|---|--:|--:|--:|--:|--:|--:|--:|---|---|\n");
+        for (String keys : new String[] {"1", "1000000"}) {
+            for (String load : new String[] {"ALLOWED", "DENIED"}) {
+                for (String threads : new String[] {"1", "2", "4"}) {
+                    String cell = "|" + keys + "|" + load + "|" + threads;
+                    String best = null;
+                    double bestScore = 0;
+                    for (String p : PEERS) {
+                        Cell c = cells.get(p + cell);
+                        if (c != null && c.score > bestScore) {
+                            bestScore = c.score;
+                            best = p.substring(0, p.indexOf(' '));
+                        }
+                    }
+                    out.append(String.format(
+                            Locale.ROOT, "| %s | %s | %s |", "1".equals(keys) ? "1" : "1,000,000", load, threads));
+                    for (String subject : SLUICE) {
+                        out.append(' ')
+                                .append(perMicro(cells.get(subject + cell)))
+                                .append(" |");
+                    }
+                    for (String subject : PEERS) {
+                        out.append(' ')
+                                .append(perMicro(cells.get(subject + cell)))
+                                .append(" |");
+                    }
+                    out.append(' ').append(best == null ? "–" : best).append(" | ");
+                    List<String> ratios = new ArrayList<>();
+                    for (String subject : SLUICE) {
+                        Cell c = cells.get(subject + cell);
+                        ratios.add(
+                                c == null || best == null
+                                        ? "–"
+                                        : String.format(Locale.ROOT, "%.2f", c.score / bestScore));
+                    }
+                    out.append(String.join(", ", ratios)).append(" |\n");
+                }
+            }
+        }
+        out.append("\nAllocation per decision (B/op, one thread):\n\n| keys | load |");
+        List<String> subjects = new ArrayList<>(List.of(SLUICE));
+        subjects.addAll(List.of(PEERS));
+        for (String subject : subjects) {
+            out.append(' ').append(subject).append(" |");
+        }
+        out.append("\n|--:|---|").append("--:|".repeat(subjects.size())).append('\n');
+        for (String keys : new String[] {"1", "1000000"}) {
+            for (String load : new String[] {"ALLOWED", "DENIED"}) {
+                out.append(String.format(Locale.ROOT, "| %s | %s |", "1".equals(keys) ? "1" : "1,000,000", load));
+                for (String subject : subjects) {
+                    out.append(' ')
+                            .append(alloc(cells.get(subject + "|" + keys + "|" + load + "|1")))
+                            .append(" |");
+                }
+                out.append('\n');
+            }
+        }
+        return out.toString();
+    }
+
+    /** Millions of operations a second (ops/µs), with the error. */
+    private static String perMicro(Cell c) {
+        if (c == null || Double.isNaN(c.score)) {
+            return "–";
+        }
+        return String.format(Locale.ROOT, "%.1f ± %.1f", c.score / 1e6, c.error / 1e6);
     }
 
     private static String throughput(Cell c) {

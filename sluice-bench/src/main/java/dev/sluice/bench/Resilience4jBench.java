@@ -32,4 +32,10 @@ public class Resilience4jBench {
     public boolean acquirePermission2T(Resilience4jState state, KeyCursor cursor, Outcomes outcomes) {
         return outcomes.count(state.limiterAt(cursor.next()).acquirePermission());
     }
+
+    @Benchmark
+    @Threads(4)
+    public boolean acquirePermission4T(Resilience4jState state, KeyCursor cursor, Outcomes outcomes) {
+        return outcomes.count(state.limiterAt(cursor.next()).acquirePermission());
+    }
 }

@@ -20,8 +20,8 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Sluice's {@link RateLimiter#tryAcquire(String)} on the in-memory store with the default clock
- * ({@link java.time.Clock#systemUTC()}), for every algorithm, on one key or on a million keys, from one thread or
- * two sharing the limiter. Every key is created (and, under {@link Load#DENIED}, drained) before measuring, so the
+ * ({@link java.time.Clock#systemUTC()}), for every algorithm, on one key or on a million keys, from one, two or
+ * four threads sharing the limiter. Every key is created (and, under {@link Load#DENIED}, drained) before measuring, so the
  * measurement is the steady state of a populated store, eviction included.
  */
 @State(Scope.Benchmark)
@@ -67,6 +67,12 @@ public class SluiceBench {
     @Benchmark
     @Threads(2)
     public Decision tryAcquire2T(KeyCursor cursor, Outcomes outcomes) {
+        return decide(cursor, outcomes);
+    }
+
+    @Benchmark
+    @Threads(4)
+    public Decision tryAcquire4T(KeyCursor cursor, Outcomes outcomes) {
         return decide(cursor, outcomes);
     }
 
