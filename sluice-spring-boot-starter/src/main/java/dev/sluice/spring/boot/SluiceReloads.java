@@ -1,0 +1,104 @@
+package dev.sluice.spring.boot;
+
+import dev.sluice.policy.PolicyLimiter;
+import dev.sluice.policy.PolicyWatcher;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Keeps an application's policies current: watches their location while the application runs (a
+ * {@link PolicyWatcher}), and tells what the last load or reload did, for the {@code sluice} Actuator endpoint.
+ * Inline policies, or {@code sluice.policies.watch: false}, are loaded once.
+ */
+public final class SluiceReloads implements SmartLifecycle {
+
+    private final PolicyLimiter limiter;
+    private final SluicePolicySource source;
+    private final boolean watch;
+    private final Duration interval;
+    private final PolicyWatcher.Reload initial;
+
+    /** The watcher, once started; kept after stop for its last reload. Guarded by {@code this}. */
+    private @Nullable PolicyWatcher watcher;
+    /** Guarded by {@code this}. */
+    private boolean running;
+
+    /**
+     * Reloads for {@code limiter}, whose policies were just loaded from {@code source}.
+     *
+     * @param watch    whether to watch the source's location, if it has one
+     * @param interval the longest time between two checks of the location
+     */
+    public SluiceReloads(PolicyLimiter limiter, SluicePolicySource source, boolean watch, Duration interval) {
+        this.limiter = Objects.requireNonNull(limiter, "limiter must not be null");
+        this.source = Objects.requireNonNull(source, "source must not be null");
+        this.watch = watch;
+        this.interval = Objects.requireNonNull(interval, "interval must not be null");
+        long version = limiter.version();
+        this.initial = new PolicyWatcher.Reload(
+                Instant.now(),
+                Path.of(source.description()),
+                true,
+                "version " + version + " in force, loaded at start",
+                version);
+    }
+
+    /** The source of the policies. */
+    public SluicePolicySource source() {
+        return source;
+    }
+
+    /** Whether the location is being watched. */
+    public synchronized boolean watching() {
+        return running && watcher != null;
+    }
+
+    /** The last reload, or the load at start when nothing has changed since. */
+    public synchronized PolicyWatcher.Reload lastReload() {
+        PolicyWatcher w = watcher;
+        return w == null ? initial : w.lastReload().orElse(initial);
+    }
+
+    @Override
+    public synchronized void start() {
+        Path location = source.location();
+        running = true;
+        if (!watch || location == null) {
+            return;
+        }
+        PolicyWatcher old = watcher;
+        if (old != null) {
+            old.close();
+        }
+        try {
+            watcher = PolicyWatcher.start(limiter, location, interval);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot watch the rate limit policies in " + location, e);
+        }
+    }
+
+    @Override
+    public synchronized void stop() {
+        running = false;
+        PolicyWatcher w = watcher;
+        if (w != null) {
+            w.close();
+        }
+    }
+
+    @Override
+    public synchronized boolean isRunning() {
+        return running;
+    }
+
+    @Override
+    public String toString() {
+        return "SluiceReloads[" + source.description() + (watch ? ", watched" : "") + "]";
+    }
+}
