@@ -6,9 +6,11 @@ import dev.sluice.http.SluiceFilter;
 import dev.sluice.policy.PolicyLimiter;
 import dev.sluice.spi.RateLimitStore;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Clock;
 import java.util.Locale;
 import java.util.Set;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -48,6 +50,12 @@ import org.springframework.context.annotation.Import;
 })
 public class SluiceAutoConfiguration {
 
+    /**
+     * The name of a {@link Clock} bean the limiter takes its time from, if the application defines one (a test's
+     * hand-moved clock); otherwise {@link Clock#systemUTC()}.
+     */
+    public static final String CLOCK_BEAN = "sluiceClock";
+
     /** Created by Spring. */
     public SluiceAutoConfiguration() {}
 
@@ -60,7 +68,8 @@ public class SluiceAutoConfiguration {
 
     /**
      * The limiter: the policies (refused at start, with every error, if they do not load), the store, the global dry
-     * run, and the metrics on the application's meter registry if it has one.
+     * run, the metrics on the application's meter registry if it has one, and the {@value #CLOCK_BEAN} clock if there
+     * is one.
      */
     @Bean
     @ConditionalOnMissingBean
@@ -68,7 +77,8 @@ public class SluiceAutoConfiguration {
             SluiceProperties properties,
             SluicePolicySource source,
             ObjectProvider<RateLimitStore> store,
-            ObjectProvider<MeterRegistry> registry) {
+            ObjectProvider<MeterRegistry> registry,
+            @Qualifier(CLOCK_BEAN) ObjectProvider<Clock> clock) {
         RateLimitStore s = store.getIfAvailable();
         if (s == null) {
             throw new IllegalStateException("sluice.store.type="
@@ -80,6 +90,10 @@ public class SluiceAutoConfiguration {
                 .store(s)
                 .dryRun(properties.isDryRun())
                 .maxDetailedValues(properties.getMetrics().getMaxDetailedValues());
+        Clock c = clock.getIfAvailable();
+        if (c != null) {
+            b.clock(c);
+        }
         MeterRegistry r = registry.getIfAvailable();
         if (r != null) {
             b.meterRegistry(r);

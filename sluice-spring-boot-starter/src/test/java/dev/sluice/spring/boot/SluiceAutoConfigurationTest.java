@@ -12,7 +12,11 @@ import dev.sluice.policy.Descriptor;
 import dev.sluice.policy.PolicyLimiter;
 import dev.sluice.redis.RedisStore;
 import dev.sluice.spi.RateLimitStore;
+import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.server.RedisServers;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -137,6 +141,25 @@ class SluiceAutoConfigurationTest {
                     for (int i = 0; i < 5; i++) {
                         assertTrue(limiter.check("api", client, 1).allowed());
                     }
+                });
+    }
+
+    @Test
+    void aSluiceClockBeanIsTheLimitersTime() {
+        ManualClock clock = new ManualClock(Instant.parse("2026-01-01T10:00:00.250Z"));
+        runner.withBean(SluiceAutoConfiguration.CLOCK_BEAN, Clock.class, () -> clock)
+                .withPropertyValues("sluice.policies.inline[0]=domain: api\ndescriptors:\n  - key: client_id\n"
+                        + "    rate_limit: {unit: second, requests_per_unit: 2}\n")
+                .run(context -> {
+                    PolicyLimiter limiter = context.getBean(PolicyLimiter.class);
+                    List<Descriptor> client = List.of(Descriptor.of("client_id", "c"));
+                    assertTrue(limiter.check("api", client, 1).allowed());
+                    assertTrue(limiter.check("api", client, 1).allowed());
+                    assertEquals(
+                            Duration.ofMillis(750),
+                            limiter.check("api", client, 1).retryAfter());
+                    clock.advance(Duration.ofMillis(750));
+                    assertTrue(limiter.check("api", client, 1).allowed(), "a new second on the hand-moved clock");
                 });
     }
 
