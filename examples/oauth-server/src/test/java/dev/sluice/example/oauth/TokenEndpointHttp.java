@@ -222,7 +222,7 @@ abstract class TokenEndpointHttp {
 
     /**
      * The counters {@code sluice_policy_requests_detailed_total} of the Prometheus page, by their {@code value} (the
-     * client, or client/user) and {@code outcome} tags: {@code "partner would_deny" -> 3}.
+     * client, or client/user) and {@code outcome} tags: {@code "partner would_deny" -> 2}.
      */
     Map<String, Long> detailedCounts() {
         HttpResponse<String> page = send(
