@@ -3,10 +3,8 @@ package dev.sluice.spring.boot;
 import dev.sluice.Algorithm;
 import dev.sluice.policy.Limit;
 import dev.sluice.policy.PolicyLimiter;
-import dev.sluice.policy.PolicyWatcher;
 import dev.sluice.policy.Rule;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -50,14 +48,12 @@ public class SluiceEndpoint {
             }
             domains.put(domain, rules);
         }
-        PolicyWatcher.Reload last = reloads.lastReload();
         return new Report(
                 reloads.source().description(),
                 reloads.watching(),
                 limiter.version(),
                 limiter.dryRun(),
-                new ReloadReport(
-                        last.time(), last.source().toString(), last.succeeded(), last.message(), last.version()),
+                reloads.lastReload(),
                 domains);
     }
 
@@ -76,19 +72,8 @@ public class SluiceEndpoint {
             boolean watched,
             long version,
             boolean dryRun,
-            ReloadReport lastReload,
+            SluiceReloads.Reload lastReload,
             Map<String, List<RuleReport>> domains) {}
-
-    /**
-     * A load or reload of the policies.
-     *
-     * @param time      when
-     * @param source    the file or directory read
-     * @param succeeded whether its policies are in force
-     * @param message   the version put in force, or every error of a refused file with its line and column
-     * @param version   the version in force after it
-     */
-    public record ReloadReport(Instant time, String source, boolean succeeded, String message, long version) {}
 
     /**
      * A rule with limits.

@@ -22,7 +22,7 @@ public final class SluiceReloads implements SmartLifecycle {
     private final SluicePolicySource source;
     private final boolean watch;
     private final Duration interval;
-    private final PolicyWatcher.Reload initial;
+    private final Reload initial;
 
     /** The watcher, once started; kept after stop for its last reload. Guarded by {@code this}. */
     private @Nullable PolicyWatcher watcher;
@@ -41,9 +41,9 @@ public final class SluiceReloads implements SmartLifecycle {
         this.watch = watch;
         this.interval = Objects.requireNonNull(interval, "interval must not be null");
         long version = limiter.version();
-        this.initial = new PolicyWatcher.Reload(
+        this.initial = new Reload(
                 Instant.now(),
-                Path.of(source.description()),
+                source.description(),
                 true,
                 "version " + version + " in force, loaded at start",
                 version);
@@ -60,9 +60,9 @@ public final class SluiceReloads implements SmartLifecycle {
     }
 
     /** The last reload, or the load at start when nothing has changed since. */
-    public synchronized PolicyWatcher.Reload lastReload() {
+    public synchronized Reload lastReload() {
         PolicyWatcher w = watcher;
-        return w == null ? initial : w.lastReload().orElse(initial);
+        return w == null ? initial : w.lastReload().map(Reload::of).orElse(initial);
     }
 
     @Override
@@ -100,5 +100,22 @@ public final class SluiceReloads implements SmartLifecycle {
     @Override
     public String toString() {
         return "SluiceReloads[" + source.description() + (watch ? ", watched" : "") + "]";
+    }
+
+    /**
+     * A load or reload of the policies. Immutable.
+     *
+     * @param time      when
+     * @param source    the file or directory read, or {@code sluice.policies.inline}
+     * @param succeeded whether its policies are in force
+     * @param message   the version put in force, or why the policies were refused (every error with its file, line and
+     *                  column) and that the previous version stays
+     * @param version   the version in force after it
+     */
+    public record Reload(Instant time, String source, boolean succeeded, String message, long version) {
+
+        static Reload of(PolicyWatcher.Reload r) {
+            return new Reload(r.time(), r.source().toString(), r.succeeded(), r.message(), r.version());
+        }
     }
 }
