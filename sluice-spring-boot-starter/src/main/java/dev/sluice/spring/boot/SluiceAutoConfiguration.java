@@ -179,7 +179,6 @@ public class SluiceAutoConfiguration {
     /** The {@code sluice} Actuator endpoint. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
-    @ConditionalOnAvailableEndpoint(endpoint = SluiceEndpoint.class)
     public static class EndpointConfiguration {
 
         /** Created by Spring. */
@@ -188,6 +187,7 @@ public class SluiceAutoConfiguration {
         /** The loaded policies and the last reload. */
         @Bean
         @ConditionalOnMissingBean
+        @ConditionalOnAvailableEndpoint(endpoint = SluiceEndpoint.class) // on the method: read only with Actuator
         public SluiceEndpoint sluiceEndpoint(PolicyLimiter limiter, SluiceReloads reloads) {
             return new SluiceEndpoint(limiter, reloads);
         }

@@ -224,6 +224,49 @@ class SluiceAutoConfigurationTest {
     }
 
     @Test
+    void withoutActuatorThereIsNoEndpointAndTheRestWorks() {
+        webRunner
+                .withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate"))
+                .withPropertyValues("sluice.policies.inline[0]=" + TWO_PER_DAY)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context).doesNotHaveBean(SluiceEndpoint.class);
+                    assertThat(context).hasBean("sluiceFilterRegistration");
+                    twoAllowedThenRefused(context.getBean(PolicyLimiter.class));
+                });
+    }
+
+    @Test
+    void withoutTheServletApiTheLimiterIsThereForTheApplicationToCall() {
+        runner.withClassLoader(new FilteredClassLoader("jakarta.servlet"))
+                .withPropertyValues("sluice.policies.inline[0]=" + TWO_PER_DAY)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context).doesNotHaveBean("sluiceFilterRegistration");
+                    twoAllowedThenRefused(context.getBean(PolicyLimiter.class));
+                });
+    }
+
+    @Test
+    void withActuatorTheEndpointIsThere() {
+        runner.withPropertyValues(
+                        "sluice.policies.inline[0]=" + TWO_PER_DAY, "management.endpoints.web.exposure.include=sluice")
+                .run(context -> {
+                    SluiceEndpoint.Report report =
+                            context.getBean(SluiceEndpoint.class).report();
+                    assertEquals("sluice.policies.inline", report.source());
+                    assertFalse(report.watched(), "inline policies are not watched");
+                    assertEquals("sluice.policies.inline", report.lastReload().source());
+                    assertEquals(
+                            "version 1 in force, loaded at start",
+                            report.lastReload().message());
+                    assertEquals(
+                            2,
+                            report.domains().get("api").get(0).limits().get(0).requestsPerUnit());
+                });
+    }
+
+    @Test
     void aStoreWhoseModuleIsMissingIsNamed() {
         runner.withClassLoader(new FilteredClassLoader("dev.sluice.redis"))
                 .withPropertyValues("sluice.store.type=redis", "sluice.store.uri=redis://localhost:1")
