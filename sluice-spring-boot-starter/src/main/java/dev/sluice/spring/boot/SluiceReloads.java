@@ -16,7 +16,7 @@ import org.springframework.context.SmartLifecycle;
  * {@link PolicyWatcher}), and tells what the last load or reload did, for the {@code sluice} Actuator endpoint.
  * Inline policies, or {@code sluice.policies.watch: false}, are loaded once.
  */
-public final class SluiceReloads implements SmartLifecycle {
+public final class SluiceReloads implements SmartLifecycle, AutoCloseable {
 
     private final PolicyLimiter limiter;
     private final SluicePolicySource source;
@@ -24,16 +24,20 @@ public final class SluiceReloads implements SmartLifecycle {
     private final Duration interval;
     private final Reload initial;
 
-    /** The watcher, once started; kept after stop for its last reload. Guarded by {@code this}. */
+    /** The watcher, if the location is watched; kept after stop for its last reload. Guarded by {@code this}. */
     private @Nullable PolicyWatcher watcher;
     /** Guarded by {@code this}. */
     private boolean running;
+    /** Whether {@link #stop()} closed the watcher. Guarded by {@code this}. */
+    private boolean stopped;
 
     /**
-     * Reloads for {@code limiter}, whose policies were just loaded from {@code source}.
+     * Reloads for {@code limiter}, whose policies were just loaded from {@code source}. The location is watched from
+     * now on, so that a change made while the rest of the application starts is not missed.
      *
      * @param watch    whether to watch the source's location, if it has one
      * @param interval the longest time between two checks of the location
+     * @throws UncheckedIOException if the location cannot be watched
      */
     public SluiceReloads(PolicyLimiter limiter, SluicePolicySource source, boolean watch, Duration interval) {
         this.limiter = Objects.requireNonNull(limiter, "limiter must not be null");
@@ -47,6 +51,18 @@ public final class SluiceReloads implements SmartLifecycle {
                 true,
                 "version " + version + " in force, loaded at start",
                 version);
+        Path location = source.location();
+        if (watch && location != null) {
+            this.watcher = watch(location);
+        }
+    }
+
+    private PolicyWatcher watch(Path location) {
+        try {
+            return PolicyWatcher.start(limiter, location, interval);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot watch the rate limit policies in " + location, e);
+        }
     }
 
     /** The source of the policies. */
@@ -56,7 +72,7 @@ public final class SluiceReloads implements SmartLifecycle {
 
     /** Whether the location is being watched. */
     public synchronized boolean watching() {
-        return running && watcher != null;
+        return watcher != null && !stopped;
     }
 
     /** The last reload, or the load at start when nothing has changed since. */
@@ -65,31 +81,34 @@ public final class SluiceReloads implements SmartLifecycle {
         return w == null ? initial : w.lastReload().map(Reload::of).orElse(initial);
     }
 
+    /** After a {@link #stop()}: reloads what changed while stopped, and watches again. */
     @Override
     public synchronized void start() {
-        Path location = source.location();
         running = true;
-        if (!watch || location == null) {
+        Path location = source.location();
+        if (!stopped || location == null || watcher == null) {
             return;
         }
-        PolicyWatcher old = watcher;
-        if (old != null) {
-            old.close();
-        }
-        try {
-            watcher = PolicyWatcher.start(limiter, location, interval);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot watch the rate limit policies in " + location, e);
-        }
+        stopped = false;
+        limiter.reload(location);
+        watcher = watch(location);
     }
 
+    /** Stops watching; the policies in force stay. */
     @Override
     public synchronized void stop() {
         running = false;
         PolicyWatcher w = watcher;
-        if (w != null) {
+        if (w != null && !stopped) {
             w.close();
+            stopped = true;
         }
+    }
+
+    /** Stops watching, for good unless started again; called when the application context closes. */
+    @Override
+    public void close() {
+        stop();
     }
 
     @Override

@@ -14,6 +14,8 @@ import dev.sluice.redis.RedisStore;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.server.RedisServers;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -22,6 +24,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -264,6 +267,25 @@ class SluiceAutoConfigurationTest {
                             2,
                             report.domains().get("api").get(0).limits().get(0).requestsPerUnit());
                 });
+    }
+
+    @Test
+    void aFileChangedWhileTheContextIsStoppedIsInForceWhenItStartsAgain(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("api.yaml");
+        Files.writeString(file, TWO_PER_DAY);
+        runner.withPropertyValues("sluice.policies.location=" + file).run(context -> {
+            PolicyLimiter limiter = context.getBean(PolicyLimiter.class);
+            SluiceReloads reloads = context.getBean(SluiceReloads.class);
+            assertTrue(reloads.watching());
+            context.stop();
+            assertFalse(reloads.watching());
+            Files.writeString(file, TWO_PER_DAY.replace("requests_per_unit: 2", "requests_per_unit: 7"));
+            context.start();
+            assertEquals(2, limiter.version(), "reloaded on start");
+            assertEquals(
+                    7, limiter.policies().rules("api").get(0).limits().get(0).requestsPerUnit());
+            assertTrue(reloads.watching());
+        });
     }
 
     @Test
