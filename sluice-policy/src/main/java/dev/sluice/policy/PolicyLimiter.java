@@ -171,6 +171,12 @@ public final class PolicyLimiter implements AutoCloseable {
      * @throws IllegalStateException if the limiter is closed
      */
     public boolean reload(Path path) {
+        return reloadOrError(path) == null;
+    }
+
+    /** {@link #reload(Path)}, answering the refusal: null when the new configuration is in force. */
+    @Nullable
+    PolicyException reloadOrError(Path path) {
         Policies p;
         try {
             p = Policies.load(path);
@@ -182,10 +188,10 @@ public final class PolicyLimiter implements AutoCloseable {
             if (metrics != null) {
                 metrics.loadFailed();
             }
-            return false;
+            return e;
         }
         update(p);
-        return true;
+        return null;
     }
 
     /** Closes the limiters of the configuration in force (once running checks are done). Idempotent. */

@@ -10,15 +10,19 @@ import java.nio.file.WatchService;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Watches a directory of policy files and puts every change in force on a {@link PolicyLimiter}, without restart.
+ * Watches a directory of policy files, or one file, and puts every change in force on a {@link PolicyLimiter}, without
+ * restart.
  *
  * <pre>{@code
  * PolicyLimiter limiter = PolicyLimiter.builder(Policies.load(dir)).store(store).build();
@@ -33,14 +37,22 @@ import java.util.stream.Stream;
  * report no event for it.
  *
  * <p>A reload is {@link PolicyLimiter#reload(Path)}: whole and atomic; a configuration that does not load is logged,
- * counted, and leaves the previous one in force until the files change again.
+ * counted, and leaves the previous one in force until the files change again. {@link #lastReload()} tells what the
+ * last attempt did, for an admin page.
+ *
+ * <p>A single file is watched through its directory: an event on any file there wakes the watcher, and only a change
+ * of the file's own content reloads.
  */
 public final class PolicyWatcher implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(PolicyWatcher.class.getName());
 
     private final PolicyLimiter limiter;
+    /** What is loaded: a directory, or one file. */
+    private final Path path;
+    /** The directory watched: {@code path}, or the file's directory. */
     private final Path directory;
+
     private final long intervalNanos;
     private final WatchService watchService;
     private final Thread thread;
@@ -48,12 +60,14 @@ public final class PolicyWatcher implements AutoCloseable {
     private byte[] lastDigest;
 
     private volatile boolean closed;
+    private volatile @Nullable Reload lastReload;
 
-    private PolicyWatcher(PolicyLimiter limiter, Path directory, Duration interval) throws IOException {
+    private PolicyWatcher(PolicyLimiter limiter, Path path, Duration interval) throws IOException {
         this.limiter = limiter;
-        this.directory = directory;
+        this.path = path;
+        this.directory = watchedDirectory(path);
         this.intervalNanos = interval.toNanos();
-        this.lastDigest = digest(directory);
+        this.lastDigest = digest(path);
         WatchService ws = directory.getFileSystem().newWatchService();
         try {
             directory.register(
@@ -66,28 +80,48 @@ public final class PolicyWatcher implements AutoCloseable {
             throw e;
         }
         this.watchService = ws;
-        this.thread = new Thread(this::run, "sluice-policy-watcher " + directory);
+        this.thread = new Thread(this::run, "sluice-policy-watcher " + path);
         this.thread.setDaemon(true);
     }
 
     /**
-     * Starts watching {@code directory} for {@code limiter}, whose policies are assumed to be the directory's
-     * current files; a change after this call is put in force.
+     * Starts watching {@code path}, a directory of policy files or one file ({@link Policies#load(Path)}), for
+     * {@code limiter}, whose policies are assumed to be the ones {@code path} holds now; a change after this call is
+     * put in force.
      *
      * @param interval the longest time between two checks of the files, however quiet the file system
-     * @throws IOException              if the directory cannot be watched or read
+     * @throws IOException              if the directory (or the file's directory) cannot be watched or read
      * @throws IllegalArgumentException if {@code interval} is not positive
      */
-    public static PolicyWatcher start(PolicyLimiter limiter, Path directory, Duration interval) throws IOException {
+    public static PolicyWatcher start(PolicyLimiter limiter, Path path, Duration interval) throws IOException {
         Objects.requireNonNull(limiter, "limiter must not be null");
-        Objects.requireNonNull(directory, "directory must not be null");
+        Objects.requireNonNull(path, "path must not be null");
         Objects.requireNonNull(interval, "interval must not be null");
         if (interval.isNegative() || interval.isZero()) {
             throw new IllegalArgumentException("interval must be positive, was " + interval);
         }
-        PolicyWatcher w = new PolicyWatcher(limiter, directory, interval);
+        PolicyWatcher w = new PolicyWatcher(limiter, path, interval);
         w.thread.start();
         return w;
+    }
+
+    /**
+     * What the last reload did: empty until the files first change after {@link #start}. A change that cannot be read
+     * or does not load is a failed reload, with the reason.
+     */
+    public Optional<Reload> lastReload() {
+        return Optional.ofNullable(lastReload);
+    }
+
+    private static Path watchedDirectory(Path path) {
+        if (Files.isDirectory(path)) {
+            return path;
+        }
+        Path parent = path.toAbsolutePath().getParent();
+        if (parent == null) {
+            throw new IllegalArgumentException("a policy file must be in a directory, was " + path);
+        }
+        return parent;
     }
 
     private void run() {
@@ -104,7 +138,7 @@ public final class PolicyWatcher implements AutoCloseable {
             } catch (RuntimeException e) {
                 LOG.log(
                         System.Logger.Level.WARNING,
-                        "watching rate limit policies in " + directory + " failed; " + "trying again in "
+                        "watching rate limit policies in " + path + " failed; " + "trying again in "
                                 + Duration.ofNanos(intervalNanos),
                         e);
             }
@@ -115,23 +149,33 @@ public final class PolicyWatcher implements AutoCloseable {
     private void checkOnce() {
         byte[] now;
         try {
-            now = digest(directory);
+            now = digest(path);
         } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "cannot read rate limit policies in " + directory + ": " + e);
+            LOG.log(System.Logger.Level.WARNING, "cannot read rate limit policies in " + path + ": " + e);
+            lastReload = new Reload(Instant.now(), path, false, "cannot read: " + e, limiter.version());
             return;
         }
         if (Arrays.equals(now, lastDigest)) {
             return;
         }
         lastDigest = now;
-        if (limiter.reload(directory)) {
-            LOG.log(
-                    System.Logger.Level.INFO,
-                    "rate limit policies reloaded from " + directory + ", version " + limiter.version());
+        PolicyException refused = limiter.reloadOrError(path);
+        long version = limiter.version();
+        if (refused == null) {
+            LOG.log(System.Logger.Level.INFO, "rate limit policies reloaded from " + path + ", version " + version);
+            lastReload = new Reload(Instant.now(), path, true, "version " + version + " in force", version);
+        } else {
+            lastReload = new Reload(
+                    Instant.now(),
+                    path,
+                    false,
+                    "refused, version " + version + " stays in force: " + refused.getMessage(),
+                    version);
         }
     }
 
-    static byte[] digest(Path directory) throws IOException {
+    /** A digest of the policy files of a directory, or of one file, by name and content. */
+    static byte[] digest(Path path) throws IOException {
         MessageDigest md;
         try {
             md = MessageDigest.getInstance("SHA-256");
@@ -139,8 +183,12 @@ public final class PolicyWatcher implements AutoCloseable {
             throw new IllegalStateException("SHA-256 is required of every Java platform", e);
         }
         List<Path> files = new ArrayList<>();
-        try (Stream<Path> list = Files.list(directory)) {
-            list.filter(Policies::isPolicyFile).sorted().forEach(files::add);
+        if (Files.isDirectory(path)) {
+            try (Stream<Path> list = Files.list(path)) {
+                list.filter(Policies::isPolicyFile).sorted().forEach(files::add);
+            }
+        } else {
+            files.add(path);
         }
         for (Path f : files) {
             md.update(f.getFileName().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
@@ -158,13 +206,33 @@ public final class PolicyWatcher implements AutoCloseable {
         try {
             watchService.close();
         } catch (IOException e) {
-            LOG.log(System.Logger.Level.DEBUG, "closing the watch service of " + directory + ": " + e);
+            LOG.log(System.Logger.Level.DEBUG, "closing the watch service of " + path + ": " + e);
         }
         thread.interrupt();
     }
 
     @Override
     public String toString() {
-        return "PolicyWatcher[" + directory + (closed ? ", closed" : "") + "]";
+        return "PolicyWatcher[" + path + (closed ? ", closed" : "") + "]";
+    }
+
+    /**
+     * One reload attempt of a {@link PolicyWatcher}. Immutable.
+     *
+     * @param time      when it was made
+     * @param source    the directory or file loaded
+     * @param succeeded whether the new configuration is in force
+     * @param message   {@code version 3 in force}; or why it was refused (every error with its file, line and column)
+     *                  and that the previous version stays
+     * @param version   the version in force after it ({@link PolicyLimiter#version()})
+     */
+    public record Reload(Instant time, Path source, boolean succeeded, String message, long version) {
+
+        /** Checks the arguments. */
+        public Reload {
+            Objects.requireNonNull(time, "time must not be null");
+            Objects.requireNonNull(source, "source must not be null");
+            Objects.requireNonNull(message, "message must not be null");
+        }
     }
 }

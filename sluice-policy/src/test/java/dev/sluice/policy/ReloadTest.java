@@ -171,4 +171,38 @@ class ReloadTest {
         assertEquals(1, loads("failure"));
         limiter.close();
     }
+
+    @Test
+    void aSingleFileIsWatchedAndTheLastReloadSaysWhatHappened(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("policy.yaml");
+        Files.writeString(file, config(5));
+        Files.writeString(dir.resolve("other.yaml"), "not: a policy\n"); // beside it, never loaded
+        PolicyLimiter limiter = PolicyLimiter.builder(Policies.load(file))
+                .meterRegistry(registry)
+                .build();
+        try (PolicyWatcher watcher = PolicyWatcher.start(limiter, file, Duration.ofMillis(50))) {
+            assertTrue(watcher.lastReload().isEmpty(), "nothing changed yet");
+
+            replace(file, config(8));
+            Eventually.await("the changed file to load", () -> limiter.version() == 2);
+            assertEquals(8, limitInForce(limiter));
+            PolicyWatcher.Reload ok = watcher.lastReload().orElseThrow();
+            assertTrue(ok.succeeded());
+            assertEquals(file, ok.source());
+            assertEquals(2, ok.version());
+            assertEquals("version 2 in force", ok.message());
+
+            replace(file, "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: fortnight}\n");
+            Eventually.await("the failed load", () -> loads("failure") == 1);
+            Eventually.await(
+                    "the failure to be reported",
+                    () -> !watcher.lastReload().orElseThrow().succeeded());
+            PolicyWatcher.Reload refused = watcher.lastReload().orElseThrow();
+            assertEquals(2, refused.version());
+            assertTrue(refused.message().startsWith("refused, version 2 stays in force: "), refused.message());
+            assertTrue(refused.message().contains(file + ":4:"), refused.message());
+            assertEquals(8, limitInForce(limiter));
+        }
+        limiter.close();
+    }
 }

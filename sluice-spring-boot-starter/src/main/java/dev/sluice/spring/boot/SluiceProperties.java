@@ -1,0 +1,305 @@
+package dev.sluice.spring.boot;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code sluice.*} properties of an application: where the policies come from, the store, the filter and the
+ * metrics. Every property has a default; an application with none gets no limit until it names policies.
+ *
+ * <pre>{@code
+ * sluice:
+ *   policies:
+ *     location: config/ratelimit.yaml     # or a directory of *.yaml; watched, reloaded on change
+ *   dry-run: true                         # roll out first: nothing refused, "would deny" counted
+ *   filter:
+ *     url-patterns: [/oauth2/token]
+ * }</pre>
+ */
+@ConfigurationProperties("sluice")
+public class SluiceProperties {
+
+    /** Whether Sluice is configured at all. */
+    private boolean enabled = true;
+
+    /**
+     * Global dry run: every limit is evaluated as mode dry_run, whatever its rule says. Nothing is refused; what would
+     * have been refused is counted (sluice.policy.requests{outcome=would_deny}).
+     */
+    private boolean dryRun;
+
+    private final Policies policies = new Policies();
+    private final Store store = new Store();
+    private final Filter filter = new Filter();
+    private final Metrics metrics = new Metrics();
+
+    /** The defaults; Spring binds the application's properties over them. */
+    public SluiceProperties() {}
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public boolean isDryRun() {
+        return dryRun;
+    }
+
+    public void setDryRun(boolean dryRun) {
+        this.dryRun = dryRun;
+    }
+
+    public Policies getPolicies() {
+        return policies;
+    }
+
+    public Store getStore() {
+        return store;
+    }
+
+    public Filter getFilter() {
+        return filter;
+    }
+
+    public Metrics getMetrics() {
+        return metrics;
+    }
+
+    /** Where the policies come from: a file or directory, or YAML text in the application's properties. */
+    public static class Policies {
+
+        /** The defaults. */
+        public Policies() {}
+
+        /**
+         * A policy file, or a directory of *.yaml and *.yml files with one domain each (envoyproxy/ratelimit's format
+         * with Sluice's extensions). Watched: a change is put in force without restart, a file that does not load is
+         * refused and the last good policies stay.
+         */
+        private @Nullable Path location;
+
+        /** Policies as YAML text, one domain per entry; used when no location is given. Not watched. */
+        private List<String> inline = new ArrayList<>();
+
+        /** Whether the location is watched and reloaded on change. */
+        private boolean watch = true;
+
+        /**
+         * The longest time between two checks of the location, however quiet the file system; a write is usually
+         * seen at once.
+         */
+        private Duration watchInterval = Duration.ofSeconds(10);
+
+        public @Nullable Path getLocation() {
+            return location;
+        }
+
+        public void setLocation(@Nullable Path location) {
+            this.location = location;
+        }
+
+        public List<String> getInline() {
+            return inline;
+        }
+
+        public void setInline(List<String> inline) {
+            this.inline = inline;
+        }
+
+        public boolean isWatch() {
+            return watch;
+        }
+
+        public void setWatch(boolean watch) {
+            this.watch = watch;
+        }
+
+        public Duration getWatchInterval() {
+            return watchInterval;
+        }
+
+        public void setWatchInterval(Duration watchInterval) {
+            this.watchInterval = watchInterval;
+        }
+    }
+
+    /** Where the counts live. An application's own {@code RateLimitStore} bean replaces all of this. */
+    public static class Store {
+
+        /** The defaults. */
+        public Store() {}
+
+        /**
+         * The store: memory (this instance only), or a store shared by every instance: redis (needs sluice-redis and
+         * sluice.store.uri), postgresql (sluice-postgres and the application's DataSource), mongodb (sluice-mongodb
+         * and the application's MongoClient).
+         */
+        private StoreType type = StoreType.MEMORY;
+
+        /** The Redis URI of the redis store, e.g. redis://localhost:6379. */
+        private @Nullable String uri;
+
+        /** The MongoDB database of the mongodb store. */
+        private String database = "sluice";
+
+        /**
+         * How long a decision waits for a shared store before the store's failure policy answers (by default the
+         * request passes). The store's default when not set.
+         */
+        private @Nullable Duration timeout;
+
+        public StoreType getType() {
+            return type;
+        }
+
+        public void setType(StoreType type) {
+            this.type = type;
+        }
+
+        public @Nullable String getUri() {
+            return uri;
+        }
+
+        public void setUri(@Nullable String uri) {
+            this.uri = uri;
+        }
+
+        public String getDatabase() {
+            return database;
+        }
+
+        public void setDatabase(String database) {
+            this.database = database;
+        }
+
+        public @Nullable Duration getTimeout() {
+            return timeout;
+        }
+
+        public void setTimeout(@Nullable Duration timeout) {
+            this.timeout = timeout;
+        }
+    }
+
+    /** The kinds of store the starter can set up from properties. */
+    public enum StoreType {
+        /** In this instance's memory: limits are per instance. */
+        MEMORY,
+        /** Redis, through Lettuce (sluice-redis). */
+        REDIS,
+        /** PostgreSQL, through the application's DataSource (sluice-postgres). */
+        POSTGRESQL,
+        /** MongoDB, through the application's MongoClient (sluice-mongodb). */
+        MONGODB
+    }
+
+    /** The servlet filter that limits requests. */
+    public static class Filter {
+
+        /** The defaults. */
+        public Filter() {}
+
+        /** Whether the servlet filter is registered. */
+        private boolean enabled = true;
+
+        /**
+         * The policy domain the filter checks requests under; by default the only domain loaded (required when the
+         * policies define several).
+         */
+        private @Nullable String domain;
+
+        /** The URL patterns the filter is mapped to (servlet patterns: /oauth2/token, /api/*). */
+        private List<String> urlPatterns = new ArrayList<>(List.of("/oauth2/token"));
+
+        /**
+         * The filter's order. By default just before Spring Security's filter chain (-100), so a refused request costs
+         * no client authentication.
+         */
+        private int order = -110;
+
+        /** Also send X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset. */
+        private boolean legacyHeaders;
+
+        /**
+         * Advertise dry-run limits in the RateLimit-Policy and RateLimit fields, with their real counts; by default a
+         * dry run changes nothing a client can see.
+         */
+        private boolean advertiseDryRun;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public @Nullable String getDomain() {
+            return domain;
+        }
+
+        public void setDomain(@Nullable String domain) {
+            this.domain = domain;
+        }
+
+        public List<String> getUrlPatterns() {
+            return urlPatterns;
+        }
+
+        public void setUrlPatterns(List<String> urlPatterns) {
+            this.urlPatterns = urlPatterns;
+        }
+
+        public int getOrder() {
+            return order;
+        }
+
+        public void setOrder(int order) {
+            this.order = order;
+        }
+
+        public boolean isLegacyHeaders() {
+            return legacyHeaders;
+        }
+
+        public void setLegacyHeaders(boolean legacyHeaders) {
+            this.legacyHeaders = legacyHeaders;
+        }
+
+        public boolean isAdvertiseDryRun() {
+            return advertiseDryRun;
+        }
+
+        public void setAdvertiseDryRun(boolean advertiseDryRun) {
+            this.advertiseDryRun = advertiseDryRun;
+        }
+    }
+
+    /** The metrics, on the application's MeterRegistry when it has one. */
+    public static class Metrics {
+
+        /** The defaults. */
+        public Metrics() {}
+
+        /**
+         * The most distinct descriptor values (client ids) that the metrics of detailed_metric rules tag; later ones
+         * are counted under value=other.
+         */
+        private int maxDetailedValues = 1000;
+
+        public int getMaxDetailedValues() {
+            return maxDetailedValues;
+        }
+
+        public void setMaxDetailedValues(int maxDetailedValues) {
+            this.maxDetailedValues = maxDetailedValues;
+        }
+    }
+}
