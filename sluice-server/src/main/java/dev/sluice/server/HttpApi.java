@@ -30,8 +30,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The HTTP side of the service, on the JDK's HTTP server: {@code POST /json}, {@code GET /healthcheck},
- * {@code GET /metrics}, the admin endpoints {@code GET /rlconfig} and {@code POST /reload}, and the dashboard's files
- * at {@code /}.
+ * {@code GET /metrics}, the admin endpoints {@code GET /rlconfig} and {@code POST /reload}, and the dashboard: its files
+ * at {@code /} and the numbers it polls at {@code GET /dashboard/data} ({@link DashboardData}).
  *
  * <p>Bounded: a fixed pool of threads with a bounded queue (a full queue makes the accepting thread run the request
  * itself, which slows accepting instead of growing memory), request bodies of at most {@link #MAX_BODY} bytes.
@@ -140,6 +140,12 @@ final class HttpApi implements AutoCloseable {
                     if (allow(x, method, "GET")) {
                         metrics.refreshLimits(limiter);
                         send(x, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
+                    }
+                }
+                case "/dashboard/data" -> {
+                    if (allow(x, method, "GET")) {
+                        x.getResponseHeaders().set("Cache-Control", "no-store");
+                        send(x, 200, JSON, DashboardData.json(limiter, registry, System.currentTimeMillis()));
                     }
                 }
                 case "/rlconfig" -> {
@@ -297,18 +303,7 @@ final class HttpApi implements AutoCloseable {
     }
 
     private static void error(HttpExchange x, int status, String message) throws IOException {
-        StringBuilder json = new StringBuilder("{\"error\":\"");
-        for (int i = 0; i < message.length(); i++) {
-            char c = message.charAt(i);
-            if (c == '"' || c == '\\') {
-                json.append('\\').append(c);
-            } else if (c < 0x20) {
-                json.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-            } else {
-                json.append(c);
-            }
-        }
-        send(x, status, JSON, json.append("\"}").toString());
+        send(x, status, JSON, "{\"error\":" + DashboardData.quote(message) + "}");
     }
 
     private static void send(HttpExchange x, int status, String contentType, String body) throws IOException {
