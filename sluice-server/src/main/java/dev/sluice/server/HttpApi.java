@@ -59,6 +59,16 @@ final class HttpApi implements AutoCloseable {
             "ico", "image/x-icon",
             "txt", "text/plain; charset=utf-8");
 
+    static {
+        // The JDK's server writes an answer's headers and body in two writes and leaves Nagle's algorithm on: with a
+        // client that keeps its connection alive and delays its ACKs (Linux: 40 ms), every answer after the first
+        // waits for that ACK. Measured with wrk on POST /json: 345 answers/s at a median of 44 ms; 10,000/s at 1.2 ms
+        // with TCP_NODELAY. Read once, when the first server starts; an explicit -D setting wins.
+        if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+            System.setProperty("sun.net.httpserver.nodelay", "true");
+        }
+    }
+
     private final HttpServer server;
     private final ThreadPoolExecutor executor;
     private final RateLimitAdapter adapter;
