@@ -78,6 +78,7 @@ final class HttpApi implements AutoCloseable {
     private final BooleanSupplier ready;
     private final @Nullable String adminToken;
     private final Supplier<ReloadResult> reload;
+    private final boolean benchBare;
     private final JsonFormat.Parser parser = JsonFormat.parser();
     private final JsonFormat.Printer printer = JsonFormat.printer().omittingInsignificantWhitespace();
 
@@ -93,7 +94,8 @@ final class HttpApi implements AutoCloseable {
             ServerMetrics metrics,
             BooleanSupplier ready,
             @Nullable String adminToken,
-            Supplier<ReloadResult> reload)
+            Supplier<ReloadResult> reload,
+            boolean benchBare)
             throws IOException {
         this.adapter = adapter;
         this.limiter = limiter;
@@ -102,6 +104,7 @@ final class HttpApi implements AutoCloseable {
         this.ready = ready;
         this.adminToken = adminToken == null || adminToken.isEmpty() ? null : adminToken;
         this.reload = reload;
+        this.benchBare = benchBare;
         AtomicInteger n = new AtomicInteger();
         this.executor = new ThreadPoolExecutor(
                 threads,
@@ -150,6 +153,13 @@ final class HttpApi implements AutoCloseable {
                     if (allow(x, method, "GET")) {
                         metrics.refreshLimits(limiter);
                         send(x, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
+                    }
+                }
+                case BareEndpoint.PATH -> {
+                    if (!benchBare) {
+                        error(x, 404, "no such page: " + path + " (a benchmarking aid: serve --bench-bare)");
+                    } else if (allow(x, method, "POST")) {
+                        bare(x);
                     }
                 }
                 case "/dashboard/data" -> {
@@ -213,6 +223,23 @@ final class HttpApi implements AutoCloseable {
         boolean over = response.getOverallCode() == RateLimitResponse.Code.OVER_LIMIT;
         metrics.request("http", over ? "over_limit" : "ok");
         send(x, over ? 429 : 200, JSON, printer.print(response));
+    }
+
+    /** The {@link BareEndpoint}: the body read and parsed as {@code POST /json} does, a constant answer. */
+    private void bare(HttpExchange x) throws IOException {
+        byte[] body = readBody(x);
+        if (body == null) {
+            error(x, 413, "request body larger than the limit of " + MAX_BODY + " bytes");
+            return;
+        }
+        RateLimitRequest.Builder request = RateLimitRequest.newBuilder();
+        try {
+            parser.merge(new String(body, StandardCharsets.UTF_8), request);
+        } catch (InvalidProtocolBufferException | RuntimeException e) {
+            error(x, 400, "the body is not a RateLimitRequest in proto3 JSON: " + e.getMessage());
+            return;
+        }
+        send(x, 200, JSON, BareEndpoint.OK_JSON);
     }
 
     /** The body, or null if it is larger than {@link #MAX_BODY}. */
