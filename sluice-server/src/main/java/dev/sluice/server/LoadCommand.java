@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@code load}: a gRPC load client for benchmarking a running service. {@code --streams} threads, spread over
@@ -194,7 +195,7 @@ final class LoadCommand {
         long over;
         long errors;
 
-        @org.jspecify.annotations.Nullable
+        @Nullable
         String firstError;
 
         Caller(
