@@ -5,7 +5,8 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * {@code java -jar sluice-server.jar <command> [options]}: {@code serve}, {@code check-config}, {@code check}.
+ * {@code java -jar sluice-server.jar <command> [options]}: {@code serve}, {@code check-config}, {@code check},
+ * {@code load}.
  *
  * <p>Exit status: 0 done; 1 the command ran and found a problem (a configuration error, an {@code OVER_LIMIT}
  * answer); 2 a bad command line; 3 the service could not be started or reached.
@@ -19,6 +20,7 @@ public final class Main {
               serve          run the rate limit service (Envoy's gRPC ShouldRateLimit and HTTP /json)
               check-config   validate configuration files, printing every error as file:line:column: message
               check          ask a running service about one request, from a shell
+              load           a benchmarking aid: fire ShouldRateLimit at a service, report checks/s and latency
 
             'java -jar sluice-server.jar <command> --help' describes a command's options.
             """;
@@ -47,6 +49,7 @@ public final class Main {
                 case "serve" -> ServeCommand.run(rest, out, err);
                 case "check-config" -> CheckConfigCommand.run(rest, out, err);
                 case "check" -> CheckCommand.run(rest, out, err);
+                case "load" -> LoadCommand.run(rest, out, err);
                 default -> throw new UsageException("unknown command '" + command + "'\n\n" + USAGE);
             };
         } catch (UsageException e) {

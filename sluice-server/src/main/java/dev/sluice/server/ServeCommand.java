@@ -33,6 +33,9 @@ final class ServeCommand {
               --response-headers S    off (default), draft03 (RateLimit-Limit, -Remaining, -Reset) or draft10
                                       (RateLimit-Policy and RateLimit): headers for Envoy to add to the response
               --watch-interval D      the longest time between two checks of a --config directory; default 5s
+              --bench-bare            a benchmarking aid, not for production: also answer OK, with no rate-limit
+                                      work, on POST /bench/bare and gRPC sluice.bench.Bare/ShouldRateLimit, to
+                                      compare the service with its bare server stack (see the load command)
 
             Admin endpoints (/rlconfig, /reload) need 'Authorization: Bearer $SLUICE_ADMIN_TOKEN'; without
             SLUICE_ADMIN_TOKEN in the environment they are off.
@@ -53,7 +56,7 @@ final class ServeCommand {
     private ServeCommand() {}
 
     static int run(List<String> args, PrintStream out, PrintStream err) {
-        Options o = Options.parse("serve", args, VALUED, Set.of("help"));
+        Options o = Options.parse("serve", args, VALUED, Set.of("help", "bench-bare"));
         if (o.flag("help")) {
             out.print(HELP);
             return 0;
@@ -82,7 +85,8 @@ final class ServeCommand {
                 o.port("grpc-port", 8081),
                 HeaderStyle.parse(o),
                 watch == null ? Duration.ofSeconds(5) : watch,
-                System.getenv("SLUICE_ADMIN_TOKEN"));
+                System.getenv("SLUICE_ADMIN_TOKEN"),
+                o.flag("bench-bare"));
 
         SluiceServer server;
         try {
@@ -102,6 +106,10 @@ final class ServeCommand {
         out.println("sluice: http listening on " + host + ":" + server.httpPort());
         out.println("sluice: serving " + server.limiter().policies().domains() + " from "
                 + (config == null ? "the built-in example" : config) + " on " + settings.store());
+        if (settings.benchBare()) {
+            out.println("sluice: benchmarking aid on: POST " + BareEndpoint.PATH + " and gRPC " + BareEndpoint.SERVICE
+                    + "/ShouldRateLimit answer OK with no rate-limit work");
+        }
         out.flush();
 
         CountDownLatch stopped = new CountDownLatch(1);

@@ -76,12 +76,14 @@ final class SluiceServer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.grpc = NettyServerBuilder.forAddress(new InetSocketAddress(s.bind(), s.grpcPort()))
+        NettyServerBuilder grpcBuilder = NettyServerBuilder.forAddress(new InetSocketAddress(s.bind(), s.grpcPort()))
                 .addService(new GrpcService(adapter, metrics))
                 .executor(grpcExecutor)
-                .maxInboundMessageSize(HttpApi.MAX_BODY)
-                .build()
-                .start();
+                .maxInboundMessageSize(HttpApi.MAX_BODY);
+        if (s.benchBare()) {
+            grpcBuilder.addService(BareEndpoint.grpcService());
+        }
+        this.grpc = grpcBuilder.build().start();
         this.http = new HttpApi(
                 new InetSocketAddress(s.bind(), s.httpPort()),
                 threads,
@@ -91,7 +93,8 @@ final class SluiceServer implements AutoCloseable {
                 metrics,
                 () -> ready,
                 s.adminToken(),
-                () -> reload(config));
+                () -> reload(config),
+                s.benchBare());
         metrics.refreshLimits(limiter);
         this.ready = true;
     }
@@ -174,7 +177,7 @@ final class SluiceServer implements AutoCloseable {
         }
     }
 
-    /** The options of {@code serve}. */
+    /** The options of {@code serve}; {@code benchBare}: also serve the {@link BareEndpoint}s. */
     record ServeSettings(
             @Nullable Path config,
             String store,
@@ -185,7 +188,8 @@ final class SluiceServer implements AutoCloseable {
             int grpcPort,
             HeaderStyle headers,
             Duration watchInterval,
-            @Nullable String adminToken) {}
+            @Nullable String adminToken,
+            boolean benchBare) {}
 
     static UncheckedIOException unchecked(IOException e) {
         return new UncheckedIOException(e);
