@@ -46,7 +46,7 @@ final class LeasedLimiter implements RateLimiter {
     private final long lifetime;
     private final long idleNanos;
     private final long roundNanos;
-    /** The permits the window frees in half an interval: a claim on a request is made only if it can get as many. */
+    /** The permits the window frees in a tenth of an interval: a claim on a request is made only if it can get as many. */
     private final long minClaim;
 
     private final RateLimitListener listener;
@@ -64,7 +64,7 @@ final class LeasedLimiter implements RateLimiter {
         this.idleNanos = idleNanos;
         this.roundNanos = store.roundNanos();
         this.minClaim = Math.max(1, (long)
-                ((double) config.limit() * Math.min(roundNanos / 2, config.windowNanos()) / config.windowNanos()));
+                ((double) config.limit() * Math.min(roundNanos / 10, config.windowNanos()) / config.windowNanos()));
         this.listener = config.listener();
     }
 
@@ -223,7 +223,7 @@ final class LeasedLimiter implements RateLimiter {
 
     /**
      * Whether a request short of its slice may claim: not starved in this frame, and the store, as last read, has room
-     * for it and for a claim worth a round trip: at least the permits the window frees in half an interval, or this
+     * for it and for a claim worth a round trip: at least the permits the window frees in a tenth of an interval, or this
      * instance's expected demand if that is less. Give-backs not yet written count as room.
      */
     private boolean mayClaim(Lease ls, long now, long cost) {
@@ -432,7 +432,9 @@ final class LeasedLimiter implements RateLimiter {
      * The round's work on every lease: roll it to the current frame, give back the part of its slice beyond what
      * this instance expects to need before the next round (all of it for an idle key), start a new demand interval,
      * lift starvation, drop idle keys. Adds to {@code write} the leases with changes to write, and to {@code read} the
-     * leases refused since the last round (to see the room others gave back or time freed), marking each busy.
+     * leases refused since the last round whose record as last read leaves no room for a claim (to see what others
+     * gave back; a lease with room will read the record anyway if its next claim meets a conflict), marking each
+     * busy.
      */
     void round(List<Lease> write, List<Lease> read, List<CountDownLatch> latches) {
         long now = now();
@@ -462,8 +464,8 @@ final class LeasedLimiter implements RateLimiter {
                 }
                 if (!ls.delta.isEmpty()) {
                     write.add(ls);
-                } else if (refused) {
-                    read.add(ls);
+                } else if (refused && room(ls.view, now) < Math.max(1, Math.min(minClaim, expected(ls, now)))) {
+                    read.add(ls); // refused, and no claim would be tried on what was read last: read again
                 } else {
                     continue;
                 }
