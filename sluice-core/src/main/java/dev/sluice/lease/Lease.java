@@ -45,6 +45,13 @@ final class Lease {
     long starvedFrame;
     /** Whether a request was refused since the last round (the round then reads the record, to see room). */
     boolean refused;
+    /**
+     * What {@link #view} said when it last changed or the frame turned: the room it left, and the clock time at which
+     * its measure falls to zero. An admission answers from these, without running the algorithm a second time.
+     */
+    long viewRoom;
+
+    long viewResetAt;
     /** The clock time of the last request here. */
     long lastUsed;
     /** Set once, when the key has been dropped from its limiter's map. */

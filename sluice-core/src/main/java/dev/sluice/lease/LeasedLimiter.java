@@ -139,7 +139,7 @@ final class LeasedLimiter implements RateLimiter {
                         if (reservation != null) {
                             reservation.frame = ls.frame;
                         }
-                        return answer(ls, now, 0, true);
+                        return admitted(ls, now);
                     }
                     if (store.failing()) {
                         return failed(ls, now, null);
@@ -214,6 +214,7 @@ final class LeasedLimiter implements RateLimiter {
             ls.addDelta(ls.frame, -unused);
         }
         ls.frame = f;
+        summarize(ls, now);
         ls.granted = 0;
         ls.used = 0;
         ls.starved = false;
@@ -426,6 +427,25 @@ final class LeasedLimiter implements RateLimiter {
         }
         ls.global = snapshot;
         ls.view = restore(snapshot.counters());
+        summarize(ls, now());
+    }
+
+    /** Notes what the view says at {@code now} (see {@link Lease#viewRoom}). The caller holds the monitor. */
+    private void summarize(Lease ls, long now) {
+        Decision m = ls.view.decide(params, now, 1, false);
+        ls.viewRoom = m.remaining();
+        ls.viewResetAt = now + m.resetAfterNanos();
+    }
+
+    /**
+     * The answer to a request admitted from the slice: {@code remaining} is the slice left plus the room the record
+     * left when last read (or when the frame turned), {@code resetAfter} the later of the end of the frame and the
+     * moment that record's measure falls to zero. No second run of the algorithm.
+     */
+    private Decision admitted(Lease ls, long now) {
+        long remaining = Math.min(config.limit(), Math.max(0, ls.granted - ls.used) + ls.viewRoom);
+        long reset = Math.max(Math.max(0, ls.viewResetAt - now), untilFrameEnds(now));
+        return Decision.allowed(config.limit(), remaining, reset);
     }
 
     /**

@@ -381,6 +381,37 @@ class LeasedStoreTest {
         assertThrows(SluiceException.class, () -> throwing.tryAcquire(KEY));
     }
 
+    /**
+     * One instance alone answers as the in-memory store does: {@code remaining} (the slice left plus the room the
+     * record leaves), {@code resetAfter}, and for the refusal {@code retryAfter}, request by request. But for the
+     * sliding tail's {@code resetAfter}, which counts the slice held as spent (the record does): never earlier.
+     */
+    @ParameterizedTest
+    @EnumSource(
+            value = Algorithm.class,
+            names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "SLIDING_TAIL"})
+    void oneInstanceAnswersRemainingAndResetAsTheInMemoryStoreDoes(Algorithm algorithm) {
+        clock.set(Instant.parse("2026-01-01T12:00:10Z"));
+        RateLimiter leased = limiter(instance(shared), algorithm, 10, Duration.ofMinutes(1));
+        RateLimiter memory = oracle(algorithm, 10, Duration.ofMinutes(1));
+        for (int j = 0; j < 10; j++) {
+            Decision l = leased.tryAcquire(KEY);
+            Decision m = memory.tryAcquire(KEY);
+            assertTrue(l.allowed());
+            assertEquals(m.remaining(), l.remaining(), "remaining after request " + j);
+            if (algorithm == Algorithm.SLIDING_TAIL) {
+                assertTrue(l.resetAfter().compareTo(m.resetAfter()) >= 0, "resetAfter after request " + j);
+            } else {
+                assertEquals(m.resetAfter(), l.resetAfter(), "resetAfter after request " + j);
+            }
+        }
+        Decision l = leased.tryAcquire(KEY);
+        Decision m = memory.tryAcquire(KEY);
+        assertFalse(l.allowed());
+        assertEquals(0, l.remaining());
+        assertEquals(m.retryAfter(), l.retryAfter());
+    }
+
     @Test
     void peekClaimsNothing() {
         LeasedStore store = instance(shared);
