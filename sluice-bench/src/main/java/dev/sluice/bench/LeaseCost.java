@@ -1,0 +1,140 @@
+package dev.sluice.bench;
+
+import dev.sluice.Algorithm;
+import dev.sluice.RateLimiter;
+import dev.sluice.RateLimiterBuilder;
+import dev.sluice.lease.LeasedStore;
+import dev.sluice.sync.InMemoryCounterStore;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.Locale;
+
+/**
+ * The leased request path against the in-memory store as thread CPU time, which a busy machine disturbs far less than
+ * throughput. Time is virtual and moves 1/6 µs per decision (6 million decisions a second on one thread), so every run
+ * makes the same claims: the {@link Load#ALLOWED} limit (10<sup>7</sup> per 100 ms) turns its window every 600,000
+ * decisions, and each key of a leased limiter then claims a new slice on a request, on the request's thread, inside
+ * the timing. The leased store's round (every 100 ms of virtual time) runs between rounds of decisions, outside the
+ * timing, as its background thread would on another core. One key or 10,000 walked with a prime stride; rounds of
+ * 600,000 decisions; best of 20 rounds after 10 warm-up rounds.
+ *
+ * <pre>java -cp sluice-bench/target/benchmarks.jar dev.sluice.bench.LeaseCost</pre>
+ */
+public final class LeaseCost {
+
+    private static final int STRIDE = 7_919;
+    private static final int PER_ROUND = 600_000;
+    private static final long NANOS_PER_DECISION = 1_000_000_000L / 6_000_000L;
+    private static final int WARM_ROUNDS = 10;
+    private static final int ROUNDS = 20;
+
+    private static volatile Object sink;
+
+    private LeaseCost() {}
+
+    public static void main(String[] args) {
+        System.out.println("| algorithm | keys | in-memory ns/decision | leased ns/decision | leased / in-memory |"
+                + " claims per 1,000 decisions | round ms |");
+        System.out.println("|---|--:|--:|--:|--:|--:|--:|");
+        for (Algorithm algorithm :
+                new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.SLIDING_TAIL}) {
+            for (int keys : new int[] {1, 10_000}) {
+                double memory = measure(algorithm, keys, null)[0];
+                try (LeasedStore store = LeasedStore.builder(InMemoryCounterStore.create())
+                        .manualSync()
+                        .build()) {
+                    double[] leased = measure(algorithm, keys, store);
+                    System.out.printf(
+                            Locale.ROOT,
+                            "| %s | %,d | %.1f | %.1f | %.2f× | %.2f | %.1f |%n",
+                            algorithm,
+                            keys,
+                            memory,
+                            leased[0],
+                            leased[0] / memory,
+                            leased[2],
+                            leased[1]);
+                }
+            }
+        }
+    }
+
+    /** Best ns per decision; with a store the best ms per round and the claims per 1,000 decisions. */
+    private static double[] measure(Algorithm algorithm, int keys, LeasedStore store) {
+        VirtualClock clock = new VirtualClock();
+        RateLimiterBuilder builder = RateLimiter.builder(algorithm)
+                .limit(Load.ALLOWED.limit, Load.ALLOWED.window)
+                .clock(clock);
+        if (store != null) {
+            builder.store(store);
+        }
+        RateLimiter limiter = builder.build();
+        String[] names = Keys.generate(keys);
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        double decision = Double.MAX_VALUE;
+        double round = Double.MAX_VALUE;
+        long claimsBefore = 0;
+        long claims = 0;
+        int index = 0;
+        for (int r = -WARM_ROUNDS; r < ROUNDS; r++) {
+            if (r == 0 && store != null) {
+                claimsBefore = store.stats().claims();
+            }
+            long start = threads.getCurrentThreadCpuTime();
+            Object last = null;
+            for (int i = 0; i < PER_ROUND; i++) {
+                index += STRIDE;
+                if (index >= keys) {
+                    index %= keys;
+                }
+                clock.nanos += NANOS_PER_DECISION;
+                last = limiter.tryAcquire(names[index]);
+            }
+            long decided = threads.getCurrentThreadCpuTime();
+            sink = last;
+            if (store != null) {
+                store.refresh();
+                long refreshed = threads.getCurrentThreadCpuTime();
+                if (r >= 0) {
+                    round = Math.min(round, (refreshed - decided) / 1e6);
+                }
+            }
+            if (r >= 0) {
+                decision = Math.min(decision, (decided - start) / (double) PER_ROUND);
+            }
+        }
+        if (store != null) {
+            claims = store.stats().claims() - claimsBefore;
+        }
+        return new double[] {decision, round, claims * 1000.0 / ((double) ROUNDS * PER_ROUND)};
+    }
+
+    /** A clock the measuring thread moves; read by that thread only. */
+    private static final class VirtualClock extends Clock {
+        long nanos = Instant.parse("2026-01-01T12:00:00Z").getEpochSecond() * 1_000_000_000L;
+
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            throw new UnsupportedOperationException("a virtual clock has one zone");
+        }
+
+        @Override
+        public Instant instant() {
+            return Instant.ofEpochSecond(0, nanos);
+        }
+
+        @Override
+        public long millis() {
+            return nanos / 1_000_000L;
+        }
+    }
+}

@@ -1,0 +1,88 @@
+package dev.sluice.lease;
+
+import dev.sluice.algorithm.AlgorithmState;
+import dev.sluice.spi.CounterKey;
+import dev.sluice.spi.CounterSnapshot;
+import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One key held by one instance: the record as last read or written ({@code global}), the slice this instance holds
+ * in the current frame ({@code granted}, of which {@code used} is spent), and the changes still to be written
+ * ({@code delta}: unused slices and cancelled permits to give back, rejections to count). Every field but the identity
+ * is guarded by this object's monitor, the only lock a decision takes.
+ */
+final class Lease {
+
+    final LeasedLimiter limiter;
+    final String key;
+    final CounterKey id;
+
+    /** The store's record as last read or written here; it counts every instance's slices. */
+    CounterSnapshot global = CounterSnapshot.absent();
+    /** Whether {@link #global} has been read or written at least once. */
+    boolean read;
+    /** The algorithm's state holding {@link #global}: the store's measure, for remaining and retry times. */
+    AlgorithmState view;
+
+    /** The frame of the slice held; {@link Long#MIN_VALUE} before the first. */
+    long frame = Long.MIN_VALUE;
+    /** Permits of {@link #frame} granted to this instance by the store (less what it gave back). */
+    long granted;
+    /** Permits of {@link #frame} admitted here. Never more than {@link #granted}. */
+    long used;
+    /** Per frame, what to add to the store's counts with the next write: negative to give back, positive to count. */
+    final TreeMap<Long, Long> delta = new TreeMap<>();
+
+    /** Cost offered here (admitted or not) since the last round. */
+    long demand;
+    /** Cost offered here in the interval before the last round. */
+    long lastDemand;
+    /** A claim found too little room in {@link #starvedFrame}: no more claims on requests until a round or a new frame. */
+    boolean starved;
+
+    long starvedFrame;
+    /** Whether a request was refused since the last round (the round then reads the record, to see room). */
+    boolean refused;
+    /**
+     * What {@link #view} said when it last changed or the frame turned: the room it left, and the clock time at which
+     * its measure falls to zero. An admission answers from these, without running the algorithm a second time.
+     */
+    long viewRoom;
+
+    long viewResetAt;
+    /** The clock time of the last request here. */
+    long lastUsed;
+    /** Set once, when the key has been dropped from its limiter's map. */
+    boolean retired;
+    /** A call to the store about this key under way (a claim or a round's read or write); others wait for it. */
+    @Nullable
+    CountDownLatch busy;
+
+    Lease(LeasedLimiter limiter, String key, CounterKey id, AlgorithmState view, long now) {
+        this.limiter = limiter;
+        this.key = key;
+        this.id = id;
+        this.view = view;
+        this.lastUsed = now;
+    }
+
+    /** Adds {@code d} to {@link #delta} at {@code frame}, dropping the entry when it becomes zero. */
+    void addDelta(long frame, long d) {
+        if (d != 0) {
+            delta.merge(frame, d, (a, b) -> a + b == 0 ? null : a + b);
+        }
+    }
+
+    /** What this instance holds unused: the slice left, plus what it has still to give back. */
+    long unused() {
+        long u = granted - used;
+        for (long d : delta.values()) {
+            if (d < 0) {
+                u -= d;
+            }
+        }
+        return u;
+    }
+}

@@ -1,0 +1,23 @@
+package dev.sluice.lease;
+
+/**
+ * What a {@link LeasedStore} has done so far; every count since it was built.
+ *
+ * @param rounds          background rounds ({@link LeasedStore#refresh()} calls)
+ * @param storeCalls      calls to the counter store (each one round trip), failed ones included
+ * @param claims          claims made on a request's thread, because the slice held was short
+ * @param permitsClaimed  permits granted to this instance by applied claims
+ * @param permitsReturned permits of unused slices (and cancelled reservations) written back to the store
+ * @param conflicts       writes refused because another instance had written first
+ * @param storeFailures   calls that failed or timed out
+ * @param evictions       keys dropped from memory as idle
+ */
+public record LeaseStats(
+        long rounds,
+        long storeCalls,
+        long claims,
+        long permitsClaimed,
+        long permitsReturned,
+        long conflicts,
+        long storeFailures,
+        long evictions) {}

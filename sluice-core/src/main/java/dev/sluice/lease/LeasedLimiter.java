@@ -1,0 +1,651 @@
+package dev.sluice.lease;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.FailurePolicy;
+import dev.sluice.LimiterConfig;
+import dev.sluice.RateLimitListener;
+import dev.sluice.RateLimiter;
+import dev.sluice.Reservation;
+import dev.sluice.SluiceException;
+import dev.sluice.algorithm.AlgorithmState;
+import dev.sluice.algorithm.FrameStates;
+import dev.sluice.algorithm.Params;
+import dev.sluice.spi.CounterKey;
+import dev.sluice.spi.CounterSnapshot;
+import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.Listeners;
+import dev.sluice.spi.OnceReservation;
+import dev.sluice.spi.SharedStoreOptions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A limiter of a {@link LeasedStore}: decides every request within the slice this instance holds for the key's
+ * current frame, under the key's own monitor. When the slice is short it claims more from the store on the request's
+ * thread (one claim, bounded by the counter store's timeout), unless the store, as last read, has no room for it, or a
+ * claim already found none in this frame since the last round; then it refuses without I/O.
+ */
+final class LeasedLimiter implements RateLimiter {
+
+    /** How many claims (its own or others' on the same key) one request waits for before it is refused. */
+    static final int CLAIMS_PER_REQUEST = 4;
+
+    private final LeasedStore store;
+    private final LimiterConfig config;
+    private final Algorithm algorithm;
+    private final Params params;
+    private final String shape;
+    private final long frameSize;
+    private final long lifetime;
+    private final long idleNanos;
+    private final long roundNanos;
+    /** The permits the window frees in a tenth of an interval: a claim on a request is made only if it can get as many. */
+    private final long minClaim;
+
+    private final RateLimitListener listener;
+    private final ConcurrentHashMap<String, Lease> leases = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    LeasedLimiter(LeasedStore store, LimiterConfig config, long idleNanos) {
+        this.store = store;
+        this.config = config;
+        this.algorithm = config.algorithm();
+        this.params = new Params(config);
+        this.shape = SharedStoreOptions.shape(config);
+        this.frameSize = algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? config.subWindowNanos() : config.windowNanos();
+        this.lifetime = FrameStates.lifetime(algorithm, params);
+        this.idleNanos = idleNanos;
+        this.roundNanos = store.roundNanos();
+        this.minClaim = Math.max(1, (long)
+                ((double) config.limit() * Math.min(roundNanos / 10, config.windowNanos()) / config.windowNanos()));
+        this.listener = config.listener();
+    }
+
+    @Override
+    public LimiterConfig config() {
+        return config;
+    }
+
+    @Override
+    public Decision tryAcquire(String key, long cost) {
+        config.checkRequest(key, cost);
+        checkOpen();
+        Decision d = decide(key, cost, true, null);
+        notifyDecision(key, cost, d);
+        return d;
+    }
+
+    /** Consumes nothing and claims nothing: allowed if the slice held covers {@code cost} or the store has room. */
+    @Override
+    public Decision peek(String key, long cost) {
+        config.checkRequest(key, cost);
+        checkOpen();
+        return decide(key, cost, false, null);
+    }
+
+    @Override
+    public Reservation reserve(String key, long cost) {
+        config.checkRequest(key, cost);
+        checkOpen();
+        LeaseReservation r = new LeaseReservation(key, cost);
+        r.decide(decide(key, cost, true, r));
+        notifyDecision(key, cost, r.decision());
+        return r;
+    }
+
+    /** Gives back the unused part of every slice this limiter holds, and lets the limiter go. Idempotent. */
+    @Override
+    public void close() {
+        store.release(this);
+    }
+
+    // ---- the request path ---------------------------------------------------------------------------------------
+
+    private Decision decide(String key, long cost, boolean consume, @Nullable LeaseReservation reservation) {
+        boolean counted = false;
+        int claims = 0;
+        while (true) {
+            Lease ls = held(key);
+            @Nullable CountDownLatch waitFor = null;
+            @Nullable CountDownLatch claiming = null;
+            long now = now();
+            synchronized (ls) {
+                if (ls.retired) {
+                    continue;
+                }
+                checkOpen();
+                roll(ls, now);
+                ls.lastUsed = Math.max(ls.lastUsed, now);
+                if (!consume) {
+                    if (!ls.read && ls.busy == null && !store.failing()) {
+                        claiming = ls.busy = new CountDownLatch(1); // a first read, so the answer means something
+                    } else {
+                        return answer(ls, now, cost, covers(ls, now, cost));
+                    }
+                } else {
+                    if (!counted) {
+                        ls.demand += cost;
+                        counted = true;
+                    }
+                    if (ls.used + cost <= ls.granted) {
+                        ls.used += cost;
+                        if (reservation != null) {
+                            reservation.frame = ls.frame;
+                        }
+                        return admitted(ls, now);
+                    }
+                    if (store.failing()) {
+                        return failed(ls, now, null);
+                    }
+                    if (ls.busy != null && claims < CLAIMS_PER_REQUEST) {
+                        waitFor = ls.busy;
+                    } else if (claims < CLAIMS_PER_REQUEST && mayClaim(ls, now, cost)) {
+                        claiming = ls.busy = new CountDownLatch(1);
+                    } else {
+                        refuse(ls, cost);
+                        return answer(ls, now, cost, false);
+                    }
+                }
+            }
+            claims++;
+            if (waitFor != null) {
+                store.await(waitFor);
+                continue;
+            }
+            if (claiming == null) {
+                throw new IllegalStateException("neither waiting nor claiming"); // unreachable: every branch returns
+            }
+            @Nullable SluiceException failure;
+            try {
+                failure = consume ? store.claim(ls, cost) : store.readFirst(ls);
+            } finally {
+                synchronized (ls) {
+                    ls.busy = null;
+                }
+                claiming.countDown();
+            }
+            if (failure != null) {
+                synchronized (ls) {
+                    if (!consume) {
+                        return answer(ls, now(), cost, covers(ls, now(), cost));
+                    }
+                    if (ls.used + cost > ls.granted) {
+                        return failed(ls, now(), failure);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * The lease of {@code key}, created (with nothing read and nothing granted) if this instance holds none. No I/O:
+     * the first request's claim reads the record.
+     */
+    Lease held(String key) {
+        Lease ls = leases.get(key);
+        if (ls == null) {
+            Lease created = new Lease(this, key, new CounterKey(shape, key), fresh(), now());
+            ls = leases.putIfAbsent(key, created);
+            if (ls == null) {
+                return created;
+            }
+        }
+        return ls;
+    }
+
+    /**
+     * Moves {@code ls} to the frame of {@code now}: the slice of an older frame stops being usable, and its unused part
+     * is given back (with the next write) if that frame still counts. The caller holds the monitor.
+     */
+    void roll(Lease ls, long now) {
+        long f = frameOf(now);
+        if (f <= ls.frame) {
+            return;
+        }
+        long unused = ls.granted - ls.used;
+        if (unused > 0 && ls.frame + lifetime > now) {
+            ls.addDelta(ls.frame, -unused);
+        }
+        ls.frame = f;
+        summarize(ls, now);
+        ls.granted = 0;
+        ls.used = 0;
+        ls.starved = false;
+        long liveFrom = now - lifetime + 1;
+        ls.delta.headMap(liveFrom).clear(); // a frame that no longer counts needs nothing written
+    }
+
+    /**
+     * Whether a request short of its slice may claim: not starved in this frame, and the store, as last read, has room
+     * for it and for a claim worth a round trip: at least the permits the window frees in a tenth of an interval, or this
+     * instance's expected demand if that is less. Give-backs not yet written count as room.
+     */
+    private boolean mayClaim(Lease ls, long now, long cost) {
+        if (ls.starved && ls.starvedFrame == ls.frame) {
+            return false;
+        }
+        if (!ls.read) {
+            return true;
+        }
+        long need = ls.used + cost - ls.granted;
+        long worth = Math.min(minClaim, expected(ls, now));
+        long returning = 0;
+        for (long d : ls.delta.values()) {
+            returning -= Math.min(0, d);
+        }
+        return room(ls.view, now) + returning >= Math.max(need, worth);
+    }
+
+    /**
+     * The permits this instance expects to be asked for in the current frame before the next round: its demand per
+     * interval (the last interval's, or this one's so far if more), times the part of an interval the frame has left.
+     */
+    private long expected(Lease ls, long now) {
+        long perInterval = Math.max(ls.lastDemand, ls.demand);
+        long horizon = Math.min(roundNanos, frameOf(now) + frameSize - now);
+        return (long) Math.ceil((double) perInterval * horizon / roundNanos); // a size, not a count: rounding is fine
+    }
+
+    /** For a peek: whether the slice left, plus the room in the store as last read, covers {@code cost}. */
+    private boolean covers(Lease ls, long now, long cost) {
+        return ls.used + cost <= ls.granted || room(ls.view, now) >= ls.used + cost - ls.granted;
+    }
+
+    private void refuse(Lease ls, long cost) {
+        ls.refused = true;
+        if (config.countRejected()) {
+            ls.addDelta(ls.frame, cost);
+        }
+    }
+
+    /**
+     * The decision: {@code remaining} is the slice left here plus the room the store had when last read;
+     * {@code resetAfter} and, for a refusal the store's counts explain, {@code retryAfter} come from those counts;
+     * a refusal with room in the store (a claim bound, or starved until the next round) retries after the round.
+     */
+    private Decision answer(Lease ls, long now, long cost, boolean allowed) {
+        Decision m = ls.view.decide(params, now, Math.max(1, cost), false);
+        long remaining = Math.min(config.limit(), Math.max(0, ls.granted - ls.used) + m.remaining());
+        long reset = Math.max(m.resetAfterNanos(), ls.used > 0 ? untilFrameEnds(now) : 0);
+        if (allowed) {
+            return Decision.allowed(config.limit(), remaining, reset);
+        }
+        long retry = m.allowed() ? store.roundNanos() : m.retryAfterNanos();
+        if (retry <= 0) {
+            retry = 1;
+        }
+        return Decision.denied(config.limit(), Math.min(remaining, Math.max(0, cost - 1)), reset, retry);
+    }
+
+    private long untilFrameEnds(long now) {
+        return Math.max(0, frameOf(now) + frameSize - now);
+    }
+
+    /** The answer of the store's failure policy, for a request the slice held cannot cover while the store fails. */
+    private Decision failed(Lease ls, long now, @Nullable SluiceException cause) {
+        FailurePolicy policy = store.failurePolicy();
+        if (policy == FailurePolicy.THROW) {
+            throw cause != null
+                    ? new SluiceException("the counter store failed; no slice left for key '" + ls.key + "'", cause)
+                    : new SluiceException("the counter store is failing; no slice left for key '" + ls.key + "'");
+        }
+        if (policy == FailurePolicy.FAIL_OPEN) {
+            return Decision.fromFailurePolicy(Decision.allowed(config.limit(), 0, untilFrameEnds(now)));
+        }
+        return Decision.fromFailurePolicy(
+                Decision.denied(config.limit(), 0, untilFrameEnds(now), Math.max(1, store.roundNanos())));
+    }
+
+    /** Whole permits left in the counts {@code v} holds at {@code now}. */
+    private long room(AlgorithmState v, long now) {
+        return v.decide(params, now, 1, false).remaining();
+    }
+
+    private boolean cancel(LeaseReservation r) {
+        long now = now();
+        Lease ls = leases.get(r.key);
+        if (ls == null || r.frame + lifetime <= now) {
+            return false;
+        }
+        synchronized (ls) {
+            if (ls.retired) {
+                return false;
+            }
+            roll(ls, now);
+            if (r.frame == ls.frame) {
+                ls.used = Math.max(0, ls.used - r.cost);
+            } else {
+                ls.addDelta(r.frame, -r.cost);
+            }
+            return true;
+        }
+    }
+
+    // ---- claims and rounds: called by the store ---------------------------------------------------------------
+
+    /**
+     * The write for {@code ls}: the record as last read, the changes pending, and, if {@code cost > 0}, a claim for
+     * the part of {@code cost} the slice does not cover, sized by demand and cut to the room the record leaves. Null
+     * if there is nothing to write. The caller holds no lock; the monitor is taken here.
+     */
+    @Nullable
+    Write prepare(Lease ls, long cost, LongSupplier versions) {
+        long now = now();
+        synchronized (ls) {
+            roll(ls, now);
+            long liveFrom = now - lifetime + 1;
+            TreeMap<Long, Long> counts = new TreeMap<>(ls.global.counters());
+            counts.headMap(liveFrom).clear();
+            TreeMap<Long, Long> carried = new TreeMap<>(ls.delta);
+            for (Map.Entry<Long, Long> e : carried.entrySet()) {
+                counts.merge(e.getKey(), e.getValue(), Long::sum);
+            }
+            counts.values().removeIf(c -> c <= 0);
+            long claim = 0;
+            long need = ls.used + cost - ls.granted;
+            if (cost > 0 && need > 0) {
+                long room = room(restore(counts), now);
+                claim = Math.min(room, Math.max(need, expected(ls, now)));
+                if (claim < need) {
+                    ls.starved = true;
+                    ls.starvedFrame = ls.frame;
+                }
+                if (claim > 0) {
+                    counts.merge(ls.frame, claim, Long::sum);
+                }
+            }
+            if (claim == 0 && carried.isEmpty()) {
+                return null;
+            }
+            ls.delta.clear();
+            long expireAt = counts.isEmpty() ? now : counts.lastKey() + lifetime;
+            long expected = ls.global.version();
+            long version;
+            do {
+                version = versions.getAsLong();
+            } while (version == CounterSnapshot.ABSENT || version == expected);
+            CounterWrite w = new CounterWrite(ls.id, expected, version, counts, expireAt);
+            return new Write(ls, w, ls.frame, claim, carried);
+        }
+    }
+
+    /** The write was applied: it is the record now, and the claim is this instance's slice. */
+    void applied(Write w) {
+        Lease ls = w.lease();
+        long now = now();
+        synchronized (ls) {
+            took(ls, new CounterSnapshot(w.write().newVersion(), w.write().counters()));
+            roll(ls, now);
+            if (w.claim() > 0) {
+                if (w.frame() == ls.frame) {
+                    ls.granted += w.claim();
+                } else if (w.frame() + lifetime > now) {
+                    ls.addDelta(w.frame(), -w.claim()); // the frame turned during the call: give it back
+                }
+            }
+        }
+    }
+
+    /** The write met a conflict: nothing was written; the changes it carried wait for the next write. */
+    void conflicted(Write w) {
+        Lease ls = w.lease();
+        synchronized (ls) {
+            for (Map.Entry<Long, Long> e : w.carried().entrySet()) {
+                ls.addDelta(e.getKey(), e.getValue());
+            }
+        }
+    }
+
+    /**
+     * The call carrying the write failed: it may or may not have been applied. The claim is not taken (if it was
+     * applied, the slice lapses with its frame); the changes carried are taken as written (if they were not, the
+     * permits they would have given back lapse with their frames). Either way the store never counts less than was
+     * admitted.
+     */
+    void unknown(Write w) {
+        // nothing to undo: the delta left the lease in prepare, the claim was never granted
+    }
+
+    /** The record just read. */
+    void loaded(Lease ls, CounterSnapshot snapshot) {
+        synchronized (ls) {
+            took(ls, snapshot);
+        }
+    }
+
+    private void took(Lease ls, CounterSnapshot snapshot) {
+        ls.read = true;
+        if (snapshot.version() == ls.global.version() && snapshot.exists()) {
+            return;
+        }
+        ls.global = snapshot;
+        ls.view = restore(snapshot.counters());
+        summarize(ls, now());
+    }
+
+    /** Notes what the view says at {@code now} (see {@link Lease#viewRoom}). The caller holds the monitor. */
+    private void summarize(Lease ls, long now) {
+        Decision m = ls.view.decide(params, now, 1, false);
+        ls.viewRoom = m.remaining();
+        ls.viewResetAt = now + m.resetAfterNanos();
+    }
+
+    /**
+     * The answer to a request admitted from the slice: {@code remaining} is the slice left plus the room the record
+     * left when last read (or when the frame turned), {@code resetAfter} the later of the end of the frame and the
+     * moment that record's measure falls to zero. No second run of the algorithm.
+     */
+    private Decision admitted(Lease ls, long now) {
+        long remaining = Math.min(config.limit(), Math.max(0, ls.granted - ls.used) + ls.viewRoom);
+        long reset = Math.max(Math.max(0, ls.viewResetAt - now), untilFrameEnds(now));
+        return Decision.allowed(config.limit(), remaining, reset);
+    }
+
+    /**
+     * The round's work on every lease: roll it to the current frame, give back the part of its slice beyond what
+     * this instance expects to need before the next round (all of it for an idle key), start a new demand interval,
+     * lift starvation, drop idle keys. Adds to {@code write} the leases with changes to write, and to {@code read} the
+     * leases refused since the last round whose record as last read leaves no room for a claim (to see what others
+     * gave back; a lease with room will read the record anyway if its next claim meets a conflict), marking each
+     * busy.
+     */
+    void round(List<Lease> write, List<Lease> read, List<CountDownLatch> latches) {
+        long now = now();
+        for (Lease ls : leases.values()) {
+            synchronized (ls) {
+                if (ls.retired || ls.busy != null) {
+                    continue;
+                }
+                roll(ls, now);
+                long expected = Math.max(ls.demand, ls.lastDemand);
+                long unused = ls.granted - ls.used;
+                if (ls.demand == 0 && unused > 0) {
+                    giveBackSlice(ls, unused);
+                } else if (unused > 2 * expected) {
+                    giveBackSlice(ls, unused - expected);
+                }
+                boolean refused = ls.refused;
+                ls.lastDemand = ls.demand;
+                ls.demand = 0;
+                ls.refused = false;
+                ls.starved = false;
+                if (ls.delta.isEmpty() && ls.granted == ls.used && now - ls.lastUsed >= idleNanos) {
+                    ls.retired = true;
+                    leases.remove(ls.key, ls);
+                    store.evicted();
+                    continue;
+                }
+                if (!ls.delta.isEmpty()) {
+                    write.add(ls);
+                } else if (refused && room(ls.view, now) < Math.max(1, Math.min(minClaim, expected(ls, now)))) {
+                    read.add(ls); // refused, and no claim would be tried on what was read last: read again
+                } else {
+                    continue;
+                }
+                CountDownLatch l = new CountDownLatch(1);
+                ls.busy = l;
+                latches.add(l);
+            }
+        }
+    }
+
+    /** Every lease: for a store that has been failing, one read to see whether it answers again. */
+    @Nullable
+    Lease any() {
+        for (Lease ls : leases.values()) {
+            return ls;
+        }
+        return null;
+    }
+
+    private void giveBackSlice(Lease ls, long permits) {
+        ls.granted -= permits;
+        ls.addDelta(ls.frame, -permits);
+    }
+
+    /** Closes the limiter: every slice's unused part becomes a give-back; returns the leases with changes to write. */
+    List<Lease> closeAndTakeLeases() {
+        closed = true;
+        long now = now();
+        List<Lease> out = new ArrayList<>();
+        for (Lease ls : leases.values()) {
+            synchronized (ls) {
+                leases.remove(ls.key, ls);
+                roll(ls, now);
+                if (ls.granted > ls.used) {
+                    giveBackSlice(ls, ls.granted - ls.used);
+                }
+                if (!ls.retired && !ls.delta.isEmpty()) {
+                    out.add(ls);
+                }
+                ls.retired = true;
+            }
+        }
+        return out;
+    }
+
+    /** Makes every slice's unused part a give-back, for the store's close; the limiter stays usable. */
+    List<Lease> returnAll() {
+        long now = now();
+        List<Lease> out = new ArrayList<>();
+        for (Lease ls : leases.values()) {
+            synchronized (ls) {
+                roll(ls, now);
+                if (ls.granted > ls.used) {
+                    giveBackSlice(ls, ls.granted - ls.used);
+                }
+                if (!ls.retired && !ls.delta.isEmpty()) {
+                    out.add(ls);
+                }
+            }
+        }
+        return out;
+    }
+
+    // ---- helpers ------------------------------------------------------------------------------------------------
+
+    private long frameOf(long now) {
+        return Math.floorDiv(now, frameSize) * frameSize;
+    }
+
+    private AlgorithmState fresh() {
+        return FrameStates.restore(algorithm, params, new long[0], new long[0], 0);
+    }
+
+    private AlgorithmState restore(Map<Long, Long> counts) {
+        long[] frames = new long[counts.size()];
+        long[] values = new long[counts.size()];
+        int n = 0;
+        for (Map.Entry<Long, Long> e : counts.entrySet()) {
+            if (e.getValue() > 0) {
+                frames[n] = e.getKey();
+                values[n] = e.getValue();
+                n++;
+            }
+        }
+        return FrameStates.restore(algorithm, params, frames, values, n);
+    }
+
+    long now() {
+        return config.clockNanos();
+    }
+
+    void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("this limiter is closed: " + this);
+        }
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    void notifyDecision(String key, long cost, Decision d) {
+        Listeners.decision(listener, this, key, cost, d);
+        Listeners.decision(store.listener(), this, key, cost, d);
+    }
+
+    /** What this instance holds for {@code key}, for tests; null if nothing. */
+    @Nullable
+    Held inspect(String key) {
+        Lease ls = leases.get(key);
+        if (ls == null) {
+            return null;
+        }
+        synchronized (ls) {
+            return new Held(ls.frame, ls.granted, ls.used, new TreeMap<>(ls.delta), ls.global.total());
+        }
+    }
+
+    /** The permits this limiter holds unused over all keys: slices left and give-backs not yet written. */
+    long unused() {
+        long u = 0;
+        for (Lease ls : leases.values()) {
+            synchronized (ls) {
+                u += ls.unused();
+            }
+        }
+        return u;
+    }
+
+    /**
+     * A lease as seen by a test.
+     *
+     * @param frame   the frame of the slice
+     * @param granted the slice
+     * @param used    what was admitted of it
+     * @param delta   the changes not yet written, per frame
+     * @param global  the total of the record as last read or written
+     */
+    record Held(long frame, long granted, long used, Map<Long, Long> delta, long global) {}
+
+    /** A write prepared for one lease: the claim it carries (in {@code frame}) and the changes of {@code delta}. */
+    record Write(Lease lease, CounterWrite write, long frame, long claim, Map<Long, Long> carried) {}
+
+    @Override
+    public String toString() {
+        return "LeasedLimiter[" + algorithm + ", " + config.limit() + "/" + config.window() + ", shape=" + shape
+                + ", keys=" + leases.size() + (closed ? ", closed" : "") + "]";
+    }
+
+    /** A reservation: remembers the frame its permits were taken in. */
+    private final class LeaseReservation extends OnceReservation {
+        long frame; // set once by reserve(), before the reservation is published; meaningful only if allowed
+
+        LeaseReservation(String key, long cost) {
+            super(key, cost);
+        }
+
+        @Override
+        protected boolean giveBack() {
+            return LeasedLimiter.this.cancel(this);
+        }
+    }
+}

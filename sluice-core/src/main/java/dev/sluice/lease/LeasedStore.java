@@ -1,0 +1,688 @@
+package dev.sluice.lease;
+
+import dev.sluice.FailurePolicy;
+import dev.sluice.LimiterConfig;
+import dev.sluice.RateLimitListener;
+import dev.sluice.RateLimiter;
+import dev.sluice.SluiceException;
+import dev.sluice.algorithm.FrameStates;
+import dev.sluice.spi.CounterKey;
+import dev.sluice.spi.CounterSnapshot;
+import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.Listeners;
+import dev.sluice.spi.RateLimitStore;
+import dev.sluice.spi.SharedStoreOptions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Leased mode: every instance decides from memory, within a slice of the limit it has claimed from a
+ * {@link CounterStore} by compare-and-set; the store's count of a frame is what was admitted plus the slices still
+ * outstanding, and a claim is written only if the algorithm's check still passes with it, so the instances together
+ * never admit over the limit. For limits where a round trip per request is too much and synchronized mode's overshoot
+ * is too much too.
+ *
+ * <pre>{@code
+ * LeasedStore leased = LeasedStore.builder(counterStore)
+ *         .refreshInterval(Duration.ofMillis(100))
+ *         .build();                                        // starts a daemon thread; close() stops it
+ * RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL)
+ *         .limit(100, Duration.ofMinutes(1))
+ *         .store(leased)
+ *         .build();
+ * }</pre>
+ *
+ * <ul>
+ *   <li><b>Algorithms:</b> {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER} and {@code SLIDING_TAIL}; {@link #bind}
+ *       refuses the others with an {@link IllegalArgumentException} naming the algorithm.</li>
+ *   <li><b>Decisions</b> take only the key's own monitor. A request the slice held for the current frame covers is
+ *       admitted with no I/O. A request it does not cover <em>claims</em> more on its own thread: one compare-and-set
+ *       (after a read when the record was never read or the write met a conflict), bounded by the counter store's
+ *       timeout; other requests on the key wait for that claim rather than start their own, and one request waits for
+ *       at most {@value LeasedLimiter#CLAIMS_PER_REQUEST} claims. It is refused without I/O when the store, as last
+ *       read, has no room for it, or a claim already found too little room in this frame since the last round.</li>
+ *   <li><b>Never over the limit:</b> the store's counts are at least what every instance admitted in every frame,
+ *       and a claim passes the algorithm's check on them, so the algorithm's measure of the admitted requests stays
+ *       within the limit at every moment, whatever the number of instances, from a cold start too. Clocks of the
+ *       instances must be in step (frames are cut by each limiter's clock).</li>
+ *   <li><b>Slices</b> are sized by demand: what this instance was asked for in the last interval (or so far in this
+ *       one, if more), never less than the request needs, cut to the room left. A slice is valid in the frame it was
+ *       charged to only. Its unused part goes back with the next write once the frame turns (if the frame still
+ *       counts, as for the sliding algorithms), at the round if it is more than twice the expected demand, and all of
+ *       it when the key is idle or the limiter or store is closed. The slice of an instance that dies lapses when its
+ *       frame stops counting: at most one window after the frame began for {@code FIXED_WINDOW} and
+ *       {@code SLIDING_WINDOW_COUNTER} (one sub-window more when strict), two windows for {@code SLIDING_TAIL} (with a
+ *       weight falling to zero over the second).</li>
+ *   <li><b>Store outage:</b> requests go on within the slice held. A request it does not cover gets the
+ *       {@linkplain Builder#failurePolicy failure policy}'s answer, by default {@code FAIL_CLOSED} (refused): so the
+ *       limit holds through an outage unless the policy says allow. Only the request whose claim finds the store down
+ *       waits for it (up to the counter store's timeout); after that, until a call succeeds again, no request does.</li>
+ *   <li><b>Reservations:</b> {@link dev.sluice.Reservation#cancel()} puts the permits back into the slice, or gives them
+ *       back to the store with the next write if their frame has turned but still counts.</li>
+ * </ul>
+ *
+ * <p>Thread-safe. {@link #refresh()} runs one at a time (the background thread and callers alike).
+ */
+public final class LeasedStore implements RateLimitStore, AutoCloseable {
+
+    /*
+     * How is leased mode designed, and why?
+     *
+     * Synchronized mode lets every instance spend what it believes is left, so n instances may together spend up to n
+     * times what is left. Leased mode makes the store hand out what is left instead. The stored count of a frame (a
+     * window, or a sub-window) is the sum of the slices granted in it: what was admitted plus what is held and not yet
+     * used. An instance claims a slice by one compare-and-set of the record: read counts plus the slice, written only
+     * if the record still has the version read and only if the algorithm's check passes with the slice counted
+     * (FIXED_WINDOW: count + s <= L; SLIDING_TAIL: floor(prev*(W-e)/W) + cur + s <= L; SLIDING_WINDOW_COUNTER: the
+     * live sub-windows + s <= L). Then it admits within the slice from memory. Since every admitted request of a frame
+     * is inside a slice of that frame, the stored counts are never below the admitted ones, and the measure of the
+     * admitted requests never exceeds the measure of the stored counts, which a claim keeps within L. Within a frame
+     * the measure only falls as time goes on (older frames weigh less or leave), so a check that passed at the claim
+     * holds for the rest of the frame; a slice is therefore good in its own frame only, and a request is always
+     * charged to the frame the algorithm counts it in (for SLIDING_TAIL the current window, counted whole; for the
+     * sub-window counter the current sub-window).
+     *
+     * Two instances A and B, FIXED_WINDOW, limit 10 a minute, a round every second; slices as granted(used), the
+     * store's count (LeasedWorkedExampleTest, with the calls each step makes):
+     *
+     *   step                                                            A        B        store
+     *   1. A: 1 request; reads (no record), claims 1                    1(1)     -        1
+     *   2. A: 1 more; claims 2, its demand so far                       3(2)     -        3
+     *   3. A: 1 more, from its slice: no call                           3(3)     -        3
+     *   4. a round: nothing to give back, nothing refused: no call
+     *   5. B: 4 requests; reads 3, claims 1, 2, (slice), 4              3(3)     7(4)     10
+     *   6. A: 2 requests; A last saw 3, so it claims: a conflict, it    3(3)     7(4)     10
+     *      re-reads 10, no room: refused, and no claim on a request in
+     *      this window until the next round (the second: no call)
+     *   7. a round: B keeps its 3 unused (no more than twice its demand); A, refused, re-reads 10
+     *   8. a round: B had no request, so it gives its 3 back            3(3)     4(4)     7
+     *   9. A: 1 request, refused without a call (A last read 10); a round re-reads 7; then 5 requests: A claims 1
+     *      and 2, admits 3 and refuses 2 without a call                 6(6)     4(4)     10
+     *  10. the minute turns; A's first request claims 6, its demand     6(1)     -        6
+     *      in this interval, in the new window
+     *
+     * In step 10 the old window's slices simply lapse: a fixed window does not count its past. For the sliding
+     * algorithms the unused part of a slice whose frame turned but still counts is given back with the next write.
+     *
+     * Cold start. An instance that holds no slice for a key claims before it admits, so a flood on a key new to every
+     * instance at once still gets at most L: the claims are serialized by the record's version, and each takes only
+     * what the one before left. The first slice is small (the demand seen so far) and the next ones grow with demand.
+     *
+     * Failure. A write whose call failed may have been applied. Its claim is not taken (if applied, the slice lapses
+     * with its frame) and its give-backs are taken as written (if not applied, those permits lapse too). So a doubt
+     * only ever errs towards admitting less.
+     */
+
+    /** The default {@link Builder#refreshInterval(Duration)}. */
+    public static final Duration DEFAULT_REFRESH_INTERVAL = Duration.ofMillis(100);
+    /** The default {@link Builder#batchSize(int)}. */
+    public static final int DEFAULT_BATCH_SIZE = 500;
+    /** How many compare-and-set attempts one claim or one round's write of a key makes before it gives up. */
+    static final int CONFLICT_ROUNDS = 4;
+
+    private final CounterStore counterStore;
+    private final Duration refreshInterval;
+    private final int batchSize;
+    private final @Nullable Duration idleTimeout;
+    private final FailurePolicy failurePolicy;
+    private final RateLimitListener listener;
+    private final LongSupplier versions;
+    private final List<LeasedLimiter> limiters = new CopyOnWriteArrayList<>();
+    private final ReentrantLock round = new ReentrantLock();
+    private final @Nullable ScheduledExecutorService scheduler;
+    private volatile boolean storeFailing;
+    private volatile boolean closed;
+
+    private final LongAdder rounds = new LongAdder();
+    private final LongAdder storeCalls = new LongAdder();
+    private final LongAdder claims = new LongAdder();
+    private final LongAdder permitsClaimed = new LongAdder();
+    private final LongAdder permitsReturned = new LongAdder();
+    private final LongAdder conflicts = new LongAdder();
+    private final LongAdder storeFailures = new LongAdder();
+    private final LongAdder evictions = new LongAdder();
+
+    private LeasedStore(Builder b) {
+        this.counterStore = b.counterStore;
+        this.refreshInterval = b.refreshInterval;
+        this.batchSize = b.batchSize;
+        this.idleTimeout = b.idleTimeout;
+        this.failurePolicy = b.failurePolicy;
+        this.listener = b.listener;
+        this.versions = b.versions;
+        this.scheduler = b.manual ? null : startScheduler();
+    }
+
+    /** A builder for a leased store claiming slices from {@code counterStore}. */
+    public static Builder builder(CounterStore counterStore) {
+        return new Builder(counterStore);
+    }
+
+    /**
+     * A limiter with {@code config} whose slices live in the shape {@link SharedStoreOptions#shape shape(config)}: the
+     * same records as synchronized mode's, so limiters of one shape share the limit across instances.
+     *
+     * @throws IllegalArgumentException if the algorithm is not {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER}
+     *                                  or {@code SLIDING_TAIL}
+     */
+    @Override
+    public RateLimiter bind(LimiterConfig config) {
+        Objects.requireNonNull(config, "config must not be null");
+        if (!FrameStates.supports(config.algorithm())) {
+            throw new IllegalArgumentException("leased mode supports FIXED_WINDOW, SLIDING_WINDOW_COUNTER and "
+                    + "SLIDING_TAIL, not " + config.algorithm() + ": its state is not counts per frame that slices "
+                    + "can be cut from (use an exact-mode store for it)");
+        }
+        long idle = (idleTimeout != null ? idleTimeout : config.window()).toNanos();
+        LeasedLimiter limiter = new LeasedLimiter(this, config, idle);
+        limiters.add(limiter);
+        return limiter;
+    }
+
+    /**
+     * One round: for every key held, rolls it to the current frame, writes what it has to give back (unused slices of
+     * frames that still count, the part of a slice beyond twice the expected demand, cancelled permits, counted
+     * rejections), reads the keys refused since the last round so their next claim sees the room freed meanwhile, and
+     * drops idle keys. In batches of at most the batch size per limiter. A store failure stops the round.
+     *
+     * @return whether every call of the round succeeded
+     */
+    public boolean refresh() {
+        round.lock();
+        try {
+            rounds.increment();
+            long callsBefore = storeCalls.sum();
+            boolean ok = true;
+            for (LeasedLimiter limiter : limiters) {
+                List<Lease> write = new ArrayList<>();
+                List<Lease> read = new ArrayList<>();
+                List<CountDownLatch> latches = new ArrayList<>();
+                limiter.round(write, read, latches);
+                try {
+                    if (ok) {
+                        ok = writeAll(write, null) && loadAll(read, null);
+                    }
+                } finally {
+                    free(write);
+                    free(read);
+                    latches.forEach(CountDownLatch::countDown);
+                }
+            }
+            if (storeFailing && ok && storeCalls.sum() == callsBefore) {
+                ok = probe();
+            }
+            return ok;
+        } finally {
+            round.unlock();
+        }
+    }
+
+    /** What this store has done so far. */
+    public LeaseStats stats() {
+        return new LeaseStats(
+                rounds.sum(),
+                storeCalls.sum(),
+                claims.sum(),
+                permitsClaimed.sum(),
+                permitsReturned.sum(),
+                conflicts.sum(),
+                storeFailures.sum(),
+                evictions.sum());
+    }
+
+    /**
+     * The permits this instance holds and has not used, over every key of every limiter: slices left, and unused
+     * slices or cancelled permits not yet given back. The store's counts are what every instance admitted plus what
+     * each holds unused (plus slices lapsing with a dead or failed instance's frames).
+     */
+    public long unusedPermits() {
+        long u = 0;
+        for (LeasedLimiter l : limiters) {
+            u += l.unused();
+        }
+        return u;
+    }
+
+    /** The interval of the background round. */
+    public Duration refreshInterval() {
+        return refreshInterval;
+    }
+
+    /** The most records in one call to the counter store. */
+    public int batchSize() {
+        return batchSize;
+    }
+
+    /**
+     * Stops the background thread (if any), waiting up to one interval for a running round, then gives back every
+     * unused slice (one write per key that holds one, in batches). Limiters keep deciding after close, on slices they
+     * claim anew; close them first to let them go.
+     */
+    @Override
+    public void close() {
+        closed = true;
+        if (scheduler != null) {
+            scheduler.shutdownNow();
+            try {
+                scheduler.awaitTermination(refreshInterval.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        round.lock();
+        try {
+            for (LeasedLimiter l : limiters) {
+                writeAll(l.returnAll(), null);
+            }
+        } finally {
+            round.unlock();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "LeasedStore[" + counterStore + ", round every " + refreshInterval + ", batches of " + batchSize + ", "
+                + failurePolicy + (scheduler == null ? ", manual" : "") + (closed ? ", closed" : "") + "]";
+    }
+
+    // ---- called by the limiters ---------------------------------------------------------------------------------
+
+    /**
+     * Claims for {@code ls} what {@code cost} needs beyond its slice, on the calling thread, which has marked the
+     * lease busy: reads the record first if it was never read, then compare-and-sets, re-reading after a conflict, up
+     * to {@link #CONFLICT_ROUNDS} writes.
+     *
+     * @return the failure that ended the claim, or null
+     */
+    @Nullable
+    SluiceException claim(Lease ls, long cost) {
+        claims.increment();
+        for (int attempt = 0; attempt < CONFLICT_ROUNDS; attempt++) {
+            boolean mustRead;
+            synchronized (ls) {
+                mustRead = !ls.read;
+            }
+            if (mustRead || attempt > 0) {
+                SluiceException e = readOne(ls);
+                if (e != null) {
+                    return e;
+                }
+            }
+            LeasedLimiter.Write w = ls.limiter.prepare(ls, cost, versions);
+            if (w == null) {
+                return null;
+            }
+            boolean[] applied;
+            try {
+                applied = cas(List.of(w.write()), ls.limiter);
+            } catch (SluiceException e) {
+                ls.limiter.unknown(w);
+                return e;
+            }
+            if (settle(w, applied[0])) {
+                return null;
+            }
+        }
+        return null;
+    }
+
+    /** Reads the record of a lease never read, for a {@code peek}; the failure, or null. */
+    @Nullable
+    SluiceException readFirst(Lease ls) {
+        return readOne(ls);
+    }
+
+    /** Whether the last call to the counter store failed. */
+    boolean failing() {
+        return storeFailing;
+    }
+
+    FailurePolicy failurePolicy() {
+        return failurePolicy;
+    }
+
+    long roundNanos() {
+        return refreshInterval.toNanos();
+    }
+
+    RateLimitListener listener() {
+        return listener;
+    }
+
+    void evicted() {
+        evictions.increment();
+    }
+
+    /** Waits for a claim or round call on a key; bounded by the counter store's timeout, which bounds the call. */
+    void await(CountDownLatch latch) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                latch.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Closes {@code limiter}: gives back its unused slices now if the store answers. Idempotent. */
+    void release(LeasedLimiter limiter) {
+        round.lock();
+        try {
+            if (limiter.isClosed()) {
+                return;
+            }
+            List<Lease> out = limiter.closeAndTakeLeases();
+            limiters.remove(limiter);
+            writeAll(out, null);
+        } finally {
+            round.unlock();
+        }
+    }
+
+    // ---- calls to the counter store -----------------------------------------------------------------------------
+
+    /** Whether the write is settled (applied); a conflict puts its changes back for the next attempt. */
+    private boolean settle(LeasedLimiter.Write w, boolean applied) {
+        if (applied) {
+            w.lease().limiter.applied(w);
+            permitsClaimed.add(w.claim());
+            for (long d : w.carried().values()) {
+                if (d < 0) {
+                    permitsReturned.add(-d);
+                }
+            }
+            return true;
+        }
+        conflicts.increment();
+        w.lease().limiter.conflicted(w);
+        return false;
+    }
+
+    /** Writes the changes of {@code leases} in batches, re-reading and writing again after conflicts. */
+    private boolean writeAll(List<Lease> leases, @Nullable RateLimiter limiter) {
+        List<Lease> todo = leases;
+        for (int attempt = 0; attempt < CONFLICT_ROUNDS && !todo.isEmpty(); attempt++) {
+            List<Lease> unread = new ArrayList<>();
+            for (Lease ls : todo) {
+                synchronized (ls) {
+                    if (!ls.read || attempt > 0) {
+                        unread.add(ls);
+                    }
+                }
+            }
+            if (!loadAll(unread, limiter)) {
+                return false;
+            }
+            List<Lease> conflicted = new ArrayList<>();
+            for (int from = 0; from < todo.size(); from += batchSize) {
+                List<Lease> batch = todo.subList(from, Math.min(todo.size(), from + batchSize));
+                List<LeasedLimiter.Write> ws = new ArrayList<>();
+                List<CounterWrite> writes = new ArrayList<>();
+                for (Lease ls : batch) {
+                    LeasedLimiter.Write w = ls.limiter.prepare(ls, 0, versions);
+                    if (w != null) {
+                        ws.add(w);
+                        writes.add(w.write());
+                    }
+                }
+                if (ws.isEmpty()) {
+                    continue;
+                }
+                boolean[] applied;
+                try {
+                    applied = cas(writes, limiter);
+                } catch (SluiceException e) {
+                    ws.forEach(w -> w.lease().limiter.unknown(w));
+                    return false;
+                }
+                for (int j = 0; j < ws.size(); j++) {
+                    if (!settle(ws.get(j), applied[j])) {
+                        conflicted.add(ws.get(j).lease());
+                    }
+                }
+            }
+            todo = conflicted;
+        }
+        return true;
+    }
+
+    private boolean loadAll(List<Lease> leases, @Nullable RateLimiter limiter) {
+        for (int from = 0; from < leases.size(); from += batchSize) {
+            List<Lease> batch = leases.subList(from, Math.min(leases.size(), from + batchSize));
+            List<CounterKey> ids = new ArrayList<>(batch.size());
+            for (Lease ls : batch) {
+                ids.add(ls.id);
+            }
+            List<CounterSnapshot> snapshots;
+            try {
+                snapshots = load(ids, limiter);
+            } catch (SluiceException e) {
+                return false;
+            }
+            for (int j = 0; j < batch.size(); j++) {
+                batch.get(j).limiter.loaded(batch.get(j), snapshots.get(j));
+            }
+        }
+        return true;
+    }
+
+    @Nullable
+    private SluiceException readOne(Lease ls) {
+        try {
+            ls.limiter.loaded(ls, load(List.of(ls.id), ls.limiter).get(0));
+            return null;
+        } catch (SluiceException e) {
+            return e;
+        }
+    }
+
+    /** For a store that has been failing: one read of any held key, to see whether it answers again. */
+    private boolean probe() {
+        for (LeasedLimiter l : limiters) {
+            Lease ls = l.any();
+            if (ls != null) {
+                return readOne(ls) == null;
+            }
+        }
+        return true;
+    }
+
+    private List<CounterSnapshot> load(List<CounterKey> ids, @Nullable RateLimiter limiter) {
+        long start = System.nanoTime();
+        storeCalls.increment();
+        try {
+            List<CounterSnapshot> s = counterStore.load(ids);
+            if (s == null || s.size() != ids.size() || s.contains(null)) {
+                throw new SluiceException("the counter store answered "
+                        + (s == null ? "nothing" : s.size() + " records") + " for " + ids.size() + " keys");
+            }
+            succeeded(start, limiter);
+            return s;
+        } catch (RuntimeException e) {
+            throw failed(start, limiter, "reading " + ids.size() + " records", e);
+        }
+    }
+
+    private boolean[] cas(List<CounterWrite> writes, @Nullable RateLimiter limiter) {
+        long start = System.nanoTime();
+        storeCalls.increment();
+        try {
+            boolean[] applied = counterStore.compareAndSet(writes);
+            if (applied == null || applied.length != writes.size()) {
+                throw new SluiceException("the counter store answered "
+                        + (applied == null ? "nothing" : applied.length + " results") + " for " + writes.size()
+                        + " writes");
+            }
+            succeeded(start, limiter);
+            return applied;
+        } catch (RuntimeException e) {
+            throw failed(start, limiter, "writing " + writes.size() + " records", e);
+        }
+    }
+
+    private void succeeded(long start, @Nullable RateLimiter limiter) {
+        storeFailing = false;
+        long nanos = System.nanoTime() - start;
+        Listeners.call(listener, limiter, nanos);
+        if (limiter != null) {
+            Listeners.call(limiter.config().listener(), limiter, nanos);
+        }
+    }
+
+    private SluiceException failed(long start, @Nullable RateLimiter limiter, String what, RuntimeException e) {
+        storeFailing = true;
+        storeFailures.increment();
+        SluiceException failure = e instanceof SluiceException
+                ? (SluiceException) e
+                : new SluiceException("counter store failed " + what + ": " + e, e);
+        long nanos = System.nanoTime() - start;
+        Listeners.call(listener, limiter, nanos);
+        Listeners.failure(listener, limiter, failure);
+        if (limiter != null) {
+            Listeners.call(limiter.config().listener(), limiter, nanos);
+            Listeners.failure(limiter.config().listener(), limiter, failure);
+        }
+        return failure;
+    }
+
+    private static void free(List<Lease> leases) {
+        for (Lease ls : leases) {
+            synchronized (ls) {
+                ls.busy = null;
+            }
+        }
+    }
+
+    private ScheduledExecutorService startScheduler() {
+        ScheduledExecutorService s = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sluice-lease");
+            t.setDaemon(true);
+            return t;
+        });
+        long nanos = refreshInterval.toNanos();
+        // The future is never read: quietly() catches everything, so no round ends in an exception to miss.
+        var unused = s.scheduleWithFixedDelay(this::quietly, nanos, nanos, TimeUnit.NANOSECONDS);
+        return s;
+    }
+
+    private void quietly() {
+        try {
+            refresh();
+        } catch (RuntimeException e) {
+            storeFailures.increment();
+            Listeners.failure(
+                    listener,
+                    null,
+                    e instanceof SluiceException
+                            ? (SluiceException) e
+                            : new SluiceException("leased store failed in a background round: " + e, e));
+        }
+    }
+
+    /** Builds a {@link LeasedStore}. Not thread-safe; setters validate at once. */
+    public static final class Builder {
+        private final CounterStore counterStore;
+        private Duration refreshInterval = DEFAULT_REFRESH_INTERVAL;
+        private int batchSize = DEFAULT_BATCH_SIZE;
+        private @Nullable Duration idleTimeout;
+        private FailurePolicy failurePolicy = FailurePolicy.FAIL_CLOSED;
+        private RateLimitListener listener = RateLimitListener.NONE;
+        private LongSupplier versions = () -> ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
+        private boolean manual;
+
+        private Builder(CounterStore counterStore) {
+            this.counterStore = Objects.requireNonNull(counterStore, "counterStore must not be null");
+        }
+
+        /**
+         * How often the background round runs; default 100 ms. It measures demand (a slice is sized by what this
+         * instance was asked for in one interval), gives back unused slices, and re-reads refused keys, whose next
+         * claim then sees the room freed meanwhile. The shorter, the sooner unused permits return to the others.
+         */
+        public Builder refreshInterval(Duration interval) {
+            this.refreshInterval = SharedStoreOptions.requirePositive("refreshInterval", interval);
+            return this;
+        }
+
+        /** The most records in one call (one round trip) to the counter store; default 500. */
+        public Builder batchSize(int batchSize) {
+            if (batchSize <= 0) {
+                throw new IllegalArgumentException("batchSize must be > 0, was " + batchSize);
+            }
+            this.batchSize = batchSize;
+            return this;
+        }
+
+        /**
+         * How long a key must go without a request here before it is dropped from memory (at a round, once its
+         * slice is given back); default each limiter's window.
+         */
+        public Builder idleTimeout(Duration timeout) {
+            this.idleTimeout = SharedStoreOptions.requirePositive("idleTimeout", timeout);
+            return this;
+        }
+
+        /**
+         * The answer to a request that the slice held does not cover while the counter store fails: default
+         * {@link FailurePolicy#FAIL_CLOSED} (refused, retry after one interval), which keeps the limit through an
+         * outage; {@code FAIL_OPEN} admits it, counted nowhere, so the cluster may pass the limit; {@code THROW}
+         * throws a {@link SluiceException}. Requests the slice covers are admitted whatever the policy.
+         */
+        public Builder failurePolicy(FailurePolicy policy) {
+            this.failurePolicy = Objects.requireNonNull(policy, "failurePolicy must not be null");
+            return this;
+        }
+
+        /**
+         * Told of every decision of the store's limiters and of every call to the counter store (its time and its
+         * failure): with the limiter for a claim made on a request, with {@code null} for the round's calls. Must not
+         * block; a listener that throws changes nothing. Default: none.
+         */
+        public Builder listener(RateLimitListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener must not be null");
+            return this;
+        }
+
+        /** Shorthand for a {@link #listener} told only of failed calls to the counter store, e.g. to log them. */
+        public Builder failureListener(Consumer<? super SluiceException> listener) {
+            Objects.requireNonNull(listener, "failureListener must not be null");
+            return listener(RateLimitListener.ofFailures(listener));
+        }
+
+        /** No background thread: the application (or a test) calls {@link LeasedStore#refresh()} itself. */
+        public Builder manualSync() {
+            this.manual = true;
+            return this;
+        }
+
+        /** Where new versions come from; default random. For tests that want versions 1, 2, 3. */
+        Builder versions(LongSupplier versions) {
+            this.versions = Objects.requireNonNull(versions, "versions must not be null");
+            return this;
+        }
+
+        /** The store; starts its background thread unless {@link #manualSync()}. */
+        public LeasedStore build() {
+            return new LeasedStore(this);
+        }
+    }
+}

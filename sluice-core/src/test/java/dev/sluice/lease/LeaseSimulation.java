@@ -1,0 +1,231 @@
+package dev.sluice.lease;
+
+import dev.sluice.Algorithm;
+import dev.sluice.RateLimiter;
+import dev.sluice.RateLimiterBuilder;
+import dev.sluice.TestClock;
+import dev.sluice.memory.InMemoryStore;
+import dev.sluice.spi.RateLimitStore;
+import dev.sluice.sync.InMemoryCounterStore;
+import dev.sluice.sync.SynchronizedStore;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.function.UnaryOperator;
+
+/**
+ * A deterministic simulation of leased mode beside synchronized mode, as the synchronized mode's own simulation runs
+ * it: {@code n} instances in one JVM on one virtual clock over one in-memory counter store, one client limited to
+ * {@code limit} per second offering {@code offered} requests per second (one every {@code 1/offered} s), spread over
+ * the instances evenly, at random, or skewed (one instance takes 80 %, the others share the rest at random); every
+ * {@code interval} a round (leased: every instance's {@link LeasedStore#refresh()}; synchronized: every instance
+ * flushes, then every instance refreshes). No threads, no sleeps: the same setup always gives the same result.
+ *
+ * <p>An exact limiter with an unreachable limit (the oracle) is told every admitted request; its {@code remaining}
+ * gives the algorithm's own measure {@code M} of the admitted traffic (the window's count, the sliding tail's
+ * estimate, the live sub-windows' sum), which the limit bounds: over the limit means {@code M > L} after an admission.
+ */
+final class LeaseSimulation {
+
+    private static final long ORACLE_LIMIT = 1L << 40;
+    private static final String KEY = "client:abc";
+
+    /** How the requests are spread over the instances. */
+    enum Spread {
+        EVEN,
+        RANDOM,
+        SKEWED
+    }
+
+    /** The mode under test. */
+    enum Mode {
+        SYNCHRONIZED,
+        LEASED
+    }
+
+    /** One run's setup. */
+    record Setup(
+            Mode mode,
+            Algorithm algorithm,
+            int instances,
+            Duration interval,
+            Spread spread,
+            boolean cold,
+            long limit,
+            int offeredPerSecond,
+            int seconds,
+            long seed) {
+
+        static Setup of(Mode mode, Algorithm algorithm, int instances, Duration interval, Spread spread, long limit) {
+            return new Setup(mode, algorithm, instances, interval, spread, false, limit, 500, 20, 3);
+        }
+
+        Setup mode(Mode m) {
+            return new Setup(m, algorithm, instances, interval, spread, cold, limit, offeredPerSecond, seconds, seed);
+        }
+
+        Setup seconds(int s) {
+            return new Setup(mode, algorithm, instances, interval, spread, cold, limit, offeredPerSecond, s, seed);
+        }
+
+        /** No instance holds the key, and {@code offered} per second flood it from the start. */
+        Setup coldFlood(int offered) {
+            return new Setup(mode, algorithm, instances, interval, spread, true, limit, offered, seconds, seed);
+        }
+
+        @Override
+        public String toString() {
+            return mode + " " + algorithm + " L=" + limit + ", " + instances + " instances, every "
+                    + interval.toMillis() + " ms, " + spread
+                    + (cold ? ", cold flood of " + offeredPerSecond + "/s" : "");
+        }
+    }
+
+    /**
+     * One run's outcome.
+     *
+     * @param perSecond   admitted in each second {@code [s, s+1)} of the run
+     * @param peakMeasure the largest value of the algorithm's measure after an admission
+     * @param storeCalls  calls to the counter store of all instances
+     * @param rounds      rounds run (per instance)
+     */
+    record Result(Setup setup, long[] perSecond, long peakMeasure, long storeCalls, long rounds) {
+
+        long admitted() {
+            long sum = 0;
+            for (long c : perSecond) {
+                sum += c;
+            }
+            return sum;
+        }
+
+        double meanPerSecond() {
+            return (double) admitted() / perSecond.length;
+        }
+
+        long maxPerSecond() {
+            long max = 0;
+            for (long c : perSecond) {
+                max = Math.max(max, c);
+            }
+            return max;
+        }
+
+        long minPerSecond() {
+            long min = Long.MAX_VALUE;
+            for (long c : perSecond) {
+                min = Math.min(min, c);
+            }
+            return min;
+        }
+
+        /** Calls to the counter store per instance per interval. */
+        double callsPerInstancePerInterval() {
+            return (double) storeCalls / setup.instances() / Math.max(1, rounds);
+        }
+    }
+
+    private LeaseSimulation() {}
+
+    static Result run(Setup s) {
+        TestClock clock = new TestClock("2026-01-01T12:00:00Z");
+        UnaryOperator<RateLimiterBuilder> options =
+                b -> s.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER ? b.buckets(10) : b;
+        InMemoryCounterStore shared = InMemoryCounterStore.create();
+        List<LeasedStore> leased = new ArrayList<>();
+        List<SynchronizedStore> synced = new ArrayList<>();
+        List<RateLimiter> limiters = new ArrayList<>();
+        for (int j = 0; j < s.instances(); j++) {
+            RateLimitStore store;
+            if (s.mode() == Mode.LEASED) {
+                LeasedStore l = LeasedStore.builder(shared)
+                        .refreshInterval(s.interval())
+                        .manualSync()
+                        .build();
+                leased.add(l);
+                store = l;
+            } else {
+                SynchronizedStore y = SynchronizedStore.builder(shared)
+                        .flushInterval(s.interval())
+                        .manualSync()
+                        .build();
+                synced.add(y);
+                store = y;
+            }
+            limiters.add(options.apply(RateLimiter.builder(s.algorithm())
+                            .limit(s.limit(), Duration.ofSeconds(1))
+                            .clock(clock))
+                    .store(store)
+                    .build());
+        }
+        RateLimiter oracle = options.apply(RateLimiter.builder(s.algorithm())
+                        .limit(ORACLE_LIMIT, Duration.ofSeconds(1))
+                        .clock(clock))
+                .store(InMemoryStore.create())
+                .build();
+        if (!s.cold()) {
+            for (RateLimiter limiter : limiters) {
+                limiter.peek(KEY, 1); // the steady state: every instance has served this client before
+            }
+        }
+        long start = clock.nanos();
+        long step = 1_000_000_000L / s.offeredPerSecond();
+        long interval = s.interval().toNanos();
+        long end = (long) s.seconds() * 1_000_000_000L;
+        long[] perSecond = new long[s.seconds()];
+        Random random = new Random(s.seed());
+        long peak = 0;
+        long nextRound = interval;
+        long rounds = 0;
+        int request = 0;
+        long callsBefore = calls(leased, synced);
+        for (long t = step / 2; t < end; t += step, request++) {
+            while (nextRound <= t) {
+                clock.set(Instant.ofEpochSecond(0, start + nextRound));
+                for (LeasedStore l : leased) {
+                    l.refresh();
+                }
+                for (SynchronizedStore y : synced) {
+                    y.flush();
+                }
+                for (SynchronizedStore y : synced) {
+                    y.refresh();
+                }
+                rounds++;
+                nextRound += interval;
+            }
+            clock.set(Instant.ofEpochSecond(0, start + t));
+            int j = instance(s, request, random);
+            if (limiters.get(j).tryAcquire(KEY).allowed()) {
+                perSecond[(int) (t / 1_000_000_000L)]++;
+                oracle.tryAcquire(KEY);
+                peak = Math.max(peak, ORACLE_LIMIT - oracle.peek(KEY, 1).remaining());
+            }
+        }
+        return new Result(s, perSecond, peak, calls(leased, synced) - callsBefore, rounds);
+    }
+
+    private static int instance(Setup s, int request, Random random) {
+        switch (s.spread()) {
+            case EVEN:
+                return request % s.instances();
+            case RANDOM:
+                return random.nextInt(s.instances());
+            default:
+                return random.nextInt(10) < 8 ? 0 : 1 + random.nextInt(s.instances() - 1);
+        }
+    }
+
+    private static long calls(List<LeasedStore> leased, List<SynchronizedStore> synced) {
+        long n = 0;
+        for (LeasedStore l : leased) {
+            n += l.stats().storeCalls();
+        }
+        for (SynchronizedStore y : synced) {
+            n += y.stats().storeCalls();
+        }
+        return n;
+    }
+}

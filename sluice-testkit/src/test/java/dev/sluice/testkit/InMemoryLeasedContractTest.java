@@ -1,0 +1,15 @@
+package dev.sluice.testkit;
+
+import dev.sluice.spi.CounterStore;
+import dev.sluice.sync.InMemoryCounterStore;
+
+/** Leased mode on the in-memory counter store passes the leased mode contract. */
+class InMemoryLeasedContractTest extends LeasedContract {
+
+    private final InMemoryCounterStore records = InMemoryCounterStore.expiringWith(clock);
+
+    @Override
+    protected CounterStore counterStore() {
+        return records;
+    }
+}
