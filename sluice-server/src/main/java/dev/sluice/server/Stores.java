@@ -1,6 +1,7 @@
 package dev.sluice.server;
 
 import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.zaxxer.hikari.HikariConfig;
@@ -21,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -31,6 +33,11 @@ import org.jspecify.annotations.Nullable;
  * and flushes every interval.
  */
 final class Stores {
+    /** Connections the MongoDB pool keeps open, unless the URI sets {@code minPoolSize}. */
+    static final int MONGO_MIN_POOL = 2;
+    /** How often the MongoDB pool refills itself to its minimum, in milliseconds. */
+    static final long MONGO_MAINTENANCE_MILLIS = 100;
+
     private Stores() {}
 
     /**
@@ -106,7 +113,7 @@ final class Stores {
                 if (database == null || database.isEmpty()) {
                     throw bad(uri, "name the database: mongodb://host:port/database");
                 }
-                MongoClient client = MongoClients.create(cs);
+                MongoClient client = MongoClients.create(mongoSettings(cs));
                 return opened(
                         uri,
                         syncInterval,
@@ -159,6 +166,27 @@ final class Stores {
             }
             throw e;
         }
+    }
+
+    /**
+     * The client's settings from the URI, with a pool that keeps {@value #MONGO_MIN_POOL} connections open unless the
+     * URI says how many ({@code minPoolSize}), refilled every {@value #MONGO_MAINTENANCE_MILLIS} ms. Each decision
+     * gets the store timeout (15 ms by default), too short for the driver to open a connection under load; after an
+     * outage the driver empties its pool, and without connections opened in the background every call would try to
+     * open one within its own few milliseconds and give up, so the service could stay on its failure policy long
+     * after MongoDB is back.
+     */
+    static MongoClientSettings mongoSettings(ConnectionString cs) {
+        return MongoClientSettings.builder()
+                .applyConnectionString(cs)
+                .applyToConnectionPoolSettings(pool -> {
+                    if (cs.getMinConnectionPoolSize() == null) {
+                        pool.minSize(MONGO_MIN_POOL);
+                    }
+                    pool.maintenanceInitialDelay(0, TimeUnit.MILLISECONDS)
+                            .maintenanceFrequency(MONGO_MAINTENANCE_MILLIS, TimeUnit.MILLISECONDS);
+                })
+                .build();
     }
 
     private static void closeIfCloseable(Object o) throws Exception {
