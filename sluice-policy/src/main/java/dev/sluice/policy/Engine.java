@@ -114,7 +114,10 @@ final class Engine {
         Map<String, RuleTree> compiled = new HashMap<>();
         for (String domain : policies.domains()) {
             DomainPolicy p = Objects.requireNonNull(policies.domainPolicy(domain), "a domain listed has a policy");
-            compiled.put(domain, RuleTree.compile(p, map::get, dryRun, budget));
+            // interned, as the descriptor keys and values of the trees are: a caller that names them with literals
+            // (check("oauth-token", Descriptor.of("client_id", id))) passes these very strings, which a lookup then
+            // matches by identity instead of comparing their characters
+            compiled.put(domain.intern(), RuleTree.compile(p, map::get, dryRun, budget));
         }
         this.trees = compiled;
     }
@@ -272,6 +275,9 @@ final class Engine {
         Decision one = null;
         JointDecision joint = null;
         boolean refused = impossible;
+        if (asked == 1 && !impossible && limits.length == 1) {
+            return decideSingle(d, plan, Objects.requireNonNull(keys)[0], hits);
+        }
         if (asked == 1 && !impossible) {
             RateLimiter limiter = Objects.requireNonNull(plan.limiters[only], "a limit above 0 has a limiter");
             one = limiter.tryAcquire(Objects.requireNonNull(keys)[only], hits);
@@ -325,6 +331,23 @@ final class Engine {
                 !(refused && stage == ENFORCE),
                 banned ? plan.rule : null,
                 List.of(new DescriptorVerdict(d, plan.rule, verdicts)));
+    }
+
+    /**
+     * {@link #decideOne} of a rule of one limit, which is asked: the same answer, in straight-line code in which the
+     * JIT can keep the limiter's {@link Decision} in registers instead of allocating it.
+     */
+    private static Verdict decideSingle(Descriptor d, RuleTree.Plan plan, @Nullable String key, long hits) {
+        RateLimiter limiter = Objects.requireNonNull(plan.limiters[0], "a limit above 0 has a limiter");
+        Decision dec = limiter.tryAcquire(Objects.requireNonNull(key, "a limit above 0 has a key"), hits);
+        boolean allowed = dec.allowed();
+        Outcome o = allowed ? Outcome.ALLOWED : refusal(plan.stage);
+        LimitVerdict v = new LimitVerdict(
+                plan.limits[0], o, dec.remaining(), dec.resetAfterNanos(), dec.retryAfterNanos(), dec.failed());
+        return new Verdict(
+                allowed || plan.stage != ENFORCE,
+                o == Outcome.SHADOW_BANNED ? plan.rule : null,
+                List.of(new DescriptorVerdict(d, plan.rule, List.of(v))));
     }
 
     /** The counter keys {@link #decideOne} uses for {@code d}; null when no rule applies. */

@@ -183,14 +183,14 @@ final class RuleTree {
         Map<String, KeyRules> byKey = new HashMap<>();
         for (DomainPolicy.Node s : source.nodes()) {
             Node n = node(s, parent, domain, limiters, dryRun, budget);
-            KeyRules k = byKey.computeIfAbsent(s.key, x -> new KeyRules());
+            KeyRules k = byKey.computeIfAbsent(s.key.intern(), x -> new KeyRules()); // see Engine's trees
             if (s.value == null) {
                 k.keyOnly = n;
             } else {
                 if (k.exact == null) {
                     k.exact = new HashMap<>();
                 }
-                k.exact.put(s.value, n);
+                k.exact.put(s.value.intern(), n);
             }
             if (s.pattern != null) {
                 List<Node> wild = new ArrayList<>(List.of(k.wildcards));
