@@ -23,20 +23,26 @@ import org.jspecify.annotations.Nullable;
  * <p>How it stays exact under contention, and how eviction stays invisible:
  *
  * <pre>
- * decide(key):  s = map.get(key), or a fresh s, locked, then put into the map
- *               s.lock() { now = clock;  if s.retired: look up again;  else decide on s at now }
+ * decide(key):  s = map.get(key):  now = clock;  s.lock() { if s.retired: look up again;  else decide on s at now }
+ *               or a fresh s, locked, then put into the map, then now = clock and decide on s at now
  * evict(s):     s.lock() { if now ≥ s.expiresAt: s.retired = true; map.remove(key, s) }
  * </pre>
  *
  * A decision and an eviction of the same key serialize on the key's lock ({@link AlgorithmState#lock()}), and a
  * decision never applies to a retired state, so no admitted permit is ever lost to eviction. A state is evicted
  * only once it decides as a fresh state would ({@link AlgorithmState#expiresAt}), so a key recreated after eviction
- * decides exactly as if it had been kept. Two details make that hold under contention:
+ * decides exactly as if it had been kept. Three details make that hold under contention:
  * <ul>
- *   <li>The time of a decision is read while its state is held. Read before, a request that stalls between its
- *       reading and its decision could find the state evicted by a later time and decide on a fresh one at its
- *       older time: with a fixed window of limit 1, a request reading 12:00:09.5, stalled while the state of the
- *       full window 12:00:00 is evicted at 12:00:10.5, would be admitted into that window a second time.</li>
+ *   <li>A decision on a state found in the map reads the time before taking the state's lock, so that the lock is
+ *       held for the arithmetic alone (reading the clock costs as much as the decision, and threads on a hot key
+ *       take turns for as long as the lock is held). A request that reads an older time than the state's newest
+ *       (it read the clock, then waited for the lock while others decided) is decided at the state's newest time,
+ *       since a state never runs backwards ({@link AlgorithmState}): as if it had arrived just after them.</li>
+ *   <li>A request that finds its state retired reads the time again, after the eviction, and so does a request
+ *       that takes up a fresh state (after publishing it). Otherwise a request that stalls between its reading and
+ *       its decision could find the state evicted at a later time and decide on a fresh one at its older time:
+ *       with a fixed window of limit 1, a request reading 12:00:09.5, stalled while the state of the full window
+ *       12:00:00 is evicted at 12:00:10.5, would be admitted into that window a second time.</li>
  *   <li>A fresh state is locked before it is published, so a sweep cannot evict it (fresh is idle) between its
  *       insertion and its first decision.</li>
  * </ul>
@@ -229,11 +235,10 @@ final class InMemoryRateLimiter implements RateLimiter {
                         return refused;
                     }
                 }
-                long now;
+                long now = now(); // before the lock, again after a retired state: see the class comment
                 Decision d;
                 s.lock();
                 try {
-                    now = now();
                     if (s.isRetired()) {
                         continue;
                     }

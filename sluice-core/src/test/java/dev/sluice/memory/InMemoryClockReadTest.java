@@ -18,8 +18,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
- * The time of a decision is read while the key's state is held, so an eviction can never fall between a request's
- * reading of the clock and its decision.
+ * A request reads the time before it takes its key's state, and again if the state was evicted meanwhile, so an
+ * eviction that falls between a request's reading of the clock and its decision never lets it decide at its older
+ * time on a fresh state.
  */
 class InMemoryClockReadTest {
 
@@ -62,8 +63,9 @@ class InMemoryClockReadTest {
 
     /**
      * Limit 1 per 10 s. A request reads 12:00:09.5 and stalls; meanwhile the time becomes 12:00:10.5 and the key's
-     * state (window 12:00:00, full) is evicted as idle. Had the stalled request read the time before finding the
-     * state, it would decide on a fresh state at 12:00:09.5 and be admitted: a second permit in a window of one.
+     * state (window 12:00:00, full) is evicted as idle. Had the stalled request decided on a fresh state at its
+     * reading, 12:00:09.5, it would be admitted: a second permit in a window of one. It finds its state retired and
+     * reads the time again: admitted at 12:00:10.5, in the window of 12:00:10, which then holds its one permit.
      */
     @Test
     void aStalledRequestNeverDecidesOnAStateEvictedAfterItReadTheClock() throws Exception {
@@ -95,11 +97,12 @@ class InMemoryClockReadTest {
         a.join();
         evictor.join();
 
-        assertFalse(stalled.get().allowed(), "the window of 12:00:00 already holds its one permit: " + stalled.get());
-        assertEquals(
-                Duration.ofMillis(500),
-                stalled.get().retryAfter(),
-                stalled.get().toString());
+        Decision d = stalled.get();
+        assertTrue(d.allowed(), d.toString());
+        assertEquals(Duration.ofMillis(9500), d.resetAfter(), "counted in the window of 12:00:10: " + d);
+        Decision next = limiter.tryAcquire("k");
+        assertFalse(next.allowed(), "the window of 12:00:10 holds its one permit: " + next);
+        assertEquals(Duration.ofMillis(9500), next.retryAfter(), next.toString());
     }
 
     /** Whether {@code t} is spinning or yielding for a key's lock, which the stalled request holds. */
