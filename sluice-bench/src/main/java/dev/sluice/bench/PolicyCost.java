@@ -1,0 +1,148 @@
+package dev.sluice.bench;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.RateLimiter;
+import dev.sluice.policy.Descriptor;
+import dev.sluice.policy.OAuthDescriptors;
+import dev.sluice.policy.Policies;
+import dev.sluice.policy.PolicyLimiter;
+import dev.sluice.policy.Verdict;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * What the policy layer adds to a decision, as thread CPU time, which a busy machine disturbs far less than
+ * {@link PolicyBench}'s throughput: {@code PolicyLimiter.check} of the request shapes of {@link PolicyBench} against
+ * the bare {@code RateLimiter.tryAcquire} under it, in memory, with the default clock, over 8 keys; nothing is ever
+ * refused. Each subject runs in a JVM of its own (so that one subject's call sites do not make another's
+ * megamorphic), best and median of 20 rounds of 2,000,000 decisions after 10 warm-up rounds. The subjects run twice,
+ * in two orders, so that a change in the machine's load during the run shows as a difference between the two.
+ *
+ * <pre>java -cp sluice-bench/target/benchmarks.jar dev.sluice.bench.PolicyCost [FIXED_WINDOW|SLIDING_TAIL]</pre>
+ */
+public final class PolicyCost {
+
+    private static final int KEYS = 8;
+    private static final int WARM_ROUNDS = 10;
+    private static final int ROUNDS = 20;
+    private static final int OPS_PER_ROUND = 2_000_000;
+    private static final List<String> SUBJECTS = List.of("tryAcquire", "checkOneLimit", "checkNested", "checkDryRun");
+
+    private static volatile Object sink;
+
+    private PolicyCost() {}
+
+    public static void main(String[] args) throws IOException, InterruptedException {
+        if (args.length == 3 && args[0].equals("--one")) {
+            one(args[1], Algorithm.valueOf(args[2]));
+            return;
+        }
+        Algorithm algorithm = args.length > 0 ? Algorithm.valueOf(args[0]) : Algorithm.FIXED_WINDOW;
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        String classpath = System.getProperty("java.class.path");
+        System.out.println("| pass | subject | best ns/op | median ns/op |");
+        System.out.println("|---|---|--:|--:|");
+        List<String> reversed = new ArrayList<>(SUBJECTS);
+        Collections.reverse(reversed);
+        int pass = 0;
+        for (List<String> order : List.of(SUBJECTS, reversed)) {
+            pass++;
+            for (String subject : order) {
+                Process p = new ProcessBuilder(
+                                java,
+                                "-Xms1g",
+                                "-Xmx1g",
+                                "-XX:+AlwaysPreTouch",
+                                "-cp",
+                                classpath,
+                                PolicyCost.class.getName(),
+                                "--one",
+                                subject,
+                                algorithm.name())
+                        .redirectErrorStream(true)
+                        .start();
+                try (BufferedReader r =
+                        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                    String line;
+                    while ((line = r.readLine()) != null) {
+                        System.out.println("| " + pass + " " + line);
+                    }
+                }
+                if (p.waitFor() != 0) {
+                    throw new IllegalStateException(subject + " failed: exit " + p.exitValue());
+                }
+            }
+        }
+    }
+
+    private static void one(String subject, Algorithm algorithm) {
+        Runnable round = subject.equals("tryAcquire") ? bare(algorithm) : check(subject, algorithm);
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        double[] ns = new double[ROUNDS];
+        for (int r = -WARM_ROUNDS; r < ROUNDS; r++) {
+            long start = threads.getCurrentThreadCpuTime();
+            round.run();
+            long cpu = threads.getCurrentThreadCpuTime() - start;
+            if (r >= 0) {
+                ns[r] = cpu / (double) OPS_PER_ROUND;
+            }
+        }
+        Arrays.sort(ns);
+        System.out.printf(Locale.ROOT, "| %s | %.1f | %.1f |%n", subject, ns[0], ns[ROUNDS / 2]);
+    }
+
+    private static Runnable bare(Algorithm algorithm) {
+        RateLimiter limiter = RateLimiter.builder(algorithm)
+                .limit(Load.ALLOWED.limit, Load.ALLOWED.window)
+                .build();
+        String[] names = Keys.generate(KEYS);
+        return () -> {
+            Decision d = null;
+            for (int i = 0; i < OPS_PER_ROUND; i++) {
+                d = limiter.tryAcquire(names[i & (KEYS - 1)]);
+                if (!d.allowed()) {
+                    throw new IllegalStateException("refused: " + d);
+                }
+            }
+            sink = d;
+        };
+    }
+
+    private static Runnable check(String subject, Algorithm algorithm) {
+        PolicyLimiter policy = PolicyLimiter.builder(
+                        Policies.parse("oauth-token.yaml", PolicyBench.configuration(algorithm)))
+                .build();
+        List<List<Descriptor>> requests = new ArrayList<>(KEYS);
+        for (int i = 0; i < KEYS; i++) {
+            requests.add(
+                    switch (subject) {
+                        case "checkOneLimit" -> List.of(Descriptor.of("client_id", "client-" + i));
+                        case "checkNested" -> OAuthDescriptors.forTokenRequest(
+                                "password", "client-" + (i % 4), "user-" + i);
+                        case "checkDryRun" -> List.of(Descriptor.of("tenant", "tenant-" + i));
+                        default -> throw new IllegalArgumentException("no such subject: " + subject);
+                    });
+        }
+        return () -> {
+            Verdict v = null;
+            for (int i = 0; i < OPS_PER_ROUND; i++) {
+                v = policy.check(PolicyBench.DOMAIN, requests.get(i & (KEYS - 1)), 1);
+                if (!v.allowed()) {
+                    throw new IllegalStateException("refused: " + v);
+                }
+            }
+            sink = v;
+        };
+    }
+}
