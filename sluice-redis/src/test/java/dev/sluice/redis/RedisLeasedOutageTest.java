@@ -1,0 +1,223 @@
+package dev.sluice.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.FailurePolicy;
+import dev.sluice.RateLimiter;
+import dev.sluice.RateLimiterBuilder;
+import dev.sluice.SluiceException;
+import dev.sluice.lease.LeasedStore;
+import dev.sluice.spi.CounterKey;
+import dev.sluice.spi.SharedStoreOptions;
+import dev.sluice.testkit.Await;
+import dev.sluice.testkit.ManualClock;
+import dev.sluice.testkit.server.RedisServer;
+import dev.sluice.testkit.server.RedisServers;
+import io.lettuce.core.RedisClient;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Leased mode through an outage of a real Redis: the server is killed while two instances hold slices of a key
+ * limited to {@value #LIMIT} an hour, then restarted on the same port.
+ *
+ * <ul>
+ *   <li>While it is down, each instance admits what its slice still covers, with no call to the store; a request
+ *       beyond it gets the failure policy: {@code FAIL_CLOSED} (the default) refuses it with {@code failed()} true and
+ *       a retry after one round interval; only the first such request calls the store, and no request after it does;
+ *       {@code FAIL_OPEN} admits, {@code THROW} throws a {@link SluiceException}. Every call ends within the store's
+ *       timeout (here {@value #TIMEOUT_SECONDS} s, bounded by the test at {@link #BOUND}: a call left to the driver
+ *       would wait its 60 s); the round fails.</li>
+ *   <li>Once the server is back the round reaches it again (waited for, bounded by {@link Await#GENEROUS}), claims
+ *       resume, and the instances admit exactly the limit over the whole run, outage included: Redis, persisting every
+ *       write ({@code appendfsync always}), counts what was admitted plus the slices held at every step, never more
+ *       than the limit, and exactly what was admitted once the instances close.</li>
+ * </ul>
+ *
+ * <p>The limiters read a {@link ManualClock} that never moves (an hour-long window that no real time can turn) and the
+ * rounds are run by hand ({@link LeasedStore.Builder#manualSync()}), so every count is exact. Each algorithm runs on a
+ * server of its own.
+ */
+class RedisLeasedOutageTest {
+
+    private static final long LIMIT = 100;
+    private static final long TIMEOUT_SECONDS = 2;
+    private static final Duration TIMEOUT = Duration.ofSeconds(TIMEOUT_SECONDS);
+    /** The store's timeout plus room for a loaded machine; a call that outlives it was not ended by the store. */
+    private static final Duration BOUND = TIMEOUT.plusSeconds(10);
+
+    private final String run = UUID.randomUUID().toString().substring(0, 8);
+    private final ManualClock clock =
+            new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(70, ChronoUnit.MINUTES));
+    private final List<AutoCloseable> opened = new ArrayList<>();
+
+    @AfterEach
+    void close() throws Exception {
+        for (int j = opened.size() - 1; j >= 0; j--) {
+            opened.get(j).close();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(
+            value = Algorithm.class,
+            names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "SLIDING_TAIL"})
+    void throughAKilledRedisTheSlicesHeldAreSpentThenThePolicyAnswersAndAfterARestartTheLimitHolds(
+            Algorithm algorithm) {
+        RedisServer server = RedisServers.start("--appendonly", "yes", "--appendfsync", "always");
+        opened.add(server);
+        RedisClient client = RedisClient.create(server.uri());
+        client.setOptions(RedisStore.recommendedClientOptions());
+        opened.add(client::shutdown);
+        RedisCounterStore reader = counterStore(client);
+        Await.succeeds(
+                "a read answered by Redis", Await.GENEROUS, () -> reader.load(List.of(new CounterKey("x", run))));
+
+        String key = "outage:" + run;
+        LeasedStore a = leased(client, FailurePolicy.FAIL_CLOSED);
+        LeasedStore b = leased(client, FailurePolicy.FAIL_CLOSED);
+        RateLimiter atA = limiter(a, algorithm);
+        RateLimiter atB = limiter(b, algorithm);
+        String other = "outage-policies:" + run;
+        LeasedStore open = leased(client, FailurePolicy.FAIL_OPEN);
+        LeasedStore throwing = leased(client, FailurePolicy.THROW);
+        RateLimiter atOpen = limiter(open, algorithm);
+        RateLimiter atThrowing = limiter(throwing, algorithm);
+
+        long admitted = admitted(atA, key, 10) + admitted(atB, key, 6);
+        assertEquals(16, admitted);
+        assertEquals(5, a.unusedPermits(), "slices of 1, 2, 4 and 8; 10 used");
+        assertEquals(1, b.unusedPermits(), "slices of 1, 2 and 4; 6 used");
+        assertEquals(admitted + 6, stored(reader, atA, key));
+        assertTrue(atOpen.tryAcquire(other).allowed());
+        assertTrue(atThrowing.tryAcquire(other).allowed());
+        assertEquals(0, open.unusedPermits() + throwing.unusedPermits(), "a slice of 1 each, used");
+
+        server.stop();
+
+        long callsA = a.stats().storeCalls();
+        assertEquals(5, admitted(atA, key, 5), "what A's slice covers, admitted in the outage");
+        admitted += 5;
+        assertEquals(callsA, a.stats().storeCalls(), "without a call");
+        Decision refused = bounded(() -> atA.tryAcquire(key));
+        assertFalse(refused.allowed());
+        assertTrue(refused.failed(), "the failure policy's answer: " + refused);
+        assertEquals(a.refreshInterval(), refused.retryAfter(), "retry after one round interval");
+        assertEquals(callsA + 1, a.stats().storeCalls(), "one claim found the store down");
+        for (int j = 0; j < 5; j++) {
+            Decision d = atA.tryAcquire(key);
+            assertFalse(d.allowed());
+            assertTrue(d.failed());
+        }
+        assertEquals(callsA + 1, a.stats().storeCalls(), "no request waits for a store known to be down");
+
+        long callsB = b.stats().storeCalls();
+        assertEquals(1, admitted(atB, key, 1), "what B's slice covers");
+        admitted += 1;
+        assertEquals(callsB, b.stats().storeCalls());
+        Decision refusedAtB = bounded(() -> atB.tryAcquire(key));
+        assertTrue(!refusedAtB.allowed() && refusedAtB.failed(), "B: " + refusedAtB);
+
+        Decision openAnswer = bounded(() -> atOpen.tryAcquire(other));
+        assertTrue(openAnswer.allowed() && openAnswer.failed(), "FAIL_OPEN: " + openAnswer);
+        SluiceException thrown = assertThrows(SluiceException.class, () -> bounded(() -> atThrowing.tryAcquire(other)));
+        assertTrue(thrown.getMessage().contains(other), thrown.getMessage());
+
+        assertFalse(bounded(a::refresh), "a round in the outage");
+        assertFalse(bounded(b::refresh), "a round in the outage");
+        assertEquals(0, a.unusedPermits() + b.unusedPermits());
+
+        server.restart();
+
+        Await.until("A's round reaching the restarted Redis", Await.GENEROUS, a::refresh);
+        Await.until("B's round reaching the restarted Redis", Await.GENEROUS, b::refresh);
+        awaitAnswer(reader);
+        assertEquals(admitted, stored(reader, atA, key), "Redis kept every slice through the restart");
+        long before = admitted;
+        for (int r = 0; r < 4 * LIMIT; r++) {
+            RateLimiter at = r % 2 == 0 ? atA : atB;
+            Decision d = at.tryAcquire(key);
+            assertFalse(d.failed(), "after the restart, request " + r + ": " + d);
+            if (d.allowed()) {
+                admitted++;
+            }
+            long stored = stored(reader, atA, key);
+            assertTrue(stored <= LIMIT, "Redis counts " + stored);
+            assertEquals(admitted + a.unusedPermits() + b.unusedPermits(), stored, "after request " + r);
+        }
+        assertTrue(admitted > before, "claims resumed");
+        assertEquals(LIMIT, admitted, "the whole run, outage included, admits exactly the limit");
+        atA.close();
+        atB.close();
+        assertEquals(LIMIT, stored(reader, atA, key), "once the instances close, Redis counts what was admitted");
+
+        Await.until("THROW's round reaching the restarted Redis", Await.GENEROUS, throwing::refresh);
+        assertTrue(atThrowing.tryAcquire(other).allowed(), "THROW answers again once the store does");
+    }
+
+    private RedisCounterStore counterStore(RedisClient client) {
+        RedisCounterStore store =
+                RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build();
+        opened.add(store);
+        return store;
+    }
+
+    private LeasedStore leased(RedisClient client, FailurePolicy policy) {
+        LeasedStore store = LeasedStore.builder(counterStore(client))
+                .failurePolicy(policy)
+                .manualSync()
+                .build();
+        opened.add(store);
+        return store;
+    }
+
+    private RateLimiter limiter(LeasedStore store, Algorithm algorithm) {
+        RateLimiterBuilder b =
+                RateLimiter.builder(algorithm).limit(LIMIT, Duration.ofHours(1)).clock(clock);
+        if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
+            b.buckets(60);
+        }
+        return b.store(store).build();
+    }
+
+    /** Waits (bounded) until {@code store} has (re)connected and Redis answers it. */
+    private void awaitAnswer(RedisCounterStore store) {
+        Await.succeeds(
+                "a read answered by Redis", Await.GENEROUS, () -> store.load(List.of(new CounterKey("probe", run))));
+    }
+
+    private static long stored(RedisCounterStore reader, RateLimiter limiter, String key) {
+        return reader.load(List.of(new CounterKey(SharedStoreOptions.shape(limiter.config()), key)))
+                .get(0)
+                .total();
+    }
+
+    private static long admitted(RateLimiter limiter, String key, int requests) {
+        long n = 0;
+        for (int j = 0; j < requests; j++) {
+            if (limiter.tryAcquire(key).allowed()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** {@code call}, failing the test if it has not returned within {@link #BOUND}. */
+    private static <T> T bounded(Supplier<T> call) {
+        return assertTimeoutPreemptively(BOUND, call::get, "a call outlived the store's timeout");
+    }
+}
