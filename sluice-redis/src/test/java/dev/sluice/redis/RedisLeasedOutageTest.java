@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -169,6 +170,52 @@ class RedisLeasedOutageTest {
         assertTrue(atThrowing.tryAcquire(other).allowed(), "THROW answers again once the store does");
     }
 
+    /**
+     * What the test above relies on: a Redis that comes back empty (no persistence, as a cache is often run) has
+     * forgotten the slices and what was admitted. The instances spend the slices they still hold, now counted nowhere,
+     * and then claim the whole limit again in the same window: 122 admitted in the hour for a limit of 100 (16 before
+     * the outage, the 6 held, 100 after it), while Redis counts 100. The limit holds through a restart only if the
+     * store keeps its records.
+     */
+    @Test
+    void aRedisThatComesBackEmptyHasForgottenTheWindowAndTheLimitIsAdmittedAgain() {
+        RedisServer server = RedisServers.start(); // no persistence: a restart loses every record
+        opened.add(server);
+        RedisClient client = RedisClient.create(server.uri());
+        client.setOptions(RedisStore.recommendedClientOptions());
+        opened.add(client::shutdown);
+        RedisCounterStore reader = counterStore(client);
+        RedisCounterStore countersA = counterStore(client);
+        RedisCounterStore countersB = counterStore(client);
+        for (RedisCounterStore s : List.of(reader, countersA, countersB)) {
+            awaitAnswer(s);
+        }
+        String key = "outage-empty:" + run;
+        LeasedStore a = leased(countersA, FailurePolicy.FAIL_CLOSED);
+        LeasedStore b = leased(countersB, FailurePolicy.FAIL_CLOSED);
+        RateLimiter atA = limiter(a, Algorithm.FIXED_WINDOW);
+        RateLimiter atB = limiter(b, Algorithm.FIXED_WINDOW);
+        long admitted = admitted(atA, key, 10) + admitted(atB, key, 6);
+        assertEquals(22, stored(reader, atA, key), "16 admitted, 5 and 1 held");
+
+        server.stop();
+        server.restart();
+        for (RedisCounterStore s : List.of(reader, countersA, countersB)) {
+            awaitAnswer(s);
+        }
+        assertEquals(0, stored(reader, atA, key), "the restarted Redis has no record");
+
+        for (int r = 0; r < 4 * LIMIT; r++) {
+            Decision d = (r % 2 == 0 ? atA : atB).tryAcquire(key);
+            assertFalse(d.failed(), "request " + r + ": " + d);
+            if (d.allowed()) {
+                admitted++;
+            }
+        }
+        assertEquals(LIMIT, stored(reader, atA, key));
+        assertEquals(16 + 6 + LIMIT, admitted, "in one hour-long window");
+    }
+
     private RedisCounterStore counterStore(RedisClient client) {
         RedisCounterStore store =
                 RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build();
@@ -177,10 +224,12 @@ class RedisLeasedOutageTest {
     }
 
     private LeasedStore leased(RedisClient client, FailurePolicy policy) {
-        LeasedStore store = LeasedStore.builder(counterStore(client))
-                .failurePolicy(policy)
-                .manualSync()
-                .build();
+        return leased(counterStore(client), policy);
+    }
+
+    private LeasedStore leased(RedisCounterStore counters, FailurePolicy policy) {
+        LeasedStore store =
+                LeasedStore.builder(counters).failurePolicy(policy).manualSync().build();
         opened.add(store);
         return store;
     }
