@@ -52,6 +52,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * <p>The limiters read a {@link ManualClock} that never moves (an hour-long window that no real time can turn) and the
  * rounds are run by hand ({@link LeasedStore.Builder#manualSync()}), so every count is exact. Each algorithm runs on a
  * server of its own.
+ *
+ * <p>A second test shows what the first relies on: a Redis that comes back empty has forgotten the window, and the
+ * limit is admitted again on top of what was.
  */
 class RedisLeasedOutageTest {
 
