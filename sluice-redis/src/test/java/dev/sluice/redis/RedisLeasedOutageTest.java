@@ -26,6 +26,15 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -59,6 +68,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 class RedisLeasedOutageTest {
 
     private static final long LIMIT = 100;
+    private static final long TRAFFIC_LIMIT = 1000;
     private static final long TIMEOUT_SECONDS = 2;
     private static final Duration TIMEOUT = Duration.ofSeconds(TIMEOUT_SECONDS);
     /** The store's timeout plus room for a loaded machine; a call that outlives it was not ended by the store. */
@@ -219,6 +229,131 @@ class RedisLeasedOutageTest {
         assertEquals(16 + 6 + LIMIT, admitted, "in one hour-long window");
     }
 
+    /**
+     * The same outage with traffic running: two instances with their background rounds (every 20 ms), two threads
+     * each, request a key limited to {@value #TRAFFIC_LIMIT} an hour while {@code redis-server} is killed and later restarted,
+     * so claims and rounds are cut off in flight. Every request is answered within {@link #BOUND}; while the server is
+     * down the instances keep answering, and what they admit beyond their slices is nothing ({@code FAIL_CLOSED} never
+     * admits); once it is back they claim again until Redis counts the limit. Over the whole run they admit at most
+     * the limit; once they close Redis counts at least what they admitted (more only by a claim whose answer the kill
+     * lost: its slice lapses unused), and a new instance gets exactly what it has left, so that Redis counts the
+     * limit and no more.
+     */
+    @Test
+    void aKillWithTrafficRunningNeverLetsTheRunPassTheLimit() throws Exception {
+        RedisServer server = RedisServers.start("--appendonly", "yes", "--appendfsync", "always");
+        opened.add(server);
+        RedisClient client = RedisClient.create(server.uri());
+        client.setOptions(RedisStore.recommendedClientOptions());
+        opened.add(client::shutdown);
+        RedisCounterStore reader = counterStore(client);
+        awaitAnswer(reader);
+        String key = "outage-traffic:" + run;
+        List<LeasedStore> stores = new ArrayList<>();
+        List<RateLimiter> limiters = new ArrayList<>();
+        for (int j = 0; j < 2; j++) {
+            RedisCounterStore counters = counterStore(client);
+            awaitAnswer(counters);
+            LeasedStore store = LeasedStore.builder(counters)
+                    .refreshInterval(Duration.ofMillis(20))
+                    .build();
+            opened.add(store);
+            stores.add(store);
+            limiters.add(limiter(store, Algorithm.FIXED_WINDOW, TRAFFIC_LIMIT));
+        }
+
+        Semaphore requests = new Semaphore(0); // a permit per request the workers may make
+        AtomicBoolean stop = new AtomicBoolean();
+        CountDownLatch hundredAdmitted = new CountDownLatch(1);
+        LongAdder admitted = new LongAdder();
+        LongAdder failed = new LongAdder();
+        LongAdder refused = new LongAdder();
+        LongAdder admittedByPolicy = new LongAdder();
+        AtomicLong slowest = new AtomicLong();
+        ExecutorService workers = Executors.newFixedThreadPool(4);
+        List<Future<?>> running = new ArrayList<>();
+        long atKill;
+        long inOutage;
+        try {
+            for (int t = 0; t < 4; t++) {
+                RateLimiter limiter = limiters.get(t % 2);
+                running.add(workers.submit(() -> {
+                    while (!stop.get()) {
+                        if (!requests.tryAcquire(10, TimeUnit.MILLISECONDS)) {
+                            continue;
+                        }
+                        long start = System.nanoTime();
+                        Decision d = limiter.tryAcquire(key);
+                        slowest.accumulateAndGet(System.nanoTime() - start, Math::max);
+                        if (d.allowed()) {
+                            admitted.increment();
+                            if (admitted.sum() >= 100) {
+                                hundredAdmitted.countDown();
+                            }
+                            if (d.failed()) {
+                                admittedByPolicy.increment();
+                            }
+                        } else if (d.failed()) {
+                            failed.increment();
+                        } else {
+                            refused.increment();
+                        }
+                    }
+                    return null;
+                }));
+            }
+
+            requests.release(400);
+            assertTrue(hundredAdmitted.await(Await.GENEROUS.toSeconds(), TimeUnit.SECONDS), "100 admitted");
+            atKill = admitted.sum();
+            server.stop(); // the workers still have about 300 requests to make
+            Await.until("the slices held spent, and requests refused by the failure policy", Await.GENEROUS, () -> {
+                if (requests.availablePermits() == 0) {
+                    requests.release(100);
+                }
+                return failed.sum() >= 100;
+            });
+            inOutage = admitted.sum() - atKill;
+
+            server.restart();
+            Await.until("Redis counting the limit after the restart", Await.GENEROUS, () -> {
+                if (requests.availablePermits() == 0) {
+                    requests.release(100);
+                }
+                try {
+                    return stored(reader, limiters.get(0), key) == TRAFFIC_LIMIT;
+                } catch (SluiceException notYet) {
+                    return false; // the reader has not reconnected yet
+                }
+            });
+        } finally {
+            stop.set(true);
+            workers.shutdown();
+        }
+        for (Future<?> f : running) {
+            f.get(Await.GENEROUS.toSeconds(), TimeUnit.SECONDS);
+        }
+        assertEquals(0, admittedByPolicy.sum(), "FAIL_CLOSED admits nothing by the policy");
+        assertTrue(
+                slowest.get() <= BOUND.toNanos(),
+                "the slowest request took " + slowest.get() / 1_000_000 + " ms, past " + BOUND);
+        assertTrue(admitted.sum() <= TRAFFIC_LIMIT, "admitted " + admitted.sum());
+        stores.forEach(LeasedStore::close);
+        long stored = stored(reader, limiters.get(0), key);
+        assertTrue(stored >= admitted.sum(), "Redis counts " + stored + ", admitted " + admitted);
+        RateLimiter late = limiter(leased(client, FailurePolicy.FAIL_CLOSED), Algorithm.FIXED_WINDOW, TRAFFIC_LIMIT);
+        long lateAdmitted = admitted(late, key, (int) TRAFFIC_LIMIT);
+        assertEquals(TRAFFIC_LIMIT - stored, lateAdmitted, "a new instance gets what Redis has left");
+        late.close();
+        assertEquals(TRAFFIC_LIMIT, stored(reader, late, key));
+        System.out.println("outage with traffic: " + atKill + " admitted when the kill began, " + inOutage
+                + " more by the time 100 were refused by the policy, " + admitted.sum() + " in all, " + failed.sum()
+                + " refused by the policy and " + refused.sum() + " by the limit; once the instances closed Redis "
+                + "counted " + stored + " (" + (stored - admitted.sum()) + " lapsed by a write whose answer the kill "
+                + "lost) and a new instance got the " + lateAdmitted + " left; the slowest request took "
+                + slowest.get() / 1_000_000 + " ms");
+    }
+
     private RedisCounterStore counterStore(RedisClient client) {
         RedisCounterStore store =
                 RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build();
@@ -238,8 +373,12 @@ class RedisLeasedOutageTest {
     }
 
     private RateLimiter limiter(LeasedStore store, Algorithm algorithm) {
+        return limiter(store, algorithm, LIMIT);
+    }
+
+    private RateLimiter limiter(LeasedStore store, Algorithm algorithm, long limit) {
         RateLimiterBuilder b =
-                RateLimiter.builder(algorithm).limit(LIMIT, Duration.ofHours(1)).clock(clock);
+                RateLimiter.builder(algorithm).limit(limit, Duration.ofHours(1)).clock(clock);
         if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
             b.buckets(60);
         }
