@@ -73,7 +73,7 @@ class RedisLeasedDeadInstanceTest {
         List<RateLimiter> alive = List.of(instance(), instance());
         RedisCounterStore reader = counterStore();
         for (RateLimiter l : alive) {
-            l.peek("warm-up:" + run, 1); // connects, so the flood does not wait for the connection
+            l.peek("warm-up:" + run, 1); // reads once, so the flood does not wait for class loading
         }
         for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
             String key = "leased-dead:" + run + ":" + attempt;
@@ -192,6 +192,8 @@ class RedisLeasedDeadInstanceTest {
                 .timeout(Servers.PATIENCE)
                 .build();
         opened.add(store);
+        Await.succeeds(
+                "a read answered by Redis", Await.GENEROUS, () -> store.load(List.of(new CounterKey("probe", run))));
         return store;
     }
 

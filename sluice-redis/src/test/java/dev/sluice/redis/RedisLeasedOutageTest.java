@@ -200,9 +200,6 @@ class RedisLeasedOutageTest {
         RedisCounterStore reader = counterStore(client);
         RedisCounterStore countersA = counterStore(client);
         RedisCounterStore countersB = counterStore(client);
-        for (RedisCounterStore s : List.of(reader, countersA, countersB)) {
-            awaitAnswer(s);
-        }
         String key = "outage-empty:" + run;
         LeasedStore a = leased(countersA, FailurePolicy.FAIL_CLOSED);
         LeasedStore b = leased(countersB, FailurePolicy.FAIL_CLOSED);
@@ -253,7 +250,6 @@ class RedisLeasedOutageTest {
         List<RateLimiter> limiters = new ArrayList<>();
         for (int j = 0; j < 2; j++) {
             RedisCounterStore counters = counterStore(client);
-            awaitAnswer(counters);
             LeasedStore store = LeasedStore.builder(counters)
                     .refreshInterval(Duration.ofMillis(20))
                     .build();
@@ -341,7 +337,9 @@ class RedisLeasedOutageTest {
         stores.forEach(LeasedStore::close);
         long stored = stored(reader, limiters.get(0), key);
         assertTrue(stored >= admitted.sum(), "Redis counts " + stored + ", admitted " + admitted);
-        RateLimiter late = limiter(leased(client, FailurePolicy.FAIL_CLOSED), Algorithm.FIXED_WINDOW, TRAFFIC_LIMIT);
+        RedisCounterStore lateCounters = counterStore(client);
+        RateLimiter late =
+                limiter(leased(lateCounters, FailurePolicy.FAIL_CLOSED), Algorithm.FIXED_WINDOW, TRAFFIC_LIMIT);
         long lateAdmitted = admitted(late, key, (int) TRAFFIC_LIMIT);
         assertEquals(TRAFFIC_LIMIT - stored, lateAdmitted, "a new instance gets what Redis has left");
         late.close();
@@ -354,10 +352,12 @@ class RedisLeasedOutageTest {
                 + slowest.get() / 1_000_000 + " ms");
     }
 
+    /** A counter store on {@code client}, once Redis has answered it. */
     private RedisCounterStore counterStore(RedisClient client) {
         RedisCounterStore store =
                 RedisStore.counterStoreBuilder(client).timeout(TIMEOUT).build();
         opened.add(store);
+        awaitAnswer(store);
         return store;
     }
 
