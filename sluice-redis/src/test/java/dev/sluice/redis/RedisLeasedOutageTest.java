@@ -62,8 +62,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * rounds are run by hand ({@link LeasedStore.Builder#manualSync()}), so every count is exact. Each algorithm runs on a
  * server of its own.
  *
- * <p>A second test shows what the first relies on: a Redis that comes back empty has forgotten the window, and the
- * limit is admitted again on top of what was.
+ * <p>Two more tests: the same kill with traffic running, claims and rounds cut off in flight; and what the first relies
+ * on, a Redis that keeps its records: one that comes back empty has forgotten the window, and the limit is admitted
+ * again on top of what was.
  */
 class RedisLeasedOutageTest {
 
