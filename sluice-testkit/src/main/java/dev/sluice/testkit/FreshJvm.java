@@ -1,7 +1,9 @@
 package dev.sluice.testkit;
 
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -11,6 +13,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -23,18 +26,22 @@ import java.util.concurrent.TimeoutException;
  * FreshJvm jvm = FreshJvm.start(SixCalls.class, redisUri, key);
  * List<String> out = jvm.await(Await.GENEROUS); // its standard output, line by line, once it exited with 0
  * }</pre>
+ *
+ * <p>A JVM that runs on after reporting, as a service instance does, is read while it runs ({@link #awaitLine}) and
+ * killed as a crash would ({@link #kill}).
  */
 public final class FreshJvm {
 
     private final String name;
     private final Process process;
+    private final List<String> lines = new CopyOnWriteArrayList<>(); // standard output so far
     private final CompletableFuture<String> out;
     private final CompletableFuture<String> err;
 
     private FreshJvm(String name, Process process) {
         this.name = name;
         this.process = process;
-        this.out = drain(process.getInputStream());
+        this.out = drainLines(process.getInputStream(), lines);
         this.err = drain(process.getErrorStream());
     }
 
@@ -83,13 +90,69 @@ public final class FreshJvm {
         }
     }
 
-    /** Kills the JVM if it still runs. */
-    public void kill() {
+    /**
+     * Waits for the first line of the JVM's standard output that starts with {@code prefix}, while it runs, and
+     * returns it; throws an {@link AssertionError} with what it wrote if there is none after {@code bound}, or if the
+     * JVM exits without writing one.
+     */
+    public String awaitLine(String prefix, Duration bound) {
+        Objects.requireNonNull(prefix, "prefix must not be null");
+        String[] found = new String[1];
+        Await.until("a line '" + prefix + "...' from " + name, bound, () -> {
+            boolean exited = !process.isAlive();
+            for (String line : lines) {
+                if (line.startsWith(prefix)) {
+                    found[0] = line;
+                    return true;
+                }
+            }
+            if (exited && out.isDone()) {
+                throw new AssertionError(name + " exited with " + process.exitValue() + " without a line '" + prefix
+                        + "...'; its output: " + lines + "; its errors: " + text(err));
+            }
+            return false;
+        });
+        return found[0];
+    }
+
+    /**
+     * Kills the JVM at once if it still runs ({@code SIGKILL} on Unix: no shutdown hook, no {@code finally}, nothing
+     * closed), and waits until it has exited, up to {@code bound}.
+     */
+    public void kill(Duration bound) {
         process.destroyForcibly();
+        try {
+            if (!process.waitFor(bound.toNanos(), TimeUnit.NANOSECONDS)) {
+                throw new AssertionError(name + " still running " + bound + " after it was killed");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while waiting for " + name + " to die", e);
+        }
     }
 
     private static String text(CompletableFuture<String> f) {
         return f.getNow("(not read yet)");
+    }
+
+    /** Like {@link #drain}, adding each line to {@code lines} as it comes. */
+    private static CompletableFuture<String> drainLines(InputStream in, List<String> lines) {
+        CompletableFuture<String> text = new CompletableFuture<>();
+        Thread t = new Thread(
+                () -> {
+                    try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+                        for (String line = r.readLine(); line != null; line = r.readLine()) {
+                            lines.add(line);
+                        }
+                        text.complete(String.join("\n", lines));
+                    } catch (IOException | RuntimeException e) {
+                        text.completeExceptionally(e);
+                    }
+                },
+                "sluice-fresh-jvm-drain");
+        t.setDaemon(true);
+        t.start();
+        return text;
     }
 
     private static CompletableFuture<String> drain(InputStream in) {
