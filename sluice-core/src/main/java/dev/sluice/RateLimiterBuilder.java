@@ -49,7 +49,10 @@ public final class RateLimiterBuilder {
         return this;
     }
 
-    /** The only source of time; default {@link Clock#systemUTC()}. */
+    /**
+     * The only source of time; default {@link Clock#systemUTC()}, which is read through {@link System#nanoTime()} with
+     * an offset to the wall clock measured every second (see {@link LimiterConfig#clockNanos()}).
+     */
     public RateLimiterBuilder clock(Clock clock) {
         this.clock = Objects.requireNonNull(clock, "clock must not be null");
         return this;
