@@ -21,10 +21,17 @@ final class Lease {
 
     /** The store's record as last read or written here; it counts every instance's slices. */
     CounterSnapshot global = CounterSnapshot.absent();
+    /** The latest frame in {@link #global}; {@link Long#MIN_VALUE} if it has none. */
+    long globalLast = Long.MIN_VALUE;
     /** Whether {@link #global} has been read or written at least once. */
     boolean read;
-    /** The algorithm's state holding {@link #global}: the store's measure, for remaining and retry times. */
+    /**
+     * The algorithm's state holding the frames of {@link #global} up to {@link #viewFrame}: the store's measure, for
+     * remaining and retry times. Frames claimed ahead (later than the current one) are left out: they do not count yet.
+     */
     AlgorithmState view;
+    /** The frame {@link #view} was built for; it is built again when a later frame of the record starts. */
+    long viewFrame = Long.MIN_VALUE;
 
     /** The frame of the slice held; {@link Long#MIN_VALUE} before the first. */
     long frame = Long.MIN_VALUE;
@@ -34,6 +41,11 @@ final class Lease {
     long used;
     /** Per frame, what to add to the store's counts with the next write: negative to give back, positive to count. */
     final TreeMap<Long, Long> delta = new TreeMap<>();
+    /**
+     * Slices the round claimed ahead, per frame after {@link #frame}: the store counts them already. When its frame
+     * starts, a slice becomes {@link #granted}; a frame that passes without a request here gives its slice back.
+     */
+    final TreeMap<Long, Long> ahead = new TreeMap<>();
 
     /** Cost offered here (admitted or not) since the last round. */
     long demand;
@@ -75,9 +87,12 @@ final class Lease {
         }
     }
 
-    /** What this instance holds unused: the slice left, plus what it has still to give back. */
+    /** What this instance holds unused: the slice left, the slices claimed ahead, and what it has to give back. */
     long unused() {
         long u = granted - used;
+        for (long a : ahead.values()) {
+            u += a;
+        }
         for (long d : delta.values()) {
             if (d < 0) {
                 u -= d;
