@@ -409,7 +409,7 @@ final class LeasedLimiter implements RateLimiter {
      */
     private long roomNow(NavigableMap<Long, Long> counts, long now) {
         long f = frameOf(now);
-        long room = room(restore(counts.headMap(f, true)), now);
+        long room = room(restore(counts, f), now);
         for (long g : counts.subMap(f, false, f + lifetime, false).keySet()) {
             room = Math.min(room, config.limit() - measureAtStart(counts, g));
         }
@@ -568,8 +568,7 @@ final class LeasedLimiter implements RateLimiter {
     /** Builds {@link Lease#view} from the record's frames up to the one of {@code now}. The caller holds the monitor. */
     private void rebuildView(Lease ls, long now) {
         long f = frameOf(now);
-        TreeMap<Long, Long> upTo = new TreeMap<>(ls.global.counters());
-        ls.view = restore(upTo.headMap(f, true));
+        ls.view = restore(ls.global.counters(), f);
         ls.viewFrame = f;
         summarize(ls, now);
     }
@@ -719,11 +718,15 @@ final class LeasedLimiter implements RateLimiter {
         return FrameStates.restore(algorithm, params, new long[0], new long[0], 0);
     }
 
-    private AlgorithmState restore(Map<Long, Long> counts) {
+    /** The state of the frames of {@code counts} (in increasing frame order) up to {@code upTo}, inclusive. */
+    private AlgorithmState restore(Map<Long, Long> counts, long upTo) {
         long[] frames = new long[counts.size()];
         long[] values = new long[counts.size()];
         int n = 0;
         for (Map.Entry<Long, Long> e : counts.entrySet()) {
+            if (e.getKey() > upTo) {
+                break;
+            }
             if (e.getValue() > 0) {
                 frames[n] = e.getKey();
                 values[n] = e.getValue();
