@@ -21,6 +21,13 @@ final class Lease {
 
     /** The store's record as last read or written here; it counts every instance's slices. */
     CounterSnapshot global = CounterSnapshot.absent();
+    /**
+     * The frames of {@link #global} in increasing order, and their counts, unboxed: the view is rebuilt from them at
+     * every frame a key claimed ahead enters, and walking a map of boxed numbers there cost more than the decision.
+     */
+    long[] globalFrames = new long[0];
+
+    long[] globalCounts = new long[0];
     /** The latest frame in {@link #global}; {@link Long#MIN_VALUE} if it has none. */
     long globalLast = Long.MIN_VALUE;
     /** Whether {@link #global} has been read or written at least once. */

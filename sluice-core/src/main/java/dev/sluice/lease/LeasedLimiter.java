@@ -557,18 +557,29 @@ final class LeasedLimiter implements RateLimiter {
             return;
         }
         ls.global = snapshot;
-        long last = Long.MIN_VALUE;
-        for (long f : snapshot.counters().keySet()) {
-            last = Math.max(last, f);
+        int n = snapshot.counters().size();
+        long[] frames = new long[n];
+        long[] counts = new long[n];
+        int j = 0;
+        for (Map.Entry<Long, Long> e : snapshot.counters().entrySet()) {
+            frames[j] = e.getKey();
+            counts[j] = e.getValue();
+            j++;
         }
-        ls.globalLast = last;
+        ls.globalFrames = frames;
+        ls.globalCounts = counts;
+        ls.globalLast = n == 0 ? Long.MIN_VALUE : frames[n - 1];
         rebuildView(ls, now());
     }
 
     /** Builds {@link Lease#view} from the record's frames up to the one of {@code now}. The caller holds the monitor. */
     private void rebuildView(Lease ls, long now) {
         long f = frameOf(now);
-        ls.view = restore(ls.global.counters(), f);
+        int n = 0;
+        while (n < ls.globalFrames.length && ls.globalFrames[n] <= f) {
+            n++;
+        }
+        ls.view = FrameStates.restore(algorithm, params, ls.globalFrames, ls.globalCounts, n);
         ls.viewFrame = f;
         summarize(ls, now);
     }
