@@ -236,7 +236,7 @@ final class LeasedLimiter implements RateLimiter {
         ls.used = 0;
         ls.starved = false;
         if (ls.globalLast > ls.viewFrame) {
-            rebuildView(ls, now); // a frame of the record that was ahead of the view may have started
+            advanceView(ls, f, now); // frames of the record that were ahead of the view may have started
         } else {
             summarize(ls, now);
         }
@@ -580,6 +580,23 @@ final class LeasedLimiter implements RateLimiter {
             n++;
         }
         ls.view = FrameStates.restore(algorithm, params, ls.globalFrames, ls.globalCounts, n);
+        ls.viewFrame = f;
+        summarize(ls, now);
+    }
+
+    /**
+     * Adds to {@link Lease#view} the record's frames after the one it was built for, up to {@code f}, each at its
+     * start, as the requests charged to it: what rebuilding the view from the record would give, without walking the
+     * record's past frames again. The view only informs answers and whether a claim is worth trying; a claim checks
+     * the record itself. The caller holds the monitor.
+     */
+    private void advanceView(Lease ls, long f, long now) {
+        long[] frames = ls.globalFrames;
+        int j = Arrays.binarySearch(frames, ls.viewFrame);
+        j = j >= 0 ? j + 1 : -j - 1;
+        for (; j < frames.length && frames[j] <= f; j++) {
+            var unused = ls.view.decide(params, frames[j], ls.globalCounts[j], true);
+        }
         ls.viewFrame = f;
         summarize(ls, now);
     }
