@@ -49,10 +49,17 @@ final class Lease {
     /** Per frame, what to add to the store's counts with the next write: negative to give back, positive to count. */
     final TreeMap<Long, Long> delta = new TreeMap<>();
     /**
-     * Slices the round claimed ahead, per frame after {@link #frame}: the store counts them already. When its frame
-     * starts, a slice becomes {@link #granted}; a frame that passes without a request here gives its slice back.
+     * Slices the round claimed ahead, for frames after {@link #frame}: the store counts them already. When its frame
+     * starts, a slice becomes {@link #granted}; a frame that passes without a request here gives its slice back. Kept
+     * as consecutive frames in an array, {@code aheadSlices[aheadHead + i]} for the frame {@code aheadFrom} plus
+     * {@code i} frames, {@code i < aheadLen} (zero where none): a key claimed ahead takes one at every frame it enters,
+     * and a sorted map per key cost more than the decision.
      */
-    final TreeMap<Long, Long> ahead = new TreeMap<>();
+    long[] aheadSlices = new long[0];
+
+    long aheadFrom;
+    int aheadHead;
+    int aheadLen;
 
     /** Cost offered here (admitted or not) since the last round. */
     long demand;
@@ -97,8 +104,8 @@ final class Lease {
     /** What this instance holds unused: the slice left, the slices claimed ahead, and what it has to give back. */
     long unused() {
         long u = granted - used;
-        for (long a : ahead.values()) {
-            u += a;
+        for (int i = 0; i < aheadLen; i++) {
+            u += aheadSlices[aheadHead + i];
         }
         for (long d : delta.values()) {
             if (d < 0) {

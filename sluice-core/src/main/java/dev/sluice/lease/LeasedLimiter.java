@@ -19,10 +19,10 @@ import dev.sluice.spi.OnceReservation;
 import dev.sluice.spi.SharedStoreOptions;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -218,18 +218,17 @@ final class LeasedLimiter implements RateLimiter {
             ls.addDelta(ls.frame, -unused);
         }
         long granted = 0;
-        if (!ls.ahead.isEmpty()) {
-            Iterator<Map.Entry<Long, Long>> started =
-                    ls.ahead.headMap(f, true).entrySet().iterator();
-            while (started.hasNext()) {
-                Map.Entry<Long, Long> e = started.next();
-                if (e.getKey() == f) {
-                    granted = e.getValue(); // claimed ahead by a round: this frame needs no claim of its own
-                } else if (e.getKey() + lifetime > now) {
-                    ls.addDelta(e.getKey(), -e.getValue()); // its frame passed without a request here
-                }
-                started.remove();
+        while (ls.aheadLen > 0 && ls.aheadFrom <= f) {
+            long slice = ls.aheadSlices[ls.aheadHead];
+            if (ls.aheadFrom == f) {
+                granted = slice; // claimed ahead by a round: this frame needs no claim of its own
+            } else if (slice > 0 && ls.aheadFrom + lifetime > now) {
+                ls.addDelta(ls.aheadFrom, -slice); // its frame passed without a request here
             }
+            ls.aheadSlices[ls.aheadHead] = 0;
+            ls.aheadHead++;
+            ls.aheadLen--;
+            ls.aheadFrom += frameSize;
         }
         ls.frame = f;
         ls.granted = granted;
@@ -241,7 +240,9 @@ final class LeasedLimiter implements RateLimiter {
             summarize(ls, now);
         }
         long liveFrom = now - lifetime + 1;
-        ls.delta.headMap(liveFrom).clear(); // a frame that no longer counts needs nothing written
+        if (!ls.delta.isEmpty()) {
+            ls.delta.headMap(liveFrom).clear(); // a frame that no longer counts needs nothing written
+        }
     }
 
     /**
@@ -486,7 +487,7 @@ final class LeasedLimiter implements RateLimiter {
         }
         long ceiling = config.limit() / 2;
         for (int t = Arrays.binarySearch(frames, first); t < n && frames[t] <= last; t++) {
-            long s = want - ls.ahead.getOrDefault(frames[t], 0L);
+            long s = want - aheadOf(ls, frames[t]);
             int end = t;
             long peak = 0;
             while (end < n && frames[end] < frames[t] + lifetime) {
@@ -515,13 +516,61 @@ final class LeasedLimiter implements RateLimiter {
                 long frame = c.getKey();
                 if (frame == ls.frame) {
                     ls.granted += c.getValue();
-                } else if (frame > ls.frame) {
-                    ls.ahead.merge(frame, c.getValue(), Long::sum);
-                } else if (frame + lifetime > now) {
+                } else if (frame < ls.frame && frame + lifetime > now) {
                     ls.addDelta(frame, -c.getValue()); // the frame turned during the call: give it back
                 }
             }
+            addAhead(ls, w.claims().tailMap(ls.frame, false));
         }
+    }
+
+    /** The slice claimed ahead for {@code frame}, 0 if none. The caller holds the monitor. */
+    private long aheadOf(Lease ls, long frame) {
+        long d = frame - ls.aheadFrom;
+        if (ls.aheadLen == 0 || d < 0 || d % frameSize != 0 || d / frameSize >= ls.aheadLen) {
+            return 0;
+        }
+        return ls.aheadSlices[ls.aheadHead + (int) (d / frameSize)];
+    }
+
+    /**
+     * Adds the slices {@code add} (frames after the current one, at frame starts) to those claimed ahead: one new
+     * array spanning both. The caller holds the monitor.
+     */
+    private void addAhead(Lease ls, SortedMap<Long, Long> add) {
+        if (add.isEmpty()) {
+            return;
+        }
+        long from = add.firstKey();
+        long last = add.lastKey();
+        if (ls.aheadLen > 0) {
+            from = Math.min(from, ls.aheadFrom);
+            last = Math.max(last, ls.aheadFrom + (ls.aheadLen - 1) * frameSize);
+        }
+        int n = (int) ((last - from) / frameSize) + 1;
+        long[] slices = new long[n];
+        for (int i = 0; i < ls.aheadLen; i++) {
+            slices[(int) ((ls.aheadFrom - from) / frameSize) + i] = ls.aheadSlices[ls.aheadHead + i];
+        }
+        for (Map.Entry<Long, Long> e : add.entrySet()) {
+            slices[(int) ((e.getKey() - from) / frameSize)] += e.getValue();
+        }
+        ls.aheadSlices = slices;
+        ls.aheadFrom = from;
+        ls.aheadHead = 0;
+        ls.aheadLen = n;
+    }
+
+    /** The slices claimed ahead, per frame. The caller holds the monitor. */
+    private Map<Long, Long> aheadMap(Lease ls) {
+        TreeMap<Long, Long> m = new TreeMap<>();
+        for (int i = 0; i < ls.aheadLen; i++) {
+            long slice = ls.aheadSlices[ls.aheadHead + i];
+            if (slice > 0) {
+                m.put(ls.aheadFrom + i * frameSize, slice);
+            }
+        }
+        return m;
     }
 
     /** The write met a conflict: nothing was written; the changes it carried wait for the next write. */
@@ -650,10 +699,7 @@ final class LeasedLimiter implements RateLimiter {
                 ls.demand = 0;
                 ls.refused = false;
                 ls.starved = false;
-                if (ls.delta.isEmpty()
-                        && ls.ahead.isEmpty()
-                        && ls.granted == ls.used
-                        && now - ls.lastUsed >= idleNanos) {
+                if (ls.delta.isEmpty() && ls.aheadLen == 0 && ls.granted == ls.used && now - ls.lastUsed >= idleNanos) {
                     ls.retired = true;
                     leases.remove(ls.key, ls);
                     store.evicted();
@@ -689,10 +735,12 @@ final class LeasedLimiter implements RateLimiter {
 
     /** Gives back every slice claimed ahead (with the next write). The caller holds the monitor. */
     private void giveBackAhead(Lease ls) {
-        for (Map.Entry<Long, Long> e : ls.ahead.entrySet()) {
+        for (Map.Entry<Long, Long> e : aheadMap(ls).entrySet()) {
             ls.addDelta(e.getKey(), -e.getValue());
         }
-        ls.ahead.clear();
+        ls.aheadSlices = new long[0];
+        ls.aheadHead = 0;
+        ls.aheadLen = 0;
     }
 
     /** Closes the limiter: every slice's unused part becomes a give-back; returns the leases with changes to write. */
@@ -791,8 +839,7 @@ final class LeasedLimiter implements RateLimiter {
             return null;
         }
         synchronized (ls) {
-            return new Held(
-                    ls.frame, ls.granted, ls.used, new TreeMap<>(ls.ahead), new TreeMap<>(ls.delta), ls.global.total());
+            return new Held(ls.frame, ls.granted, ls.used, aheadMap(ls), new TreeMap<>(ls.delta), ls.global.total());
         }
     }
 
