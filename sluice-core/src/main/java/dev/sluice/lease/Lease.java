@@ -71,6 +71,8 @@ final class Lease {
     long starvedFrame;
     /** Whether a request was refused since the last round (the round then reads the record, to see room). */
     boolean refused;
+    /** Whether a request was refused in the interval before the last round: the key is at its limit here. */
+    boolean lastRefused;
     /**
      * What {@link #view} said when it last changed or the frame turned: the room it left, and the clock time at which
      * its measure falls to zero. An admission answers from these, without running the algorithm a second time.

@@ -442,24 +442,28 @@ final class LeasedLimiter implements RateLimiter {
 
     /**
      * Adds to {@code claims} (and {@code counts}) the slices of the frames that start after {@code now} and no later
-     * than the next round ({@code now} plus one interval), for a key with demand in the last interval: for each, the
+     * than the next round ({@code now} plus one interval), for a key with demand in the last interval and no request
+     * refused here in it (a key at its limit claims on requests, as before): for each, the
      * {@linkplain #aheadSlice slice} for the demand per interval scaled to the shorter of an interval and a frame (what
      * a claim at the start of that frame expects), less what is held for it already, cut so that at the start of every
      * frame from it on that it counts in, the frames counting then add up to at most <em>half</em> the limit. The
      * start of a frame is where the algorithm's measure of it is highest, so that check covers every moment. Frames in
      * increasing order, so each claim sees the ones before it. The caller holds the monitor.
      *
-     * <p>Why half: a key near its limit gains little from claiming ahead (most of its requests are refused without a
-     * call) and loses by it. A slice claimed ahead competes with the claims of the current frame for the same room, and
+     * <p>Why half, and why not when refused: a key near its limit gains little from claiming ahead (most of its
+     * requests are refused without a call) and loses by it. A slice claimed ahead competes with the claims of the current frame for the same room, and
      * for the sliding tail, whose room frees a little at a time, that room is then lost in the last interval of every
      * window (the simulation admitted 91% of the limit, not 100%); and it hands the next frame to whichever instance's
-     * round runs first. Claims ahead take the lower half of the limit; above it, requests claim as before.
+     * round runs first. Claims ahead take the lower half of the limit; above it, requests claim as before. Half is not
+     * enough alone: where a round claims a whole window ahead (an interval as long as the window) the next window
+     * starts empty, and the sliding tail admitted 75% of its limit; a key refused here in the last interval is at its
+     * limit, and claims nothing ahead.
      */
     private void claimAhead(Lease ls, NavigableMap<Long, Long> counts, NavigableMap<Long, Long> claims, long now) {
         long perInterval = Math.max(ls.lastDemand, ls.demand);
         long first = frameOf(now) + frameSize;
         long last = now + roundNanos;
-        if (perInterval == 0 || first > last) {
+        if (perInterval == 0 || ls.lastRefused || first > last) {
             return;
         }
         long want = aheadSlice((double) perInterval * Math.min(roundNanos, frameSize) / roundNanos);
@@ -695,6 +699,7 @@ final class LeasedLimiter implements RateLimiter {
                     giveBackSlice(ls, unused - expected);
                 }
                 boolean refused = ls.refused;
+                ls.lastRefused = refused;
                 ls.lastDemand = ls.demand;
                 ls.demand = 0;
                 ls.refused = false;
@@ -705,7 +710,8 @@ final class LeasedLimiter implements RateLimiter {
                     store.evicted();
                     continue;
                 }
-                if (!ls.delta.isEmpty() || (ls.lastDemand > 0 && frameOf(now) + frameSize <= now + roundNanos)) {
+                if (!ls.delta.isEmpty()
+                        || (ls.lastDemand > 0 && !refused && frameOf(now) + frameSize <= now + roundNanos)) {
                     write.add(ls); // something to give back, or a frame starts before the next round: claim ahead
                 } else if (refused && room(ls.view, now) < Math.max(1, Math.min(minClaim, expected(ls, now)))) {
                     read.add(ls); // refused, and no claim would be tried on what was read last: read again
