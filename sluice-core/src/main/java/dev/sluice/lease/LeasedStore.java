@@ -71,7 +71,8 @@ import org.jspecify.annotations.Nullable;
  *       {@linkplain Builder#failurePolicy failure policy}'s answer, by default {@code FAIL_CLOSED} (refused): so the
  *       limit holds through an outage unless the policy says allow. Only the request whose claim finds the store down
  *       waits for it (up to the counter store's timeout); after that, until a call succeeds again, no request does.</li>
- *   <li><b>Claims ahead:</b> the round claims, for every key with demand in the last interval, the slices of the
+ *   <li><b>Claims ahead:</b> the round claims, for every key with demand and no refusal in the last interval, the
+ *       slices of the
  *       frames that start before the next round, in the same batched write as its give-backs, so that at a frame's
  *       start requests find a slice held and make no call. Each is sized as a claim at the frame's start would be,
  *       plus twice its square root, and claims ahead never take a frame past half the limit.</li>
@@ -133,8 +134,8 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
      * Claiming ahead. A slice is good in its own frame only, so without more every key would claim at least once per
      * frame on a request's thread: with short frames (a window of 100 ms, or sub-windows shorter than the time between
      * a key's requests) that is a round trip per frame or per request. So the round, which writes each key's
-     * give-backs anyway, also claims, for every key with demand in the last interval, the slices of the frames that
-     * start before the next round: in the same write, one call per batch of keys. A slice claimed ahead is charged to
+     * give-backs anyway, also claims, for every key with demand and no refusal in the last interval, the slices of the
+     * frames that start before the next round: in the same write, one call per batch of keys. A slice claimed ahead is charged to
      * its own frame, where the algorithm counts the requests it will admit, and is cut so that at the start of every
      * frame it counts in (the moment that frame's measure is highest) the frames counting then stay within half the
      * limit; a claim in the current frame is likewise cut so that no later frame of the record would pass the limit at
