@@ -18,8 +18,9 @@ import java.util.Locale;
  * throughput. Time is virtual and moves 1/6 µs per decision (6 million decisions a second on one thread), so every run
  * makes the same claims: the {@link Load#ALLOWED} limit (10<sup>7</sup> per 100 ms) turns its window every 600,000
  * decisions, and each key of a leased limiter then claims a new slice on a request, on the request's thread, inside
- * the timing. The leased store's round (every 100 ms of virtual time) runs between rounds of decisions, outside the
- * timing, as its background thread would on another core. One key or 10,000 walked with a prime stride; rounds of
+ * the timing, unless the round claimed its slice ahead. The leased store's round (every 100 ms of virtual time) runs
+ * between rounds of decisions, outside the timing, as its background thread would on another core; its claims ahead
+ * and give-backs are its store calls. One key or 10,000 walked with a prime stride; rounds of
  * 600,000 decisions; best of 20 rounds after 10 warm-up rounds.
  *
  * <pre>java -cp sluice-bench/target/benchmarks.jar dev.sluice.bench.LeaseCost</pre>
@@ -38,8 +39,9 @@ public final class LeaseCost {
 
     public static void main(String[] args) {
         System.out.println("| algorithm | keys | in-memory ns/decision | leased ns/decision | leased / in-memory |"
-                + " claims per 1,000 decisions | round ms |");
-        System.out.println("|---|--:|--:|--:|--:|--:|--:|");
+                + " claims on requests per 1,000 decisions | keys claimed ahead per 1,000 decisions |"
+                + " store calls per round | round ms |");
+        System.out.println("|---|--:|--:|--:|--:|--:|--:|--:|--:|");
         for (Algorithm algorithm :
                 new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.SLIDING_TAIL}) {
             for (int keys : new int[] {1, 10_000}) {
@@ -50,20 +52,25 @@ public final class LeaseCost {
                     double[] leased = measure(algorithm, keys, store);
                     System.out.printf(
                             Locale.ROOT,
-                            "| %s | %,d | %.1f | %.1f | %.2f× | %.2f | %.1f |%n",
+                            "| %s | %,d | %.1f | %.1f | %.2f× | %.2f | %.2f | %.1f | %.1f |%n",
                             algorithm,
                             keys,
                             memory,
                             leased[0],
                             leased[0] / memory,
                             leased[2],
+                            leased[3],
+                            leased[4],
                             leased[1]);
                 }
             }
         }
     }
 
-    /** Best ns per decision; with a store the best ms per round and the claims per 1,000 decisions. */
+    /**
+     * Best ns per decision; with a store also the best ms per round, the claims made on requests and the keys claimed
+     * ahead by rounds per 1,000 decisions, and the store calls per round.
+     */
     private static double[] measure(Algorithm algorithm, int keys, LeasedStore store) {
         VirtualClock clock = new VirtualClock();
         RateLimiterBuilder builder = RateLimiter.builder(algorithm)
@@ -78,11 +85,16 @@ public final class LeaseCost {
         double decision = Double.MAX_VALUE;
         double round = Double.MAX_VALUE;
         long claimsBefore = 0;
+        long aheadBefore = 0;
+        long callsBefore = 0;
+        long roundCalls = 0;
         long claims = 0;
+        long ahead = 0;
         int index = 0;
         for (int r = -WARM_ROUNDS; r < ROUNDS; r++) {
             if (r == 0 && store != null) {
                 claimsBefore = store.stats().claims();
+                aheadBefore = store.stats().claimsAhead();
             }
             long start = threads.getCurrentThreadCpuTime();
             Object last = null;
@@ -97,7 +109,11 @@ public final class LeaseCost {
             long decided = threads.getCurrentThreadCpuTime();
             sink = last;
             if (store != null) {
+                callsBefore = store.stats().storeCalls();
                 store.refresh();
+                if (r >= 0) {
+                    roundCalls += store.stats().storeCalls() - callsBefore;
+                }
                 long refreshed = threads.getCurrentThreadCpuTime();
                 if (r >= 0) {
                     round = Math.min(round, (refreshed - decided) / 1e6);
@@ -109,8 +125,12 @@ public final class LeaseCost {
         }
         if (store != null) {
             claims = store.stats().claims() - claimsBefore;
+            ahead = store.stats().claimsAhead() - aheadBefore;
         }
-        return new double[] {decision, round, claims * 1000.0 / ((double) ROUNDS * PER_ROUND)};
+        double decisions = (double) ROUNDS * PER_ROUND;
+        return new double[] {
+            decision, round, claims * 1000.0 / decisions, ahead * 1000.0 / decisions, roundCalls / (double) ROUNDS
+        };
     }
 
     /** A clock the measuring thread moves; read by that thread only. */

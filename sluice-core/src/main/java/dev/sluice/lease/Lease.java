@@ -21,10 +21,24 @@ final class Lease {
 
     /** The store's record as last read or written here; it counts every instance's slices. */
     CounterSnapshot global = CounterSnapshot.absent();
+    /**
+     * The frames of {@link #global} in increasing order, and their counts, unboxed: the view is rebuilt from them at
+     * every frame a key claimed ahead enters, and walking a map of boxed numbers there cost more than the decision.
+     */
+    long[] globalFrames = new long[0];
+
+    long[] globalCounts = new long[0];
+    /** The latest frame in {@link #global}; {@link Long#MIN_VALUE} if it has none. */
+    long globalLast = Long.MIN_VALUE;
     /** Whether {@link #global} has been read or written at least once. */
     boolean read;
-    /** The algorithm's state holding {@link #global}: the store's measure, for remaining and retry times. */
+    /**
+     * The algorithm's state holding the frames of {@link #global} up to {@link #viewFrame}: the store's measure, for
+     * remaining and retry times. Frames claimed ahead (later than the current one) are left out: they do not count yet.
+     */
     AlgorithmState view;
+    /** The frame {@link #view} was built for; it is built again when a later frame of the record starts. */
+    long viewFrame = Long.MIN_VALUE;
 
     /** The frame of the slice held; {@link Long#MIN_VALUE} before the first. */
     long frame = Long.MIN_VALUE;
@@ -34,6 +48,18 @@ final class Lease {
     long used;
     /** Per frame, what to add to the store's counts with the next write: negative to give back, positive to count. */
     final TreeMap<Long, Long> delta = new TreeMap<>();
+    /**
+     * Slices the round claimed ahead, for frames after {@link #frame}: the store counts them already. When its frame
+     * starts, a slice becomes {@link #granted}; a frame that passes without a request here gives its slice back. Kept
+     * as consecutive frames in an array, {@code aheadSlices[aheadHead + i]} for the frame {@code aheadFrom} plus
+     * {@code i} frames, {@code i < aheadLen} (zero where none): a key claimed ahead takes one at every frame it enters,
+     * and a sorted map per key cost more than the decision.
+     */
+    long[] aheadSlices = new long[0];
+
+    long aheadFrom;
+    int aheadHead;
+    int aheadLen;
 
     /** Cost offered here (admitted or not) since the last round. */
     long demand;
@@ -45,6 +71,8 @@ final class Lease {
     long starvedFrame;
     /** Whether a request was refused since the last round (the round then reads the record, to see room). */
     boolean refused;
+    /** Whether a request was refused in the interval before the last round: the key is at its limit here. */
+    boolean lastRefused;
     /**
      * What {@link #view} said when it last changed or the frame turned: the room it left, and the clock time at which
      * its measure falls to zero. An admission answers from these, without running the algorithm a second time.
@@ -75,9 +103,12 @@ final class Lease {
         }
     }
 
-    /** What this instance holds unused: the slice left, plus what it has still to give back. */
+    /** What this instance holds unused: the slice left, the slices claimed ahead, and what it has to give back. */
     long unused() {
         long u = granted - used;
+        for (int i = 0; i < aheadLen; i++) {
+            u += aheadSlices[aheadHead + i];
+        }
         for (long d : delta.values()) {
             if (d < 0) {
                 u -= d;

@@ -6,7 +6,8 @@ package dev.sluice.lease;
  * @param rounds          background rounds ({@link LeasedStore#refresh()} calls)
  * @param storeCalls      calls to the counter store (each one round trip), failed ones included
  * @param claims          claims made on a request's thread, because the slice held was short
- * @param permitsClaimed  permits granted to this instance by applied claims
+ * @param claimsAhead     keys given slices of frames yet to start by a round (claims ahead), counted per key and round
+ * @param permitsClaimed  permits granted to this instance by applied claims, ahead or not
  * @param permitsReturned permits of unused slices (and cancelled reservations) written back to the store
  * @param conflicts       writes refused because another instance had written first
  * @param storeFailures   calls that failed or timed out
@@ -16,6 +17,7 @@ public record LeaseStats(
         long rounds,
         long storeCalls,
         long claims,
+        long claimsAhead,
         long permitsClaimed,
         long permitsReturned,
         long conflicts,

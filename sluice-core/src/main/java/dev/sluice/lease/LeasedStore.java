@@ -71,6 +71,11 @@ import org.jspecify.annotations.Nullable;
  *       {@linkplain Builder#failurePolicy failure policy}'s answer, by default {@code FAIL_CLOSED} (refused): so the
  *       limit holds through an outage unless the policy says allow. Only the request whose claim finds the store down
  *       waits for it (up to the counter store's timeout); after that, until a call succeeds again, no request does.</li>
+ *   <li><b>Claims ahead:</b> the round claims, for every key with demand and no refusal in the last interval, the
+ *       slices of the
+ *       frames that start before the next round, in the same batched write as its give-backs, so that at a frame's
+ *       start requests find a slice held and make no call. Each is sized as a claim at the frame's start would be,
+ *       plus twice its square root, and claims ahead never take a frame past half the limit.</li>
  *   <li><b>Reservations:</b> {@link dev.sluice.Reservation#cancel()} puts the permits back into the slice, or gives them
  *       back to the store with the next write if their frame has turned but still counts.</li>
  * </ul>
@@ -125,6 +130,36 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
      * Failure. A write whose call failed may have been applied. Its claim is not taken (if applied, the slice lapses
      * with its frame) and its give-backs are taken as written (if not applied, those permits lapse too). So a doubt
      * only ever errs towards admitting less.
+     *
+     * Claiming ahead. A slice is good in its own frame only, so without more every key would claim at least once per
+     * frame on a request's thread: with short frames (a window of 100 ms, or sub-windows shorter than the time between
+     * a key's requests) that is a round trip per frame or per request. So the round, which writes each key's
+     * give-backs anyway, also claims, for every key with demand and no refusal in the last interval, the slices of the
+     * frames that start before the next round: in the same write, one call per batch of keys. A slice claimed ahead is charged to
+     * its own frame, where the algorithm counts the requests it will admit, and is cut so that at the start of every
+     * frame it counts in (the moment that frame's measure is highest) the frames counting then stay within half the
+     * limit; a claim in the current frame is likewise cut so that no later frame of the record would pass the limit at
+     * its start. So the stored counts stay at least what was admitted frame by frame, and their measure within L at
+     * every moment, as before. When its frame starts the slice is the one held; a frame that passes without a request
+     * gives its slice back with the next write; an idle key gives back everything; a dead instance's slice lapses
+     * with its frame (up to one interval later than a slice claimed on a request would). A key with no slice for the
+     * frame, or whose slice runs out, claims on the request as before: cold start is unchanged.
+     *
+     * Two instances, FIXED_WINDOW, 20 a second, a round every 500 ms (LeasedClaimAheadTest):
+     *
+     *   step                                                            A        B        store :00 / :01
+     *   1. at :00.600 A gets 3 requests: reads, claims 1 and 2          3(3)     -        3
+     *   2. B gets 2: reads, claims 1 and 2                              3(3)     3(2)     6
+     *   3. at :00.700 a round at B, then A: the window of :01 starts    3(3)+5   3(2)+5   6 / 10
+     *      before the next round; each claims ahead its demand plus
+     *      twice its square root (B 5; A 7, cut to 5 at half the
+     *      limit after a conflict): one write each
+     *   4. at :01.100 A gets 3, B 2: from the slices claimed ahead,     5(3)     5(2)     - / 10
+     *      no call
+     *   5. A gets 3 more: 2 from its slice, then a claim on the         11(6)    5(2)     - / 16
+     *      request, as before (6, its demand)
+     *   6. at :01.700 a round: no request in the interval, so no        6(6)     2(2)     - / 8
+     *      claim ahead; both give back what they hold unused
      */
 
     /** The default {@link Builder#refreshInterval(Duration)}. */
@@ -150,6 +185,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     private final LongAdder rounds = new LongAdder();
     private final LongAdder storeCalls = new LongAdder();
     private final LongAdder claims = new LongAdder();
+    private final LongAdder claimsAhead = new LongAdder();
     private final LongAdder permitsClaimed = new LongAdder();
     private final LongAdder permitsReturned = new LongAdder();
     private final LongAdder conflicts = new LongAdder();
@@ -196,8 +232,10 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     /**
      * One round: for every key held, rolls it to the current frame, writes what it has to give back (unused slices of
      * frames that still count, the part of a slice beyond twice the expected demand, cancelled permits, counted
-     * rejections), reads the keys refused since the last round so their next claim sees the room freed meanwhile, and
-     * drops idle keys. In batches of at most the batch size per limiter. A store failure stops the round.
+     * rejections) and, in the same write, claims ahead: for a key with demand in the last interval, the slices of the
+     * frames that start before the next round. Reads the keys refused since the last round so their next claim sees
+     * the room freed meanwhile, and drops idle keys. In batches of at most the batch size per limiter. A store failure
+     * stops the round.
      *
      * @return whether every call of the round succeeded
      */
@@ -214,7 +252,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
                 limiter.round(write, read, latches);
                 try {
                     if (ok) {
-                        ok = writeAll(write, null) && loadAll(read, null);
+                        ok = writeAll(write, null, true) && loadAll(read, null);
                     }
                 } finally {
                     free(write);
@@ -237,6 +275,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
                 rounds.sum(),
                 storeCalls.sum(),
                 claims.sum(),
+                claimsAhead.sum(),
                 permitsClaimed.sum(),
                 permitsReturned.sum(),
                 conflicts.sum(),
@@ -286,7 +325,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         round.lock();
         try {
             for (LeasedLimiter l : limiters) {
-                writeAll(l.returnAll(), null);
+                writeAll(l.returnAll(), null, false);
             }
         } finally {
             round.unlock();
@@ -322,7 +361,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
                     return e;
                 }
             }
-            LeasedLimiter.Write w = ls.limiter.prepare(ls, cost, versions);
+            LeasedLimiter.Write w = ls.limiter.prepare(ls, cost, false, versions);
             if (w == null) {
                 return null;
             }
@@ -392,7 +431,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
             }
             List<Lease> out = limiter.closeAndTakeLeases();
             limiters.remove(limiter);
-            writeAll(out, null);
+            writeAll(out, null, false);
         } finally {
             round.unlock();
         }
@@ -404,7 +443,10 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     private boolean settle(LeasedLimiter.Write w, boolean applied) {
         if (applied) {
             w.lease().limiter.applied(w);
-            permitsClaimed.add(w.claim());
+            permitsClaimed.add(w.claimed());
+            if (w.claimsAhead()) {
+                claimsAhead.increment();
+            }
             for (long d : w.carried().values()) {
                 if (d < 0) {
                     permitsReturned.add(-d);
@@ -417,8 +459,11 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         return false;
     }
 
-    /** Writes the changes of {@code leases} in batches, re-reading and writing again after conflicts. */
-    private boolean writeAll(List<Lease> leases, @Nullable RateLimiter limiter) {
+    /**
+     * Writes the changes of {@code leases} in batches, re-reading and writing again after conflicts; with
+     * {@code claimAhead} (the round) each write also claims the slices of the frames that start before the next round.
+     */
+    private boolean writeAll(List<Lease> leases, @Nullable RateLimiter limiter, boolean claimAhead) {
         List<Lease> todo = leases;
         for (int attempt = 0; attempt < CONFLICT_ROUNDS && !todo.isEmpty(); attempt++) {
             List<Lease> unread = new ArrayList<>();
@@ -438,7 +483,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
                 List<LeasedLimiter.Write> ws = new ArrayList<>();
                 List<CounterWrite> writes = new ArrayList<>();
                 for (Lease ls : batch) {
-                    LeasedLimiter.Write w = ls.limiter.prepare(ls, 0, versions);
+                    LeasedLimiter.Write w = ls.limiter.prepare(ls, 0, claimAhead, versions);
                     if (w != null) {
                         ws.add(w);
                         writes.add(w.write());

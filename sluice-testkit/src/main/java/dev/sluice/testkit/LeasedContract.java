@@ -43,7 +43,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  *       once they close, exactly what was admitted;</li>
  *   <li>a key new to all ten instances flooded by all their threads at once: exactly the limit admitted;</li>
  *   <li>an instance that dies holding a slice: the others are refused what it holds until its frame stops counting,
- *       and then admit the whole limit.</li>
+ *       and then admit the whole limit;</li>
+ *   <li>a round claims the next frame's slice ahead: the store keeps it as a later frame, and requests in that frame
+ *       make no claim of their own.</li>
  * </ul>
  *
  * <p>Time comes from {@link #clock}, moved by hand, starting at the next whole hour of the real time so that every
@@ -284,6 +286,39 @@ public abstract class LeasedContract {
         Duration lapse = algorithm == Algorithm.FIXED_WINDOW ? Duration.ZERO : Duration.ofMinutes(1);
         clock.advance(lapse);
         assertEquals(10, admitted(alive, k, 20), "once the dead slice's frame stops counting, the whole limit");
+    }
+
+    /**
+     * A round just before a frame starts claims that frame's slice ahead, and the store keeps it as a frame later than
+     * the current one: the store counts what was admitted plus what is held. Once the frame has started, requests are
+     * admitted from the slice with no claim of their own; closing gives back what is left, so the store then counts
+     * exactly what was admitted in the frames that still count.
+     */
+    @ParameterizedTest
+    @EnumSource(
+            value = Algorithm.class,
+            names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "SLIDING_TAIL"})
+    void aRoundClaimsTheNextFrameAheadAndRequestsThereMakeNoClaimOfTheirOwn(Algorithm algorithm) {
+        String k = key("ahead");
+        Instant turn = clock.instant().truncatedTo(ChronoUnit.HOURS).plus(Duration.ofMinutes(11));
+        clock.set(turn.minusMillis(50));
+        CounterStore reader = counterStore();
+        LeasedStore store = instance(); // a round every 100 ms: the frame of the turn starts before the next round
+        RateLimiter limiter = limiter(store, algorithm, 600, Duration.ofMinutes(1));
+        assertEquals(10, admitted(limiter, k, 10));
+        store.refresh();
+        assertEquals(1, store.stats().claimsAhead(), "the round claims the next frame's slice ahead");
+        assertEquals(10 + store.unusedPermits(), stored(reader, limiter, k), "admitted plus held");
+        assertTrue(store.unusedPermits() >= 10, "a slice of at least the demand, " + store.unusedPermits());
+
+        clock.set(turn.plusMillis(10));
+        long claims = store.stats().claims();
+        long calls = store.stats().storeCalls();
+        assertEquals(10, admitted(limiter, k, 10));
+        assertEquals(claims, store.stats().claims(), "no claim on a request");
+        assertEquals(calls, store.stats().storeCalls(), "no call on a request");
+        store.close();
+        assertEquals(algorithm == Algorithm.FIXED_WINDOW ? 10 : 20, stored(reader, limiter, k));
     }
 
     private static int admitted(RateLimiter limiter, String key, int requests) {

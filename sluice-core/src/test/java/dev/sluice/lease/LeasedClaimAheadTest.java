@@ -1,0 +1,308 @@
+package dev.sluice.lease;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.Algorithm;
+import dev.sluice.RateLimiter;
+import dev.sluice.RateLimiterBuilder;
+import dev.sluice.TestClock;
+import dev.sluice.spi.CounterKey;
+import dev.sluice.spi.SharedStoreOptions;
+import dev.sluice.sync.InMemoryCounterStore;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Claiming ahead (docs/leased-mode.md, "Claiming ahead"): the round claims, for keys with demand in the last interval,
+ * the slices of the frames that start before the next round, so that requests in those frames find a slice held and
+ * make no call. On a hand-moved clock over an in-memory counter store, with every call to the store logged.
+ */
+class LeasedClaimAheadTest {
+
+    private static final String KEY = "client:abc";
+
+    private final TestClock clock = new TestClock("2026-01-01T12:00:00.600Z");
+    private final InMemoryCounterStore shared = InMemoryCounterStore.create();
+
+    private static LeasedStore instance(FlakyCounterStore store, Duration interval) {
+        return LeasedStore.builder(store).refreshInterval(interval).manualSync().build();
+    }
+
+    private RateLimiter limiter(LeasedStore store, Algorithm algorithm, long limit, Duration window) {
+        RateLimiterBuilder b =
+                RateLimiter.builder(algorithm).limit(limit, window).clock(clock);
+        if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
+            b.buckets(10);
+        }
+        return b.store(store).build();
+    }
+
+    /**
+     * The worked example of claiming ahead: A and B on one key, a fixed window of 20 a second, a round every 500 ms.
+     * Slices as {@code granted(used)}, then {@code +n} for a slice claimed ahead for the next window; the store's
+     * count per window.
+     */
+    @Test
+    void theWorkedExample() {
+        FlakyCounterStore toA = new FlakyCounterStore(shared);
+        FlakyCounterStore toB = new FlakyCounterStore(shared);
+        LeasedStore a = instance(toA, Duration.ofMillis(500));
+        LeasedStore b = instance(toB, Duration.ofMillis(500));
+        RateLimiter atA = limiter(a, Algorithm.FIXED_WINDOW, 20, Duration.ofSeconds(1));
+        RateLimiter atB = limiter(b, Algorithm.FIXED_WINDOW, 20, Duration.ofSeconds(1));
+
+        // 1. at :00.600 A gets 3 requests: cold start as ever, it reads and claims on the requests (1, then 2)
+        assertEquals(3, admitted(atA, 3));
+        assertEquals(List.of("load(1)", "cas(1)[true]", "cas(1)[true]"), toA.takeLog());
+        // 2. B gets 2: it reads 3 and claims 1, then 2
+        assertEquals(2, admitted(atB, 2));
+        assertEquals(List.of("load(1)", "cas(1)[true]", "cas(1)[true]"), toB.takeLog());
+        assertEquals("3(3)", slice(atA));
+        assertEquals("3(2)", slice(atB));
+        assertEquals(Map.of(sec(0), 6L), stored(atA));
+
+        // 3. at :00.700 a round at B, then at A: the next window starts at :01, before the next round (:01.200), so
+        //    each claims its slice of it: its demand of the interval, 2 and 3, plus twice its square root, 5 and 7.
+        //    B's write goes first; A's meets it (a conflict), A reads and claims again, and is cut to 5: claims ahead
+        //    stop at half the limit. One write per instance (one per batch of keys), none on a request.
+        clock.set(Instant.parse("2026-01-01T12:00:00.700Z"));
+        b.refresh();
+        a.refresh();
+        assertEquals(List.of("cas(1)[true]"), toB.takeLog());
+        assertEquals(List.of("cas(1)[false]", "load(1)", "cas(1)[true]"), toA.takeLog());
+        assertEquals("3(3)+5", slice(atA));
+        assertEquals("3(2)+5", slice(atB));
+        assertEquals(Map.of(sec(0), 6L, sec(1), 10L), stored(atA));
+        assertEquals(5, a.unusedPermits(), "the slice claimed ahead is held unused");
+        assertEquals(6, b.unusedPermits());
+        assertEquals(1, a.stats().claimsAhead());
+        assertEquals(1, b.stats().claimsAhead());
+
+        // 4. at :01.100 the window has turned: A's 3 requests and B's 2 are admitted from the slices claimed ahead,
+        //    with no call. B's unused 1 of the old window lapses with it (a fixed window does not count its past).
+        clock.set(Instant.parse("2026-01-01T12:00:01.100Z"));
+        long claimsA = a.stats().claims();
+        long claimsB = b.stats().claims();
+        assertEquals(3, admitted(atA, 3));
+        assertEquals(2, admitted(atB, 2));
+        assertEquals(List.of(), toA.takeLog());
+        assertEquals(List.of(), toB.takeLog());
+        assertEquals(claimsA, a.stats().claims(), "no claim on a request");
+        assertEquals(claimsB, b.stats().claims(), "no claim on a request");
+        assertEquals("5(3)", slice(atA));
+        assertEquals("5(2)", slice(atB));
+
+        // 5. A gets 3 more: 2 from its slice; the third finds it spent and claims on the request, as without claims
+        //    ahead: its demand in this interval, 6
+        assertEquals(3, admitted(atA, 3));
+        assertEquals(List.of("cas(1)[true]"), toA.takeLog());
+        assertEquals(claimsA + 1, a.stats().claims());
+        assertEquals("11(6)", slice(atA));
+        assertEquals(Map.of(sec(1), 16L), stored(atA));
+
+        // 6. a round at :01.200: the next window starts after the next round: nothing to claim, nothing to give back
+        clock.set(Instant.parse("2026-01-01T12:00:01.200Z"));
+        a.refresh();
+        b.refresh();
+        assertEquals(List.of(), toA.takeLog());
+        assertEquals(List.of(), toB.takeLog());
+
+        // 7. a round at :01.700: neither had a request in the interval, so neither claims the window of :02 ahead,
+        //    and both give back what they hold unused (A 5, B 3)
+        clock.set(Instant.parse("2026-01-01T12:00:01.700Z"));
+        a.refresh();
+        b.refresh();
+        assertEquals(List.of("cas(1)[true]"), toA.takeLog());
+        assertEquals(List.of("cas(1)[false]", "load(1)", "cas(1)[true]"), toB.takeLog());
+        assertEquals(Map.of(sec(1), 8L), stored(atA));
+        assertEquals(0, a.unusedPermits() + b.unusedPermits());
+
+        // 8. at :02.100 B gets a request: it holds nothing in this window, so it claims on the request
+        clock.set(Instant.parse("2026-01-01T12:00:02.100Z"));
+        assertEquals(1, admitted(atB, 1));
+        assertEquals(List.of("cas(1)[true]"), toB.takeLog());
+        assertEquals(Map.of(sec(2), 1L), stored(atB));
+    }
+
+    /**
+     * A slice claimed ahead counts against every window its frame falls in, and a claim made later in the current
+     * frame counts the slices claimed ahead of the frames it shares a window with. Sub-window counter, 40 a second,
+     * sub-windows of 100 ms, a round every 300 ms. If the request's claim looked at the current frame only, B would
+     * get 34 and the sub-window of :00.3 would start with 54 counted.
+     */
+    @Test
+    void aClaimInTheCurrentFrameCountsTheSlicesClaimedAheadOfLaterFrames() {
+        clock.set(Instant.parse("2026-01-01T12:00:00.050Z"));
+        FlakyCounterStore toA = new FlakyCounterStore(shared);
+        FlakyCounterStore toB = new FlakyCounterStore(shared);
+        LeasedStore a = instance(toA, Duration.ofMillis(300));
+        LeasedStore b = instance(toB, Duration.ofMillis(300));
+        RateLimiter atA = limiter(a, Algorithm.SLIDING_WINDOW_COUNTER, 40, Duration.ofSeconds(1));
+        RateLimiter atB = limiter(b, Algorithm.SLIDING_WINDOW_COUNTER, 40, Duration.ofSeconds(1));
+
+        assertTrue(atA.tryAcquire(KEY, 6).allowed());
+        assertEquals(List.of("load(1)", "cas(1)[true]"), toA.takeLog());
+
+        // a round at :00.060 claims ahead for the sub-windows of :00.1, :00.2 and :00.3 (all start before :00.360):
+        // 6 a round is 2 a sub-window, so slices of 2 + 2·√2 → 5; the third is cut to 4 so that the sub-window of
+        // :00.3 starts with no more than half the limit counted (6 + 5 + 5 + 4 = 20)
+        clock.set(Instant.parse("2026-01-01T12:00:00.060Z"));
+        a.refresh();
+        assertEquals(List.of("cas(1)[true]"), toA.takeLog());
+        assertEquals(Map.of(sub(0), 6L, sub(1), 5L, sub(2), 5L, sub(3), 4L), stored(atA));
+        assertEquals(14, a.unusedPermits());
+
+        // B asks for 25 at :00.070: now 34 are left, but at :00.3 only 20 will be, so B may claim 20: it claims them
+        // and the request is refused; a request for 20 is then admitted from B's slice, with no call
+        clock.set(Instant.parse("2026-01-01T12:00:00.070Z"));
+        assertFalse(atB.tryAcquire(KEY, 25).allowed());
+        assertEquals(List.of("load(1)", "cas(1)[true]"), toB.takeLog());
+        assertTrue(atB.tryAcquire(KEY, 20).allowed());
+        assertEquals(List.of(), toB.takeLog());
+        assertEquals(Map.of(sub(0), 26L, sub(1), 5L, sub(2), 5L, sub(3), 4L), stored(atA));
+
+        // at :00.300 A's 4 are its slice: admitted with no call. The slices of :00.1 and :00.2 passed unused: A gives
+        // them back with its next write
+        clock.set(Instant.parse("2026-01-01T12:00:00.300Z"));
+        assertTrue(atA.tryAcquire(KEY, 4).allowed());
+        assertEquals(List.of(), toA.takeLog());
+        assertEquals(10, a.unusedPermits());
+    }
+
+    /**
+     * An instance that dies holding slices claimed ahead blocks the others only until those slices' frames stop
+     * counting: here the sub-windows of :00.1 to :00.3, until :01.1 to :01.3.
+     */
+    @Test
+    void slicesClaimedAheadByAnInstanceThatDiesLapseWithTheirFrames() {
+        clock.set(Instant.parse("2026-01-01T12:00:00.050Z"));
+        FlakyCounterStore toA = new FlakyCounterStore(shared);
+        LeasedStore dead = instance(toA, Duration.ofMillis(300));
+        RateLimiter atDead = limiter(dead, Algorithm.SLIDING_WINDOW_COUNTER, 40, Duration.ofSeconds(1));
+        assertTrue(atDead.tryAcquire(KEY, 6).allowed());
+        clock.set(Instant.parse("2026-01-01T12:00:00.060Z"));
+        dead.refresh(); // claims 5, 5 and 4 ahead, then dies: no round, no close
+        assertEquals(14, dead.unusedPermits());
+
+        RateLimiter alive = limiter(
+                instance(new FlakyCounterStore(shared), Duration.ofMillis(300)),
+                Algorithm.SLIDING_WINDOW_COUNTER,
+                40,
+                Duration.ofSeconds(1));
+        clock.set(Instant.parse("2026-01-01T12:00:01.000Z")); // the 6 used at :00.0 no longer count; the 14 do
+        assertTrue(alive.tryAcquire(KEY, 26).allowed());
+        assertFalse(alive.tryAcquire(KEY, 1).allowed());
+        clock.set(Instant.parse("2026-01-01T12:00:01.300Z")); // the last of the dead slices has stopped counting
+        assertTrue(alive.tryAcquire(KEY, 14).allowed());
+        assertFalse(alive.tryAcquire(KEY, 1).allowed());
+    }
+
+    /**
+     * Steady state: three keys, each asked every 3 ms, rounds exactly at every interval. Once a round has claimed
+     * ahead, no request claims: every round is one call for the three keys (a batch), and nothing else calls the
+     * store. For the fixed window and the sliding tail a window of 100 ms and a round every 100 ms; for the sub-window
+     * counter sub-windows of 100 ms and a round every 300 ms (three sub-windows claimed ahead per round). Closing the
+     * store gives back the slices claimed ahead: the store then counts exactly what was admitted.
+     */
+    @ParameterizedTest
+    @EnumSource(
+            value = Algorithm.class,
+            names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "SLIDING_TAIL"})
+    void inTheSteadyStateRequestsMakeNoClaimOfTheirOwn(Algorithm algorithm) {
+        boolean subWindows = algorithm == Algorithm.SLIDING_WINDOW_COUNTER;
+        long interval = subWindows ? 300 : 100;
+        Duration window = subWindows ? Duration.ofSeconds(1) : Duration.ofMillis(100);
+        clock.set(Instant.parse("2026-01-01T12:00:00Z"));
+        FlakyCounterStore to = new FlakyCounterStore(shared);
+        LeasedStore store = instance(to, Duration.ofMillis(interval));
+        RateLimiter limiter = limiter(store, algorithm, 100_000, window);
+        String[] keys = {"a", "b", "c"};
+        long claims = 0;
+        List<Long> admittedAt = new ArrayList<>();
+        for (int ms = 1; ms <= 3_000; ms++) {
+            clock.set(Instant.parse("2026-01-01T12:00:00Z").plusMillis(ms));
+            if (ms % interval == 0) {
+                to.takeLog();
+                store.refresh();
+                if (ms >= 2 * interval) {
+                    assertEquals(List.of("cas(3)[true][true][true]"), to.takeLog(), "the round at " + ms + " ms");
+                }
+                if (ms == 2 * interval) {
+                    claims = store.stats().claims();
+                }
+            }
+            assertTrue(limiter.tryAcquire(keys[ms % 3]).allowed());
+            admittedAt.add((long) ms);
+            if (ms >= 2 * interval) {
+                assertEquals(List.of(), to.takeLog(), "the request at " + ms + " ms");
+            }
+        }
+        assertEquals(claims, store.stats().claims(), "claims on requests after the second round");
+        assertTrue(store.stats().claimsAhead() >= 3 * (3_000 / interval - 1));
+
+        long unused = store.unusedPermits();
+        assertTrue(unused > 0);
+        long counted = 0;
+        for (String k : keys) {
+            counted += total(limiter, k);
+        }
+        long lifetime = algorithm == Algorithm.SLIDING_TAIL ? 200 : subWindows ? 1_000 : 100;
+        long live = admittedAt.stream()
+                .filter(ms -> ms / 100 * 100 + lifetime > 3_000)
+                .count();
+        assertEquals(live + unused, counted, "the store counts what was admitted plus what is held");
+        store.close();
+        counted = 0;
+        for (String k : keys) {
+            counted += total(limiter, k);
+        }
+        assertEquals(live, counted, "once closed, exactly what was admitted");
+    }
+
+    private static int admitted(RateLimiter limiter, int requests) {
+        int n = 0;
+        for (int j = 0; j < requests; j++) {
+            if (limiter.tryAcquire(KEY).allowed()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private Map<Long, Long> stored(RateLimiter limiter) {
+        return shared.read(new CounterKey(SharedStoreOptions.shape(limiter.config()), KEY))
+                .counters();
+    }
+
+    private long total(RateLimiter limiter, String key) {
+        return shared.read(new CounterKey(SharedStoreOptions.shape(limiter.config()), key))
+                .total();
+    }
+
+    /** The frame of the second {@code s} after 12:00:00, in nanoseconds since the epoch. */
+    private static long sec(int s) {
+        return Instant.parse("2026-01-01T12:00:00Z").plusSeconds(s).getEpochSecond() * 1_000_000_000L;
+    }
+
+    /** The sub-window of 100 ms number {@code n} after 12:00:00. */
+    private static long sub(int n) {
+        return sec(0) + n * 100_000_000L;
+    }
+
+    private static String slice(RateLimiter limiter) {
+        LeasedLimiter.Held h = ((LeasedLimiter) limiter).inspect(KEY);
+        if (h == null) {
+            return "-";
+        }
+        long ahead = h.ahead().values().stream().mapToLong(Long::longValue).sum();
+        return h.granted() + "(" + h.used() + ")" + (ahead > 0 ? "+" + ahead : "");
+    }
+}
