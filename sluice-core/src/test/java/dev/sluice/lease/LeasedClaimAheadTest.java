@@ -16,6 +16,13 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -28,6 +35,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 class LeasedClaimAheadTest {
 
     private static final String KEY = "client:abc";
+    private static final long ORACLE_LIMIT = 1L << 40;
 
     private final TestClock clock = new TestClock("2026-01-01T12:00:00.600Z");
     private final InMemoryCounterStore shared = InMemoryCounterStore.create();
@@ -304,5 +312,97 @@ class LeasedClaimAheadTest {
         }
         long ahead = h.ahead().values().stream().mapToLong(Long::longValue).sum();
         return h.granted() + "(" + h.used() + ")" + (ahead > 0 ? "+" + ahead : "");
+    }
+
+    /**
+     * Claims ahead under concurrency: four instances on one key, each with two threads requesting while its round
+     * runs on a third, through four window turns (forty sub-window turns) in steps of 25 ms, seconds below the limit
+     * and seconds far over it in turn, a round due every 100 ms, so that rounds claim ahead and give back while requests spend, and frames start on slices claimed
+     * ahead. Every request of a step is decided at the step's time, so an exact limiter told what each step admitted
+     * gives the algorithm's measure of the admitted traffic: it never passes the limit. The threads are released
+     * together by a latch per step; the counts are exact, the interleaving is whatever the machine makes of it.
+     */
+    @ParameterizedTest
+    @EnumSource(
+            value = Algorithm.class,
+            names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "SLIDING_TAIL"})
+    void concurrentRequestsAndRoundsAcrossFrameTurnsNeverPassTheLimit(Algorithm algorithm) throws Exception {
+        int instances = 4;
+        int threadsPer = 2;
+        long limit = 50;
+        List<LeasedStore> stores = new ArrayList<>();
+        List<RateLimiter> limiters = new ArrayList<>();
+        for (int j = 0; j < instances; j++) {
+            LeasedStore s = LeasedStore.builder(shared)
+                    .refreshInterval(Duration.ofMillis(100))
+                    .manualSync()
+                    .build();
+            stores.add(s);
+            limiters.add(limiter(s, algorithm, limit, Duration.ofSeconds(1)));
+        }
+        RateLimiterBuilder exact = RateLimiter.builder(algorithm).limit(ORACLE_LIMIT, Duration.ofSeconds(1));
+        if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
+            exact.buckets(10);
+        }
+        RateLimiter oracle = exact.clock(clock).build();
+        ExecutorService pool = Executors.newFixedThreadPool(instances * (threadsPer + 1));
+        Random seeds = new Random(7);
+        long admittedInAll = 0;
+        try {
+            for (int step = 0; step < 160; step++) {
+                // a second below the limit (about 40 a second, which rounds claim ahead for), then a second far
+                // over it (about 2,400 a second, which spends every slice and is refused), and so on
+                boolean heavy = (step / 40) % 2 == 1;
+                AtomicLong admitted = new AtomicLong();
+                CountDownLatch go = new CountDownLatch(1);
+                List<Future<?>> running = new ArrayList<>();
+                for (int j = 0; j < instances; j++) {
+                    RateLimiter limiter = limiters.get(j);
+                    for (int t = 0; t < threadsPer; t++) {
+                        Random random = new Random(seeds.nextLong());
+                        int requests = heavy ? random.nextInt(16) : random.nextInt(8) == 0 ? 1 : 0;
+                        running.add(pool.submit(() -> {
+                            go.await();
+                            for (int r = 0; r < requests; r++) {
+                                if (limiter.tryAcquire(KEY).allowed()) {
+                                    admitted.incrementAndGet();
+                                }
+                            }
+                            return null;
+                        }));
+                    }
+                    LeasedStore store = stores.get(j);
+                    boolean round = step % 4 == j % 4; // each instance's round every 100 ms, the four staggered
+                    running.add(pool.submit(() -> {
+                        go.await();
+                        if (round) {
+                            store.refresh();
+                        }
+                        return null;
+                    }));
+                }
+                go.countDown();
+                for (Future<?> f : running) {
+                    f.get(1, TimeUnit.MINUTES);
+                }
+                long n = admitted.get();
+                admittedInAll += n;
+                if (n > 0) {
+                    oracle.tryAcquire(KEY, n);
+                    long measure = ORACLE_LIMIT - oracle.peek(KEY, 1).remaining();
+                    assertTrue(measure <= limit, algorithm + " admitted " + measure + " at step " + step);
+                }
+                clock.advance(Duration.ofMillis(25));
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        long ahead = stores.stream().mapToLong(s -> s.stats().claimsAhead()).sum();
+        assertTrue(ahead > 0, "rounds must have claimed ahead");
+        assertTrue(admittedInAll >= 2 * limit, "the limit was reached in more than one window: " + admittedInAll);
+        for (LeasedStore s : stores) {
+            assertEquals(0, s.stats().storeFailures(), "store failures at " + s);
+            s.close();
+        }
     }
 }
