@@ -1,5 +1,6 @@
 package dev.sluice.lease;
 
+import static dev.sluice.lease.LeaseTests.admitted;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -68,10 +69,10 @@ class LeasedClaimAheadTest {
         RateLimiter atB = limiter(b, Algorithm.FIXED_WINDOW, 20, Duration.ofSeconds(1));
 
         // 1. at :00.600 A gets 3 requests: cold start as ever, it reads and claims on the requests (1, then 2)
-        assertEquals(3, admitted(atA, 3));
+        assertEquals(3, admitted(atA, KEY, 3));
         assertEquals(List.of("load(1)", "cas(1)[true]", "cas(1)[true]"), toA.takeLog());
         // 2. B gets 2: it reads 3 and claims 1, then 2
-        assertEquals(2, admitted(atB, 2));
+        assertEquals(2, admitted(atB, KEY, 2));
         assertEquals(List.of("load(1)", "cas(1)[true]", "cas(1)[true]"), toB.takeLog());
         assertEquals("3(3)", slice(atA));
         assertEquals("3(2)", slice(atB));
@@ -99,8 +100,8 @@ class LeasedClaimAheadTest {
         clock.set(Instant.parse("2026-01-01T12:00:01.100Z"));
         long claimsA = a.stats().claims();
         long claimsB = b.stats().claims();
-        assertEquals(3, admitted(atA, 3));
-        assertEquals(2, admitted(atB, 2));
+        assertEquals(3, admitted(atA, KEY, 3));
+        assertEquals(2, admitted(atB, KEY, 2));
         assertEquals(List.of(), toA.takeLog());
         assertEquals(List.of(), toB.takeLog());
         assertEquals(claimsA, a.stats().claims(), "no claim on a request");
@@ -110,7 +111,7 @@ class LeasedClaimAheadTest {
 
         // 5. A gets 3 more: 2 from its slice; the third finds it spent and claims on the request, as without claims
         //    ahead: its demand in this interval, 6
-        assertEquals(3, admitted(atA, 3));
+        assertEquals(3, admitted(atA, KEY, 3));
         assertEquals(List.of("cas(1)[true]"), toA.takeLog());
         assertEquals(claimsA + 1, a.stats().claims());
         assertEquals("11(6)", slice(atA));
@@ -135,7 +136,7 @@ class LeasedClaimAheadTest {
 
         // 8. at :02.100 B gets a request: it holds nothing in this window, so it claims on the request
         clock.set(Instant.parse("2026-01-01T12:00:02.100Z"));
-        assertEquals(1, admitted(atB, 1));
+        assertEquals(1, admitted(atB, KEY, 1));
         assertEquals(List.of("cas(1)[true]"), toB.takeLog());
         assertEquals(Map.of(sec(2), 1L), stored(atB));
     }
@@ -273,16 +274,6 @@ class LeasedClaimAheadTest {
             counted += total(limiter, k);
         }
         assertEquals(live, counted, "once closed, exactly what was admitted");
-    }
-
-    private static int admitted(RateLimiter limiter, int requests) {
-        int n = 0;
-        for (int j = 0; j < requests; j++) {
-            if (limiter.tryAcquire(KEY).allowed()) {
-                n++;
-            }
-        }
-        return n;
     }
 
     private Map<Long, Long> stored(RateLimiter limiter) {

@@ -1,5 +1,6 @@
 package dev.sluice.lease;
 
+import static dev.sluice.lease.LeaseTests.admitted;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -244,9 +245,9 @@ class LeasedStoreTest {
         assertEquals(3, dead.unusedPermits());
         assertEquals(7, stored(atDead, KEY));
         clock.advance(Duration.ofSeconds(10));
-        assertEquals(3, admitted(alive, 10), "10 - 7: the dead instance's 3 unused are not handed out");
+        assertEquals(3, admitted(alive, KEY, 10), "10 - 7: the dead instance's 3 unused are not handed out");
         clock.set(Instant.parse("2026-01-01T12:01:00Z"));
-        assertEquals(10, admitted(alive, 20), "a new window: the dead slice has lapsed");
+        assertEquals(10, admitted(alive, KEY, 20), "a new window: the dead slice has lapsed");
     }
 
     /**
@@ -297,7 +298,7 @@ class LeasedStoreTest {
         assertTrue(r.cancel());
         assertFalse(r.cancel());
         assertEquals(3, store.unusedPermits(), "back in the slice");
-        assertEquals(10, admitted(limiter, 20), "the cancelled permits were admitted again");
+        assertEquals(10, admitted(limiter, KEY, 20), "the cancelled permits were admitted again");
         Reservation old = limiter.reserve(KEY, 1);
         assertFalse(old.decision().allowed());
 
@@ -337,7 +338,7 @@ class LeasedStoreTest {
         assertEquals(3, held);
         flaky.down = true;
         int calls = flaky.calls.get();
-        assertEquals(held, admitted(limiter, (int) held), "the slice held is spent without the store");
+        assertEquals(held, admitted(limiter, KEY, (int) held), "the slice held is spent without the store");
         assertEquals(calls, flaky.calls.get());
         Decision refused = limiter.tryAcquire(KEY);
         assertFalse(refused.allowed());
@@ -418,7 +419,7 @@ class LeasedStoreTest {
         RateLimiter limiter = limiter(store, Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
         assertTrue(limiter.peek(KEY, 10).allowed());
         assertEquals(0, stored(limiter, KEY));
-        assertEquals(10, admitted(limiter, 10));
+        assertEquals(10, admitted(limiter, KEY, 10));
         assertFalse(limiter.peek(KEY, 1).allowed());
     }
 
@@ -449,15 +450,5 @@ class LeasedStoreTest {
             dev.sluice.TestAwait.until("the idle slice is given back", () -> stored(limiter, KEY) == 4);
             assertEquals(0, failures.get());
         }
-    }
-
-    private static int admitted(RateLimiter limiter, int requests) {
-        int n = 0;
-        for (int j = 0; j < requests; j++) {
-            if (limiter.tryAcquire(KEY).allowed()) {
-                n++;
-            }
-        }
-        return n;
     }
 }

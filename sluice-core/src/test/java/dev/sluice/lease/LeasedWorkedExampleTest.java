@@ -1,5 +1,6 @@
 package dev.sluice.lease;
 
+import static dev.sluice.lease.LeaseTests.admitted;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.sluice.Algorithm;
@@ -49,17 +50,17 @@ class LeasedWorkedExampleTest {
     @Test
     void theWorkedExample() {
         // 1. A's first request: A reads the record (there is none) and claims 1, the demand it has seen
-        assertEquals(1, admitted(atA, 1));
+        assertEquals(1, admitted(atA, KEY, 1));
         assertState("1(1)", "-", 1);
         assertEquals(List.of("load(1)", "cas(1)[true]"), toA.takeLog());
 
         // 2. A's second request: its slice is spent; it claims 2 (its demand so far)
-        assertEquals(1, admitted(atA, 1));
+        assertEquals(1, admitted(atA, KEY, 1));
         assertState("3(2)", "-", 3);
         assertEquals(List.of("cas(1)[true]"), toA.takeLog());
 
         // 3. A's third request: from its slice, no call
-        assertEquals(1, admitted(atA, 1));
+        assertEquals(1, admitted(atA, KEY, 1));
         assertState("3(3)", "-", 3);
         assertEquals(List.of(), toA.takeLog());
 
@@ -71,13 +72,13 @@ class LeasedWorkedExampleTest {
         assertEquals(List.of(), toB.takeLog());
 
         // 5. B's first 4 requests: B reads 3, claims 1, then 2, then (from its slice) 1, then 4
-        assertEquals(4, admitted(atB, 4));
+        assertEquals(4, admitted(atB, KEY, 4));
         assertState("3(3)", "7(4)", 10);
         assertEquals(List.of("load(1)", "cas(1)[true]", "cas(1)[true]", "cas(1)[true]"), toB.takeLog());
 
         // 6. A's fourth request: A last saw 3, so it claims; its write meets B's (a conflict), it reads 10: no room.
         //    Refused, and starved: no more claims in this frame until the next round
-        assertEquals(0, admitted(atA, 2));
+        assertEquals(0, admitted(atA, KEY, 2));
         assertState("3(3)", "7(4)", 10);
         assertEquals(List.of("cas(1)[false]", "load(1)"), toA.takeLog());
 
@@ -98,32 +99,22 @@ class LeasedWorkedExampleTest {
         assertEquals(List.of(), toA.takeLog());
 
         // 9. A's next request: A last read 10, so it sees no room and refuses without a call ...
-        assertEquals(0, admitted(atA, 1));
+        assertEquals(0, admitted(atA, KEY, 1));
         assertEquals(List.of(), toA.takeLog());
         // ... until the next round reads the record again: then A claims the 3 given back
         clock.advance(Duration.ofSeconds(1));
         a.refresh();
         assertEquals(List.of("load(1)"), toA.takeLog());
-        assertEquals(3, admitted(atA, 5));
+        assertEquals(3, admitted(atA, KEY, 5));
         assertState("6(6)", "4(4)", 10);
         assertEquals(List.of("cas(1)[true]", "cas(1)[true]"), toA.takeLog(), "claims of 1 and 2; then no room");
 
         // 10. the minute turns: the old window's slices lapse (a fixed window does not count its past); A's first
         //     request claims in the new window as much as it was asked for in this interval so far: 6
         clock.set(Instant.parse("2026-01-01T12:01:00Z"));
-        assertEquals(1, admitted(atA, 1));
+        assertEquals(1, admitted(atA, KEY, 1));
         assertState("6(1)", "4(4)", 6); // B still shows its old window's slice: it has had no request since
         assertEquals(List.of("cas(1)[true]"), toA.takeLog());
-    }
-
-    private static int admitted(RateLimiter limiter, int requests) {
-        int n = 0;
-        for (int j = 0; j < requests; j++) {
-            if (limiter.tryAcquire(KEY).allowed()) {
-                n++;
-            }
-        }
-        return n;
     }
 
     private CounterKey id() {
