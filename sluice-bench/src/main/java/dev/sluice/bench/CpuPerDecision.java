@@ -4,14 +4,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
 import io.github.bucket4j.Bucket;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -41,38 +34,15 @@ public final class CpuPerDecision {
             one(args[1], TimeSource.valueOf(args[2]), Load.valueOf(args[3]));
             return;
         }
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        String classpath = System.getProperty("java.class.path");
         System.out.println("| subject | time source | load | best ns/op | median ns/op |");
         System.out.println("|---|---|---|--:|--:|");
         for (TimeSource source : TimeSource.values()) {
             for (Load load : Load.values()) {
                 for (String subject : List.of("Sluice", "Bucket4j")) {
-                    Process p = new ProcessBuilder(
-                                    java,
-                                    "-Xms1g",
-                                    "-Xmx1g",
-                                    "-XX:+AlwaysPreTouch",
-                                    "-cp",
-                                    classpath,
-                                    CpuPerDecision.class.getName(),
-                                    "--one",
-                                    subject,
-                                    source.name(),
-                                    load.name())
-                            .redirectErrorStream(true)
-                            .start();
-                    try (BufferedReader r =
-                            new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                        String line;
-                        while ((line = r.readLine()) != null) {
-                            System.out.println(line);
-                        }
-                    }
-                    if (p.waitFor() != 0) {
-                        throw new IllegalStateException(
-                                subject + " " + source + " " + load + " failed: exit " + p.exitValue());
-                    }
+                    CpuRounds.inNewJvm(
+                            CpuPerDecision.class,
+                            List.of("--one", subject, source.name(), load.name()),
+                            System.out::println);
                 }
             }
         }
@@ -113,17 +83,7 @@ public final class CpuPerDecision {
                 sink = allowed;
             };
         }
-        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-        double[] ns = new double[ROUNDS];
-        for (int r = -WARM_ROUNDS; r < ROUNDS; r++) {
-            long start = threads.getCurrentThreadCpuTime();
-            round.run();
-            long cpu = threads.getCurrentThreadCpuTime() - start;
-            if (r >= 0) {
-                ns[r] = cpu / (double) OPS_PER_ROUND;
-            }
-        }
-        Arrays.sort(ns);
+        double[] ns = CpuRounds.nanosPerOperation(round, WARM_ROUNDS, ROUNDS, OPS_PER_ROUND);
         System.out.printf(
                 Locale.ROOT, "| %s | %s | %s | %.1f | %.1f |%n", subject, source, load, ns[0], ns[ROUNDS / 2]);
     }

@@ -8,15 +8,8 @@ import dev.sluice.policy.OAuthDescriptors;
 import dev.sluice.policy.Policies;
 import dev.sluice.policy.PolicyLimiter;
 import dev.sluice.policy.Verdict;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
@@ -49,56 +42,25 @@ public final class PolicyCost {
             return;
         }
         Algorithm algorithm = args.length > 0 ? Algorithm.valueOf(args[0]) : Algorithm.FIXED_WINDOW;
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        String classpath = System.getProperty("java.class.path");
         System.out.println("| pass | subject | best ns/op | median ns/op |");
         System.out.println("|---|---|--:|--:|");
         List<String> reversed = new ArrayList<>(SUBJECTS);
         Collections.reverse(reversed);
         int pass = 0;
         for (List<String> order : List.of(SUBJECTS, reversed)) {
-            pass++;
+            String prefix = "| " + ++pass + " ";
             for (String subject : order) {
-                Process p = new ProcessBuilder(
-                                java,
-                                "-Xms1g",
-                                "-Xmx1g",
-                                "-XX:+AlwaysPreTouch",
-                                "-cp",
-                                classpath,
-                                PolicyCost.class.getName(),
-                                "--one",
-                                subject,
-                                algorithm.name())
-                        .redirectErrorStream(true)
-                        .start();
-                try (BufferedReader r =
-                        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                    String line;
-                    while ((line = r.readLine()) != null) {
-                        System.out.println("| " + pass + " " + line);
-                    }
-                }
-                if (p.waitFor() != 0) {
-                    throw new IllegalStateException(subject + " failed: exit " + p.exitValue());
-                }
+                CpuRounds.inNewJvm(
+                        PolicyCost.class,
+                        List.of("--one", subject, algorithm.name()),
+                        line -> System.out.println(prefix + line));
             }
         }
     }
 
     private static void one(String subject, Algorithm algorithm) {
         Runnable round = subject.equals("tryAcquire") ? bare(algorithm) : check(subject, algorithm);
-        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-        double[] ns = new double[ROUNDS];
-        for (int r = -WARM_ROUNDS; r < ROUNDS; r++) {
-            long start = threads.getCurrentThreadCpuTime();
-            round.run();
-            long cpu = threads.getCurrentThreadCpuTime() - start;
-            if (r >= 0) {
-                ns[r] = cpu / (double) OPS_PER_ROUND;
-            }
-        }
-        Arrays.sort(ns);
+        double[] ns = CpuRounds.nanosPerOperation(round, WARM_ROUNDS, ROUNDS, OPS_PER_ROUND);
         System.out.printf(Locale.ROOT, "| %s | %.1f | %.1f |%n", subject, ns[0], ns[ROUNDS / 2]);
     }
 
