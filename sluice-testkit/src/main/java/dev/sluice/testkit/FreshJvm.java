@@ -42,7 +42,7 @@ public final class FreshJvm {
         this.name = name;
         this.process = process;
         this.out = drainLines(process.getInputStream(), lines);
-        this.err = drain(process.getErrorStream());
+        this.err = drainLines(process.getErrorStream(), new ArrayList<>());
     }
 
     /** Starts {@code main} with {@code args} in a new JVM and returns at once; the JVM is killed if the test's exits. */
@@ -135,7 +135,7 @@ public final class FreshJvm {
         return f.getNow("(not read yet)");
     }
 
-    /** Like {@link #drain}, adding each line to {@code lines} as it comes. */
+    /** Reads {@code in} to its end on a thread of its own, adding each line to {@code lines} as it comes; the whole text when done. */
     private static CompletableFuture<String> drainLines(InputStream in, List<String> lines) {
         CompletableFuture<String> text = new CompletableFuture<>();
         Thread t = new Thread(
@@ -145,22 +145,6 @@ public final class FreshJvm {
                             lines.add(line);
                         }
                         text.complete(String.join("\n", lines));
-                    } catch (IOException | RuntimeException e) {
-                        text.completeExceptionally(e);
-                    }
-                },
-                "sluice-fresh-jvm-drain");
-        t.setDaemon(true);
-        t.start();
-        return text;
-    }
-
-    private static CompletableFuture<String> drain(InputStream in) {
-        CompletableFuture<String> text = new CompletableFuture<>();
-        Thread t = new Thread(
-                () -> {
-                    try (in) {
-                        text.complete(new String(in.readAllBytes(), StandardCharsets.UTF_8));
                     } catch (IOException | RuntimeException e) {
                         text.completeExceptionally(e);
                     }
