@@ -106,10 +106,17 @@ class StoreOutageIT {
                     + " ms, max " + millis.get(millis.size() - 1) + " ms (client side, gRPC included)");
             // Server side, from the request's arrival to its answer: the store timeout (15 ms) bounds it, give or take
             // the scheduling of a loaded machine.
+            // The service times an answer once it is sent, so the last one's time may be recorded just after the
+            // client has it: wait for all 80.
+            String grpcCount = "sluice_server_answer_seconds_count{transport=\"grpc\"}";
+            double countBefore = Metrics.value(before, grpcCount);
+            Await.until(
+                    "the service's record of the 80 answers",
+                    Await.GENEROUS,
+                    () -> Metrics.value(server.get("/metrics").body(), grpcCount) - countBefore >= 80);
             String during = server.get("/metrics").body();
             String grpcMax = "sluice_server_answer_seconds_max{transport=\"grpc\"}";
-            double count = Metrics.value(during, "sluice_server_answer_seconds_count{transport=\"grpc\"}")
-                    - Metrics.value(before, "sluice_server_answer_seconds_count{transport=\"grpc\"}");
+            double count = Metrics.value(during, grpcCount) - countBefore;
             double sum = Metrics.value(during, "sluice_server_answer_seconds_sum{transport=\"grpc\"}")
                     - Metrics.value(before, "sluice_server_answer_seconds_sum{transport=\"grpc\"}");
             assertEquals(80, count, during);
