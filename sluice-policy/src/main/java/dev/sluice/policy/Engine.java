@@ -334,8 +334,8 @@ final class Engine {
     }
 
     /**
-     * {@link #decideOne} of a rule of one limit, which is asked: the same answer, in straight-line code in which the
-     * JIT can keep the limiter's {@link Decision} in registers instead of allocating it.
+     * {@link #decideOne} of a rule of one limit, which is asked: the same answer, in straight-line code, without the
+     * general path's array of verdicts and its loop over the limits.
      */
     private static Verdict decideSingle(Descriptor d, RuleTree.Plan plan, @Nullable String key, long hits) {
         RateLimiter limiter = Objects.requireNonNull(plan.limiters[0], "a limit above 0 has a limiter");
