@@ -93,14 +93,9 @@ class RedisLeasedOutageTest {
             names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "SLIDING_TAIL"})
     void throughAKilledRedisTheSlicesHeldAreSpentThenThePolicyAnswersAndAfterARestartTheLimitHolds(
             Algorithm algorithm) {
-        RedisServer server = RedisServers.start("--appendonly", "yes", "--appendfsync", "always");
-        opened.add(server);
-        RedisClient client = RedisClient.create(server.uri());
-        client.setOptions(RedisStore.recommendedClientOptions());
-        opened.add(client::shutdown);
+        RedisServer server = redis("--appendonly", "yes", "--appendfsync", "always");
+        RedisClient client = client(server);
         RedisCounterStore reader = counterStore(client);
-        Await.succeeds(
-                "a read answered by Redis", Await.GENEROUS, () -> reader.load(List.of(new CounterKey("x", run))));
 
         String key = "outage:" + run;
         LeasedStore a = leased(client, FailurePolicy.FAIL_CLOSED);
@@ -193,11 +188,8 @@ class RedisLeasedOutageTest {
      */
     @Test
     void aRedisThatComesBackEmptyHasForgottenTheWindowAndTheLimitIsAdmittedAgain() {
-        RedisServer server = RedisServers.start(); // no persistence: a restart loses every record
-        opened.add(server);
-        RedisClient client = RedisClient.create(server.uri());
-        client.setOptions(RedisStore.recommendedClientOptions());
-        opened.add(client::shutdown);
+        RedisServer server = redis(); // no persistence: a restart loses every record
+        RedisClient client = client(server);
         RedisCounterStore reader = counterStore(client);
         RedisCounterStore countersA = counterStore(client);
         RedisCounterStore countersB = counterStore(client);
@@ -239,13 +231,9 @@ class RedisLeasedOutageTest {
      */
     @Test
     void aKillWithTrafficRunningNeverLetsTheRunPassTheLimit() throws Exception {
-        RedisServer server = RedisServers.start("--appendonly", "yes", "--appendfsync", "always");
-        opened.add(server);
-        RedisClient client = RedisClient.create(server.uri());
-        client.setOptions(RedisStore.recommendedClientOptions());
-        opened.add(client::shutdown);
+        RedisServer server = redis("--appendonly", "yes", "--appendfsync", "always");
+        RedisClient client = client(server);
         RedisCounterStore reader = counterStore(client);
-        awaitAnswer(reader);
         String key = "outage-traffic:" + run;
         List<LeasedStore> stores = new ArrayList<>();
         List<RateLimiter> limiters = new ArrayList<>();
@@ -351,6 +339,21 @@ class RedisLeasedOutageTest {
                 + "counted " + stored + " (" + (stored - admitted.sum()) + " lapsed by a write whose answer the kill "
                 + "lost) and a new instance got the " + lateAdmitted + " left; the slowest request took "
                 + slowest.get() / 1_000_000 + " ms");
+    }
+
+    /** A Redis server of this test's own, started with {@code args}, stopped after the test. */
+    private RedisServer redis(String... args) {
+        RedisServer server = RedisServers.start(args);
+        opened.add(server);
+        return server;
+    }
+
+    /** A client of {@code server} with the recommended options, shut down after the test. */
+    private RedisClient client(RedisServer server) {
+        RedisClient client = RedisClient.create(server.uri());
+        client.setOptions(RedisStore.recommendedClientOptions());
+        opened.add(client::shutdown);
+        return client;
     }
 
     /** A counter store on {@code client}, once Redis has answered it. */
