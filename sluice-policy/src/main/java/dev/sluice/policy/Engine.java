@@ -275,9 +275,6 @@ final class Engine {
         Decision one = null;
         JointDecision joint = null;
         boolean refused = impossible;
-        if (asked == 1 && !impossible && limits.length == 1) {
-            return decideSingle(d, plan, Objects.requireNonNull(keys)[0], hits);
-        }
         if (asked == 1 && !impossible) {
             RateLimiter limiter = Objects.requireNonNull(plan.limiters[only], "a limit above 0 has a limiter");
             one = limiter.tryAcquire(Objects.requireNonNull(keys)[only], hits);
@@ -331,23 +328,6 @@ final class Engine {
                 !(refused && stage == ENFORCE),
                 banned ? plan.rule : null,
                 List.of(new DescriptorVerdict(d, plan.rule, verdicts)));
-    }
-
-    /**
-     * {@link #decideOne} of a rule of one limit, which is asked: the same answer, in straight-line code, without the
-     * general path's array of verdicts and its loop over the limits.
-     */
-    private static Verdict decideSingle(Descriptor d, RuleTree.Plan plan, @Nullable String key, long hits) {
-        RateLimiter limiter = Objects.requireNonNull(plan.limiters[0], "a limit above 0 has a limiter");
-        Decision dec = limiter.tryAcquire(Objects.requireNonNull(key, "a limit above 0 has a key"), hits);
-        boolean allowed = dec.allowed();
-        Outcome o = allowed ? Outcome.ALLOWED : refusal(plan.stage);
-        LimitVerdict v = new LimitVerdict(
-                plan.limits[0], o, dec.remaining(), dec.resetAfterNanos(), dec.retryAfterNanos(), dec.failed());
-        return new Verdict(
-                allowed || plan.stage != ENFORCE,
-                o == Outcome.SHADOW_BANNED ? plan.rule : null,
-                List.of(new DescriptorVerdict(d, plan.rule, List.of(v))));
     }
 
     /** The counter keys {@link #decideOne} uses for {@code d}; null when no rule applies. */
