@@ -18,7 +18,8 @@ import java.util.Locale;
  * What the policy layer adds to a decision, as thread CPU time, which a busy machine disturbs far less than
  * {@link PolicyBench}'s throughput: {@code PolicyLimiter.check} of the request shapes of {@link PolicyBench} against
  * the bare {@code RateLimiter.tryAcquire} under it, in memory, with the default clock, over 8 keys; nothing is ever
- * refused. Each subject runs in a JVM of its own (so that one subject's call sites do not make another's
+ * refused. The descriptors are built once per key beforehand, as {@code PolicyBench}'s, but in
+ * {@code checkFromRequest}, which builds them per request. Each subject runs in a JVM of its own (so that one subject's call sites do not make another's
  * megamorphic), best and median of 20 rounds of 2,000,000 decisions after 10 warm-up rounds. The subjects run twice,
  * in two orders, so that a change in the machine's load during the run shows as a difference between the two.
  *
@@ -30,7 +31,8 @@ public final class PolicyCost {
     private static final int WARM_ROUNDS = 10;
     private static final int ROUNDS = 20;
     private static final int OPS_PER_ROUND = 2_000_000;
-    private static final List<String> SUBJECTS = List.of("tryAcquire", "checkOneLimit", "checkNested", "checkDryRun");
+    private static final List<String> SUBJECTS =
+            List.of("tryAcquire", "checkOneLimit", "checkNested", "checkDryRun", "checkFromRequest");
 
     private static volatile Object sink;
 
@@ -59,7 +61,12 @@ public final class PolicyCost {
     }
 
     private static void one(String subject, Algorithm algorithm) {
-        Runnable round = subject.equals("tryAcquire") ? bare(algorithm) : check(subject, algorithm);
+        Runnable round =
+                switch (subject) {
+                    case "tryAcquire" -> bare(algorithm);
+                    case "checkFromRequest" -> fromRequest(algorithm);
+                    default -> check(subject, algorithm);
+                };
         double[] ns = CpuRounds.nanosPerOperation(round, WARM_ROUNDS, ROUNDS, OPS_PER_ROUND);
         System.out.printf(Locale.ROOT, "| %s | %.1f | %.1f |%n", subject, ns[0], ns[ROUNDS / 2]);
     }
@@ -81,10 +88,36 @@ public final class PolicyCost {
         };
     }
 
-    private static Runnable check(String subject, Algorithm algorithm) {
-        PolicyLimiter policy = PolicyLimiter.builder(
-                        Policies.parse("oauth-token.yaml", PolicyBench.configuration(algorithm)))
+    private static PolicyLimiter policy(Algorithm algorithm) {
+        return PolicyLimiter.builder(Policies.parse("oauth-token.yaml", PolicyBench.configuration(algorithm)))
                 .build();
+    }
+
+    /** {@code checkNested} with the descriptors built per request, as a token endpoint would. */
+    private static Runnable fromRequest(Algorithm algorithm) {
+        PolicyLimiter policy = policy(algorithm);
+        String[] clients = new String[KEYS];
+        String[] users = new String[KEYS];
+        for (int i = 0; i < KEYS; i++) {
+            clients[i] = "client-" + (i % 4);
+            users[i] = "user-" + i;
+        }
+        return () -> {
+            Verdict v = null;
+            for (int i = 0; i < OPS_PER_ROUND; i++) {
+                int k = i & (KEYS - 1);
+                v = policy.check(
+                        PolicyBench.DOMAIN, OAuthDescriptors.forTokenRequest("password", clients[k], users[k]), 1);
+                if (!v.allowed()) {
+                    throw new IllegalStateException("refused: " + v);
+                }
+            }
+            sink = v;
+        };
+    }
+
+    private static Runnable check(String subject, Algorithm algorithm) {
+        PolicyLimiter policy = policy(algorithm);
         List<List<Descriptor>> requests = new ArrayList<>(KEYS);
         for (int i = 0; i < KEYS; i++) {
             requests.add(

@@ -1,8 +1,8 @@
 package dev.sluice.policy;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a request is, for rate limiting: ordered key/value entries, as envoyproxy/ratelimit's descriptors. A
@@ -38,6 +38,15 @@ public final class Descriptor {
 
     private final List<Entry> entries;
 
+    /**
+     * What the last check of this descriptor resolved it to (its rule and counter keys), so that checking the same
+     * object again skips the matching, as a {@link String} keeps its hash; see {@link Engine#decideOne}. Written
+     * without synchronization: a resolution is immutable, so a thread reads none, an older one or the newest, each
+     * whole, and checks that it belongs to the engine and domain at hand before using it. A descriptor kept across a
+     * reload keeps the replaced configuration reachable until its next check.
+     */
+    RuleTree.@Nullable Resolved resolved;
+
     private Descriptor(List<Entry> entries) {
         this.entries = entries;
     }
@@ -54,11 +63,17 @@ public final class Descriptor {
             throw new IllegalArgumentException(
                     "keys and values come in pairs, at least one; was " + keysAndValues.length + " strings");
         }
-        List<Entry> list = new ArrayList<>(keysAndValues.length / 2);
-        for (int i = 0; i < keysAndValues.length; i += 2) {
-            list.add(new Entry(keysAndValues[i], keysAndValues[i + 1]));
+        Entry[] entries = new Entry[keysAndValues.length / 2];
+        for (int i = 0; i < entries.length; i++) {
+            entries[i] = new Entry(keysAndValues[2 * i], keysAndValues[2 * i + 1]);
         }
-        return new Descriptor(List.copyOf(list));
+        // a descriptor is often built per request: the two-element list holds its entries without an array
+        return new Descriptor(
+                switch (entries.length) {
+                    case 1 -> List.of(entries[0]);
+                    case 2 -> List.of(entries[0], entries[1]);
+                    default -> List.of(entries);
+                });
     }
 
     /**

@@ -117,7 +117,7 @@ final class Engine {
             // interned, as the descriptor keys and values of the trees are: a caller that names them with literals
             // (check("oauth-token", Descriptor.of("client_id", id))) passes these very strings, which a lookup then
             // matches by identity instead of comparing their characters
-            compiled.put(domain.intern(), RuleTree.compile(p, map::get, dryRun, budget));
+            compiled.put(domain.intern(), RuleTree.compile(p, map::get, dryRun, budget, this));
         }
         this.trees = compiled;
     }
@@ -242,17 +242,25 @@ final class Engine {
 
     /**
      * Decides a request of one descriptor whose rule replaces nothing, the common case, as {@link #decideAny} does,
-     * with what {@link RuleTree} made ready: no map of parts, no stage lists (one rule is one stage), the counter
-     * keys cached, and one limit asked with {@link RateLimiter#tryAcquire(String, long)}, which is
-     * {@link RateLimiter#tryAcquireAll} of one part. Null when the rule replaces limits: {@link #decideAny} then.
+     * with what {@link RuleTree} made ready: no map of parts, no stage lists (one rule is one stage), the rule and
+     * counter keys resolved once per descriptor value and kept in the descriptor, and one limit asked with
+     * {@link RateLimiter#tryAcquire(String, long)}, which is {@link RateLimiter#tryAcquireAll} of one part. Null
+     * when the rule replaces limits: {@link #decideAny} then.
      */
     @Nullable
     Verdict decideOne(String domain, Descriptor d, long hits) {
         Objects.requireNonNull(d, "descriptor must not be null");
-        RuleTree tree = trees.get(domain);
-        RuleTree.Node node = tree == null ? null : tree.match(d);
-        RuleTree.Plan plan = node == null ? null : node.plan;
-        if (tree == null || node == null || plan == null) {
+        RuleTree.Resolved r = d.resolved;
+        if (r == null || r.engine != this || !r.domain.equals(domain)) {
+            RuleTree tree = trees.get(domain);
+            if (tree == null) {
+                return new Verdict(true, null, List.of(new DescriptorVerdict(d, null, List.of())));
+            }
+            r = tree.resolve(d);
+            d.resolved = r;
+        }
+        RuleTree.Plan plan = r.plan;
+        if (plan == null) {
             return new Verdict(true, null, List.of(new DescriptorVerdict(d, null, List.of())));
         }
         if (plan.replaces) {
@@ -260,24 +268,29 @@ final class Engine {
         }
         Limit[] limits = plan.limits;
         int stage = plan.stage;
-        int asked = 0;
-        int only = -1;
-        boolean impossible = false;
-        for (int j = 0; j < limits.length; j++) {
-            Limit l = limits[j];
-            if (!l.unlimited()) {
-                asked++;
-                only = j;
-                impossible |= l.requestsPerUnit() == 0 || hits > l.requestsPerUnit();
-            }
+        boolean impossible = hits > plan.smallest;
+        @Nullable String[] keys = r.keys;
+        if (limits.length == 1 && plan.asked == 1 && !impossible) { // one limit: its verdicts are built when read
+            RateLimiter limiter = Objects.requireNonNull(plan.limiters[0], "a limit above 0 has a limiter");
+            Decision one = limiter.tryAcquire(Objects.requireNonNull(Objects.requireNonNull(keys)[0]), hits);
+            Outcome o = one.allowed() ? Outcome.ALLOWED : refusal(stage);
+            return new Verdict(
+                    o != Outcome.DENIED,
+                    o == Outcome.SHADOW_BANNED ? plan.rule : null,
+                    d,
+                    plan.rule,
+                    limits[0],
+                    o,
+                    one);
         }
-        @Nullable String[] keys = asked == 0 ? null : tree.keys(node, d);
+        int asked = plan.asked;
         Decision one = null;
         JointDecision joint = null;
         boolean refused = impossible;
         if (asked == 1 && !impossible) {
+            int only = plan.lastAsked;
             RateLimiter limiter = Objects.requireNonNull(plan.limiters[only], "a limit above 0 has a limiter");
-            one = limiter.tryAcquire(Objects.requireNonNull(keys)[only], hits);
+            one = limiter.tryAcquire(Objects.requireNonNull(Objects.requireNonNull(keys)[only]), hits);
             refused = !one.allowed();
         } else if (asked > 1 && !impossible) {
             Acquisition[] parts = new Acquisition[asked];
@@ -330,12 +343,14 @@ final class Engine {
                 List.of(new DescriptorVerdict(d, plan.rule, verdicts)));
     }
 
-    /** The counter keys {@link #decideOne} uses for {@code d}; null when no rule applies. */
+    /**
+     * The counter keys {@link #decideOne} uses for {@code d}, resolved by its tree (not taken from the descriptor);
+     * null when no rule applies.
+     */
     @Nullable
     String @Nullable [] keysForTest(String domain, Descriptor d) {
         RuleTree tree = trees.get(domain);
-        RuleTree.Node node = tree == null ? null : tree.match(d);
-        return tree == null || node == null ? null : tree.keys(node, d);
+        return tree == null ? null : tree.resolve(d).keys;
     }
 
     int cachedKeysForTest() {

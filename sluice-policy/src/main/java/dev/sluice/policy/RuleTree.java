@@ -31,7 +31,10 @@ import org.jspecify.annotations.Nullable;
  *   <li>the others cache their keys by the request's values: a map per value entry, nested from the last entry to
  *       the first. Example: {@code client_id} with {@code username} nested under it; {@code [client_id=abc,
  *       username=bob]} finds {@code bob} in the nested rule's cache, then {@code abc} under it, and there the
- *       keys, {@code oauth-token|client_id=abc|username=bob#0}, whose hash the store computed once.</li>
+ *       keys, {@code oauth-token|client_id=abc|username=bob#0}, whose hash the store computed once;</li>
+ *   <li>what a descriptor resolves to (the rule's plan and its keys, a {@link Resolved}) is one shared object, which
+ *       {@link Engine} also keeps in the descriptor: a caller that checks the same {@link Descriptor} object again
+ *       skips the whole walk, as a {@link String} keeps its hash.</li>
  * </ul>
  *
  * <p>The caches are bounded: every key cached by the trees of one engine counts against {@link #MAX_CACHED}; at the
@@ -49,11 +52,14 @@ final class RuleTree {
     private final String escapedDomain;
     private final Level top;
     private final Budget budget;
+    /** What a descriptor no rule matches resolves to. */
+    private final Resolved noRule;
 
-    private RuleTree(String escapedDomain, Level top, Budget budget) {
+    private RuleTree(String escapedDomain, Level top, Budget budget, Resolved noRule) {
         this.escapedDomain = escapedDomain;
         this.top = top;
         this.budget = budget;
+        this.noRule = noRule;
     }
 
     /**
@@ -62,13 +68,38 @@ final class RuleTree {
      * @param limiters the limiter of each limit; null for an unlimited limit or a limit of 0
      * @param dryRun   every rule runs as {@link Mode#DRY_RUN}
      * @param budget   the engine's bound on cached keys, shared by all its trees
+     * @param engine   the engine the tree is compiled for, which its {@link Resolved resolutions} name
      */
     static RuleTree compile(
-            DomainPolicy policy, Function<Limit, @Nullable RateLimiter> limiters, boolean dryRun, Budget budget) {
+            DomainPolicy policy,
+            Function<Limit, @Nullable RateLimiter> limiters,
+            boolean dryRun,
+            Budget budget,
+            Object engine) {
         StringBuilder sb = new StringBuilder();
         Engine.escape(sb, policy.domain());
-        String domain = sb.toString();
-        return new RuleTree(domain, level(policy.top(), null, domain, limiters, dryRun, budget), budget);
+        String escaped = sb.toString();
+        Compiling c = new Compiling(escaped, policy.domain().intern(), engine, limiters, dryRun, budget);
+        return new RuleTree(
+                escaped, level(policy.top(), null, c), budget, new Resolved(c.engine, c.domain, null, null));
+    }
+
+    /** What compiling one tree needs at every node. */
+    private record Compiling(
+            String escapedDomain,
+            String domain,
+            Object engine,
+            Function<Limit, @Nullable RateLimiter> limiters,
+            boolean dryRun,
+            Budget budget) {}
+
+    /**
+     * The rule {@code d} matches and the counter keys of its limits, {@link #match} and {@link #keys}; a resolution
+     * whose plan is null when no rule matches.
+     */
+    Resolved resolve(Descriptor d) {
+        Node node = match(d);
+        return node == null ? noRule : keys(node, d);
     }
 
     /** The node of the rule {@code d} matches, as {@link DomainPolicy#match}; null if none. */
@@ -94,13 +125,12 @@ final class RuleTree {
     }
 
     /**
-     * The counter key of each limit of the rule of {@code node}, which {@code d} matched; null for an unlimited
-     * limit. Cached (see the class comment); the caller must not change the array.
+     * The counter key of each limit of the rule of {@code node}, which {@code d} matched, with the rule. Cached (see
+     * the class comment).
      */
-    @Nullable
-    String[] keys(Node node, Descriptor d) {
+    Resolved keys(Node node, Descriptor d) {
         Plan plan = Objects.requireNonNull(node.plan, "a matched node has a rule");
-        @Nullable String[] constant = plan.constantKeys;
+        Resolved constant = plan.constant;
         if (constant != null) {
             return constant;
         }
@@ -114,13 +144,13 @@ final class RuleTree {
                 Object next = map.get(value);
                 if (--left == 0) {
                     if (next != null) {
-                        return castKeys(next);
+                        return (Resolved) next;
                     }
-                    @Nullable String[] keys = build(node, d);
+                    Resolved r = build(node, d);
                     if (budget.take(1)) {
-                        map.putIfAbsent(value, keys);
+                        map.putIfAbsent(value, r);
                     }
-                    return keys;
+                    return r;
                 }
                 if (next == null) {
                     if (!budget.take(1)) {
@@ -141,15 +171,12 @@ final class RuleTree {
         return (ConcurrentHashMap<String, Object>) o;
     }
 
-    private static @Nullable String[] castKeys(Object o) {
-        return (@Nullable String[]) o;
-    }
-
     /** The keys of the rule of {@code node} for {@code d}, built. */
-    private @Nullable String[] build(Node node, Descriptor d) {
+    private Resolved build(Node node, Descriptor d) {
         StringBuilder sb = new StringBuilder(64).append(escapedDomain);
         append(sb, node, d.entries(), d.entries().size() - 1);
-        return keysOf(sb.toString(), Objects.requireNonNull(node.plan, "a matched node has a rule"));
+        Plan plan = Objects.requireNonNull(node.plan, "a matched node has a rule");
+        return new Resolved(noRule.engine, noRule.domain, plan, keysOf(sb.toString(), plan));
     }
 
     private static void append(StringBuilder sb, Node node, List<Descriptor.Entry> entries, int i) {
@@ -173,16 +200,10 @@ final class RuleTree {
         return keys;
     }
 
-    private static Level level(
-            DomainPolicy.Level source,
-            @Nullable Node parent,
-            String domain,
-            Function<Limit, @Nullable RateLimiter> limiters,
-            boolean dryRun,
-            Budget budget) {
+    private static Level level(DomainPolicy.Level source, @Nullable Node parent, Compiling c) {
         Map<String, KeyRules> byKey = new HashMap<>();
         for (DomainPolicy.Node s : source.nodes()) {
-            Node n = node(s, parent, domain, limiters, dryRun, budget);
+            Node n = node(s, parent, c);
             KeyRules k = byKey.computeIfAbsent(s.key.intern(), x -> new KeyRules()); // see Engine's trees
             if (s.value == null) {
                 k.keyOnly = n;
@@ -201,13 +222,7 @@ final class RuleTree {
         return new Level(byKey);
     }
 
-    private static Node node(
-            DomainPolicy.Node s,
-            @Nullable Node parent,
-            String domain,
-            Function<Limit, @Nullable RateLimiter> limiters,
-            boolean dryRun,
-            Budget budget) {
+    private static Node node(DomainPolicy.Node s, @Nullable Node parent, Compiling c) {
         StringBuilder sb = new StringBuilder().append('|');
         Engine.escape(sb, s.key);
         String segment = null;
@@ -226,20 +241,22 @@ final class RuleTree {
         n.pattern = s.pattern;
         Rule rule = s.rule;
         if (rule != null) {
-            n.plan = new Plan(rule, limiters, dryRun, variables);
-            if (variables > 0) {
-                budget.plans.add(n.plan);
+            Plan plan = new Plan(rule, c.limiters(), c.dryRun(), variables);
+            n.plan = plan;
+            if (plan.asked == 0) { // no limit has a counter: no key to build
+                plan.constant = new Resolved(c.engine(), c.domain(), plan, new String[plan.limits.length]);
+            } else if (variables == 0) {
+                StringBuilder key = new StringBuilder();
+                for (Node p = n; p != null; p = p.parent) {
+                    key.insert(0, Objects.requireNonNull(p.segment, "no variable entry on the path"));
+                }
+                plan.constant = new Resolved(c.engine(), c.domain(), plan, keysOf(c.escapedDomain() + key, plan));
+            } else {
+                c.budget().plans.add(plan);
             }
         }
         if (s.children != null) {
-            n.children = level(s.children, n, domain, limiters, dryRun, budget);
-        }
-        if (n.plan != null && variables == 0) {
-            StringBuilder key = new StringBuilder();
-            for (Node p = n; p != null; p = p.parent) {
-                key.insert(0, Objects.requireNonNull(p.segment, "no variable entry on the path"));
-            }
-            n.plan.constantKeys = keysOf(domain + key, n.plan);
+            n.children = level(s.children, n, c);
         }
         return n;
     }
@@ -325,11 +342,20 @@ final class RuleTree {
         final boolean replaces;
 
         final int variables;
-        /** The keys when they depend on no value of the request; else null. Set while compiling only. */
+        /** How many limits are not unlimited, so that a request is decided by them. */
+        final int asked;
+        /** The index of the last of them; -1 when there is none. */
+        final int lastAsked;
+        /**
+         * The smallest of them: a cost above it is refused without asking the store (a limit of 0 refuses every
+         * cost); {@link Long#MAX_VALUE} when there is none.
+         */
+        final long smallest;
+        /** The resolution when the keys depend on no value of the request; else null. Set while compiling only. */
         @Nullable
-        String @Nullable [] constantKeys;
+        Resolved constant;
 
-        /** Keys by the request's values (see the class comment). Replaced whole when the budget is spent. */
+        /** Resolutions by the request's values (see the class comment). Replaced whole when the budget is spent. */
         volatile ConcurrentHashMap<String, Object> cache = new ConcurrentHashMap<>();
 
         Plan(Rule rule, Function<Limit, @Nullable RateLimiter> limiters, boolean dryRun, int variables) {
@@ -337,13 +363,47 @@ final class RuleTree {
             this.limits = rule.limits().toArray(new Limit[0]);
             this.limiters = new RateLimiter[limits.length];
             boolean replaces = false;
+            int asked = 0;
+            int lastAsked = -1;
+            long smallest = Long.MAX_VALUE;
             for (int j = 0; j < limits.length; j++) {
                 this.limiters[j] = limiters.apply(limits[j]);
                 replaces |= !limits[j].replaces().isEmpty();
+                if (!limits[j].unlimited()) {
+                    asked++;
+                    lastAsked = j;
+                    smallest = Math.min(smallest, limits[j].requestsPerUnit());
+                }
             }
             this.replaces = replaces;
+            this.asked = asked;
+            this.lastAsked = lastAsked;
+            this.smallest = smallest;
             this.stage = Engine.stage(rule.mode(), dryRun);
             this.variables = variables;
+        }
+    }
+
+    /**
+     * What a descriptor resolves to under one engine and domain: its rule's plan (null when no rule matches) and the
+     * counter key of each limit (null for an unlimited one). Immutable, so that it may be shared: the key caches
+     * hold it, and {@link Engine} keeps the last one of each {@link Descriptor} in the descriptor, so that a caller
+     * checking the same descriptor object again skips the matching, as a {@link String} keeps its hash.
+     */
+    static final class Resolved {
+        /** The engine it is valid under; any other must resolve again. */
+        final Object engine;
+        /** The domain it is valid under, interned. */
+        final String domain;
+
+        final @Nullable Plan plan;
+        final @Nullable String @Nullable [] keys;
+
+        Resolved(Object engine, String domain, @Nullable Plan plan, @Nullable String @Nullable [] keys) {
+            this.engine = engine;
+            this.domain = domain;
+            this.plan = plan;
+            this.keys = keys;
         }
     }
 

@@ -1,0 +1,153 @@
+package dev.sluice.policy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.testkit.ManualClock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A descriptor keeps what its last check resolved it to (rule and counter keys): checking the same object again, in
+ * another domain, on another limiter or after a reload, must answer exactly as a fresh descriptor would.
+ */
+class DescriptorReuseTest {
+
+    static final String WEB =
+            """
+            domain: web
+            descriptors:
+              - key: client_id
+                rate_limit: {unit: second, requests_per_unit: 4}
+            """;
+
+    static final String API =
+            """
+            domain: api
+            descriptors:
+              - key: client_id
+                rate_limit: {unit: second, requests_per_unit: 2}
+            """;
+
+    final ManualClock clock = Clocks.atHourStart();
+
+    PolicyLimiter limiter(Policies policies) {
+        return PolicyLimiter.builder(policies).clock(clock).build();
+    }
+
+    static int admitted(PolicyLimiter limiter, String domain, Descriptor d, int tries) {
+        int n = 0;
+        for (int i = 0; i < tries; i++) {
+            if (limiter.check(domain, List.of(d), 1).allowed()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    @Test
+    void oneDescriptorInTwoDomainsCountsUnderEachDomainsRule() {
+        try (PolicyLimiter l = limiter(Policies.parse(Map.of("web.yaml", WEB, "api.yaml", API)))) {
+            Descriptor d = Descriptor.of("client_id", "abc");
+            int web = 0;
+            int api = 0;
+            for (int i = 0; i < 10; i++) { // alternating, so that each check finds the other domain's resolution
+                web += l.check("web", List.of(d), 1).allowed() ? 1 : 0;
+                api += l.check("api", List.of(d), 1).allowed() ? 1 : 0;
+            }
+            assertEquals(4, web);
+            assertEquals(2, api);
+            assertEquals(
+                    "api",
+                    l.check("api", List.of(d), 1)
+                            .descriptor(0)
+                            .rule()
+                            .orElseThrow()
+                            .domain());
+            assertEquals(
+                    Outcome.NO_LIMIT,
+                    l.check("other", List.of(d), 1).descriptor(0).outcome(),
+                    "an unknown domain after a known one");
+        }
+    }
+
+    @Test
+    void oneDescriptorOnTwoLimitersCountsOnEach() {
+        try (PolicyLimiter four = limiter(Policies.parse("web.yaml", WEB));
+                PolicyLimiter two = limiter(Policies.parse("api.yaml", API))) {
+            Descriptor d = Descriptor.of("client_id", "abc");
+            int a = 0;
+            int b = 0;
+            for (int i = 0; i < 10; i++) {
+                a += four.check("web", List.of(d), 1).allowed() ? 1 : 0;
+                b += two.check("api", List.of(d), 1).allowed() ? 1 : 0;
+            }
+            assertEquals(4, a);
+            assertEquals(2, b);
+        }
+    }
+
+    @Test
+    void aReloadIsSeenByADescriptorCheckedBefore() {
+        String limitOf =
+                "domain: web\ndescriptors:\n  - key: client_id\n    rate_limit: {unit: second, requests_per_unit: %d}\n";
+        try (PolicyLimiter l = limiter(Policies.parse("web.yaml", limitOf.formatted(2)))) {
+            Descriptor d = Descriptor.of("client_id", "abc");
+            assertEquals(2, admitted(l, "web", d, 5));
+
+            Policies five = Policies.parse("web.yaml", limitOf.formatted(5));
+            l.update(five);
+            clock.advance(Duration.ofSeconds(1));
+            Verdict v = l.check("web", List.of(d), 1);
+            assertTrue(v.allowed());
+            Rule rule = v.descriptor(0).rule().orElseThrow();
+            assertEquals(five.rules("web").get(0), rule, "the rule of the configuration now in force");
+            assertEquals(5, rule.limits().get(0).requestsPerUnit());
+            assertEquals(4, admitted(l, "web", d, 10), "five in the second, one of them above");
+
+            l.update(
+                    Policies.parse(
+                            "web.yaml",
+                            "domain: web\ndescriptors:\n  - key: tenant\n    rate_limit: {unit: second, requests_per_unit: 1}\n"));
+            Verdict none = l.check("web", List.of(d), 1);
+            assertTrue(none.allowed());
+            assertEquals(Outcome.NO_LIMIT, none.descriptor(0).outcome(), "no rule of the new configuration matches");
+        }
+    }
+
+    /** {@link DecideOneTest}'s comparison, with a pool of descriptors each checked many times. */
+    @Test
+    void reusedDescriptorsAnswerAsTheGeneralPath() {
+        Policies policies = Policies.parse("test.yaml", DecideOneTest.RULES);
+        Random random = new Random(11);
+        List<Descriptor> pool = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            pool.add(DecideOneTest.randomDescriptor(random));
+        }
+        try (PolicyLimiter fast = limiter(policies);
+                PolicyLimiter general = limiter(policies)) {
+            Engine engine = general.engineForTest();
+            assertNotNull(engine);
+            int refused = 0;
+            for (int i = 0; i < 5_000; i++) {
+                Descriptor d = pool.get(random.nextInt(pool.size()));
+                long hits = 1 + random.nextInt(2);
+                Verdict a = fast.check("test-domain", List.of(d), hits);
+                Verdict b = engine.decideAny("test-domain", List.of(d), hits);
+                DecideOneTest.assertSameVerdict(b, a, "request " + i + ": " + d + " x" + hits);
+                refused += a.allowed() ? 0 : 1;
+                if (random.nextInt(20) == 0) {
+                    clock.advance(Duration.ofMillis(random.nextInt(3000)));
+                }
+            }
+            assertTrue(refused > 0, "the pool's descriptors reach their limits");
+            assertFalse(refused == 5_000);
+        }
+    }
+}
