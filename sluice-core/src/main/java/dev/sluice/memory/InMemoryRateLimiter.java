@@ -25,13 +25,16 @@ import org.jspecify.annotations.Nullable;
  * <pre>
  * decide(key):  s = map.get(key):  now = clock;  s.lock() { if s.retired: look up again;  else decide on s at now }
  *               or a fresh s, locked, then put into the map, then now = clock and decide on s at now
- * evict(s):     s.lock() { if now ≥ s.expiresAt: s.retired = true; map.remove(key, s) }
+ * evict(s):     s.lock() { if now ≥ s.expiresAt + keep: s.retired = true; map.remove(key, s) }
  * </pre>
  *
  * A decision and an eviction of the same key serialize on the key's lock ({@link AlgorithmState#lock()}), and a
  * decision never applies to a retired state, so no admitted permit is ever lost to eviction. A state is evicted
  * only once it decides as a fresh state would ({@link AlgorithmState#expiresAt}), so a key recreated after eviction
- * decides exactly as if it had been kept. Three details make that hold under contention:
+ * decides exactly as if it had been kept. A sweep leaves a state idle for {@code keep}
+ * ({@link InMemoryStore.Builder#keepIdleKeys}) before it evicts it, so that a key that comes back soon decides on
+ * its idle state, as on a fresh one, instead of allocating another; making room at the bound on keys does not wait.
+ * Three details make that hold under contention:
  * <ul>
  *   <li>A decision on a state found in the map reads the time before taking the state's lock, so that the lock is
  *       held for the arithmetic alone (reading the clock costs as much as the decision, and threads on a hot key
@@ -77,6 +80,9 @@ final class InMemoryRateLimiter implements RateLimiter {
     private final LimiterConfig config;
     private final Params params;
     private final int maximumKeys;
+    /** How long a sweep leaves a state idle before evicting it ({@link InMemoryStore.Builder#keepIdleKeys}). */
+    private final long keepIdleNanos;
+
     private final RateLimitListener listener;
     /** Whether a refusal changes nothing (no countRejected), so it may be decided on an optimistic read. */
     private final boolean refusalsWriteNothing;
@@ -92,10 +98,11 @@ final class InMemoryRateLimiter implements RateLimiter {
     private long noRoomUntil = Long.MIN_VALUE; // guarded by sweepLock
     private volatile long nextTick = Long.MIN_VALUE;
 
-    InMemoryRateLimiter(LimiterConfig config, int maximumKeys) {
+    InMemoryRateLimiter(LimiterConfig config, int maximumKeys, long keepIdleNanos) {
         this.config = config;
         this.params = new Params(config);
         this.maximumKeys = maximumKeys;
+        this.keepIdleNanos = keepIdleNanos;
         this.listener = config.listener();
         this.refusalsWriteNothing = !config.countRejected();
     }
@@ -420,7 +427,7 @@ final class InMemoryRateLimiter implements RateLimiter {
             long earliest = Long.MAX_VALUE;
             boolean evicted = false;
             for (Map.Entry<String, AlgorithmState> e : states.entrySet()) {
-                long idleAt = evictIfIdle(e.getKey(), e.getValue(), now);
+                long idleAt = evictIfIdle(e.getKey(), e.getValue(), now, 0); // at the bound, at once
                 if (idleAt == Long.MIN_VALUE) {
                     evicted = true;
                 } else {
@@ -470,7 +477,7 @@ final class InMemoryRateLimiter implements RateLimiter {
                     }
                 }
                 Map.Entry<String, AlgorithmState> e = cursor.next();
-                if (evictIfIdle(e.getKey(), e.getValue(), now) == Long.MIN_VALUE) {
+                if (evictIfIdle(e.getKey(), e.getValue(), now, keepIdleNanos) == Long.MIN_VALUE) {
                     evicted++;
                 }
             }
@@ -481,17 +488,17 @@ final class InMemoryRateLimiter implements RateLimiter {
     }
 
     /**
-     * Evicts the state if idle at {@code now}: returns MIN_VALUE if it did, MAX_VALUE if it was gone already, else
-     * when the state will be idle.
+     * Evicts the state if it has been idle for at least {@code keep} at {@code now}: returns MIN_VALUE if it did,
+     * MAX_VALUE if it was gone already, else when the state will be idle (which may be past already).
      */
-    private long evictIfIdle(String key, AlgorithmState s, long now) {
+    private long evictIfIdle(String key, AlgorithmState s, long now, long keep) {
         s.lock();
         try {
             if (s.isRetired()) {
                 return Long.MAX_VALUE;
             }
             long expiresAt = s.expiresAt(params);
-            if (expiresAt > now) {
+            if (expiresAt > now || now - expiresAt < keep) {
                 return expiresAt;
             }
             s.retire();
@@ -504,7 +511,7 @@ final class InMemoryRateLimiter implements RateLimiter {
         }
     }
 
-    /** Evicts every idle key now; returns how many. */
+    /** Evicts every key idle for {@link InMemoryStore.Builder#keepIdleKeys} now; returns how many. */
     int evictIdle() {
         long now = now();
         return sweep(now, size.get() + 1, true);

@@ -3,6 +3,8 @@ package dev.sluice.memory;
 import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimiter;
 import dev.sluice.spi.RateLimitStore;
+import java.time.Duration;
+import java.util.Objects;
 
 /**
  * The default store: state in this JVM's heap, one entry per active key.
@@ -10,10 +12,13 @@ import dev.sluice.spi.RateLimitStore;
  * <ul>
  *   <li><b>Atomic per key, no global lock.</b> Each key's state carries its own lock; keys never contend.</li>
  *   <li><b>Idle keys are evicted</b> once their state has become indistinguishable from a fresh one (a window
- *       that has passed, a bucket that has refilled), so eviction never changes a decision and memory follows the
- *       keys active within the last window or two. Eviction is amortized over requests; nothing runs in the
- *       background.</li>
- *   <li><b>A bound on keys</b> ({@link Builder#maximumKeys(int)}): when it is reached, idle keys are evicted first;
+ *       that has passed, a bucket that has refilled) and has stayed so for {@link Builder#keepIdleKeys(Duration)}
+ *       (default {@value #DEFAULT_KEEP_IDLE_MILLIS} ms), so eviction never changes a decision, a key that comes
+ *       back within that time finds its state instead of allocating a new one, and memory follows the keys
+ *       active within the last window or two plus that time. Eviction is amortized over requests; nothing runs in
+ *       the background.</li>
+ *   <li><b>A bound on keys</b> ({@link Builder#maximumKeys(int)}): when it is reached, idle keys are evicted first
+ *       (at once, however recently they became idle);
  *       if every key is still live, a request for a <em>new</em> key is denied (with {@code retryAfter} until the
  *       earliest live key expires, and {@code remaining} 0) rather than evicting a live key, which would let it
  *       pass its limit again; a {@code peek} of a new key answers the same. Keys already held keep being decided
@@ -24,15 +29,20 @@ import dev.sluice.spi.RateLimitStore;
  */
 public final class InMemoryStore implements RateLimitStore {
 
-    private final int maximumKeys;
+    /** The default of {@link Builder#keepIdleKeys(Duration)}, in milliseconds. */
+    public static final long DEFAULT_KEEP_IDLE_MILLIS = 1000;
 
-    private InMemoryStore(int maximumKeys) {
+    private final int maximumKeys;
+    private final long keepIdleNanos;
+
+    private InMemoryStore(int maximumKeys, long keepIdleNanos) {
         this.maximumKeys = maximumKeys;
+        this.keepIdleNanos = keepIdleNanos;
     }
 
     /** A store with no bound on keys (idle keys are still evicted). */
     public static InMemoryStore create() {
-        return new InMemoryStore(Integer.MAX_VALUE);
+        return new InMemoryStore(Integer.MAX_VALUE, DEFAULT_KEEP_IDLE_MILLIS * 1_000_000L);
     }
 
     /** A builder to set the bound on keys. */
@@ -42,7 +52,7 @@ public final class InMemoryStore implements RateLimitStore {
 
     @Override
     public RateLimiter bind(LimiterConfig config) {
-        return new InMemoryRateLimiter(config, maximumKeys);
+        return new InMemoryRateLimiter(config, maximumKeys, keepIdleNanos);
     }
 
     /** The bound on keys per limiter. */
@@ -50,14 +60,20 @@ public final class InMemoryStore implements RateLimitStore {
         return maximumKeys;
     }
 
+    /** How long an idle key's state is kept before it is evicted ({@link Builder#keepIdleKeys(Duration)}). */
+    public Duration keepIdleKeys() {
+        return Duration.ofNanos(keepIdleNanos);
+    }
+
     @Override
     public String toString() {
-        return "InMemoryStore[maximumKeys=" + maximumKeys + "]";
+        return "InMemoryStore[maximumKeys=" + maximumKeys + ", keepIdleKeys=" + keepIdleKeys() + "]";
     }
 
     /** Builds an {@link InMemoryStore}. */
     public static final class Builder {
         private int maximumKeys = Integer.MAX_VALUE;
+        private long keepIdleNanos = DEFAULT_KEEP_IDLE_MILLIS * 1_000_000L;
 
         private Builder() {}
 
@@ -70,9 +86,26 @@ public final class InMemoryStore implements RateLimitStore {
             return this;
         }
 
+        /**
+         * How long a key's state is kept once it is idle (decides as a fresh state would) before it is evicted;
+         * default {@value #DEFAULT_KEEP_IDLE_MILLIS} ms. A key that comes back within this time decides on its state
+         * as on a fresh one, without allocating; longer holds more idle keys. {@link Duration#ZERO} evicts a key as
+         * soon as it is idle. At the {@link #maximumKeys(int) bound on keys} idle keys are evicted at once.
+         *
+         * @throws IllegalArgumentException if negative or more than a day
+         */
+        public Builder keepIdleKeys(Duration keep) {
+            Objects.requireNonNull(keep, "keep must not be null");
+            if (keep.isNegative() || keep.compareTo(Duration.ofDays(1)) > 0) {
+                throw new IllegalArgumentException("keepIdleKeys must be between 0 and 1 day, was " + keep);
+            }
+            this.keepIdleNanos = keep.toNanos();
+            return this;
+        }
+
         /** A new store with these settings; each limiter built on it keeps its own keys. */
         public InMemoryStore build() {
-            return new InMemoryStore(maximumKeys);
+            return new InMemoryStore(maximumKeys, keepIdleNanos);
         }
     }
 }

@@ -73,6 +73,7 @@ class InMemoryClockReadTest {
         InMemoryRateLimiter limiter = (InMemoryRateLimiter) RateLimiter.builder(Algorithm.FIXED_WINDOW)
                 .limit(1, Duration.ofSeconds(10))
                 .clock(clock)
+                .store(InMemoryStore.builder().keepIdleKeys(Duration.ZERO).build()) // evicts as soon as idle
                 .build();
         assertTrue(limiter.tryAcquire("k").allowed());
 

@@ -87,7 +87,9 @@ class InMemoryConcurrencyTest {
     @ParameterizedTest
     @EnumSource(Algorithm.class)
     void frozenClockWithEvictionRacingEveryInsertion(Algorithm algorithm) throws Exception {
-        InMemoryRateLimiter limiter = (InMemoryRateLimiter) InMemoryStore.create()
+        InMemoryRateLimiter limiter = (InMemoryRateLimiter) InMemoryStore.builder()
+                .keepIdleKeys(Duration.ZERO)
+                .build()
                 .bind(new LimiterConfig(algorithm, LIMIT, Duration.ofSeconds(1), clock, false, 4, false));
         for (int burst = 0; burst < 5; burst++) {
             AtomicIntegerArray admitted = burst(limiter, "k", limiter::evictIdle);
@@ -105,7 +107,9 @@ class InMemoryConcurrencyTest {
     @ParameterizedTest
     @EnumSource(Algorithm.class)
     void movingClockWithTheRequestPathsOwnSweeps(Algorithm algorithm) throws Exception {
-        InMemoryRateLimiter limiter = (InMemoryRateLimiter) InMemoryStore.create()
+        InMemoryRateLimiter limiter = (InMemoryRateLimiter) InMemoryStore.builder()
+                .keepIdleKeys(Duration.ZERO)
+                .build()
                 .bind(new LimiterConfig(algorithm, LIMIT, Duration.ofHours(1), clock, false, 60, false));
         clock.at("09:00:00");
         for (int i = 0; i < 1_000; i++) {

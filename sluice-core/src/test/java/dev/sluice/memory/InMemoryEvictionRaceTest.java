@@ -57,8 +57,11 @@ class InMemoryEvictionRaceTest {
     void every_key_admits_exactly_its_limit_per_phase_while_idle_keys_are_evicted(Algorithm algorithm)
             throws Exception {
         SteppedClock clock = new SteppedClock();
-        InMemoryRateLimiter limiter = (InMemoryRateLimiter)
-                RateLimiter.builder(algorithm).limit(LIMIT, WINDOW).clock(clock).build();
+        InMemoryRateLimiter limiter = (InMemoryRateLimiter) RateLimiter.builder(algorithm)
+                .limit(LIMIT, WINDOW)
+                .clock(clock)
+                .store(InMemoryStore.builder().keepIdleKeys(Duration.ZERO).build()) // evicts as soon as idle
+                .build();
         String[] keys = new String[KEYS];
         for (int k = 0; k < KEYS; k++) {
             keys[k] = "client:" + k;

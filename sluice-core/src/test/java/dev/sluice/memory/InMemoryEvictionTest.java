@@ -1,6 +1,7 @@
 package dev.sluice.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.Algorithm;
@@ -27,7 +28,8 @@ class InMemoryEvictionTest {
     private final TestClock clock = new TestClock();
 
     private InMemoryRateLimiter limiter(LimiterConfig config) {
-        return (InMemoryRateLimiter) InMemoryStore.create().bind(config);
+        return (InMemoryRateLimiter)
+                InMemoryStore.builder().keepIdleKeys(Duration.ZERO).build().bind(config); // evicts as soon as idle
     }
 
     /**
@@ -109,5 +111,61 @@ class InMemoryEvictionTest {
         assertEquals(1, limiter.evictIdle());
         assertEquals(false, r.cancel(), "the key is gone, and so are its permits");
         assertEquals(0, limiter.keyCount(), "a cancel creates nothing");
+    }
+
+    /**
+     * The default store keeps an idle key's state for a second: a key back within it decides on the kept state as on
+     * a fresh one (its whole limit again), and only after it does a sweep evict the key.
+     */
+    @Test
+    void anIdleKeyIsKeptForASecondAndDecidesAsAFreshOne() {
+        InMemoryRateLimiter limiter = (InMemoryRateLimiter) InMemoryStore.create()
+                .bind(new LimiterConfig(Algorithm.FIXED_WINDOW, 2, Duration.ofSeconds(1), clock, false, 60, false));
+        assertEquals(Duration.ofSeconds(1), InMemoryStore.create().keepIdleKeys());
+        clock.at("12:00:00");
+        limiter.tryAcquire("k");
+        limiter.tryAcquire("k");
+        assertEquals(false, limiter.tryAcquire("k").allowed());
+
+        clock.at("12:00:01.999"); // idle since 12:00:01, for 0.999 s
+        assertEquals(0, limiter.evictIdle(), "idle for less than a second: kept");
+        assertEquals(1, limiter.keyCount());
+        assertTrue(limiter.tryAcquire("k").allowed(), "the kept state decides as a fresh one");
+        assertTrue(limiter.tryAcquire("k").allowed());
+        assertEquals(false, limiter.tryAcquire("k").allowed());
+
+        clock.at("12:00:02.999"); // idle since 12:00:02, for 0.999 s
+        assertEquals(0, limiter.evictIdle());
+        clock.at("12:00:03");
+        assertEquals(1, limiter.evictIdle(), "idle for a second: evicted");
+        assertEquals(0, limiter.keyCount());
+    }
+
+    /** At the bound on keys, a new key evicts an idle key at once, however recently it became idle. */
+    @Test
+    void atTheBoundAnIdleKeyMakesRoomAtOnce() {
+        InMemoryRateLimiter limiter = (InMemoryRateLimiter) InMemoryStore.builder()
+                .maximumKeys(1)
+                .keepIdleKeys(Duration.ofHours(1))
+                .build()
+                .bind(new LimiterConfig(Algorithm.FIXED_WINDOW, 1, Duration.ofSeconds(1), clock, false, 60, false));
+        clock.at("12:00:00");
+        assertTrue(limiter.tryAcquire("a").allowed());
+        assertEquals(false, limiter.tryAcquire("b").allowed(), "a is live: no room");
+        clock.at("12:00:01");
+        assertTrue(limiter.tryAcquire("b").allowed(), "a is idle: evicted for b");
+        assertEquals(1, limiter.keyCount());
+    }
+
+    @Test
+    void keepIdleKeysIsChecked() {
+        InMemoryStore.Builder b = InMemoryStore.builder();
+        IllegalArgumentException negative =
+                assertThrows(IllegalArgumentException.class, () -> b.keepIdleKeys(Duration.ofMillis(-1)));
+        assertEquals("keepIdleKeys must be between 0 and 1 day, was PT-0.001S", negative.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> b.keepIdleKeys(Duration.ofDays(2)));
+        assertThrows(NullPointerException.class, () -> b.keepIdleKeys(null));
+        assertEquals(
+                Duration.ofDays(1), b.keepIdleKeys(Duration.ofDays(1)).build().keepIdleKeys());
     }
 }
