@@ -65,21 +65,33 @@ public final class SimulatedInstances {
         return ORACLE_LIMIT - oracle.peek(KEY, 1).remaining();
     }
 
-    /** The sum of {@code perSecond}. */
-    public static long admitted(long[] perSecond) {
-        long sum = 0;
-        for (long c : perSecond) {
-            sum += c;
-        }
-        return sum;
-    }
+    /** A run's outcome, as requests admitted in each second {@code [s, s+1)} of the run. */
+    public interface PerSecond {
 
-    /** The most of {@code perSecond}. */
-    public static long max(long[] perSecond) {
-        long max = 0;
-        for (long c : perSecond) {
-            max = Math.max(max, c);
+        /** Admitted in each second of the run. */
+        long[] perSecond();
+
+        /** Admitted over the run. */
+        default long admitted() {
+            long sum = 0;
+            for (long c : perSecond()) {
+                sum += c;
+            }
+            return sum;
         }
-        return max;
+
+        /** Admitted per second, on average. */
+        default double meanPerSecond() {
+            return (double) admitted() / perSecond().length;
+        }
+
+        /** The most admitted in one second. */
+        default long maxPerSecond() {
+            long max = 0;
+            for (long c : perSecond()) {
+                max = Math.max(max, c);
+            }
+            return max;
+        }
     }
 }

@@ -81,19 +81,8 @@ final class LeaseSimulation {
      * @param storeCalls  calls to the counter store of all instances
      * @param rounds      rounds run (per instance)
      */
-    record Result(Setup setup, long[] perSecond, long peakMeasure, long storeCalls, long rounds) {
-
-        long admitted() {
-            return SimulatedInstances.admitted(perSecond);
-        }
-
-        double meanPerSecond() {
-            return (double) admitted() / perSecond.length;
-        }
-
-        long maxPerSecond() {
-            return SimulatedInstances.max(perSecond);
-        }
+    record Result(Setup setup, long[] perSecond, long peakMeasure, long storeCalls, long rounds)
+            implements SimulatedInstances.PerSecond {
 
         long minPerSecond() {
             long min = Long.MAX_VALUE;

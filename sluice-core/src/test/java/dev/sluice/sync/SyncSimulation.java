@@ -76,20 +76,8 @@ final class SyncSimulation {
      * @param worstSlack    the least of {@code L + Σa − max a − M} over all admissions (never negative if the bound holds)
      * @param conflicts     write conflicts over all instances
      */
-    record Result(Setup setup, long[] perSecond, long peakMeasure, long worstSlack, long conflicts) {
-
-        long admitted() {
-            return SimulatedInstances.admitted(perSecond);
-        }
-
-        double meanPerSecond() {
-            return (double) admitted() / perSecond.length;
-        }
-
-        long maxPerSecond() {
-            return SimulatedInstances.max(perSecond);
-        }
-    }
+    record Result(Setup setup, long[] perSecond, long peakMeasure, long worstSlack, long conflicts)
+            implements SimulatedInstances.PerSecond {}
 
     private SyncSimulation() {}
 
