@@ -1,25 +1,11 @@
 package dev.sluice.bench;
 
-import dev.sluice.Algorithm;
-import dev.sluice.Decision;
-import dev.sluice.RateLimiter;
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.sync.InMemoryCounterStore;
 import dev.sluice.sync.SynchronizedStore;
-import java.util.concurrent.TimeUnit;
-import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
-import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Threads;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The request path of synchronized mode against the in-memory store: {@code tryAcquire} of the three algorithms
@@ -30,14 +16,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * round trips are counted by {@link SyncRoundTrips} instead.
  */
 @State(Scope.Benchmark)
-@BenchmarkMode(Mode.Throughput)
-@OutputTimeUnit(TimeUnit.SECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(
-        value = 1,
-        jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-XX:+AlwaysPreTouch"})
-public class SyncBench {
+public class SyncBench extends InMemoryModeBench {
 
     /** Where the limiter keeps its state. */
     public enum Store {
@@ -45,48 +24,13 @@ public class SyncBench {
         SYNCHRONIZED
     }
 
-    @Param({"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "SLIDING_TAIL"})
-    public Algorithm algorithm;
-
     @Param
     public Store store;
 
-    /** Read by {@link KeyCursor} too. */
-    @Param({"1", "10000"})
-    public int keys;
-
-    private SynchronizedStore sync;
-    private RateLimiter limiter;
-    private String[] names;
-
-    @Setup(Level.Trial)
-    public void setUp() {
-        names = Keys.generate(keys);
-        var builder = RateLimiter.builder(algorithm).limit(Load.ALLOWED.limit, Load.ALLOWED.window);
-        if (store == Store.SYNCHRONIZED) {
-            sync = SynchronizedStore.builder(InMemoryCounterStore.create()).build();
-            builder.store(sync);
-        }
-        limiter = builder.build();
-        for (String name : names) {
-            if (!limiter.tryAcquire(name).allowed()) {
-                throw new IllegalStateException("setup request denied for " + name);
-            }
-        }
-    }
-
-    @TearDown(Level.Trial)
-    public void tearDown() {
-        if (sync != null) {
-            sync.close();
-        }
-    }
-
-    @Benchmark
-    @Threads(1)
-    public Decision tryAcquire(KeyCursor cursor, Outcomes outcomes) {
-        Decision d = limiter.tryAcquire(names[cursor.next()]);
-        outcomes.count(d.allowed());
-        return d;
+    @Override
+    protected RateLimitStore sharedStore() {
+        return store == Store.SYNCHRONIZED
+                ? SynchronizedStore.builder(InMemoryCounterStore.create()).build()
+                : null;
     }
 }

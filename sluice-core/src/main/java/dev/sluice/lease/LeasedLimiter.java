@@ -5,12 +5,11 @@ import dev.sluice.Decision;
 import dev.sluice.FailurePolicy;
 import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimitListener;
-import dev.sluice.RateLimiter;
-import dev.sluice.Reservation;
 import dev.sluice.SluiceException;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.FrameStates;
 import dev.sluice.algorithm.Params;
+import dev.sluice.spi.AbstractRateLimiter;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterWrite;
@@ -33,9 +32,10 @@ import org.jspecify.annotations.Nullable;
  * A limiter of a {@link LeasedStore}: decides every request within the slice this instance holds for the key's
  * current frame, under the key's own monitor. When the slice is short it claims more from the store on the request's
  * thread (one claim, bounded by the counter store's timeout), unless the store, as last read, has no room for it, or a
- * claim already found none in this frame since the last round; then it refuses without I/O.
+ * claim already found none in this frame since the last round; then it refuses without I/O. A {@code peek} consumes
+ * nothing and claims nothing: allowed if the slice held covers the cost or the store, as last read, has room.
  */
-final class LeasedLimiter implements RateLimiter {
+final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReservation> {
 
     /** How many claims (its own or others' on the same key) one request waits for before it is refused. */
     static final int CLAIMS_PER_REQUEST = 4;
@@ -76,33 +76,6 @@ final class LeasedLimiter implements RateLimiter {
         return config;
     }
 
-    @Override
-    public Decision tryAcquire(String key, long cost) {
-        config.checkRequest(key, cost);
-        checkOpen();
-        Decision d = decide(key, cost, true, null);
-        notifyDecision(key, cost, d);
-        return d;
-    }
-
-    /** Consumes nothing and claims nothing: allowed if the slice held covers {@code cost} or the store has room. */
-    @Override
-    public Decision peek(String key, long cost) {
-        config.checkRequest(key, cost);
-        checkOpen();
-        return decide(key, cost, false, null);
-    }
-
-    @Override
-    public Reservation reserve(String key, long cost) {
-        config.checkRequest(key, cost);
-        checkOpen();
-        LeaseReservation r = new LeaseReservation(key, cost);
-        r.decide(decide(key, cost, true, r));
-        notifyDecision(key, cost, r.decision());
-        return r;
-    }
-
     /** Gives back the unused part of every slice this limiter holds, and lets the limiter go. Idempotent. */
     @Override
     public void close() {
@@ -111,7 +84,8 @@ final class LeasedLimiter implements RateLimiter {
 
     // ---- the request path ---------------------------------------------------------------------------------------
 
-    private Decision decide(String key, long cost, boolean consume, @Nullable LeaseReservation reservation) {
+    @Override
+    protected Decision decide(String key, long cost, boolean consume, @Nullable LeaseReservation reservation) {
         boolean counted = false;
         int claims = 0;
         while (true) {
@@ -822,7 +796,8 @@ final class LeasedLimiter implements RateLimiter {
         return config.clockNanos();
     }
 
-    void checkOpen() {
+    @Override
+    protected void checkOpen() {
         if (closed) {
             throw new IllegalStateException("this limiter is closed: " + this);
         }
@@ -832,7 +807,8 @@ final class LeasedLimiter implements RateLimiter {
         return closed;
     }
 
-    void notifyDecision(String key, long cost, Decision d) {
+    @Override
+    protected void notifyDecision(String key, long cost, Decision d) {
         Listeners.decision(listener, this, key, cost, d);
         Listeners.decision(store.listener(), this, key, cost, d);
     }
@@ -899,8 +875,13 @@ final class LeasedLimiter implements RateLimiter {
                 + ", keys=" + leases.size() + (closed ? ", closed" : "") + "]";
     }
 
+    @Override
+    protected LeaseReservation reservation(String key, long cost) {
+        return new LeaseReservation(key, cost);
+    }
+
     /** A reservation: remembers the frame its permits were taken in. */
-    private final class LeaseReservation extends OnceReservation {
+    final class LeaseReservation extends OnceReservation {
         long frame; // set once by reserve(), before the reservation is published; meaningful only if allowed
 
         LeaseReservation(String key, long cost) {

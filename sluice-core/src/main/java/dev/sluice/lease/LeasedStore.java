@@ -6,11 +6,12 @@ import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
 import dev.sluice.algorithm.FrameStates;
+import dev.sluice.spi.BackgroundRounds;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterStoreCalls;
 import dev.sluice.spi.CounterWrite;
-import dev.sluice.spi.Listeners;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedStoreOptions;
 import java.time.Duration;
@@ -19,10 +20,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -170,6 +168,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     static final int CONFLICT_ROUNDS = 4;
 
     private final CounterStore counterStore;
+    private final CounterStoreCalls calls;
     private final Duration refreshInterval;
     private final int batchSize;
     private final @Nullable Duration idleTimeout;
@@ -178,29 +177,27 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     private final LongSupplier versions;
     private final List<LeasedLimiter> limiters = new CopyOnWriteArrayList<>();
     private final ReentrantLock round = new ReentrantLock();
-    private final @Nullable ScheduledExecutorService scheduler;
-    private volatile boolean storeFailing;
+    private final @Nullable BackgroundRounds background;
     private volatile boolean closed;
 
     private final LongAdder rounds = new LongAdder();
-    private final LongAdder storeCalls = new LongAdder();
     private final LongAdder claims = new LongAdder();
     private final LongAdder claimsAhead = new LongAdder();
     private final LongAdder permitsClaimed = new LongAdder();
     private final LongAdder permitsReturned = new LongAdder();
     private final LongAdder conflicts = new LongAdder();
-    private final LongAdder storeFailures = new LongAdder();
     private final LongAdder evictions = new LongAdder();
 
     private LeasedStore(Builder b) {
         this.counterStore = b.counterStore;
+        this.calls = new CounterStoreCalls(b.counterStore, b.listener);
         this.refreshInterval = b.refreshInterval;
         this.batchSize = b.batchSize;
         this.idleTimeout = b.idleTimeout;
         this.failurePolicy = b.failurePolicy;
         this.listener = b.listener;
         this.versions = b.versions;
-        this.scheduler = b.manual ? null : startScheduler();
+        this.background = b.manual ? null : startRounds();
     }
 
     /** A builder for a leased store claiming slices from {@code counterStore}. */
@@ -243,7 +240,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         round.lock();
         try {
             rounds.increment();
-            long callsBefore = storeCalls.sum();
+            long callsBefore = calls.calls();
             boolean ok = true;
             for (LeasedLimiter limiter : limiters) {
                 List<Lease> write = new ArrayList<>();
@@ -260,7 +257,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
                     latches.forEach(CountDownLatch::countDown);
                 }
             }
-            if (storeFailing && ok && storeCalls.sum() == callsBefore) {
+            if (calls.failing() && ok && calls.calls() == callsBefore) {
                 ok = probe();
             }
             return ok;
@@ -273,13 +270,13 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     public LeaseStats stats() {
         return new LeaseStats(
                 rounds.sum(),
-                storeCalls.sum(),
+                calls.calls(),
                 claims.sum(),
                 claimsAhead.sum(),
                 permitsClaimed.sum(),
                 permitsReturned.sum(),
                 conflicts.sum(),
-                storeFailures.sum(),
+                calls.failures(),
                 evictions.sum());
     }
 
@@ -314,13 +311,8 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        if (scheduler != null) {
-            scheduler.shutdownNow();
-            try {
-                scheduler.awaitTermination(refreshInterval.toNanos(), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        if (background != null) {
+            background.stop(refreshInterval);
         }
         round.lock();
         try {
@@ -335,7 +327,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     @Override
     public String toString() {
         return "LeasedStore[" + counterStore + ", round every " + refreshInterval + ", batches of " + batchSize + ", "
-                + failurePolicy + (scheduler == null ? ", manual" : "") + (closed ? ", closed" : "") + "]";
+                + failurePolicy + (background == null ? ", manual" : "") + (closed ? ", closed" : "") + "]";
     }
 
     // ---- called by the limiters ---------------------------------------------------------------------------------
@@ -367,7 +359,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
             }
             boolean[] applied;
             try {
-                applied = cas(List.of(w.write()), ls.limiter);
+                applied = calls.compareAndSet(List.of(w.write()), ls.limiter);
             } catch (SluiceException e) {
                 ls.limiter.unknown(w);
                 return e;
@@ -387,7 +379,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
 
     /** Whether the last call to the counter store failed. */
     boolean failing() {
-        return storeFailing;
+        return calls.failing();
     }
 
     FailurePolicy failurePolicy() {
@@ -494,7 +486,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
                 }
                 boolean[] applied;
                 try {
-                    applied = cas(writes, limiter);
+                    applied = calls.compareAndSet(writes, limiter);
                 } catch (SluiceException e) {
                     ws.forEach(w -> w.lease().limiter.unknown(w));
                     return false;
@@ -519,7 +511,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
             }
             List<CounterSnapshot> snapshots;
             try {
-                snapshots = load(ids, limiter);
+                snapshots = calls.load(ids, limiter);
             } catch (SluiceException e) {
                 return false;
             }
@@ -533,7 +525,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     @Nullable
     private SluiceException readOne(Lease ls) {
         try {
-            ls.limiter.loaded(ls, load(List.of(ls.id), ls.limiter).get(0));
+            ls.limiter.loaded(ls, calls.load(List.of(ls.id), ls.limiter).get(0));
             return null;
         } catch (SluiceException e) {
             return e;
@@ -551,64 +543,6 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         return true;
     }
 
-    private List<CounterSnapshot> load(List<CounterKey> ids, @Nullable RateLimiter limiter) {
-        long start = System.nanoTime();
-        storeCalls.increment();
-        try {
-            List<CounterSnapshot> s = counterStore.load(ids);
-            if (s == null || s.size() != ids.size() || s.contains(null)) {
-                throw new SluiceException("the counter store answered "
-                        + (s == null ? "nothing" : s.size() + " records") + " for " + ids.size() + " keys");
-            }
-            succeeded(start, limiter);
-            return s;
-        } catch (RuntimeException e) {
-            throw failed(start, limiter, "reading " + ids.size() + " records", e);
-        }
-    }
-
-    private boolean[] cas(List<CounterWrite> writes, @Nullable RateLimiter limiter) {
-        long start = System.nanoTime();
-        storeCalls.increment();
-        try {
-            boolean[] applied = counterStore.compareAndSet(writes);
-            if (applied == null || applied.length != writes.size()) {
-                throw new SluiceException("the counter store answered "
-                        + (applied == null ? "nothing" : applied.length + " results") + " for " + writes.size()
-                        + " writes");
-            }
-            succeeded(start, limiter);
-            return applied;
-        } catch (RuntimeException e) {
-            throw failed(start, limiter, "writing " + writes.size() + " records", e);
-        }
-    }
-
-    private void succeeded(long start, @Nullable RateLimiter limiter) {
-        storeFailing = false;
-        long nanos = System.nanoTime() - start;
-        Listeners.call(listener, limiter, nanos);
-        if (limiter != null) {
-            Listeners.call(limiter.config().listener(), limiter, nanos);
-        }
-    }
-
-    private SluiceException failed(long start, @Nullable RateLimiter limiter, String what, RuntimeException e) {
-        storeFailing = true;
-        storeFailures.increment();
-        SluiceException failure = e instanceof SluiceException
-                ? (SluiceException) e
-                : new SluiceException("counter store failed " + what + ": " + e, e);
-        long nanos = System.nanoTime() - start;
-        Listeners.call(listener, limiter, nanos);
-        Listeners.failure(listener, limiter, failure);
-        if (limiter != null) {
-            Listeners.call(limiter.config().listener(), limiter, nanos);
-            Listeners.failure(limiter.config().listener(), limiter, failure);
-        }
-        return failure;
-    }
-
     private static void free(List<Lease> leases) {
         for (Lease ls : leases) {
             synchronized (ls) {
@@ -617,30 +551,15 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         }
     }
 
-    private ScheduledExecutorService startScheduler() {
-        ScheduledExecutorService s = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "sluice-lease");
-            t.setDaemon(true);
-            return t;
-        });
-        long nanos = refreshInterval.toNanos();
-        // The future is never read: quietly() catches everything, so no round ends in an exception to miss.
-        var unused = s.scheduleWithFixedDelay(this::quietly, nanos, nanos, TimeUnit.NANOSECONDS);
-        return s;
+    private BackgroundRounds startRounds() {
+        BackgroundRounds r = new BackgroundRounds("sluice-lease", this::roundFailed);
+        r.every(refreshInterval, this::refresh);
+        return r;
     }
 
-    private void quietly() {
-        try {
-            refresh();
-        } catch (RuntimeException e) {
-            storeFailures.increment();
-            Listeners.failure(
-                    listener,
-                    null,
-                    e instanceof SluiceException
-                            ? (SluiceException) e
-                            : new SluiceException("leased store failed in a background round: " + e, e));
-        }
+    /** A round that threw: counted and told to the listener as a failure; the next round runs as usual. */
+    private void roundFailed(RuntimeException e) {
+        calls.failedOutsideCalls(CounterStoreCalls.wrap("leased store failed in a background round", e), false);
     }
 
     /** Builds a {@link LeasedStore}. Not thread-safe; setters validate at once. */

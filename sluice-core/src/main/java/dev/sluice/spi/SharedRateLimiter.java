@@ -5,7 +5,6 @@ import dev.sluice.FailurePolicy;
 import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
-import dev.sluice.Reservation;
 import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
 import java.util.Objects;
@@ -25,7 +24,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Thread-safe; holds no lock and no per-key state of its own.
  */
-public final class SharedRateLimiter implements RateLimiter {
+public final class SharedRateLimiter extends AbstractRateLimiter<OnceReservation> {
 
     private final LimiterConfig config;
     private final AtomicDecider decider;
@@ -91,32 +90,6 @@ public final class SharedRateLimiter implements RateLimiter {
     }
 
     @Override
-    public Decision tryAcquire(String key, long cost) {
-        config.checkRequest(key, cost);
-        checkOpen();
-        Decision d = decide(key, cost, true, null);
-        notifyDecision(key, cost, d);
-        return d;
-    }
-
-    @Override
-    public Decision peek(String key, long cost) {
-        config.checkRequest(key, cost);
-        checkOpen();
-        return decide(key, cost, false, null);
-    }
-
-    @Override
-    public Reservation reserve(String key, long cost) {
-        config.checkRequest(key, cost);
-        checkOpen();
-        SharedReservation r = new SharedReservation(key, cost);
-        r.decide(decide(key, cost, true, r));
-        notifyDecision(key, cost, r.decision());
-        return r;
-    }
-
-    @Override
     public JointDecider jointDecider() {
         return joint;
     }
@@ -127,14 +100,19 @@ public final class SharedRateLimiter implements RateLimiter {
         closed = true;
     }
 
-    void checkOpen() {
+    @Override
+    protected void checkOpen() {
         if (closed) {
             throw new IllegalStateException("this limiter is closed: " + this);
         }
     }
 
-    /** Decides one request; a store failure is answered by the failure policy. */
-    Decision decide(String key, long cost, boolean consume, @Nullable SharedReservation reservation) {
+    /**
+     * Decides one request; a store failure is answered by the failure policy. A {@code reservation} is always one of
+     * this limiter's {@link SharedReservation}s.
+     */
+    @Override
+    protected Decision decide(String key, long cost, boolean consume, @Nullable OnceReservation reservation) {
         StoreDecision s;
         long start = System.nanoTime();
         try {
@@ -149,9 +127,9 @@ public final class SharedRateLimiter implements RateLimiter {
         }
         storeCall(start);
         Decision d = toDecision(s);
-        if (reservation != null && d.allowed()) {
-            reservation.place = s.place();
-            reservation.holds = true;
+        if (reservation instanceof SharedReservation r && d.allowed()) {
+            r.place = s.place();
+            r.holds = true;
         }
         return d;
     }
@@ -229,7 +207,8 @@ public final class SharedRateLimiter implements RateLimiter {
         Listeners.call(storeListener, this, nanos);
     }
 
-    void notifyDecision(String key, long cost, Decision d) {
+    @Override
+    protected void notifyDecision(String key, long cost, Decision d) {
         Listeners.decision(limiterListener, this, key, cost, d);
         Listeners.decision(storeListener, this, key, cost, d);
     }
@@ -239,6 +218,11 @@ public final class SharedRateLimiter implements RateLimiter {
         return "SharedRateLimiter[" + config.algorithm() + ", " + config.limit() + "/" + config.window() + ", "
                 + decider + ", " + options.timeSource() + ", " + options.failurePolicy() + (closed ? ", closed" : "")
                 + "]";
+    }
+
+    @Override
+    protected OnceReservation reservation(String key, long cost) {
+        return new SharedReservation(key, cost);
     }
 
     /** A reservation on a shared store: remembers where its permits were taken from. */

@@ -23,5 +23,10 @@
  * <p>Either way a store reports to {@link dev.sluice.RateLimitListener}s only through
  * {@link dev.sluice.spi.Listeners}, so a listener that throws changes nothing, and its limiters' reservations extend
  * {@link dev.sluice.spi.OnceReservation}.
+ *
+ * <p>Core's own limiters of exact, synchronized and leased mode take requests through
+ * {@link dev.sluice.spi.AbstractRateLimiter}; synchronized and leased mode call their counter store through
+ * {@link dev.sluice.spi.CounterStoreCalls} and run their rounds on {@link dev.sluice.spi.BackgroundRounds}. A store
+ * need not know these three.
  */
 package dev.sluice.spi;

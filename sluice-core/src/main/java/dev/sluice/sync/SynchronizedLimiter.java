@@ -4,11 +4,10 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimitListener;
-import dev.sluice.RateLimiter;
-import dev.sluice.Reservation;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.FrameStates;
 import dev.sluice.algorithm.Params;
+import dev.sluice.spi.AbstractRateLimiter;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterWrite;
@@ -31,13 +30,14 @@ import org.jspecify.annotations.Nullable;
  * A limiter of a {@link SynchronizedStore}: decides every request on this instance's {@code g + i} for the key,
  * under the key's own monitor, with no I/O but the one read of a key this instance takes up ({@link #held}). The
  * store's flusher and refresher call the package-private methods
- * below to move counts between {@code i}, {@code g} and the counter store.
+ * below to move counts between {@code i}, {@code g} and the counter store. A {@code peek} consumes nothing, but this
+ * instance holds the key from then on, so the next refresh reads it.
  *
  * <p>{@link #close()} sets {@link #closed} and then takes every key out of {@link #states}, each under its monitor; a
  * decision checks {@code closed} under the key's monitor. So a decision either finished before its key was taken out
  * (and its count goes with the key to the store's flush) or throws: no count is taken after the keys are handed over.
  */
-final class SynchronizedLimiter implements RateLimiter {
+final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.SyncReservation> {
 
     private static final AtomicLong SERIALS = new AtomicLong();
 
@@ -71,33 +71,6 @@ final class SynchronizedLimiter implements RateLimiter {
         return config;
     }
 
-    @Override
-    public Decision tryAcquire(String key, long cost) {
-        config.checkRequest(key, cost);
-        checkOpen();
-        Decision d = decide(key, cost, true, null);
-        notifyDecision(key, cost, d);
-        return d;
-    }
-
-    /** Consumes nothing, but this instance holds the key from now on, so the next refresh reads it. */
-    @Override
-    public Decision peek(String key, long cost) {
-        config.checkRequest(key, cost);
-        checkOpen();
-        return decide(key, cost, false, null);
-    }
-
-    @Override
-    public Reservation reserve(String key, long cost) {
-        config.checkRequest(key, cost);
-        checkOpen();
-        SyncReservation r = new SyncReservation(key, cost);
-        r.decide(decide(key, cost, true, r));
-        notifyDecision(key, cost, r.decision());
-        return r;
-    }
-
     /** The joint decider of this limiter's store: the same for every limiter of the store. */
     @Override
     public JointDecider jointDecider() {
@@ -114,7 +87,8 @@ final class SynchronizedLimiter implements RateLimiter {
         store.release(this);
     }
 
-    private Decision decide(String key, long cost, boolean consume, @Nullable SyncReservation reservation) {
+    @Override
+    protected Decision decide(String key, long cost, boolean consume, @Nullable SyncReservation reservation) {
         while (true) {
             KeyState ks = held(key);
             long now = now(); // after a first read of the record, which may have taken a while
@@ -167,7 +141,8 @@ final class SynchronizedLimiter implements RateLimiter {
         return d;
     }
 
-    void checkOpen() {
+    @Override
+    protected void checkOpen() {
         if (closed) {
             throw new IllegalStateException("this limiter is closed: " + this);
         }
@@ -177,8 +152,8 @@ final class SynchronizedLimiter implements RateLimiter {
         return closed;
     }
 
-    /** Tells this limiter's listener and the store's of a decision; a throwing listener changes nothing. */
-    void notifyDecision(String key, long cost, Decision d) {
+    @Override
+    protected void notifyDecision(String key, long cost, Decision d) {
         Listeners.decision(listener, this, key, cost, d);
         Listeners.decision(store.listener(), this, key, cost, d);
     }
@@ -471,8 +446,13 @@ final class SynchronizedLimiter implements RateLimiter {
                 + ", keys=" + states.size() + (closed ? ", closed" : "") + "]";
     }
 
+    @Override
+    protected SyncReservation reservation(String key, long cost) {
+        return new SyncReservation(key, cost);
+    }
+
     /** A reservation: remembers the frame its permits were counted in. */
-    private final class SyncReservation extends OnceReservation {
+    final class SyncReservation extends OnceReservation {
         long place; // set once by reserve(), before the reservation is published; meaningful only if allowed
         long frame; // likewise
 

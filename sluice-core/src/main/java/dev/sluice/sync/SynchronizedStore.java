@@ -5,12 +5,13 @@ import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
 import dev.sluice.algorithm.FrameStates;
+import dev.sluice.spi.BackgroundRounds;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterStoreCalls;
 import dev.sluice.spi.CounterWrite;
 import dev.sluice.spi.FailureLog;
-import dev.sluice.spi.Listeners;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedStoreOptions;
 import java.time.Duration;
@@ -20,10 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -156,6 +154,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     static final int CONFLICT_ROUNDS = 4;
 
     private final CounterStore counterStore;
+    private final CounterStoreCalls calls;
     private final Duration flushInterval;
     private final Duration refreshInterval;
     private final int batchSize;
@@ -168,35 +167,29 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     /** Keys of closed limiters whose counts are not yet written, or whose last write is in doubt. Guarded by round. */
     private final List<KeyState> orphans = new ArrayList<>();
 
-    private final @Nullable ScheduledExecutorService scheduler;
+    private final @Nullable BackgroundRounds background;
     /** Failed first reads of a key when neither the store nor the limiter has a listener: a log line a minute. */
     private final FailureLog takeUpFailures;
-    /**
-     * Whether the last call to the counter store failed: a key taken up meanwhile is not read (the read would most
-     * likely fail too, after making its request wait up to the counter store's timeout), and the next refresh reads it.
-     */
-    private volatile boolean storeFailing;
 
     private volatile boolean closed;
 
     private final LongAdder flushes = new LongAdder();
     private final LongAdder refreshes = new LongAdder();
-    private final LongAdder storeCalls = new LongAdder();
     private final LongAdder writes = new LongAdder();
     private final LongAdder conflicts = new LongAdder();
-    private final LongAdder storeFailures = new LongAdder();
     private final LongAdder doubtfulWrites = new LongAdder();
     private final LongAdder evictions = new LongAdder();
 
     private SynchronizedStore(Builder b) {
         this.counterStore = b.counterStore;
+        this.calls = new CounterStoreCalls(b.counterStore, b.listener);
         this.flushInterval = b.flushInterval;
         this.refreshInterval = b.refreshInterval != null ? b.refreshInterval : b.flushInterval;
         this.batchSize = b.batchSize;
         this.idleTimeout = b.idleTimeout;
         this.listener = b.listener;
         this.versions = b.versions;
-        this.scheduler = b.manual ? null : startScheduler();
+        this.background = b.manual ? null : startRounds();
         this.takeUpFailures = new FailureLog(toString(), "deciding on the counts held here");
     }
 
@@ -325,7 +318,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      */
     void takeUp(KeyState ks) {
         try {
-            if (!closed && !storeFailing) {
+            if (!closed && !calls.failing()) {
                 readFirst(ks);
             }
         } finally {
@@ -335,38 +328,16 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
 
     private void readFirst(KeyState ks) {
         SynchronizedLimiter limiter = ks.limiter;
-        RateLimitListener own = limiter.config().listener();
         CounterSnapshot snapshot;
-        long start = System.nanoTime();
         try {
-            storeCalls.increment();
-            List<CounterSnapshot> snapshots;
-            try {
-                snapshots = counterStore.load(List.of(ks.id));
-            } finally {
-                long nanos = System.nanoTime() - start;
-                Listeners.call(listener, limiter, nanos);
-                Listeners.call(own, limiter, nanos);
-            }
-            if (snapshots == null || snapshots.size() != 1 || snapshots.get(0) == null) {
-                throw new SluiceException("the counter store answered "
-                        + (snapshots == null ? "nothing" : snapshots.size() + " records") + " for 1 key");
-            }
-            snapshot = snapshots.get(0);
-        } catch (RuntimeException e) {
-            storeFailing = true;
-            storeFailures.increment();
-            SluiceException failure = e instanceof SluiceException
-                    ? (SluiceException) e
-                    : new SluiceException("counter store failed reading the record of key '" + ks.key + "': " + e, e);
-            if (listener == RateLimitListener.NONE && own == RateLimitListener.NONE) {
+            snapshot = calls.load(List.of(ks.id), limiter, "reading the record of key '" + ks.key + "'")
+                    .get(0);
+        } catch (SluiceException failure) {
+            if (listener == RateLimitListener.NONE && limiter.config().listener() == RateLimitListener.NONE) {
                 takeUpFailures.failed(failure);
             }
-            Listeners.failure(listener, limiter, failure);
-            Listeners.failure(own, limiter, failure);
             return;
         }
-        storeFailing = false;
         limiter.loaded(ks, snapshot);
     }
 
@@ -420,10 +391,10 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         return new SyncStats(
                 flushes.sum(),
                 refreshes.sum(),
-                storeCalls.sum(),
+                calls.calls(),
                 writes.sum(),
                 conflicts.sum(),
-                storeFailures.sum(),
+                calls.failures(),
                 doubtfulWrites.sum(),
                 evictions.sum());
     }
@@ -453,13 +424,8 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        if (scheduler != null) {
-            scheduler.shutdownNow();
-            try {
-                scheduler.awaitTermination(flushInterval.toNanos(), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        if (background != null) {
+            background.stop(flushInterval);
         }
         flush();
     }
@@ -516,25 +482,14 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
                 continue;
             }
             boolean[] applied;
-            long start = System.nanoTime();
             try {
-                storeCalls.increment();
-                applied = counterStore.compareAndSet(batchWrites);
-                called(start);
-                if (applied == null || applied.length != batchWrites.size()) {
-                    throw new SluiceException(
-                            "the counter store answered " + (applied == null ? "nothing" : applied.length + " results")
-                                    + " for " + batchWrites.size() + " writes");
-                }
-            } catch (RuntimeException e) {
-                called(start);
+                applied = calls.compareAndSet(batchWrites, null);
+            } catch (SluiceException e) {
                 for (SynchronizedLimiter.Flight f : flights) {
                     f.state().limiter.unknown(f);
                 }
-                fail("writing " + batchWrites.size() + " records", e);
                 return false;
             }
-            storeFailing = false;
             for (int j = 0; j < applied.length; j++) {
                 SynchronizedLimiter.Flight f = flights.get(j);
                 if (applied[j]) {
@@ -557,26 +512,14 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
                 ids.add(ks.id);
             }
             List<CounterSnapshot> snapshots;
-            long start = System.nanoTime();
             try {
-                storeCalls.increment();
-                snapshots = counterStore.load(ids);
-                called(start);
-                if (snapshots == null || snapshots.size() != ids.size()) {
-                    throw new SluiceException("the counter store answered "
-                            + (snapshots == null ? "nothing" : snapshots.size() + " records") + " for " + ids.size()
-                            + " keys");
-                }
-            } catch (RuntimeException e) {
-                called(start);
-                fail("reading " + ids.size() + " records", e);
+                snapshots = calls.load(ids, null);
+            } catch (SluiceException e) {
                 return false;
             }
-            storeFailing = false;
             for (int j = 0; j < batch.size(); j++) {
-                CounterSnapshot s = Objects.requireNonNull(snapshots.get(j), "the counter store answered null");
                 KeyState ks = batch.get(j);
-                if (ks.limiter.loaded(ks, s)) {
+                if (ks.limiter.loaded(ks, snapshots.get(j))) {
                     doubtfulWrites.increment();
                 }
             }
@@ -584,61 +527,32 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         return true;
     }
 
-    private void fail(String what, RuntimeException e) {
-        storeFailing = true;
-        storeFailures.increment();
-        SluiceException failure = e instanceof SluiceException
-                ? (SluiceException) e
-                : new SluiceException("counter store failed " + what + ": " + e, e);
-        Listeners.failure(listener, null, failure);
-    }
-
-    private void called(long startNanos) {
-        if (listener != RateLimitListener.NONE) {
-            Listeners.call(listener, null, System.nanoTime() - startNanos);
-        }
-    }
-
-    private ScheduledExecutorService startScheduler() {
-        ScheduledExecutorService s = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "sluice-sync");
-            t.setDaemon(true);
-            return t;
-        });
-        long flushNanos = flushInterval.toNanos();
-        long refreshNanos = refreshInterval.toNanos();
-        // The futures are never read: quietly() catches everything, so no round ends in an exception to miss.
-        if (flushNanos == refreshNanos) {
-            var unused = s.scheduleWithFixedDelay(
-                    () -> quietly(() -> {
-                        flush();
-                        refresh();
-                    }),
-                    flushNanos,
-                    flushNanos,
-                    TimeUnit.NANOSECONDS);
+    private BackgroundRounds startRounds() {
+        BackgroundRounds r = new BackgroundRounds("sluice-sync", this::roundFailed);
+        if (flushInterval.toNanos() == refreshInterval.toNanos()) {
+            r.every(flushInterval, () -> {
+                flush();
+                refresh();
+            });
         } else {
-            var unusedFlushes =
-                    s.scheduleWithFixedDelay(() -> quietly(this::flush), flushNanos, flushNanos, TimeUnit.NANOSECONDS);
-            var unusedRefreshes = s.scheduleWithFixedDelay(
-                    () -> quietly(this::refresh), refreshNanos, refreshNanos, TimeUnit.NANOSECONDS);
+            r.every(flushInterval, this::flush);
+            r.every(refreshInterval, this::refresh);
         }
-        return s;
+        return r;
     }
 
-    /** Runs a round so that no exception ends the schedule; one that escapes goes to the failure listener. */
-    private void quietly(Runnable task) {
-        try {
-            task.run();
-        } catch (RuntimeException e) {
-            fail("in a background round", e);
-        }
+    /**
+     * A round that threw: counted and told to the listener as a failure of the counter store, which counts as failing
+     * until a call succeeds; the next round runs as usual.
+     */
+    private void roundFailed(RuntimeException e) {
+        calls.failedOutsideCalls(CounterStoreCalls.wrap("counter store failed in a background round", e), true);
     }
 
     @Override
     public String toString() {
         return "SynchronizedStore[" + counterStore + ", flush every " + flushInterval + ", refresh every "
-                + refreshInterval + ", batches of " + batchSize + (scheduler == null ? ", manual" : "") + "]";
+                + refreshInterval + ", batches of " + batchSize + (background == null ? ", manual" : "") + "]";
     }
 
     /**

@@ -1,19 +1,13 @@
 package dev.sluice.lease;
 
 import dev.sluice.Algorithm;
-import dev.sluice.RateLimiter;
-import dev.sluice.RateLimiterBuilder;
-import dev.sluice.TestClock;
-import dev.sluice.memory.InMemoryStore;
-import dev.sluice.spi.RateLimitStore;
+import dev.sluice.SimulatedInstances;
 import dev.sluice.sync.InMemoryCounterStore;
 import dev.sluice.sync.SynchronizedStore;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.function.UnaryOperator;
 
 /**
  * A deterministic simulation of leased mode beside synchronized mode, as the synchronized mode's own simulation runs
@@ -23,14 +17,10 @@ import java.util.function.UnaryOperator;
  * {@code interval} a round (leased: every instance's {@link LeasedStore#refresh()}; synchronized: every instance
  * flushes, then every instance refreshes). No threads, no sleeps: the same setup always gives the same result.
  *
- * <p>An exact limiter with an unreachable limit (the oracle) is told every admitted request; its {@code remaining}
- * gives the algorithm's own measure {@code M} of the admitted traffic (the window's count, the sliding tail's
- * estimate, the live sub-windows' sum), which the limit bounds: over the limit means {@code M > L} after an admission.
+ * <p>The algorithm's own measure {@code M} of the admitted traffic comes from {@link SimulatedInstances}' oracle; the
+ * limit bounds it: over the limit means {@code M > L} after an admission.
  */
 final class LeaseSimulation {
-
-    private static final long ORACLE_LIMIT = 1L << 40;
-    private static final String KEY = "client:abc";
 
     /** How the requests are spread over the instances. */
     enum Spread {
@@ -91,27 +81,8 @@ final class LeaseSimulation {
      * @param storeCalls  calls to the counter store of all instances
      * @param rounds      rounds run (per instance)
      */
-    record Result(Setup setup, long[] perSecond, long peakMeasure, long storeCalls, long rounds) {
-
-        long admitted() {
-            long sum = 0;
-            for (long c : perSecond) {
-                sum += c;
-            }
-            return sum;
-        }
-
-        double meanPerSecond() {
-            return (double) admitted() / perSecond.length;
-        }
-
-        long maxPerSecond() {
-            long max = 0;
-            for (long c : perSecond) {
-                max = Math.max(max, c);
-            }
-            return max;
-        }
+    record Result(Setup setup, long[] perSecond, long peakMeasure, long storeCalls, long rounds)
+            implements SimulatedInstances.PerSecond {
 
         long minPerSecond() {
             long min = Long.MAX_VALUE;
@@ -130,47 +101,24 @@ final class LeaseSimulation {
     private LeaseSimulation() {}
 
     static Result run(Setup s) {
-        TestClock clock = new TestClock("2026-01-01T12:00:00Z");
-        UnaryOperator<RateLimiterBuilder> options =
-                b -> s.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER ? b.buckets(10) : b;
         InMemoryCounterStore shared = InMemoryCounterStore.create();
         List<LeasedStore> leased = new ArrayList<>();
         List<SynchronizedStore> synced = new ArrayList<>();
-        List<RateLimiter> limiters = new ArrayList<>();
         for (int j = 0; j < s.instances(); j++) {
-            RateLimitStore store;
             if (s.mode() == Mode.LEASED) {
-                LeasedStore l = LeasedStore.builder(shared)
+                leased.add(LeasedStore.builder(shared)
                         .refreshInterval(s.interval())
                         .manualSync()
-                        .build();
-                leased.add(l);
-                store = l;
+                        .build());
             } else {
-                SynchronizedStore y = SynchronizedStore.builder(shared)
+                synced.add(SynchronizedStore.builder(shared)
                         .flushInterval(s.interval())
                         .manualSync()
-                        .build();
-                synced.add(y);
-                store = y;
-            }
-            limiters.add(options.apply(RateLimiter.builder(s.algorithm())
-                            .limit(s.limit(), Duration.ofSeconds(1))
-                            .clock(clock))
-                    .store(store)
-                    .build());
-        }
-        RateLimiter oracle = options.apply(RateLimiter.builder(s.algorithm())
-                        .limit(ORACLE_LIMIT, Duration.ofSeconds(1))
-                        .clock(clock))
-                .store(InMemoryStore.create())
-                .build();
-        if (!s.cold()) {
-            for (RateLimiter limiter : limiters) {
-                limiter.peek(KEY, 1); // the steady state: every instance has served this client before
+                        .build());
             }
         }
-        long start = clock.nanos();
+        SimulatedInstances instances =
+                new SimulatedInstances(s.algorithm(), s.limit(), s.mode() == Mode.LEASED ? leased : synced, s.cold());
         long step = 1_000_000_000L / s.offeredPerSecond();
         long interval = s.interval().toNanos();
         long end = (long) s.seconds() * 1_000_000_000L;
@@ -183,7 +131,7 @@ final class LeaseSimulation {
         long callsBefore = calls(leased, synced);
         for (long t = step / 2; t < end; t += step, request++) {
             while (nextRound <= t) {
-                clock.set(Instant.ofEpochSecond(0, start + nextRound));
+                instances.at(nextRound);
                 for (LeasedStore l : leased) {
                     l.refresh();
                 }
@@ -196,12 +144,11 @@ final class LeaseSimulation {
                 rounds++;
                 nextRound += interval;
             }
-            clock.set(Instant.ofEpochSecond(0, start + t));
-            int j = instance(s, request, random);
-            if (limiters.get(j).tryAcquire(KEY).allowed()) {
+            instances.at(t);
+            long measure = instances.request(instance(s, request, random));
+            if (measure >= 0) {
                 perSecond[(int) (t / 1_000_000_000L)]++;
-                oracle.tryAcquire(KEY);
-                peak = Math.max(peak, ORACLE_LIMIT - oracle.peek(KEY, 1).remaining());
+                peak = Math.max(peak, measure);
             }
         }
         return new Result(s, perSecond, peak, calls(leased, synced) - callsBefore, rounds);

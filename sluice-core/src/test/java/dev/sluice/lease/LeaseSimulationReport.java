@@ -1,22 +1,18 @@
 package dev.sluice.lease;
 
 import dev.sluice.Algorithm;
+import dev.sluice.SimulationChart;
+import dev.sluice.SimulationChart.Panel;
+import dev.sluice.SimulationChart.Series;
 import dev.sluice.lease.LeaseSimulation.Mode;
 import dev.sluice.lease.LeaseSimulation.Result;
 import dev.sluice.lease.LeaseSimulation.Setup;
 import dev.sluice.lease.LeaseSimulation.Spread;
-import java.awt.BasicStroke;
-import java.awt.Color;
-import java.awt.Font;
-import java.awt.Graphics2D;
-import java.awt.RenderingHints;
-import java.awt.image.BufferedImage;
 import java.io.File;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
-import javax.imageio.ImageIO;
 
 /**
  * Prints the accuracy grid of docs/leased-mode.md (leased mode beside synchronized mode) and draws its chart from
@@ -119,13 +115,7 @@ public final class LeaseSimulationReport {
 
     // ---- the chart -----------------------------------------------------------------------------------------------
 
-    private static final int WIDTH = 1400;
-    private static final int HEIGHT = 590;
-    private static final Color[] COLORS = {
-        new Color(0xff7f0e), new Color(0xd62728), new Color(0x1f77b4), new Color(0x2ca02c)
-    };
-
-    private record Series(String label, long[] perSecond) {}
+    private static final int[] COLORS = {0xff7f0e, 0xd62728, 0x1f77b4, 0x2ca02c};
 
     private static void draw(File file) throws IOException {
         List<Series> tail = List.of(
@@ -138,129 +128,17 @@ public final class LeaseSimulationReport {
                 series("synchronized, 1 s", Mode.SYNCHRONIZED, Algorithm.FIXED_WINDOW, 60, 1000),
                 series("leased, 100 ms", Mode.LEASED, Algorithm.FIXED_WINDOW, 60, 100),
                 series("leased, 1 s", Mode.LEASED, Algorithm.FIXED_WINDOW, 60, 1000));
-
-        BufferedImage image = new BufferedImage(WIDTH, HEIGHT, BufferedImage.TYPE_INT_RGB);
-        Graphics2D g = image.createGraphics();
-        g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-        g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-        g.setColor(Color.WHITE);
-        g.fillRect(0, 0, WIDTH, HEIGHT);
-        g.setColor(Color.BLACK);
-        g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 20));
-        g.drawString(
+        SimulationChart.write(
+                file,
                 "Synchronized and leased mode: admitted per second vs the limit (10 instances, 500/s offered at random)",
-                30,
-                36);
-        panel(g, 30, 60, 650, 520, "sliding tail, 50/s", tail, 500, 50, 50);
-        panel(g, 720, 60, 650, 520, "fixed window, 60/s", fixed, 500, 50, 60);
-        g.dispose();
-        File dir = file.getAbsoluteFile().getParentFile();
-        if (dir != null && !dir.isDirectory() && !dir.mkdirs()) {
-            throw new IOException("cannot create " + dir);
-        }
-        if (!ImageIO.write(image, "png", file)) {
-            throw new IOException("no PNG writer");
-        }
+                COLORS,
+                250,
+                new Panel("sliding tail, 50/s", tail, 500, 50, 50),
+                new Panel("fixed window, 60/s", fixed, 500, 50, 60));
     }
 
     private static Series series(String label, Mode mode, Algorithm algorithm, long limit, int ms) {
         Result r = LeaseSimulation.run(Setup.of(mode, algorithm, 10, Duration.ofMillis(ms), Spread.RANDOM, limit));
         return new Series(label, r.perSecond());
-    }
-
-    private static void panel(
-            Graphics2D g,
-            int x0,
-            int y0,
-            int w,
-            int h,
-            String title,
-            List<Series> series,
-            int yMax,
-            int yStep,
-            long limit) {
-        int left = x0 + 60;
-        int right = x0 + w - 10;
-        int top = y0 + 40;
-        int bottom = y0 + h - 50;
-        int seconds = series.get(0).perSecond().length;
-        g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 16));
-        g.setColor(Color.BLACK);
-        g.drawString(title, left, y0 + 22);
-
-        g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
-        for (int v = 0; v <= yMax; v += yStep) {
-            int y = yOf(v, yMax, top, bottom);
-            g.setColor(new Color(0xe6e6e6));
-            g.drawLine(left, y, right, y);
-            g.setColor(Color.DARK_GRAY);
-            String label = Integer.toString(v);
-            g.drawString(label, left - 8 - g.getFontMetrics().stringWidth(label), y + 5);
-        }
-        for (int s = 0; s <= seconds; s += 2) {
-            int x = xOf(s, seconds, left, right);
-            g.setColor(Color.DARK_GRAY);
-            g.drawLine(x, bottom, x, bottom + 5);
-            String label = Integer.toString(s);
-            g.drawString(label, x - g.getFontMetrics().stringWidth(label) / 2, bottom + 20);
-        }
-        g.setColor(Color.BLACK);
-        g.drawLine(left, top, left, bottom);
-        g.drawLine(left, bottom, right, bottom);
-        g.drawString("time (s)", (left + right) / 2 - 25, bottom + 40);
-        Graphics2D rotated = (Graphics2D) g.create();
-        rotated.rotate(-Math.PI / 2);
-        rotated.drawString("admitted requests per second", -(top + bottom) / 2 - 90, x0 + 14);
-        rotated.dispose();
-
-        g.setStroke(new BasicStroke(2.5f));
-        for (int k = 0; k < series.size(); k++) {
-            long[] values = series.get(k).perSecond();
-            g.setColor(COLORS[k]);
-            int prevY = -1;
-            for (int s = 0; s < values.length; s++) {
-                int xa = xOf(s, seconds, left, right);
-                int xb = xOf(s + 1, seconds, left, right);
-                int y = yOf(Math.min(values[s], yMax), yMax, top, bottom);
-                if (prevY >= 0) {
-                    g.drawLine(xa, prevY, xa, y);
-                }
-                g.drawLine(xa, y, xb, y);
-                prevY = y;
-            }
-        }
-
-        int limitY = yOf(limit, yMax, top, bottom); // over the series: one at exactly the limit shows between dashes
-        g.setColor(Color.BLACK);
-        g.setStroke(new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {8f, 6f}, 0f));
-        g.drawLine(left, limitY, right, limitY);
-
-        g.setStroke(new BasicStroke(1f));
-        int ly = top + 8;
-        int lx = right - 250;
-        g.setColor(new Color(255, 255, 255, 230));
-        g.fillRect(lx - 10, ly - 14, 255, 22 * (series.size() + 1) + 8);
-        g.setColor(Color.GRAY);
-        g.drawRect(lx - 10, ly - 14, 255, 22 * (series.size() + 1) + 8);
-        for (int k = 0; k < series.size(); k++) {
-            g.setColor(COLORS[k]);
-            g.setStroke(new BasicStroke(3f));
-            g.drawLine(lx, ly + 22 * k, lx + 30, ly + 22 * k);
-            g.setColor(Color.BLACK);
-            g.drawString(series.get(k).label(), lx + 40, ly + 22 * k + 5);
-        }
-        g.setStroke(new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {8f, 6f}, 0f));
-        int k = series.size();
-        g.drawLine(lx, ly + 22 * k, lx + 30, ly + 22 * k);
-        g.drawString("the limit, " + limit + "/s", lx + 40, ly + 22 * k + 5);
-        g.setStroke(new BasicStroke(1f));
-    }
-
-    private static int xOf(double s, int seconds, int left, int right) {
-        return (int) Math.round(left + (right - left) * s / seconds);
-    }
-
-    private static int yOf(double v, int yMax, int top, int bottom) {
-        return (int) Math.round(bottom - (bottom - top) * v / yMax);
     }
 }

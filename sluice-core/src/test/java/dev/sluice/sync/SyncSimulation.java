@@ -1,17 +1,12 @@
 package dev.sluice.sync;
 
 import dev.sluice.Algorithm;
-import dev.sluice.RateLimiter;
-import dev.sluice.RateLimiterBuilder;
-import dev.sluice.TestClock;
-import dev.sluice.memory.InMemoryStore;
+import dev.sluice.SimulatedInstances;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-import java.util.function.UnaryOperator;
 
 /**
  * A deterministic simulation of synchronized mode: {@code n} instances in one JVM on one virtual clock, one client
@@ -20,9 +15,7 @@ import java.util.function.UnaryOperator;
  * then every instance refreshes. Every instance holds the client's key from the start (it has served the client
  * before), unless the setup is a cold start. No threads, no sleeps; the same setup always gives the same result.
  *
- * <p>Alongside, an exact limiter with an unreachable limit (the oracle) is told every admitted request; its
- * {@code remaining} gives the algorithm's own measure of the admitted traffic ({@code M}: the window's count, the
- * sliding tail's estimate, the live sub-windows' sum), which a single exact limiter keeps at most {@code L}.
+ * <p>The algorithm's own measure {@code M} of the admitted traffic comes from {@link SimulatedInstances}' oracle.
  *
  * <p>The bound. After a round every instance that holds the key has read the store's record, which is everything
  * admitted so far. Until the
@@ -33,9 +26,6 @@ import java.util.function.UnaryOperator;
  * {@code n} instances, {@code Σa − max a ≤ ⌊R·T·(n−1)/n⌋}, and never more than {@code (n−1)·L}.
  */
 final class SyncSimulation {
-
-    private static final long ORACLE_LIMIT = 1L << 40;
-    private static final String KEY = "client:abc";
 
     /** One run's setup. */
     record Setup(
@@ -86,60 +76,18 @@ final class SyncSimulation {
      * @param worstSlack    the least of {@code L + Σa − max a − M} over all admissions (never negative if the bound holds)
      * @param conflicts     write conflicts over all instances
      */
-    record Result(Setup setup, long[] perSecond, long peakMeasure, long worstSlack, long conflicts) {
-
-        long admitted() {
-            long sum = 0;
-            for (long c : perSecond) {
-                sum += c;
-            }
-            return sum;
-        }
-
-        double meanPerSecond() {
-            return (double) admitted() / perSecond.length;
-        }
-
-        long maxPerSecond() {
-            long max = 0;
-            for (long c : perSecond) {
-                max = Math.max(max, c);
-            }
-            return max;
-        }
-    }
+    record Result(Setup setup, long[] perSecond, long peakMeasure, long worstSlack, long conflicts)
+            implements SimulatedInstances.PerSecond {}
 
     private SyncSimulation() {}
 
     static Result run(Setup s) {
-        TestClock clock = new TestClock("2026-01-01T12:00:00Z");
-        UnaryOperator<RateLimiterBuilder> options =
-                b -> s.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER ? b.buckets(10) : b;
         InMemoryCounterStore shared = InMemoryCounterStore.create();
         List<SynchronizedStore> stores = new ArrayList<>();
-        List<RateLimiter> limiters = new ArrayList<>();
         for (int j = 0; j < s.instances(); j++) {
-            SynchronizedStore store =
-                    SynchronizedStore.builder(shared).manualSync().build();
-            stores.add(store);
-            limiters.add(options.apply(RateLimiter.builder(s.algorithm())
-                            .limit(s.limit(), Duration.ofSeconds(1))
-                            .clock(clock))
-                    .store(store)
-                    .build());
+            stores.add(SynchronizedStore.builder(shared).manualSync().build());
         }
-        RateLimiter oracle = options.apply(RateLimiter.builder(s.algorithm())
-                        .limit(ORACLE_LIMIT, Duration.ofSeconds(1))
-                        .clock(clock))
-                .store(InMemoryStore.create())
-                .build();
-
-        if (!s.cold()) {
-            for (RateLimiter limiter : limiters) {
-                limiter.peek(KEY, 1); // the steady state: every instance has served this client before
-            }
-        }
-        long start = clock.nanos();
+        SimulatedInstances instances = new SimulatedInstances(s.algorithm(), s.limit(), stores, s.cold());
         long step = 1_000_000_000L / s.offeredPerSecond();
         long interval = s.interval().toNanos();
         long end = (long) s.seconds() * 1_000_000_000L;
@@ -153,7 +101,7 @@ final class SyncSimulation {
         // requests at step/2, 3·step/2, ...: never at the instant of a round
         for (long t = step / 2; t < end; t += step, request++) {
             while (nextRound <= t) {
-                clock.set(Instant.ofEpochSecond(0, start + nextRound));
+                instances.at(nextRound);
                 for (SynchronizedStore store : stores) {
                     store.flush();
                 }
@@ -163,13 +111,12 @@ final class SyncSimulation {
                 Arrays.fill(sinceRound, 0);
                 nextRound += interval;
             }
-            clock.set(Instant.ofEpochSecond(0, start + t));
+            instances.at(t);
             int j = s.randomSpread() ? random.nextInt(s.instances()) : request % s.instances();
-            if (limiters.get(j).tryAcquire(KEY).allowed()) {
+            long measure = instances.request(j);
+            if (measure >= 0) {
                 sinceRound[j]++;
                 perSecond[(int) (t / 1_000_000_000L)]++;
-                oracle.tryAcquire(KEY);
-                long measure = ORACLE_LIMIT - oracle.peek(KEY, 1).remaining();
                 peak = Math.max(peak, measure);
                 long sum = 0;
                 long max = 0;

@@ -1,0 +1,60 @@
+package dev.sluice.spi;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The daemon thread that runs the background rounds of synchronized and leased mode: each task again a fixed interval
+ * after its last run ended. A task that throws is handed to the failure handler and runs again at its next turn.
+ * Built by those modes' stores; an application has no use for it.
+ *
+ * <p>Thread-safe.
+ */
+public final class BackgroundRounds {
+
+    private final ScheduledExecutorService scheduler;
+    private final Consumer<? super RuntimeException> onFailure;
+
+    /** Starts a daemon thread named {@code threadName}, with nothing to run yet. */
+    public BackgroundRounds(String threadName, Consumer<? super RuntimeException> onFailure) {
+        Objects.requireNonNull(threadName, "threadName must not be null");
+        this.onFailure = Objects.requireNonNull(onFailure, "onFailure must not be null");
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, threadName);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Runs {@code task} every {@code interval}, the first time one interval from now. */
+    public void every(Duration interval, Runnable task) {
+        long nanos = interval.toNanos();
+        // The future is never read: run() catches everything, so no round ends in an exception to miss.
+        var unused = scheduler.scheduleWithFixedDelay(() -> run(task), nanos, nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Stops the thread, interrupting a task under way, and waits up to {@code wait} for it to end. An interrupt of the
+     * waiting thread ends the wait and stays set.
+     */
+    public void stop(Duration wait) {
+        scheduler.shutdownNow();
+        try {
+            scheduler.awaitTermination(wait.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void run(Runnable task) {
+        try {
+            task.run();
+        } catch (RuntimeException e) {
+            onFailure.accept(e);
+        }
+    }
+}
