@@ -18,8 +18,9 @@ import java.util.Locale;
  * What the policy layer adds to a decision, as thread CPU time, which a busy machine disturbs far less than
  * {@link PolicyBench}'s throughput: {@code PolicyLimiter.check} of the request shapes of {@link PolicyBench} against
  * the bare {@code RateLimiter.tryAcquire} under it, in memory, with the default clock, over 8 keys; nothing is ever
- * refused. The descriptors are built once per key beforehand, as {@code PolicyBench}'s, but in
- * {@code checkFromRequest}, which builds them per request. Each subject runs in a JVM of its own (so that one subject's call sites do not make another's
+ * refused. The descriptors are built once per key beforehand, as {@code PolicyBench}'s, and the bare keys too, but
+ * in {@code checkFromRequest}, which builds the descriptors per request, and {@code tryAcquireFromRequest}, its bare
+ * counterpart, which builds the key per request from the same client and user. Each subject runs in a JVM of its own (so that one subject's call sites do not make another's
  * megamorphic), best and median of 20 rounds of 2,000,000 decisions after 10 warm-up rounds. The subjects run twice,
  * in two orders, so that a change in the machine's load during the run shows as a difference between the two.
  *
@@ -31,8 +32,8 @@ public final class PolicyCost {
     private static final int WARM_ROUNDS = 10;
     private static final int ROUNDS = 20;
     private static final int OPS_PER_ROUND = 2_000_000;
-    private static final List<String> SUBJECTS =
-            List.of("tryAcquire", "checkOneLimit", "checkNested", "checkDryRun", "checkFromRequest");
+    private static final List<String> SUBJECTS = List.of(
+            "tryAcquire", "checkOneLimit", "checkNested", "checkDryRun", "tryAcquireFromRequest", "checkFromRequest");
 
     private static volatile Object sink;
 
@@ -64,6 +65,7 @@ public final class PolicyCost {
         Runnable round =
                 switch (subject) {
                     case "tryAcquire" -> bare(algorithm);
+                    case "tryAcquireFromRequest" -> bareFromRequest(algorithm);
                     case "checkFromRequest" -> fromRequest(algorithm);
                     default -> check(subject, algorithm);
                 };
@@ -93,15 +95,50 @@ public final class PolicyCost {
                 .build();
     }
 
+    /**
+     * The bare counterpart of {@code checkFromRequest}: the key built per request from the client and user, as an
+     * application limiting without policies would build it.
+     */
+    private static Runnable bareFromRequest(Algorithm algorithm) {
+        RateLimiter limiter = RateLimiter.builder(algorithm)
+                .limit(Load.ALLOWED.limit, Load.ALLOWED.window)
+                .build();
+        String[] clients = clients();
+        String[] users = users();
+        return () -> {
+            Decision d = null;
+            for (int i = 0; i < OPS_PER_ROUND; i++) {
+                int k = i & (KEYS - 1);
+                d = limiter.tryAcquire(clients[k] + '|' + users[k]);
+                if (!d.allowed()) {
+                    throw new IllegalStateException("refused: " + d);
+                }
+            }
+            sink = d;
+        };
+    }
+
+    private static String[] clients() {
+        String[] clients = new String[KEYS];
+        for (int i = 0; i < KEYS; i++) {
+            clients[i] = "client-" + (i % 4);
+        }
+        return clients;
+    }
+
+    private static String[] users() {
+        String[] users = new String[KEYS];
+        for (int i = 0; i < KEYS; i++) {
+            users[i] = "user-" + i;
+        }
+        return users;
+    }
+
     /** {@code checkNested} with the descriptors built per request, as a token endpoint would. */
     private static Runnable fromRequest(Algorithm algorithm) {
         PolicyLimiter policy = policy(algorithm);
-        String[] clients = new String[KEYS];
-        String[] users = new String[KEYS];
-        for (int i = 0; i < KEYS; i++) {
-            clients[i] = "client-" + (i % 4);
-            users[i] = "user-" + i;
-        }
+        String[] clients = clients();
+        String[] users = users();
         return () -> {
             Verdict v = null;
             for (int i = 0; i < OPS_PER_ROUND; i++) {
