@@ -11,6 +11,10 @@ import org.jspecify.annotations.Nullable;
  * <pre>{@code
  * Descriptor.of("client_id", "abc", "username", "bob")
  * }</pre>
+ *
+ * <p>A check remembers in the descriptor what it resolved to (the rule and counter keys), so a caller that keeps its
+ * descriptors (per client, per route) and passes the same objects again skips the matching; see
+ * {@code docs/policies.md}, "Performance".
  */
 public final class Descriptor {
 
