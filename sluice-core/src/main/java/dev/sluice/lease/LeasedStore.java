@@ -1,5 +1,6 @@
 package dev.sluice.lease;
 
+import dev.sluice.Algorithm;
 import dev.sluice.FailurePolicy;
 import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimitListener;
@@ -167,6 +168,14 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     /** How many compare-and-set attempts one claim or one round's write of a key makes before it gives up. */
     static final int CONFLICT_ROUNDS = 4;
 
+    /**
+     * Sub-windows per round above which binding a sub-window counter warns: the round claims every one of them ahead
+     * for every busy key, and with 60 per round over 10,000 keys it costs more than its interval.
+     */
+    static final int SUB_WINDOWS_AHEAD_WARNING = 10;
+
+    private static final System.Logger LOG = System.getLogger(LeasedStore.class.getName());
+
     private final CounterStore counterStore;
     private final CounterStoreCalls calls;
     private final Duration refreshInterval;
@@ -221,9 +230,35 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
                     + "can be cut from (use an exact-mode store for it)");
         }
         long idle = (idleTimeout != null ? idleTimeout : config.window()).toNanos();
+        String warning = subWindowWarning(config, refreshInterval);
+        if (warning != null) {
+            LOG.log(System.Logger.Level.WARNING, warning);
+        }
         LeasedLimiter limiter = new LeasedLimiter(this, config, idle);
         limiters.add(limiter);
         return limiter;
+    }
+
+    /**
+     * What binding {@code config} warns of, if anything: a sub-window counter with more than
+     * {@value #SUB_WINDOWS_AHEAD_WARNING} sub-windows per round, all of which the round claims ahead for every busy
+     * key (see {@code docs/leased-mode.md}, "Known limits"); null otherwise.
+     */
+    static @Nullable String subWindowWarning(LimiterConfig config, Duration refreshInterval) {
+        if (config.algorithm() != Algorithm.SLIDING_WINDOW_COUNTER) {
+            return null;
+        }
+        long round = refreshInterval.toNanos();
+        long ahead = round / config.subWindowNanos();
+        if (ahead <= SUB_WINDOWS_AHEAD_WARNING) {
+            return null;
+        }
+        return "leased " + config.algorithm() + " of " + config.buckets() + " sub-windows of "
+                + Duration.ofNanos(config.subWindowNanos()) + ": every round of " + refreshInterval + " claims about "
+                + ahead + " of them ahead for every busy key, which with many keys can cost the round more than its"
+                + " interval (see docs/leased-mode.md, Known limits); use at most "
+                + Math.max(1, config.windowNanos() / round * SUB_WINDOWS_AHEAD_WARNING)
+                + " buckets, or a longer window";
     }
 
     /**

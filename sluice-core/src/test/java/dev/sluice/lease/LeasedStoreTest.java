@@ -3,12 +3,14 @@ package dev.sluice.lease;
 import static dev.sluice.lease.LeaseTests.admitted;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.FailurePolicy;
+import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimiter;
 import dev.sluice.RateLimiterBuilder;
 import dev.sluice.Reservation;
@@ -71,6 +73,47 @@ class LeasedStoreTest {
                 .store(store)
                 .build());
         assertTrue(e.getMessage().contains(algorithm.name()), e.getMessage());
+    }
+
+    /** Sub-windows much shorter than the round: the round would claim dozens ahead per key; an operator is told. */
+    @Test
+    void aSubWindowCounterOfManySubWindowsPerRoundIsWarnedOf() {
+        Duration round = LeasedStore.DEFAULT_REFRESH_INTERVAL;
+        LimiterConfig minute = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER) // 60 sub-windows of 1 s
+                .limit(10, Duration.ofMinutes(1))
+                .build()
+                .config();
+        assertNull(LeasedStore.subWindowWarning(minute, round));
+        LimiterConfig fixed = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(10, Duration.ofMillis(1))
+                .build()
+                .config();
+        assertNull(LeasedStore.subWindowWarning(fixed, round), "one frame per window: nothing to warn of");
+        LimiterConfig second = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER) // 60 of 16.7 ms: 6 a round
+                .limit(10, Duration.ofSeconds(1))
+                .build()
+                .config();
+        assertNull(LeasedStore.subWindowWarning(second, round));
+
+        LimiterConfig short_ = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER) // 60 of 1.7 ms: 60 a round
+                .limit(10, Duration.ofMillis(100))
+                .build()
+                .config();
+        assertEquals(
+                "leased SLIDING_WINDOW_COUNTER of 60 sub-windows of PT0.001666666S: every round of PT0.1S claims about"
+                        + " 60 of them ahead for every busy key, which with many keys can cost the round more than its"
+                        + " interval (see docs/leased-mode.md, Known limits); use at most 10 buckets, or a longer"
+                        + " window",
+                LeasedStore.subWindowWarning(short_, round));
+        try (LeasedStore store = instance(shared)) { // binding it still works: a warning, not a refusal
+            assertTrue(RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER)
+                    .limit(10, Duration.ofMillis(100))
+                    .clock(clock)
+                    .store(store)
+                    .build()
+                    .tryAcquire(KEY)
+                    .allowed());
+        }
     }
 
     @Test
