@@ -23,7 +23,10 @@ import java.util.Locale;
  * and give-backs are its store calls. One key or 10,000 walked with a prime stride; rounds of
  * 600,000 decisions; best of 20 rounds after 10 warm-up rounds.
  *
- * <pre>java -cp sluice-bench/target/benchmarks.jar dev.sluice.bench.LeaseCost</pre>
+ * <pre>java -cp sluice-bench/target/benchmarks.jar dev.sluice.bench.LeaseCost [ALGORITHM [KEYS]]</pre>
+ *
+ * With no argument, the three algorithms on 1 and 10,000 keys; an algorithm, or an algorithm and a key count, runs
+ * only that row (to profile one).
  */
 public final class LeaseCost {
 
@@ -42,9 +45,12 @@ public final class LeaseCost {
                 + " claims on requests per 1,000 decisions | keys claimed ahead per 1,000 decisions |"
                 + " store calls per round | round ms |");
         System.out.println("|---|--:|--:|--:|--:|--:|--:|--:|--:|");
-        for (Algorithm algorithm :
-                new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.SLIDING_TAIL}) {
-            for (int keys : new int[] {1, 10_000}) {
+        Algorithm[] algorithms = args.length > 0
+                ? new Algorithm[] {Algorithm.valueOf(args[0])}
+                : new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.SLIDING_TAIL};
+        int[] keyCounts = args.length > 1 ? new int[] {Integer.parseInt(args[1])} : new int[] {1, 10_000};
+        for (Algorithm algorithm : algorithms) {
+            for (int keys : keyCounts) {
                 double memory = measure(algorithm, keys, null)[0];
                 try (LeasedStore store = LeasedStore.builder(InMemoryCounterStore.create())
                         .manualSync()
