@@ -257,7 +257,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
                 + Duration.ofNanos(config.subWindowNanos()) + ": every round of " + refreshInterval + " claims about "
                 + ahead + " of them ahead for every busy key, which with many keys can cost the round more than its"
                 + " interval (see docs/leased-mode.md, Known limits); use at most "
-                + Math.max(1, config.windowNanos() / round * SUB_WINDOWS_AHEAD_WARNING)
+                + Math.max(1, config.windowNanos() * SUB_WINDOWS_AHEAD_WARNING / round)
                 + " buckets, or a longer window";
     }
 

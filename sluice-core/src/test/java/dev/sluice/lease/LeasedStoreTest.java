@@ -105,6 +105,14 @@ class LeasedStoreTest {
                         + " interval (see docs/leased-mode.md, Known limits); use at most 10 buckets, or a longer"
                         + " window",
                 LeasedStore.subWindowWarning(short_, round));
+        LimiterConfig shorter = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER) // 60 of 0.8 ms: 120 a round
+                .limit(10, Duration.ofMillis(50))
+                .build()
+                .config();
+        assertTrue(
+                LeasedStore.subWindowWarning(shorter, round).contains("about 120 of them ahead")
+                        && LeasedStore.subWindowWarning(shorter, round).contains("use at most 5 buckets"),
+                LeasedStore.subWindowWarning(shorter, round));
         try (LeasedStore store = instance(shared)) { // binding it still works: a warning, not a refusal
             assertTrue(RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER)
                     .limit(10, Duration.ofMillis(100))
