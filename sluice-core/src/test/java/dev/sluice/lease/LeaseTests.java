@@ -1,6 +1,10 @@
 package dev.sluice.lease;
 
+import dev.sluice.Algorithm;
 import dev.sluice.RateLimiter;
+import dev.sluice.RateLimiterBuilder;
+import java.time.Clock;
+import java.time.Duration;
 
 /** What the leased mode tests of this package share. */
 final class LeaseTests {
@@ -16,5 +20,15 @@ final class LeaseTests {
             }
         }
         return n;
+    }
+
+    /** A limiter of {@code store} on {@code clock}; a sub-window counter gets 10 sub-windows. */
+    static RateLimiter limiter(LeasedStore store, Clock clock, Algorithm algorithm, long limit, Duration window) {
+        RateLimiterBuilder b =
+                RateLimiter.builder(algorithm).limit(limit, window).clock(clock);
+        if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
+            b.buckets(10);
+        }
+        return b.store(store).build();
     }
 }

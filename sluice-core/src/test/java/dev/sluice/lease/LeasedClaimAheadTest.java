@@ -46,12 +46,7 @@ class LeasedClaimAheadTest {
     }
 
     private RateLimiter limiter(LeasedStore store, Algorithm algorithm, long limit, Duration window) {
-        RateLimiterBuilder b =
-                RateLimiter.builder(algorithm).limit(limit, window).clock(clock);
-        if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
-            b.buckets(10);
-        }
-        return b.store(store).build();
+        return LeaseTests.limiter(store, clock, algorithm, limit, window);
     }
 
     /**

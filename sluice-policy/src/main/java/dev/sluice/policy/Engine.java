@@ -253,14 +253,13 @@ final class Engine {
         RuleTree.Resolved r = d.resolved;
         if (r == null || r.engine != this || !r.domain.equals(domain)) {
             RuleTree tree = trees.get(domain);
-            if (tree == null) {
-                return new Verdict(true, null, List.of(new DescriptorVerdict(d, null, List.of())));
+            r = tree == null ? null : tree.resolve(d);
+            if (r != null) {
+                d.resolved = r;
             }
-            r = tree.resolve(d);
-            d.resolved = r;
         }
-        RuleTree.Plan plan = r.plan;
-        if (plan == null) {
+        RuleTree.Plan plan = r == null ? null : r.plan;
+        if (r == null || plan == null) {
             return new Verdict(true, null, List.of(new DescriptorVerdict(d, null, List.of())));
         }
         if (plan.replaces) {
