@@ -65,10 +65,11 @@ final class Lease {
     long demand;
     /** Cost offered here in the interval before the last round. */
     long lastDemand;
-    /** A claim found too little room in {@link #starvedFrame}: no more claims on requests until a round or a new frame. */
-    boolean starved;
-
-    long starvedFrame;
+    /**
+     * A claim found too little room: no more claims on requests before this clock time, a round or a new frame.
+     * {@link Long#MIN_VALUE} when not starved.
+     */
+    long starvedUntil = Long.MIN_VALUE;
     /** Whether a request was refused since the last round (the round then reads the record, to see room). */
     boolean refused;
     /** Whether a request was refused in the interval before the last round: the key is at its limit here. */

@@ -90,7 +90,7 @@ public final class LeaseSimulationReport {
         System.out.println("| instances | interval | synchronized | leased |");
         System.out.println("|---:|---:|---:|---:|");
         for (int n : INSTANCES) {
-            for (int ms : new int[] {50, 100}) {
+            for (int ms : INTERVALS_MS) {
                 Setup flood = Setup.of(
                                 Mode.SYNCHRONIZED, Algorithm.SLIDING_TAIL, n, Duration.ofMillis(ms), Spread.RANDOM, 50)
                         .coldFlood(10_000)

@@ -46,35 +46,37 @@ class LeasedAccuracyTest {
 
     /**
      * In every run the algorithm's own measure of all admitted requests never passes the limit (for the fixed window:
-     * no window admits more than L), whatever the instances, interval and spread. With a round every 50 or 100 ms (a
-     * tenth of the window or less) at least 95% of the limit is admitted, on average and in every second after the
-     * first; the store sees at most 5 calls per instance per interval.
+     * no window admits more than L), whatever the instances, interval and spread, and at least 95% of the limit is
+     * admitted on average. With a round every 50 or 100 ms (a tenth of the window or less) at least 90% is admitted in
+     * every second after the first, and the store sees at most 5 calls per instance per interval. With a round every
+     * second (as long as the window) at least 80% in every second after the first, and at most 40 calls per instance
+     * per interval: a contended key claims for a tenth of a window at a time, so it calls about as often per second as
+     * with rounds every 100 ms.
      */
     @ParameterizedTest(name = "{0}")
     @MethodSource("grid")
-    void neverOverTheLimitAndCloseToItWhenTheIntervalIsATenthOfTheWindow(Setup setup) {
+    void neverOverTheLimitAndCloseToIt(Setup setup) {
         Result r = LeaseSimulation.run(setup);
         assertTrue(r.peakMeasure() <= setup.limit(), "peak of M " + r.peakMeasure());
         assertTrue(r.maxPerSecond() <= setup.limit() || setup.algorithm() != Algorithm.FIXED_WINDOW);
-        if (setup.interval().toMillis() <= 100) {
-            assertTrue(
-                    r.meanPerSecond() >= 0.95 * setup.limit(),
-                    String.format(Locale.ROOT, "mean %.1f/s", r.meanPerSecond()));
-            for (int s = 1; s < r.perSecond().length; s++) {
-                assertTrue(r.perSecond()[s] >= 0.9 * setup.limit(), "second " + s + ": " + r.perSecond()[s]);
-            }
-            assertTrue(
-                    r.callsPerInstancePerInterval() <= 5,
-                    String.format(
-                            Locale.ROOT, "%.2f calls per instance per interval", r.callsPerInstancePerInterval()));
+        assertTrue(
+                r.meanPerSecond() >= 0.95 * setup.limit(),
+                String.format(Locale.ROOT, "mean %.1f/s", r.meanPerSecond()));
+        boolean tenth = setup.interval().toMillis() <= 100;
+        double lowest = tenth ? 0.9 : 0.8;
+        for (int s = 1; s < r.perSecond().length; s++) {
+            assertTrue(r.perSecond()[s] >= lowest * setup.limit(), "second " + s + ": " + r.perSecond()[s]);
         }
+        double calls = r.callsPerInstancePerInterval();
+        assertTrue(
+                calls <= (tenth ? 5 : 40), String.format(Locale.ROOT, "%.2f calls per instance per interval", calls));
     }
 
     static Stream<Setup> floods() {
         List<Setup> setups = new ArrayList<>();
         for (Algorithm a : ALGORITHMS) {
             for (int n : new int[] {2, 10, 30}) {
-                for (int ms : new int[] {50, 100}) {
+                for (int ms : new int[] {50, 100, 1000}) {
                     setups.add(Setup.of(Mode.LEASED, a, n, Duration.ofMillis(ms), Spread.RANDOM, 50)
                             .coldFlood(10_000)
                             .seconds(2));
