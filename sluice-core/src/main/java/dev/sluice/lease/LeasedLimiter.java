@@ -59,6 +59,11 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
      * interval or the last) is sized for, and how long a claim that found too little room stops further claims.
      */
     private final long shortHorizon;
+    /**
+     * Whether rounds are more than a tenth of the window apart: a slice claimed ahead and left unused is then held,
+     * until the next round gives it back, for longer than the window can spare.
+     */
+    private final boolean longRounds;
 
     private final RateLimitListener listener;
     private final ConcurrentHashMap<String, Lease> leases = new ConcurrentHashMap<>();
@@ -77,6 +82,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         this.minClaim = Math.max(1, (long)
                 ((double) config.limit() * Math.min(roundNanos / 10, config.windowNanos()) / config.windowNanos()));
         this.shortHorizon = Math.max(1, Math.min(roundNanos, config.windowNanos() / 10));
+        this.longRounds = roundNanos > config.windowNanos() / 10;
         this.listener = config.listener();
     }
 
@@ -280,9 +286,10 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
 
     /**
      * The decision: {@code remaining} is the slice left here plus the room the store had when last read;
-     * {@code resetAfter} and, for a refusal the store's counts explain, {@code retryAfter} come from those counts;
-     * a refusal with room in the store retries when this instance may claim again: when its starvation ends, or (a claim
-     * bound) after the round.
+     * {@code resetAfter} and, for a refusal the store's counts explain, {@code retryAfter} come from those counts (for
+     * the part of the cost the slice left here does not cover: the counts include that slice); a refusal with room in
+     * the store retries when this instance may claim again: when its starvation ends, or (a claim bound) after the
+     * round.
      */
     private Decision answer(Lease ls, long now, long cost, boolean allowed) {
         Decision m = ls.view.decide(params, now, Math.max(1, cost), false);
@@ -291,7 +298,9 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         if (allowed) {
             return Decision.allowed(config.limit(), remaining, reset);
         }
-        long retry = !m.allowed() ? m.retryAfterNanos() : now < ls.starvedUntil ? ls.starvedUntil - now : roundNanos;
+        long beyondSlice = Math.max(1, cost - Math.max(0, ls.granted - ls.used));
+        Decision n = beyondSlice == Math.max(1, cost) ? m : ls.view.decide(params, now, beyondSlice, false);
+        long retry = !n.allowed() ? n.retryAfterNanos() : now < ls.starvedUntil ? ls.starvedUntil - now : roundNanos;
         if (retry <= 0) {
             retry = 1;
         }
@@ -450,10 +459,11 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
      * limit, and claims nothing ahead.
      *
      * <p>Nor does a key contended across the instances, though not refused here: one whose room now (with what others
-     * claimed ahead) is less than the slice it would claim; nor a frame expected to see fewer than ln 2 requests, which
-     * is more likely to pass empty than not, its slice held unused for up to an interval. With rounds as long as the
-     * window, an instance asked a few times a second held a slice in each of the next ten sub-windows, was never short,
-     * so never refused, and kept the others from half the limit (the sub-window counter admitted 71% of it).
+     * claimed ahead) is less than the slice it would claim. And with rounds more than a tenth of the window apart,
+     * nothing is claimed ahead for a frame expected to see fewer than ln 2 requests, which is more likely to pass empty
+     * than not, its slice held unused until the next round. With rounds as long as the window, an instance asked a few
+     * times a second held a slice in each of the next ten sub-windows, was never short, so never refused, and kept the
+     * others from half the limit (the sub-window counter admitted 71% of it).
      */
     private void claimAhead(Lease ls, NavigableMap<Long, Long> counts, NavigableMap<Long, Long> claims, long now) {
         long perInterval = Math.max(ls.lastDemand, ls.demand);
@@ -463,7 +473,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
             return;
         }
         double perFrame = (double) perInterval * Math.min(roundNanos, frameSize) / roundNanos;
-        if (perFrame < LN_2) {
+        if (longRounds && perFrame < LN_2) {
             return; // a frame more likely to see no request than one: its slice would more likely go unused
         }
         long want = aheadSlice(perFrame);

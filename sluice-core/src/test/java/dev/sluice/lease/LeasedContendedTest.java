@@ -1,0 +1,158 @@
+package dev.sluice.lease;
+
+import static dev.sluice.lease.LeaseTests.admitted;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.RateLimiter;
+import dev.sluice.TestClock;
+import dev.sluice.sync.InMemoryCounterStore;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Contended keys (docs/leased-mode.md, "Contended keys"): short claims for a key refused here, starvation for a tenth
+ * of a window rather than until the next round, and no claims ahead where the slice would wait unused. On a hand-moved
+ * clock over an in-memory counter store, with every call to the store logged.
+ */
+class LeasedContendedTest {
+
+    private static final String KEY = "client:abc";
+
+    private final TestClock clock = new TestClock("2026-01-01T12:00:00.100Z");
+    private final InMemoryCounterStore shared = InMemoryCounterStore.create();
+
+    private static LeasedStore instance(FlakyCounterStore store, Duration interval) {
+        return LeasedStore.builder(store).refreshInterval(interval).manualSync().build();
+    }
+
+    private RateLimiter limiter(LeasedStore store, Algorithm algorithm, long limit, Duration window) {
+        return LeaseTests.limiter(store, clock, algorithm, limit, window);
+    }
+
+    private void at(String time) {
+        clock.set(Instant.parse("2026-01-01T12:00:" + time + "Z"));
+    }
+
+    /**
+     * A fixed window of 100 a second, a round every second. A was refused in the last interval, so in the next window
+     * its claim is sized for a tenth of the window (its demand of 20 per interval: 2), not for the 0.9 s the window has
+     * left (18), which it might leave unused while others are refused.
+     */
+    @Test
+    void aKeyRefusedHereClaimsForATenthOfTheWindow() {
+        FlakyCounterStore toA = new FlakyCounterStore(shared);
+        FlakyCounterStore toB = new FlakyCounterStore(shared);
+        LeasedStore a = instance(toA, Duration.ofSeconds(1));
+        LeasedStore b = instance(toB, Duration.ofSeconds(1));
+        RateLimiter atA = limiter(a, Algorithm.FIXED_WINDOW, 100, Duration.ofSeconds(1));
+        RateLimiter atB = limiter(b, Algorithm.FIXED_WINDOW, 100, Duration.ofSeconds(1));
+
+        assertTrue(atB.tryAcquire(KEY, 90).allowed());
+        assertEquals(9, admitted(atA, KEY, 20), "A gets 9 of the 10 B left (1 is not worth a claim), and is refused");
+
+        at("01.000");
+        a.refresh();
+        toA.takeLog();
+        at("01.100");
+        assertTrue(atA.tryAcquire(KEY).allowed());
+        assertEquals(List.of("cas(1)[true]"), toA.takeLog());
+        LeasedLimiter.Held held = ((LeasedLimiter) atA).inspect(KEY);
+        assertEquals(2, held == null ? -1 : held.granted(), "20 a second, for a tenth of a second");
+        assertEquals(1, held == null ? -1 : held.used());
+    }
+
+    /**
+     * A sliding tail of 10 a second, a round every second. B spent the window of :00. At :01.2 A asks for 5: the
+     * previous window still weighs 0.8, so 2 are left; A claims them, is refused, and is starved for a tenth of the
+     * window: a request within it makes no call. At :01.5 the previous window weighs 0.5, the record as last read shows
+     * room for the 3 more A needs, and A claims them: before the next round, which would have been the first chance
+     * before.
+     */
+    @Test
+    void aStarvedKeyClaimsAgainAfterATenthOfTheWindowAsTheSlidingWindowFreesRoom() {
+        FlakyCounterStore toA = new FlakyCounterStore(shared);
+        FlakyCounterStore toB = new FlakyCounterStore(shared);
+        LeasedStore a = instance(toA, Duration.ofSeconds(1));
+        LeasedStore b = instance(toB, Duration.ofSeconds(1));
+        RateLimiter atA = limiter(a, Algorithm.SLIDING_TAIL, 10, Duration.ofSeconds(1));
+        RateLimiter atB = limiter(b, Algorithm.SLIDING_TAIL, 10, Duration.ofSeconds(1));
+        assertTrue(atB.tryAcquire(KEY, 10).allowed());
+
+        at("01.200");
+        Decision refused = atA.tryAcquire(KEY, 5);
+        assertFalse(refused.allowed());
+        assertEquals(List.of("load(1)", "cas(1)[true]"), toA.takeLog(), "a read, and a claim of the 2 left");
+        assertEquals(
+                Duration.ofMillis(200).plusNanos(1),
+                refused.retryAfter(),
+                "room for the 3 beyond A's slice once the previous window weighs less than 0.6");
+
+        at("01.250");
+        assertFalse(atA.tryAcquire(KEY, 5).allowed());
+        assertEquals(List.of(), toA.takeLog(), "starved: refused without a call");
+
+        at("01.500");
+        assertTrue(atA.tryAcquire(KEY, 5).allowed());
+        assertEquals(List.of("cas(1)[true]"), toA.takeLog(), "one claim, for the 3 freed since");
+        assertFalse(atB.tryAcquire(KEY).allowed(), "the store counts 0.5 × 10 + 5: nothing left");
+    }
+
+    /**
+     * A fixed window of 20 a second, a round every 500 ms (as in the worked example of claiming ahead). At the round
+     * of :00.7 the window of :01 starts before the next round, and A had 3 requests: it would claim 3 + 2·√3 → 7 ahead.
+     * But B holds 15 and A 3: the key has 2 left now, less than that slice. It is contended across the instances, and
+     * A claims nothing ahead; its requests in the next window claim as they come.
+     */
+    @Test
+    void aKeyWithLessRoomThanTheSliceAheadClaimsNothingAhead() {
+        at("00.600");
+        FlakyCounterStore toA = new FlakyCounterStore(shared);
+        FlakyCounterStore toB = new FlakyCounterStore(shared);
+        LeasedStore a = instance(toA, Duration.ofMillis(500));
+        LeasedStore b = instance(toB, Duration.ofMillis(500));
+        RateLimiter atA = limiter(a, Algorithm.FIXED_WINDOW, 20, Duration.ofSeconds(1));
+        RateLimiter atB = limiter(b, Algorithm.FIXED_WINDOW, 20, Duration.ofSeconds(1));
+        assertEquals(3, admitted(atA, KEY, 3));
+        assertTrue(atB.tryAcquire(KEY, 15).allowed());
+
+        at("00.700");
+        a.refresh();
+        assertEquals(0, a.stats().claimsAhead());
+        LeasedLimiter.Held held = ((LeasedLimiter) atA).inspect(KEY);
+        assertTrue(held != null && held.ahead().isEmpty(), "nothing held ahead: " + held);
+
+        at("01.100");
+        toA.takeLog();
+        assertEquals(3, admitted(atA, KEY, 3));
+        assertEquals(List.of("cas(1)[true]"), toA.takeLog(), "the new window's first request claims");
+    }
+
+    /**
+     * A sub-window counter of 1,000 a second in 10 sub-windows, 3 requests an interval. With a round every 100 ms (a
+     * tenth of the window) a sub-window expects 3 and is claimed ahead; with a round every second it expects 0.3, more
+     * likely to pass empty than not, and is not: a slice claimed ahead for it would wait unused until the next round.
+     */
+    @Test
+    void withRoundsLongerThanATenthOfTheWindowASparseFrameIsNotClaimedAhead() {
+        assertEquals(0, claimsAheadWithThreeRequestsAnInterval(Duration.ofSeconds(1)));
+        assertTrue(claimsAheadWithThreeRequestsAnInterval(Duration.ofMillis(100)) > 0);
+    }
+
+    private long claimsAheadWithThreeRequestsAnInterval(Duration interval) {
+        at("00.050");
+        LeasedStore store = instance(new FlakyCounterStore(InMemoryCounterStore.create()), interval);
+        RateLimiter limiter = limiter(store, Algorithm.SLIDING_WINDOW_COUNTER, 1_000, Duration.ofSeconds(1));
+        assertEquals(3, admitted(limiter, KEY, 3));
+        clock.set(clock.instant().plus(interval).minusMillis(40)); // the round, 10 ms into a sub-window
+        store.refresh();
+        long ahead = store.stats().claimsAhead();
+        store.close();
+        return ahead;
+    }
+}
