@@ -30,7 +30,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A limiter of a {@link LeasedStore}: decides every request within the slice this instance holds for the key's
- * current frame, under the key's own monitor. When the slice is short it claims more from the store on the request's
+ * current frame, under the key's own lock. When the slice is short it claims more from the store on the request's
  * thread (one claim, bounded by the counter store's timeout), unless the store, as last read, has no room for it, or a
  * claim already found none in this frame since the last round; then it refuses without I/O. A {@code peek} consumes
  * nothing and claims nothing: allowed if the slice held covers the cost or the store, as last read, has room.
@@ -108,14 +108,15 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
             @Nullable CountDownLatch waitFor = null;
             @Nullable CountDownLatch claiming = null;
             long now = now();
-            synchronized (ls) {
-                if (ls.retired) {
+            ls.lock();
+            try {
+                if (ls.retired()) {
                     continue;
                 }
                 checkOpen();
                 roll(ls, now);
-                ls.lastUsed = Math.max(ls.lastUsed, now);
                 if (!consume) {
+                    ls.lastUsed = Math.max(ls.lastUsed, now); // a request's is noted by the round, from its demand
                     if (!ls.read && ls.busy == null && !store.failing()) {
                         claiming = ls.busy = new CountDownLatch(1); // a first read, so the answer means something
                     } else {
@@ -145,6 +146,8 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
                         return answer(ls, now, cost, false);
                     }
                 }
+            } finally {
+                ls.unlock();
             }
             claims++;
             if (waitFor != null) {
@@ -158,19 +161,25 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
             try {
                 failure = consume ? store.claim(ls, cost) : store.readFirst(ls);
             } finally {
-                synchronized (ls) {
+                ls.lock();
+                try {
                     ls.busy = null;
+                } finally {
+                    ls.unlock();
                 }
                 claiming.countDown();
             }
             if (failure != null) {
-                synchronized (ls) {
+                ls.lock();
+                try {
                     if (!consume) {
                         return answer(ls, now(), cost, covers(ls, now(), cost));
                     }
                     if (ls.used + cost > ls.granted) {
                         return failed(ls, now(), failure);
                     }
+                } finally {
+                    ls.unlock();
                 }
             }
         }
@@ -195,13 +204,13 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     /**
      * Moves {@code ls} to the frame of {@code now}: the slice of an older frame stops being usable, and its unused part
      * is given back (with the next write) if that frame still counts; a slice claimed ahead for the new frame becomes
-     * the slice held, and slices claimed ahead for frames that passed are given back. The caller holds the monitor.
+     * the slice held, and slices claimed ahead for frames that passed are given back. The caller holds the lease's lock.
      */
     void roll(Lease ls, long now) {
-        long f = frameOf(now);
-        if (f <= ls.frame) {
-            return;
+        if (now - frameSize < ls.frame) {
+            return; // still in the frame held (or, read before another thread rolled it, in an older one): no division
         }
+        long f = frameOf(now);
         long unused = ls.granted - ls.used;
         if (unused > 0 && ls.frame + lifetime > now) {
             ls.addDelta(ls.frame, -unused);
@@ -337,8 +346,9 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         if (ls == null || r.frame + lifetime <= now) {
             return false;
         }
-        synchronized (ls) {
-            if (ls.retired) {
+        ls.lock();
+        try {
+            if (ls.retired()) {
                 return false;
             }
             roll(ls, now);
@@ -348,6 +358,8 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
                 ls.addDelta(r.frame, -r.cost);
             }
             return true;
+        } finally {
+            ls.unlock();
         }
     }
 
@@ -356,12 +368,13 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     /**
      * The write for {@code ls}: the record as last read, the changes pending, and, if {@code cost > 0}, a claim for
      * the part of {@code cost} the slice does not cover, sized by demand and cut to the room the record leaves. Null
-     * if there is nothing to write. The caller holds no lock; the monitor is taken here.
+     * if there is nothing to write. The caller holds no lock; the lease's lock is taken here.
      */
     @Nullable
     Write prepare(Lease ls, long cost, boolean claimAhead, LongSupplier versions) {
         long now = now();
-        synchronized (ls) {
+        ls.lock();
+        try {
             roll(ls, now);
             long liveFrom = now - lifetime + 1;
             TreeMap<Long, Long> counts = new TreeMap<>(ls.global.counters());
@@ -398,6 +411,8 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
             } while (version == CounterSnapshot.ABSENT || version == expected);
             CounterWrite w = new CounterWrite(ls.id, expected, version, counts, expireAt);
             return new Write(ls, w, ls.frame, claims, carried);
+        } finally {
+            ls.unlock();
         }
     }
 
@@ -447,7 +462,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
      * a claim at the start of that frame expects), less what is held for it already, cut so that at the start of every
      * frame from it on that it counts in, the frames counting then add up to at most <em>half</em> the limit. The
      * start of a frame is where the algorithm's measure of it is highest, so that check covers every moment. Frames in
-     * increasing order, so each claim sees the ones before it. The caller holds the monitor.
+     * increasing order, so each claim sees the ones before it. The caller holds the lease's lock.
      *
      * <p>Why half, and why not when refused: a key near its limit gains little from claiming ahead (most of its
      * requests are refused without a call) and loses by it. A slice claimed ahead competes with the claims of the current frame for the same room, and
@@ -526,7 +541,8 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     void applied(Write w) {
         Lease ls = w.lease();
         long now = now();
-        synchronized (ls) {
+        ls.lock();
+        try {
             took(ls, new CounterSnapshot(w.write().newVersion(), w.write().counters()));
             roll(ls, now);
             for (Map.Entry<Long, Long> c : w.claims().entrySet()) {
@@ -538,10 +554,12 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
                 }
             }
             addAhead(ls, w.claims().tailMap(ls.frame, false));
+        } finally {
+            ls.unlock();
         }
     }
 
-    /** The slice claimed ahead for {@code frame}, 0 if none. The caller holds the monitor. */
+    /** The slice claimed ahead for {@code frame}, 0 if none. The caller holds the lease's lock. */
     private long aheadOf(Lease ls, long frame) {
         long d = frame - ls.aheadFrom;
         if (ls.aheadLen == 0 || d < 0 || d % frameSize != 0 || d / frameSize >= ls.aheadLen) {
@@ -552,7 +570,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
 
     /**
      * Adds the slices {@code add} (frames after the current one, at frame starts) to those claimed ahead: one new
-     * array spanning both. The caller holds the monitor.
+     * array spanning both. The caller holds the lease's lock.
      */
     private void addAhead(Lease ls, SortedMap<Long, Long> add) {
         if (add.isEmpty()) {
@@ -578,7 +596,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         ls.aheadLen = n;
     }
 
-    /** The slices claimed ahead, per frame. The caller holds the monitor. */
+    /** The slices claimed ahead, per frame. The caller holds the lease's lock. */
     private Map<Long, Long> aheadMap(Lease ls) {
         TreeMap<Long, Long> m = new TreeMap<>();
         for (int i = 0; i < ls.aheadLen; i++) {
@@ -593,10 +611,13 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     /** The write met a conflict: nothing was written; the changes it carried wait for the next write. */
     void conflicted(Write w) {
         Lease ls = w.lease();
-        synchronized (ls) {
+        ls.lock();
+        try {
             for (Map.Entry<Long, Long> e : w.carried().entrySet()) {
                 ls.addDelta(e.getKey(), e.getValue());
             }
+        } finally {
+            ls.unlock();
         }
     }
 
@@ -612,8 +633,11 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
 
     /** The record just read. */
     void loaded(Lease ls, CounterSnapshot snapshot) {
-        synchronized (ls) {
+        ls.lock();
+        try {
             took(ls, snapshot);
+        } finally {
+            ls.unlock();
         }
     }
 
@@ -638,7 +662,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         rebuildView(ls, now());
     }
 
-    /** Builds {@link Lease#view} from the record's frames up to the one of {@code now}. The caller holds the monitor. */
+    /** Builds {@link Lease#view} from the record's frames up to the one of {@code now}. The caller holds the lease's lock. */
     private void rebuildView(Lease ls, long now) {
         long f = frameOf(now);
         int n = 0;
@@ -654,7 +678,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
      * Adds to {@link Lease#view} the record's frames after the one it was built for, up to {@code f}, each at its
      * start, as the requests charged to it: what rebuilding the view from the record would give, without walking the
      * record's past frames again. The view only informs answers and whether a claim is worth trying; a claim checks
-     * the record itself. The caller holds the monitor.
+     * the record itself. The caller holds the lease's lock.
      */
     private void advanceView(Lease ls, long f, long now) {
         long[] frames = ls.globalFrames;
@@ -667,7 +691,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         summarize(ls, now);
     }
 
-    /** Notes what the view says at {@code now} (see {@link Lease#viewRoom}). The caller holds the monitor. */
+    /** Notes what the view says at {@code now} (see {@link Lease#viewRoom}). The caller holds the lease's lock. */
     private void summarize(Lease ls, long now) {
         Decision m = ls.view.decide(params, now, 1, false);
         ls.viewRoom = m.remaining();
@@ -676,12 +700,12 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
 
     /**
      * The answer to a request admitted from the slice: {@code remaining} is the slice left plus the room the record
-     * left when last read (or when the frame turned), {@code resetAfter} the later of the end of the frame and the
-     * moment that record's measure falls to zero. No second run of the algorithm.
+     * left when last read (or when the frame turned), {@code resetAfter} the later of the end of the slice's frame and
+     * the moment that record's measure falls to zero. No second run of the algorithm, and no division.
      */
     private Decision admitted(Lease ls, long now) {
         long remaining = Math.min(config.limit(), Math.max(0, ls.granted - ls.used) + ls.viewRoom);
-        long reset = Math.max(Math.max(0, ls.viewResetAt - now), untilFrameEnds(now));
+        long reset = Math.max(Math.max(0, ls.viewResetAt - now), ls.frame + frameSize - now);
         return Decision.allowed(config.limit(), remaining, reset);
     }
 
@@ -696,8 +720,9 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     void round(List<Lease> write, List<Lease> read, List<CountDownLatch> latches) {
         long now = now();
         for (Lease ls : leases.values()) {
-            synchronized (ls) {
-                if (ls.retired || ls.busy != null) {
+            ls.lock();
+            try {
+                if (ls.retired() || ls.busy != null) {
                     continue;
                 }
                 roll(ls, now);
@@ -711,6 +736,9 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
                 } else if (unused > 2 * expected) {
                     giveBackSlice(ls, unused - expected);
                 }
+                if (ls.demand > 0) {
+                    ls.lastUsed = Math.max(ls.lastUsed, now); // requests since the last round
+                }
                 boolean refused = ls.refused;
                 ls.lastRefused = refused;
                 ls.lastDemand = ls.demand;
@@ -718,7 +746,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
                 ls.refused = false;
                 ls.starvedUntil = Long.MIN_VALUE;
                 if (ls.delta.isEmpty() && ls.aheadLen == 0 && ls.granted == ls.used && now - ls.lastUsed >= idleNanos) {
-                    ls.retired = true;
+                    ls.retire();
                     leases.remove(ls.key, ls);
                     store.evicted();
                     continue;
@@ -734,6 +762,8 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
                 CountDownLatch l = new CountDownLatch(1);
                 ls.busy = l;
                 latches.add(l);
+            } finally {
+                ls.unlock();
             }
         }
     }
@@ -752,7 +782,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         ls.addDelta(ls.frame, -permits);
     }
 
-    /** Gives back every slice claimed ahead (with the next write). The caller holds the monitor. */
+    /** Gives back every slice claimed ahead (with the next write). The caller holds the lease's lock. */
     private void giveBackAhead(Lease ls) {
         for (Map.Entry<Long, Long> e : aheadMap(ls).entrySet()) {
             ls.addDelta(e.getKey(), -e.getValue());
@@ -768,17 +798,20 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         long now = now();
         List<Lease> out = new ArrayList<>();
         for (Lease ls : leases.values()) {
-            synchronized (ls) {
+            ls.lock();
+            try {
                 leases.remove(ls.key, ls);
                 roll(ls, now);
                 if (ls.granted > ls.used) {
                     giveBackSlice(ls, ls.granted - ls.used);
                 }
                 giveBackAhead(ls);
-                if (!ls.retired && !ls.delta.isEmpty()) {
+                if (!ls.retired() && !ls.delta.isEmpty()) {
                     out.add(ls);
                 }
-                ls.retired = true;
+                ls.retire();
+            } finally {
+                ls.unlock();
             }
         }
         return out;
@@ -789,15 +822,18 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         long now = now();
         List<Lease> out = new ArrayList<>();
         for (Lease ls : leases.values()) {
-            synchronized (ls) {
+            ls.lock();
+            try {
                 roll(ls, now);
                 if (ls.granted > ls.used) {
                     giveBackSlice(ls, ls.granted - ls.used);
                 }
                 giveBackAhead(ls);
-                if (!ls.retired && !ls.delta.isEmpty()) {
+                if (!ls.retired() && !ls.delta.isEmpty()) {
                     out.add(ls);
                 }
+            } finally {
+                ls.unlock();
             }
         }
         return out;
@@ -859,8 +895,11 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         if (ls == null) {
             return null;
         }
-        synchronized (ls) {
+        ls.lock();
+        try {
             return new Held(ls.frame, ls.granted, ls.used, aheadMap(ls), new TreeMap<>(ls.delta), ls.global.total());
+        } finally {
+            ls.unlock();
         }
     }
 
@@ -868,8 +907,11 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     long unused() {
         long u = 0;
         for (Lease ls : leases.values()) {
-            synchronized (ls) {
+            ls.lock();
+            try {
                 u += ls.unused();
+            } finally {
+                ls.unlock();
             }
         }
         return u;

@@ -48,7 +48,7 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  *   <li><b>Algorithms:</b> {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER} and {@code SLIDING_TAIL}; {@link #bind}
  *       refuses the others with an {@link IllegalArgumentException} naming the algorithm.</li>
- *   <li><b>Decisions</b> take only the key's own monitor. A request the slice held for the current frame covers is
+ *   <li><b>Decisions</b> take only the key's own lock. A request the slice held for the current frame covers is
  *       admitted with no I/O. A request it does not cover <em>claims</em> more on its own thread: one compare-and-set
  *       (after a read when the record was never read or the write met a conflict), bounded by the counter store's
  *       timeout; other requests on the key wait for that claim rather than start their own, and one request waits for
@@ -379,8 +379,11 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         claims.increment();
         for (int attempt = 0; attempt < CONFLICT_ROUNDS; attempt++) {
             boolean mustRead;
-            synchronized (ls) {
+            ls.lock();
+            try {
                 mustRead = !ls.read;
+            } finally {
+                ls.unlock();
             }
             if (mustRead || attempt > 0) {
                 SluiceException e = readOne(ls);
@@ -495,10 +498,13 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         for (int attempt = 0; attempt < CONFLICT_ROUNDS && !todo.isEmpty(); attempt++) {
             List<Lease> unread = new ArrayList<>();
             for (Lease ls : todo) {
-                synchronized (ls) {
+                ls.lock();
+                try {
                     if (!ls.read || attempt > 0) {
                         unread.add(ls);
                     }
+                } finally {
+                    ls.unlock();
                 }
             }
             if (!loadAll(unread, limiter)) {
@@ -580,8 +586,11 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
 
     private static void free(List<Lease> leases) {
         for (Lease ls : leases) {
-            synchronized (ls) {
+            ls.lock();
+            try {
                 ls.busy = null;
+            } finally {
+                ls.unlock();
             }
         }
     }
