@@ -5,7 +5,6 @@ import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import org.jspecify.annotations.Nullable;
 
@@ -91,7 +90,7 @@ final class Lease {
     /** The frame {@link #view} was built for; it is built again when a later frame of the record starts. */
     long viewFrame = Long.MIN_VALUE;
     /** Per frame, what to add to the store's counts with the next write: negative to give back, positive to count. */
-    final TreeMap<Long, Long> delta = new TreeMap<>();
+    final FrameDeltas delta = new FrameDeltas();
     /**
      * Slices the round claimed ahead, for frames after {@link #frame}: the store counts them already. When its frame
      * starts, a slice becomes {@link #granted}; a frame that passes without a request here gives its slice back. Kept
@@ -174,7 +173,7 @@ final class Lease {
     /** Adds {@code d} to {@link #delta} at {@code frame}, dropping the entry when it becomes zero. */
     void addDelta(long frame, long d) {
         if (d != 0) {
-            delta.merge(frame, d, (a, b) -> a + b == 0 ? null : a + b);
+            delta.add(frame, d);
         }
     }
 
@@ -184,11 +183,6 @@ final class Lease {
         for (int i = 0; i < aheadLen; i++) {
             u += aheadSlices[aheadHead + i];
         }
-        for (long d : delta.values()) {
-            if (d < 0) {
-                u -= d;
-            }
-        }
-        return u;
+        return u + delta.givingBack();
     }
 }

@@ -238,9 +238,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
             summarize(ls, now);
         }
         long liveFrom = now - lifetime + 1;
-        if (!ls.delta.isEmpty()) {
-            ls.delta.headMap(liveFrom).clear(); // a frame that no longer counts needs nothing written
-        }
+        ls.delta.dropBefore(liveFrom); // a frame that no longer counts needs nothing written
     }
 
     /**
@@ -259,11 +257,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         }
         long need = ls.used + cost - ls.granted;
         long worth = Math.min(minClaim, expected(ls, now));
-        long returning = 0;
-        for (long d : ls.delta.values()) {
-            returning -= Math.min(0, d);
-        }
-        return room(ls.view, now) + returning >= Math.max(need, worth);
+        return room(ls.view, now) + ls.delta.givingBack() >= Math.max(need, worth);
     }
 
     /**
@@ -379,7 +373,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
             long liveFrom = now - lifetime + 1;
             TreeMap<Long, Long> counts = new TreeMap<>(ls.global.counters());
             counts.headMap(liveFrom).clear();
-            TreeMap<Long, Long> carried = new TreeMap<>(ls.delta);
+            Map<Long, Long> carried = ls.delta.toMap();
             for (Map.Entry<Long, Long> e : carried.entrySet()) {
                 counts.merge(e.getKey(), e.getValue(), Long::sum);
             }
@@ -897,7 +891,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         }
         ls.lock();
         try {
-            return new Held(ls.frame, ls.granted, ls.used, aheadMap(ls), new TreeMap<>(ls.delta), ls.global.total());
+            return new Held(ls.frame, ls.granted, ls.used, aheadMap(ls), ls.delta.toMap(), ls.global.total());
         } finally {
             ls.unlock();
         }

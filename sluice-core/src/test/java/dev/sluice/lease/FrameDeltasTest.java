@@ -1,0 +1,60 @@
+package dev.sluice.lease;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/** {@link FrameDeltas} against a sorted map doing the same: random adds, at new, held and older frames, and drops. */
+class FrameDeltasTest {
+
+    @Test
+    void behavesAsASortedMapOfNonZeroSums() {
+        Random random = new Random(11);
+        for (int run = 0; run < 200; run++) {
+            FrameDeltas deltas = new FrameDeltas();
+            TreeMap<Long, Long> model = new TreeMap<>();
+            long newest = 0;
+            for (int op = 0; op < 300; op++) {
+                int kind = random.nextInt(10);
+                if (kind < 5) { // a later frame: the common append
+                    newest += 1 + random.nextInt(3);
+                    add(deltas, model, newest, random.nextInt(7) - 3);
+                } else if (kind < 8) { // any frame held so far, or between them
+                    add(deltas, model, random.nextInt((int) newest + 1), random.nextInt(7) - 3);
+                } else if (kind < 9) {
+                    long from = random.nextInt((int) newest + 2);
+                    deltas.dropBefore(from);
+                    model.headMap(from).clear();
+                } else if (random.nextInt(20) == 0) {
+                    deltas.clear();
+                    model.clear();
+                }
+                assertEquals(model, deltas.toMap());
+                assertEquals(model.isEmpty(), deltas.isEmpty());
+                long back = 0;
+                for (long v : model.values()) {
+                    back -= Math.min(0, v);
+                }
+                assertEquals(back, deltas.givingBack());
+            }
+        }
+    }
+
+    @Test
+    void addAllAddsEveryEntry() {
+        FrameDeltas deltas = new FrameDeltas();
+        deltas.add(5, 2);
+        deltas.addAll(Map.of(1L, 4L, 5L, -2L, 9L, -1L));
+        assertEquals(Map.of(1L, 4L, 9L, -1L), deltas.toMap());
+    }
+
+    private static void add(FrameDeltas deltas, TreeMap<Long, Long> model, long frame, long d) {
+        deltas.add(frame, d);
+        if (d != 0) {
+            model.merge(frame, d, (a, b) -> a + b == 0 ? null : a + b);
+        }
+    }
+}
