@@ -1,6 +1,7 @@
 package dev.sluice.spi;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -52,6 +53,19 @@ class CounterRecordsTest {
         assertThrows(
                 UnsupportedOperationException.class, () -> snapshot.counters().put(9L, 9L));
         assertThrows(UnsupportedOperationException.class, () -> write.counters().clear());
+    }
+
+    @Test
+    void aRecordMadeFromAnotherRecordsCountsSharesThem() {
+        CounterWrite write = new CounterWrite(KEY, 0, 8, new TreeMap<>(Map.of(1L, 2L, 3L, 4L)), 10);
+        CounterSnapshot snapshot = new CounterSnapshot(8, write.counters());
+        assertSame(write.counters(), snapshot.counters());
+        assertEquals(Map.of(1L, 2L, 3L, 4L), snapshot.counters());
+        assertEquals(snapshot.counters(), Map.of(1L, 2L, 3L, 4L));
+        assertEquals(Map.of(1L, 2L, 3L, 4L).hashCode(), snapshot.counters().hashCode());
+        assertEquals(new CounterSnapshot(8, Map.of(3L, 4L, 1L, 2L)), snapshot);
+        assertEquals(4L, snapshot.counters().get(3L));
+        assertEquals("{1=2, 3=4}", snapshot.counters().toString());
     }
 
     @Test
