@@ -139,9 +139,17 @@ public abstract class CounterStoreContract {
         return "contract:" + run + ":" + keys.incrementAndGet() + ":" + name;
     }
 
-    /** The record of {@code key} for {@code limiter}, read straight from a new counter store. */
+    /**
+     * The record of {@code key} for {@code limiter}, read straight from a new counter store. A new store may still be
+     * connecting when first called (a Redis Cluster client just after the cluster came back from an outage answers
+     * "not connected yet"), so the read is retried until it answers.
+     */
     protected final CounterSnapshot record(RateLimiter limiter, String key) {
-        return counterStore().load(List.of(id(limiter.config(), key))).get(0);
+        CounterStore store = counterStore();
+        CounterKey id = id(limiter.config(), key);
+        return Await.succeeds(
+                "a read of " + key + " from a new counter store", Await.GENEROUS, () -> store.load(List.of(id))
+                        .get(0));
     }
 
     private static CounterKey id(LimiterConfig config, String key) {
