@@ -80,9 +80,24 @@ final class LeaseSimulation {
      * @param peakMeasure the largest value of the algorithm's measure after an admission
      * @param storeCalls  calls to the counter store of all instances
      * @param rounds      rounds run (per instance)
+     * @param perInstance admitted by each instance over the run
      */
-    record Result(Setup setup, long[] perSecond, long peakMeasure, long storeCalls, long rounds)
+    record Result(Setup setup, long[] perSecond, long peakMeasure, long storeCalls, long rounds, long[] perInstance)
             implements SimulatedInstances.PerSecond {
+
+        /**
+         * Jain's fairness index of what each instance admitted: 1 when all admitted the same, {@code 1/n} when one
+         * admitted everything. Meaningful where every instance is asked about the same (the even and random spreads).
+         */
+        double fairness() {
+            double sum = 0;
+            double squares = 0;
+            for (long a : perInstance) {
+                sum += a;
+                squares += (double) a * a;
+            }
+            return squares == 0 ? 1 : sum * sum / (perInstance.length * squares);
+        }
 
         long minPerSecond() {
             long min = Long.MAX_VALUE;
@@ -123,6 +138,7 @@ final class LeaseSimulation {
         long interval = s.interval().toNanos();
         long end = (long) s.seconds() * 1_000_000_000L;
         long[] perSecond = new long[s.seconds()];
+        long[] perInstance = new long[s.instances()];
         Random random = new Random(s.seed());
         long peak = 0;
         long nextRound = interval;
@@ -145,13 +161,15 @@ final class LeaseSimulation {
                 nextRound += interval;
             }
             instances.at(t);
-            long measure = instances.request(instance(s, request, random));
+            int j = instance(s, request, random);
+            long measure = instances.request(j);
             if (measure >= 0) {
                 perSecond[(int) (t / 1_000_000_000L)]++;
+                perInstance[j]++;
                 peak = Math.max(peak, measure);
             }
         }
-        return new Result(s, perSecond, peak, calls(leased, synced) - callsBefore, rounds);
+        return new Result(s, perSecond, peak, calls(leased, synced) - callsBefore, rounds, perInstance);
     }
 
     private static int instance(Setup s, int request, Random random) {

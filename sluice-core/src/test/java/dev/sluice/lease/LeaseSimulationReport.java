@@ -104,6 +104,38 @@ public final class LeaseSimulationReport {
                         LeaseSimulation.run(flood.mode(Mode.LEASED)).perSecond()[0]);
             }
         }
+        System.out.println();
+        System.out.println(
+                "Fairness between instances, leased mode, limit 50/s, 500/s offered at random (every instance asked"
+                        + " about the same), 20 s: Jain's index of what each instance admitted (1: all the same; 1/n: one took"
+                        + " everything), and the least and most one instance admitted, against an even share");
+        System.out.println();
+        System.out.println("| algorithm | instances | interval | Jain's index | least | most | even share |");
+        System.out.println("|---|---:|---:|---:|---:|---:|---:|");
+        for (Algorithm a : ALGORITHMS) {
+            for (int n : INSTANCES) {
+                for (int ms : INTERVALS_MS) {
+                    Result r =
+                            LeaseSimulation.run(Setup.of(Mode.LEASED, a, n, Duration.ofMillis(ms), Spread.RANDOM, 50));
+                    long least = Long.MAX_VALUE;
+                    long most = 0;
+                    for (long admitted : r.perInstance()) {
+                        least = Math.min(least, admitted);
+                        most = Math.max(most, admitted);
+                    }
+                    System.out.printf(
+                            Locale.ROOT,
+                            "| %s | %d | %d ms | %.2f | %d | %d | %d |%n",
+                            a,
+                            n,
+                            ms,
+                            r.fairness(),
+                            least,
+                            most,
+                            Math.round(r.meanPerSecond() * r.perSecond().length / n));
+                }
+            }
+        }
         draw(new File(png));
         System.out.println();
         System.out.println("chart written to " + png);
