@@ -36,7 +36,7 @@ final class SlidingTailState extends AlgorithmState {
     }
 
     private long advance(Params p, long now) {
-        long k = Math.floorDiv(now, p.window);
+        long k = windowAtLeast(window, now, p.window);
         if (k > window) {
             prev = k == window + 1 ? cur : 0;
             cur = 0;
