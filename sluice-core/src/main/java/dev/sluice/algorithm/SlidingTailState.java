@@ -46,7 +46,7 @@ final class SlidingTailState extends AlgorithmState {
     }
 
     private long estimate(Params p, long elapsed) {
-        return ExactMath.saturatedAdd(ExactMath.mulDiv(prev, p.window - elapsed, p.window), cur);
+        return ExactMath.saturatedAdd(ExactMath.mulDiv(prev, p.window - elapsed, p.byWindow), cur);
     }
 
     @Override

@@ -51,7 +51,7 @@ final class TokenBucketState extends AlgorithmState {
                     tokens = p.limit;
                     frac = 0;
                 } else if (!refillWithoutDivision(p, elapsed)) {
-                    long whole = ExactMath.mulAddDiv(elapsed, p.limit, frac, p.window);
+                    long whole = ExactMath.mulAddDiv(elapsed, p.limit, frac, p.byWindow);
                     if (whole >= p.limit - tokens) { // not tokens + whole ≥ L: that sum overflows for L > 2^62
                         tokens = p.limit;
                         frac = 0;
@@ -102,7 +102,7 @@ final class TokenBucketState extends AlgorithmState {
         if (frac == 0 && n - tokens == 1) {
             return p.tokenNanos; // one whole token short, the case after one request on a full bucket
         }
-        return ExactMath.mulSubDivCeil(n - tokens, p.window, frac, p.limit);
+        return ExactMath.mulSubDivCeil(n - tokens, p.window, frac, p.byLimit);
     }
 
     @Override
