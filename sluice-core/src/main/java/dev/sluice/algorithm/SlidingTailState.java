@@ -84,6 +84,9 @@ final class SlidingTailState extends AlgorithmState {
         if (count <= target) {
             return 0;
         }
+        if (count == target + 1) { // over by one (a full window refusing a cost of 1): any e > 0, no division
+            return 1;
+        }
         long maxRemainder = ExactMath.mulSubDivCeil(target + 1, p.window, 0, count) - 1;
         return p.window - maxRemainder;
     }
