@@ -4,9 +4,12 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
 import io.github.bucket4j.Bucket;
+import io.github.resilience4j.ratelimiter.RateLimiterConfig;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.BooleanSupplier;
 
 /**
  * The CPU time one thread spends per token-bucket decision on one key, Sluice against Bucket4j, for each
@@ -16,11 +19,22 @@ import java.util.Locale;
  * disturbed. Each configuration runs in a JVM of its own, so that one clock class does not make another's
  * call sites megamorphic.
  *
- * <pre>java -cp sluice-bench/target/benchmarks.jar dev.sluice.bench.CpuPerDecision</pre>
+ * <p>With the argument {@code hotkey} it runs instead the one-hot-key, one-thread cells of the peers' table
+ * ({@code docs/benchmarks.md}, "Every peer, every cell, in one run") with each subject's default clock: Sluice's
+ * token bucket, sliding tail and fixed window, Bucket4j's {@code tryConsume}, Resilience4j's
+ * {@code acquirePermission} and Guava's {@code tryAcquire}, the peers called directly as the JMH benchmarks call
+ * them on one key.
+ *
+ * <pre>
+ * java -cp sluice-bench/target/benchmarks.jar dev.sluice.bench.CpuPerDecision
+ * java -cp sluice-bench/target/benchmarks.jar dev.sluice.bench.CpuPerDecision hotkey
+ * </pre>
  */
 public final class CpuPerDecision {
 
     private static final String KEY = "client:0000000";
+    private static final List<String> HOT_KEY_SUBJECTS = List.of(
+            "Sluice:TOKEN_BUCKET", "Sluice:SLIDING_TAIL", "Sluice:FIXED_WINDOW", "Bucket4j", "Resilience4j", "Guava");
     private static final int WARM_ROUNDS = 10;
     private static final int ROUNDS = 20;
     private static final int OPS_PER_ROUND = 2_000_000;
@@ -32,6 +46,21 @@ public final class CpuPerDecision {
     public static void main(String[] args) throws IOException, InterruptedException {
         if (args.length == 4 && args[0].equals("--one")) {
             one(args[1], TimeSource.valueOf(args[2]), Load.valueOf(args[3]));
+            return;
+        }
+        if (args.length == 3 && args[0].equals("--hot")) {
+            hot(args[1], Load.valueOf(args[2]));
+            return;
+        }
+        if (args.length == 1 && args[0].equals("hotkey")) {
+            System.out.println("| subject | load | best ns/op | median ns/op |");
+            System.out.println("|---|---|--:|--:|");
+            for (Load load : Load.values()) {
+                for (String subject : HOT_KEY_SUBJECTS) {
+                    CpuRounds.inNewJvm(
+                            CpuPerDecision.class, List.of("--hot", subject, load.name()), System.out::println);
+                }
+            }
             return;
         }
         System.out.println("| subject | time source | load | best ns/op | median ns/op |");
@@ -86,5 +115,67 @@ public final class CpuPerDecision {
         double[] ns = CpuRounds.nanosPerOperation(round, WARM_ROUNDS, ROUNDS, OPS_PER_ROUND);
         System.out.printf(
                 Locale.ROOT, "| %s | %s | %s | %.1f | %.1f |%n", subject, source, load, ns[0], ns[ROUNDS / 2]);
+    }
+
+    /** One subject of the hot-key table, with its default clock, on one key under {@code load}. */
+    private static void hot(String subject, Load load) {
+        Runnable round;
+        if (subject.startsWith("Sluice:")) {
+            RateLimiter limiter = RateLimiter.builder(Algorithm.valueOf(subject.substring("Sluice:".length())))
+                    .limit(load.limit, load.window)
+                    .build();
+            if (load.drained()) {
+                limiter.tryAcquire(KEY, load.limit);
+            }
+            round = () -> {
+                Decision d = null;
+                for (int i = 0; i < OPS_PER_ROUND; i++) {
+                    d = limiter.tryAcquire(KEY);
+                }
+                sink = d;
+            };
+        } else if (subject.equals("Bucket4j")) {
+            Bucket bucket = Bucket.builder()
+                    .addLimit(l -> l.capacity(load.limit).refillGreedy(load.limit, load.window))
+                    .build();
+            if (load.drained()) {
+                bucket.tryConsume(load.limit);
+            }
+            round = () -> sink = count(() -> bucket.tryConsume(1));
+        } else if (subject.equals("Resilience4j")) {
+            io.github.resilience4j.ratelimiter.RateLimiter limiter = io.github.resilience4j.ratelimiter.RateLimiter.of(
+                    KEY,
+                    RateLimiterConfig.custom()
+                            .limitForPeriod(Math.toIntExact(load.limit))
+                            .limitRefreshPeriod(load.window)
+                            .timeoutDuration(Duration.ZERO)
+                            .build());
+            if (load.drained()) {
+                limiter.acquirePermission(Math.toIntExact(load.limit));
+            }
+            round = () -> sink = count(limiter::acquirePermission);
+        } else if (subject.equals("Guava")) {
+            com.google.common.util.concurrent.RateLimiter limiter =
+                    com.google.common.util.concurrent.RateLimiter.create(load.limit * 1e9 / load.window.toNanos());
+            if (load.drained()) {
+                limiter.tryAcquire(Math.toIntExact(load.limit));
+            }
+            round = () -> sink = count(limiter::tryAcquire);
+        } else {
+            throw new IllegalArgumentException("unknown subject " + subject);
+        }
+        double[] ns = CpuRounds.nanosPerOperation(round, WARM_ROUNDS, ROUNDS, OPS_PER_ROUND);
+        System.out.printf(Locale.ROOT, "| %s | %s | %.1f | %.1f |%n", subject, load, ns[0], ns[ROUNDS / 2]);
+    }
+
+    /** Calls {@code decide} for one round; how many it admitted. */
+    private static int count(BooleanSupplier decide) {
+        int allowed = 0;
+        for (int i = 0; i < OPS_PER_ROUND; i++) {
+            if (decide.getAsBoolean()) {
+                allowed++;
+            }
+        }
+        return allowed;
     }
 }

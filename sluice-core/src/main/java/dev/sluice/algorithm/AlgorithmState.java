@@ -240,6 +240,22 @@ public abstract class AlgorithmState {
         word |= RETIRED;
     }
 
+    /**
+     * {@code max(current, floorDiv(now, w))}: the index of the window of length {@code w} that holds {@code now}, or
+     * {@code current} if that is later. {@code current} is {@link Long#MIN_VALUE} (none yet) or a window whose start
+     * {@code current·w} is a long, as every state's window is (the states compute that start). Most requests on a key fall in the window of the request before, so
+     * that case is answered without the division, which costs a decision as much as the rest of its arithmetic;
+     * only when {@code now} and the window's start differ in sign (where their difference could overflow) or
+     * {@code now} has left the window does it divide.
+     */
+    static long windowAtLeast(long current, long now, long w) {
+        long start = current * w;
+        if (current != Long.MIN_VALUE && (now ^ start) >= 0 && now - start < w) {
+            return current;
+        }
+        return Math.max(current, Math.floorDiv(now, w));
+    }
+
     static long remaining(long limit, long used) {
         return used >= limit ? 0 : limit - used;
     }

@@ -35,6 +35,40 @@ final class ExactMath {
         return qr[0].longValueExact() + (qr[1].signum() == 0 ? 0 : 1);
     }
 
+    /** {@link #mulAddDiv(long, long, long, long)} by a {@link Divisor}. */
+    static long mulAddDiv(long a, long b, long d, Divisor c) {
+        long lo = a * b;
+        if (Math.multiplyHigh(a, b) == 0 && lo >= 0 && lo + d >= 0) {
+            return c.divide(lo + d);
+        }
+        return mulAddDiv(a, b, d, c.d);
+    }
+
+    /** {@link #mulDiv(long, long, long)} by a {@link Divisor}. */
+    static long mulDiv(long a, long b, Divisor c) {
+        return mulAddDiv(a, b, 0, c);
+    }
+
+    /** {@link #mulSubDivCeil(long, long, long, long)} by a {@link Divisor}. */
+    static long mulSubDivCeil(long a, long b, long d, Divisor c) {
+        long lo = a * b;
+        if (Math.multiplyHigh(a, b) == 0 && lo >= 0) {
+            long n = lo - d;
+            long q = c.divide(n);
+            return q + (n == q * c.d ? 0 : 1);
+        }
+        return mulSubDivCeil(a, b, d, c.d);
+    }
+
+    /** {@link #mulSubDiv(long, long, long, long)} by a {@link Divisor}. */
+    static long mulSubDiv(long a, long b, long d, Divisor c) {
+        long lo = a * b;
+        if (Math.multiplyHigh(a, b) == 0 && lo >= 0) {
+            return c.divide(lo - d);
+        }
+        return mulSubDiv(a, b, d, c.d);
+    }
+
     /** {@code floor((a·b − d) / c)} for {@code a, b ≥ 0}, {@code 0 ≤ d ≤ a·b} and {@code c > 0}. */
     static long mulSubDiv(long a, long b, long d, long c) {
         long lo = a * b;

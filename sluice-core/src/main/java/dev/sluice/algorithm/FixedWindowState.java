@@ -28,7 +28,7 @@ final class FixedWindowState extends AlgorithmState {
     }
 
     private long advance(Params p, long now) {
-        long k = Math.floorDiv(now, p.window);
+        long k = windowAtLeast(window, now, p.window);
         if (k > window) {
             window = k;
             count = 0;

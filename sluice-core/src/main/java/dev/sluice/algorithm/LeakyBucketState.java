@@ -58,7 +58,7 @@ final class LeakyBucketState extends AlgorithmState {
             inc = p.tokenNanosFloor;
             incFrac = p.tokenNanosRemainder;
         } else {
-            inc = ExactMath.mulDiv(cost, p.window, p.limit);
+            inc = ExactMath.mulDiv(cost, p.window, p.byLimit);
             incFrac = cost * p.window - inc * p.limit; // exact: the true remainder is in [0, L)
         }
         boolean empty = tat == Long.MIN_VALUE;
@@ -100,7 +100,7 @@ final class LeakyBucketState extends AlgorithmState {
         if (headroom <= 0) {
             return 0;
         }
-        return ExactMath.mulSubDiv(headroom, p.limit, frac, p.window);
+        return ExactMath.mulSubDiv(headroom, p.limit, frac, p.byWindow);
     }
 
     @Override
@@ -114,7 +114,7 @@ final class LeakyBucketState extends AlgorithmState {
         if (tat == Long.MIN_VALUE || emptySeen > place) {
             return false;
         }
-        long inc = ExactMath.mulDiv(cost, p.window, p.limit);
+        long inc = ExactMath.mulDiv(cost, p.window, p.byLimit);
         long incFrac = cost * p.window - inc * p.limit;
         long t = tat - inc;
         long f = frac - incFrac;

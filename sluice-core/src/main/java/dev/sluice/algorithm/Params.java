@@ -16,6 +16,10 @@ public final class Params {
     final long tokenNanosRemainder;
     /** {@code W/L} rounded up. */
     final long tokenNanos;
+    /** Division by {@code L}. */
+    final Divisor byLimit;
+    /** Division by {@code W}. */
+    final Divisor byWindow;
 
     public Params(LimiterConfig config) {
         this.limit = config.limit();
@@ -26,6 +30,8 @@ public final class Params {
         this.tokenNanosFloor = window / limit;
         this.tokenNanosRemainder = window - tokenNanosFloor * limit;
         this.tokenNanos = tokenNanosFloor + (tokenNanosRemainder == 0 ? 0 : 1);
+        this.byLimit = new Divisor(limit);
+        this.byWindow = new Divisor(window);
     }
 
     /** {@code L}. */

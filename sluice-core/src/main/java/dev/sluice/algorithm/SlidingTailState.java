@@ -36,7 +36,7 @@ final class SlidingTailState extends AlgorithmState {
     }
 
     private long advance(Params p, long now) {
-        long k = Math.floorDiv(now, p.window);
+        long k = windowAtLeast(window, now, p.window);
         if (k > window) {
             prev = k == window + 1 ? cur : 0;
             cur = 0;
@@ -46,7 +46,7 @@ final class SlidingTailState extends AlgorithmState {
     }
 
     private long estimate(Params p, long elapsed) {
-        return ExactMath.saturatedAdd(ExactMath.mulDiv(prev, p.window - elapsed, p.window), cur);
+        return ExactMath.saturatedAdd(ExactMath.mulDiv(prev, p.window - elapsed, p.byWindow), cur);
     }
 
     @Override
@@ -83,6 +83,9 @@ final class SlidingTailState extends AlgorithmState {
     private static long elapsedWhenWeightedAtMost(Params p, long count, long target) {
         if (count <= target) {
             return 0;
+        }
+        if (count == target + 1) { // over by one (a full window refusing a cost of 1): any e > 0, no division
+            return 1;
         }
         long maxRemainder = ExactMath.mulSubDivCeil(target + 1, p.window, 0, count) - 1;
         return p.window - maxRemainder;

@@ -51,7 +51,7 @@ final class TokenBucketState extends AlgorithmState {
                     tokens = p.limit;
                     frac = 0;
                 } else if (!refillWithoutDivision(p, elapsed)) {
-                    long whole = ExactMath.mulAddDiv(elapsed, p.limit, frac, p.window);
+                    long whole = ExactMath.mulAddDiv(elapsed, p.limit, frac, p.byWindow);
                     if (whole >= p.limit - tokens) { // not tokens + whole ≥ L: that sum overflows for L > 2^62
                         tokens = p.limit;
                         frac = 0;
@@ -102,7 +102,7 @@ final class TokenBucketState extends AlgorithmState {
         if (frac == 0 && n - tokens == 1) {
             return p.tokenNanos; // one whole token short, the case after one request on a full bucket
         }
-        return ExactMath.mulSubDivCeil(n - tokens, p.window, frac, p.limit);
+        return ExactMath.mulSubDivCeil(n - tokens, p.window, frac, p.byLimit);
     }
 
     @Override
@@ -117,10 +117,24 @@ final class TokenBucketState extends AlgorithmState {
                 frac = 0;
             }
         }
-        long reset = untilTokens(p, p.limit);
-        return ok
-                ? Decision.allowed(p.limit, tokens, reset)
-                : Decision.denied(p.limit, tokens, reset, untilTokens(p, cost));
+        if (ok) {
+            return Decision.allowed(p.limit, tokens, untilTokens(p, p.limit));
+        }
+        long retry = untilTokens(p, cost);
+        return Decision.denied(p.limit, tokens, untilFullAfter(p, cost, retry), retry);
+    }
+
+    /**
+     * {@code untilTokens(L)}, given {@code retry = untilTokens(cost)} for a {@code cost} the bucket lacks. When
+     * {@code W/L} is whole ({@code tokenNanosRemainder == 0}, as for 100/s or 1,000/day), the
+     * {@code L − cost} tokens after the first {@code cost} take exactly {@code (L − cost)·W/L} more, and the
+     * second division is saved: {@code ⌈((L−t)·W − f)/L⌉ = (L−c)·W/L + ⌈((c−t)·W − f)/L⌉}.
+     */
+    private long untilFullAfter(Params p, long cost, long retry) {
+        if (p.tokenNanosRemainder == 0) {
+            return (p.limit - cost) * p.tokenNanosFloor + retry; // at most W: no overflow
+        }
+        return untilTokens(p, p.limit);
     }
 
     @Override
