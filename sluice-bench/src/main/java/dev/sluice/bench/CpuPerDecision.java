@@ -80,20 +80,12 @@ public final class CpuPerDecision {
     private static void one(String subject, TimeSource source, Load load) {
         Runnable round;
         if (subject.equals("Sluice")) {
-            RateLimiter limiter = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
-                    .limit(load.limit, load.window)
-                    .clock(source.clock())
-                    .build();
-            if (load.drained()) {
-                limiter.tryAcquire(KEY, load.limit);
-            }
-            round = () -> {
-                Decision d = null;
-                for (int i = 0; i < OPS_PER_ROUND; i++) {
-                    d = limiter.tryAcquire(KEY);
-                }
-                sink = d;
-            };
+            round = sluiceRounds(
+                    RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+                            .limit(load.limit, load.window)
+                            .clock(source.clock())
+                            .build(),
+                    load);
         } else {
             Bucket bucket = Bucket.builder()
                     .addLimit(l -> l.capacity(load.limit).refillGreedy(load.limit, load.window))
@@ -102,15 +94,7 @@ public final class CpuPerDecision {
             if (load.drained()) {
                 bucket.tryConsume(load.limit);
             }
-            round = () -> {
-                int allowed = 0;
-                for (int i = 0; i < OPS_PER_ROUND; i++) {
-                    if (bucket.tryConsume(1)) {
-                        allowed++;
-                    }
-                }
-                sink = allowed;
-            };
+            round = () -> sink = count(() -> bucket.tryConsume(1));
         }
         double[] ns = CpuRounds.nanosPerOperation(round, WARM_ROUNDS, ROUNDS, OPS_PER_ROUND);
         System.out.printf(
@@ -121,19 +105,11 @@ public final class CpuPerDecision {
     private static void hot(String subject, Load load) {
         Runnable round;
         if (subject.startsWith("Sluice:")) {
-            RateLimiter limiter = RateLimiter.builder(Algorithm.valueOf(subject.substring("Sluice:".length())))
-                    .limit(load.limit, load.window)
-                    .build();
-            if (load.drained()) {
-                limiter.tryAcquire(KEY, load.limit);
-            }
-            round = () -> {
-                Decision d = null;
-                for (int i = 0; i < OPS_PER_ROUND; i++) {
-                    d = limiter.tryAcquire(KEY);
-                }
-                sink = d;
-            };
+            round = sluiceRounds(
+                    RateLimiter.builder(Algorithm.valueOf(subject.substring("Sluice:".length())))
+                            .limit(load.limit, load.window)
+                            .build(),
+                    load);
         } else if (subject.equals("Bucket4j")) {
             Bucket bucket = Bucket.builder()
                     .addLimit(l -> l.capacity(load.limit).refillGreedy(load.limit, load.window))
@@ -166,6 +142,20 @@ public final class CpuPerDecision {
         }
         double[] ns = CpuRounds.nanosPerOperation(round, WARM_ROUNDS, ROUNDS, OPS_PER_ROUND);
         System.out.printf(Locale.ROOT, "| %s | %s | %.1f | %.1f |%n", subject, load, ns[0], ns[ROUNDS / 2]);
+    }
+
+    /** A round of Sluice's {@code tryAcquire} on {@link #KEY}, after spending the limit if {@code load} refuses. */
+    private static Runnable sluiceRounds(RateLimiter limiter, Load load) {
+        if (load.drained()) {
+            limiter.tryAcquire(KEY, load.limit);
+        }
+        return () -> {
+            Decision d = null;
+            for (int i = 0; i < OPS_PER_ROUND; i++) {
+                d = limiter.tryAcquire(KEY);
+            }
+            sink = d;
+        };
     }
 
     /** Calls {@code decide} for one round; how many it admitted. */

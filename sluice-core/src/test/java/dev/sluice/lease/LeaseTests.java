@@ -22,6 +22,11 @@ final class LeaseTests {
         return n;
     }
 
+    /** An instance over {@code store} whose rounds run by hand ({@link LeasedStore#refresh()}), every {@code interval}. */
+    static LeasedStore manual(FlakyCounterStore store, Duration interval) {
+        return LeasedStore.builder(store).refreshInterval(interval).manualSync().build();
+    }
+
     /** A limiter of {@code store} on {@code clock}; a sub-window counter gets 10 sub-windows. */
     static RateLimiter limiter(LeasedStore store, Clock clock, Algorithm algorithm, long limit, Duration window) {
         RateLimiterBuilder b =

@@ -1,6 +1,7 @@
 package dev.sluice.lease;
 
 import static dev.sluice.lease.LeaseTests.admitted;
+import static dev.sluice.lease.LeaseTests.manual;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -41,10 +42,6 @@ class LeasedClaimAheadTest {
     private final TestClock clock = new TestClock("2026-01-01T12:00:00.600Z");
     private final InMemoryCounterStore shared = InMemoryCounterStore.create();
 
-    private static LeasedStore instance(FlakyCounterStore store, Duration interval) {
-        return LeasedStore.builder(store).refreshInterval(interval).manualSync().build();
-    }
-
     private RateLimiter limiter(LeasedStore store, Algorithm algorithm, long limit, Duration window) {
         return LeaseTests.limiter(store, clock, algorithm, limit, window);
     }
@@ -58,8 +55,8 @@ class LeasedClaimAheadTest {
     void theWorkedExample() {
         FlakyCounterStore toA = new FlakyCounterStore(shared);
         FlakyCounterStore toB = new FlakyCounterStore(shared);
-        LeasedStore a = instance(toA, Duration.ofMillis(500));
-        LeasedStore b = instance(toB, Duration.ofMillis(500));
+        LeasedStore a = manual(toA, Duration.ofMillis(500));
+        LeasedStore b = manual(toB, Duration.ofMillis(500));
         RateLimiter atA = limiter(a, Algorithm.FIXED_WINDOW, 20, Duration.ofSeconds(1));
         RateLimiter atB = limiter(b, Algorithm.FIXED_WINDOW, 20, Duration.ofSeconds(1));
 
@@ -147,8 +144,8 @@ class LeasedClaimAheadTest {
         clock.set(Instant.parse("2026-01-01T12:00:00.050Z"));
         FlakyCounterStore toA = new FlakyCounterStore(shared);
         FlakyCounterStore toB = new FlakyCounterStore(shared);
-        LeasedStore a = instance(toA, Duration.ofMillis(300));
-        LeasedStore b = instance(toB, Duration.ofMillis(300));
+        LeasedStore a = manual(toA, Duration.ofMillis(300));
+        LeasedStore b = manual(toB, Duration.ofMillis(300));
         RateLimiter atA = limiter(a, Algorithm.SLIDING_WINDOW_COUNTER, 40, Duration.ofSeconds(1));
         RateLimiter atB = limiter(b, Algorithm.SLIDING_WINDOW_COUNTER, 40, Duration.ofSeconds(1));
 
@@ -189,7 +186,7 @@ class LeasedClaimAheadTest {
     void slicesClaimedAheadByAnInstanceThatDiesLapseWithTheirFrames() {
         clock.set(Instant.parse("2026-01-01T12:00:00.050Z"));
         FlakyCounterStore toA = new FlakyCounterStore(shared);
-        LeasedStore dead = instance(toA, Duration.ofMillis(300));
+        LeasedStore dead = manual(toA, Duration.ofMillis(300));
         RateLimiter atDead = limiter(dead, Algorithm.SLIDING_WINDOW_COUNTER, 40, Duration.ofSeconds(1));
         assertTrue(atDead.tryAcquire(KEY, 6).allowed());
         clock.set(Instant.parse("2026-01-01T12:00:00.060Z"));
@@ -197,7 +194,7 @@ class LeasedClaimAheadTest {
         assertEquals(14, dead.unusedPermits());
 
         RateLimiter alive = limiter(
-                instance(new FlakyCounterStore(shared), Duration.ofMillis(300)),
+                manual(new FlakyCounterStore(shared), Duration.ofMillis(300)),
                 Algorithm.SLIDING_WINDOW_COUNTER,
                 40,
                 Duration.ofSeconds(1));
@@ -226,7 +223,7 @@ class LeasedClaimAheadTest {
         Duration window = subWindows ? Duration.ofSeconds(1) : Duration.ofMillis(100);
         clock.set(Instant.parse("2026-01-01T12:00:00Z"));
         FlakyCounterStore to = new FlakyCounterStore(shared);
-        LeasedStore store = instance(to, Duration.ofMillis(interval));
+        LeasedStore store = manual(to, Duration.ofMillis(interval));
         RateLimiter limiter = limiter(store, algorithm, 100_000, window);
         String[] keys = {"a", "b", "c"};
         long claims = 0;

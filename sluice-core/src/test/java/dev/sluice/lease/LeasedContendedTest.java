@@ -1,6 +1,7 @@
 package dev.sluice.lease;
 
 import static dev.sluice.lease.LeaseTests.admitted;
+import static dev.sluice.lease.LeaseTests.manual;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -27,10 +28,6 @@ class LeasedContendedTest {
     private final TestClock clock = new TestClock("2026-01-01T12:00:00.100Z");
     private final InMemoryCounterStore shared = InMemoryCounterStore.create();
 
-    private static LeasedStore instance(FlakyCounterStore store, Duration interval) {
-        return LeasedStore.builder(store).refreshInterval(interval).manualSync().build();
-    }
-
     private RateLimiter limiter(LeasedStore store, Algorithm algorithm, long limit, Duration window) {
         return LeaseTests.limiter(store, clock, algorithm, limit, window);
     }
@@ -48,8 +45,8 @@ class LeasedContendedTest {
     void aKeyRefusedHereClaimsForATenthOfTheWindow() {
         FlakyCounterStore toA = new FlakyCounterStore(shared);
         FlakyCounterStore toB = new FlakyCounterStore(shared);
-        LeasedStore a = instance(toA, Duration.ofSeconds(1));
-        LeasedStore b = instance(toB, Duration.ofSeconds(1));
+        LeasedStore a = manual(toA, Duration.ofSeconds(1));
+        LeasedStore b = manual(toB, Duration.ofSeconds(1));
         RateLimiter atA = limiter(a, Algorithm.FIXED_WINDOW, 100, Duration.ofSeconds(1));
         RateLimiter atB = limiter(b, Algorithm.FIXED_WINDOW, 100, Duration.ofSeconds(1));
 
@@ -78,8 +75,8 @@ class LeasedContendedTest {
     void aStarvedKeyClaimsAgainAfterATenthOfTheWindowAsTheSlidingWindowFreesRoom() {
         FlakyCounterStore toA = new FlakyCounterStore(shared);
         FlakyCounterStore toB = new FlakyCounterStore(shared);
-        LeasedStore a = instance(toA, Duration.ofSeconds(1));
-        LeasedStore b = instance(toB, Duration.ofSeconds(1));
+        LeasedStore a = manual(toA, Duration.ofSeconds(1));
+        LeasedStore b = manual(toB, Duration.ofSeconds(1));
         RateLimiter atA = limiter(a, Algorithm.SLIDING_TAIL, 10, Duration.ofSeconds(1));
         RateLimiter atB = limiter(b, Algorithm.SLIDING_TAIL, 10, Duration.ofSeconds(1));
         assertTrue(atB.tryAcquire(KEY, 10).allowed());
@@ -114,8 +111,8 @@ class LeasedContendedTest {
         at("00.600");
         FlakyCounterStore toA = new FlakyCounterStore(shared);
         FlakyCounterStore toB = new FlakyCounterStore(shared);
-        LeasedStore a = instance(toA, Duration.ofMillis(500));
-        LeasedStore b = instance(toB, Duration.ofMillis(500));
+        LeasedStore a = manual(toA, Duration.ofMillis(500));
+        LeasedStore b = manual(toB, Duration.ofMillis(500));
         RateLimiter atA = limiter(a, Algorithm.FIXED_WINDOW, 20, Duration.ofSeconds(1));
         RateLimiter atB = limiter(b, Algorithm.FIXED_WINDOW, 20, Duration.ofSeconds(1));
         assertEquals(3, admitted(atA, KEY, 3));
@@ -146,7 +143,7 @@ class LeasedContendedTest {
 
     private long claimsAheadWithThreeRequestsAnInterval(Duration interval) {
         at("00.050");
-        LeasedStore store = instance(new FlakyCounterStore(InMemoryCounterStore.create()), interval);
+        LeasedStore store = manual(new FlakyCounterStore(InMemoryCounterStore.create()), interval);
         RateLimiter limiter = limiter(store, Algorithm.SLIDING_WINDOW_COUNTER, 1_000, Duration.ofSeconds(1));
         assertEquals(3, admitted(limiter, KEY, 3));
         clock.set(clock.instant().plus(interval).minusMillis(40)); // the round, 10 ms into a sub-window
