@@ -120,6 +120,11 @@ final class Lease {
      * admitted from the slice does not write it: the round does, to an interval's precision).
      */
     long lastUsed;
+    /**
+     * The last write with claims whose call failed, so that it may or may not have been applied; the next read of the
+     * record settles it ({@link LeasedLimiter#unknown}). Null if none.
+     */
+    LeasedLimiter.@Nullable Write doubt;
     /** A call to the store about this key under way (a claim or a round's read or write); others wait for it. */
     @Nullable
     CountDownLatch busy;

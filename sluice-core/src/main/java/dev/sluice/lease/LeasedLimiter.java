@@ -538,19 +538,28 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         ls.lock();
         try {
             took(ls, new CounterSnapshot(w.write().newVersion(), w.write().counters()));
-            roll(ls, now);
-            for (Map.Entry<Long, Long> c : w.claims().entrySet()) {
-                long frame = c.getKey();
-                if (frame == ls.frame) {
-                    ls.granted += c.getValue();
-                } else if (frame < ls.frame && frame + lifetime > now) {
-                    ls.addDelta(frame, -c.getValue()); // the frame turned during the call: give it back
-                }
-            }
-            addAhead(ls, w.claims().tailMap(ls.frame, false));
+            take(ls, w.claims(), now);
         } finally {
             ls.unlock();
         }
+    }
+
+    /**
+     * Makes {@code claims}, written to the store, this instance's slices: the current frame's adds to the slice held,
+     * a later frame's is held ahead, and an earlier frame's (the frame turned since) is given back if it still counts.
+     * The caller holds the lease's lock.
+     */
+    private void take(Lease ls, NavigableMap<Long, Long> claims, long now) {
+        roll(ls, now);
+        for (Map.Entry<Long, Long> c : claims.entrySet()) {
+            long frame = c.getKey();
+            if (frame == ls.frame) {
+                ls.granted += c.getValue();
+            } else if (frame < ls.frame && frame + lifetime > now) {
+                ls.addDelta(frame, -c.getValue()); // the frame turned during the call: give it back
+            }
+        }
+        addAhead(ls, claims.tailMap(ls.frame, false));
     }
 
     /** The slice claimed ahead for {@code frame}, 0 if none. The caller holds the lease's lock. */
@@ -616,13 +625,23 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     }
 
     /**
-     * The call carrying the write failed: it may or may not have been applied. The claim is not taken (if it was
-     * applied, the slice lapses with its frame); the changes carried are taken as written (if they were not, the
-     * permits they would have given back lapse with their frames). Either way the store never counts less than was
-     * admitted.
+     * The call carrying the write failed: it may or may not have been applied. The claim is not taken now; the changes
+     * carried are taken as written (if they were not, the permits they would have given back lapse with their frames).
+     * Either way the store never counts less than was admitted. The write is kept as the lease's doubt: if the next
+     * read of the record finds the version it wrote, it was applied and nobody wrote since, and its claims are taken
+     * then ({@link #took}); any other version drops the doubt, and a claim that was applied lapses with its frame.
      */
     void unknown(Write w) {
-        // nothing to undo: the delta left the lease in prepare, the claim was never granted
+        if (w.claims().isEmpty()) {
+            return;
+        }
+        Lease ls = w.lease();
+        ls.lock();
+        try {
+            ls.doubt = w;
+        } finally {
+            ls.unlock();
+        }
     }
 
     /** The record just read. */
@@ -637,23 +656,29 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
 
     private void took(Lease ls, CounterSnapshot snapshot) {
         ls.read = true;
-        if (snapshot.version() == ls.global.version() && snapshot.exists()) {
-            return;
+        Write doubt = ls.doubt;
+        ls.doubt = null;
+        if (snapshot.version() != ls.global.version() || !snapshot.exists()) {
+            ls.global = snapshot;
+            int n = snapshot.counters().size();
+            long[] frames = new long[n];
+            long[] counts = new long[n];
+            int j = 0;
+            for (Map.Entry<Long, Long> e : snapshot.counters().entrySet()) {
+                frames[j] = e.getKey();
+                counts[j] = e.getValue();
+                j++;
+            }
+            ls.globalFrames = frames;
+            ls.globalCounts = counts;
+            ls.globalLast = n == 0 ? Long.MIN_VALUE : frames[n - 1];
+            rebuildView(ls, now());
         }
-        ls.global = snapshot;
-        int n = snapshot.counters().size();
-        long[] frames = new long[n];
-        long[] counts = new long[n];
-        int j = 0;
-        for (Map.Entry<Long, Long> e : snapshot.counters().entrySet()) {
-            frames[j] = e.getKey();
-            counts[j] = e.getValue();
-            j++;
+        if (doubt != null && snapshot.version() == doubt.write().newVersion()) {
+            take(ls, doubt.claims(), now()); // the write in doubt was applied, and nobody wrote since
+            store.recovered(doubt.claimed());
         }
-        ls.globalFrames = frames;
-        ls.globalCounts = counts;
-        ls.globalLast = n == 0 ? Long.MIN_VALUE : frames[n - 1];
-        rebuildView(ls, now());
+        // any other version: not applied, or written over since; a claim applied that late lapses with its frame
     }
 
     /** Builds {@link Lease#view} from the record's frames up to the one of {@code now}. The caller holds the lease's lock. */
@@ -708,8 +733,8 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
      * this instance expects to need before the next round (all of it for an idle key), start a new demand interval,
      * lift starvation, drop idle keys. Adds to {@code write} the leases with changes to write, and to {@code read} the
      * leases refused since the last round whose record as last read leaves no room for a claim (to see what others
-     * gave back; a lease with room will read the record anyway if its next claim meets a conflict), marking each
-     * busy.
+     * gave back; a lease with room will read the record anyway if its next claim meets a conflict) and those with a
+     * write in doubt (to settle it), marking each busy.
      */
     void round(List<Lease> write, List<Lease> read, List<CountDownLatch> latches) {
         long now = now();
@@ -739,7 +764,11 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
                 ls.demand = 0;
                 ls.refused = false;
                 ls.starvedUntil = Long.MIN_VALUE;
-                if (ls.delta.isEmpty() && ls.aheadLen == 0 && ls.granted == ls.used && now - ls.lastUsed >= idleNanos) {
+                if (ls.delta.isEmpty()
+                        && ls.aheadLen == 0
+                        && ls.granted == ls.used
+                        && ls.doubt == null
+                        && now - ls.lastUsed >= idleNanos) {
                     ls.retire();
                     leases.remove(ls.key, ls);
                     store.evicted();
@@ -748,8 +777,9 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
                 if (!ls.delta.isEmpty()
                         || (ls.lastDemand > 0 && !refused && frameOf(now) + frameSize <= now + roundNanos)) {
                     write.add(ls); // something to give back, or a frame starts before the next round: claim ahead
-                } else if (refused && room(ls.view, now) < Math.max(1, Math.min(minClaim, expected(ls, now)))) {
-                    read.add(ls); // refused, and no claim would be tried on what was read last: read again
+                } else if (ls.doubt != null
+                        || (refused && room(ls.view, now) < Math.max(1, Math.min(minClaim, expected(ls, now))))) {
+                    read.add(ls); // a write in doubt to settle, or refused with no claim worth trying: read again
                 } else {
                     continue;
                 }

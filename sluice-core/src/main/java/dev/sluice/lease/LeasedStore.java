@@ -436,6 +436,11 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         evictions.increment();
     }
 
+    /** A claim whose call failed was found applied by a later read: its permits are this instance's after all. */
+    void recovered(long permits) {
+        permitsClaimed.add(permits);
+    }
+
     /** Waits for a claim or round call on a key; bounded by the counter store's timeout, which bounds the call. */
     void await(CountDownLatch latch) {
         boolean interrupted = false;

@@ -11,7 +11,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A counter store in front of another that counts the calls, records them as {@code load(n)} and {@code cas(n)[true,
- * false]}, and fails every call while {@link #down} is set, as a store that cannot be reached would.
+ * false]}, and fails every call while {@link #down} is set, as a store that cannot be reached would; while
+ * {@link #loseAnswers} is set a compare-and-set is applied and then fails, as a call whose answer a dropped connection
+ * lost.
  */
 final class FlakyCounterStore implements CounterStore {
 
@@ -19,6 +21,7 @@ final class FlakyCounterStore implements CounterStore {
     final AtomicInteger calls = new AtomicInteger();
     final List<String> log = new ArrayList<>();
     volatile boolean down;
+    volatile boolean loseAnswers;
 
     FlakyCounterStore(CounterStore inner) {
         this.inner = inner;
@@ -43,6 +46,10 @@ final class FlakyCounterStore implements CounterStore {
             throw new SluiceException("store down");
         }
         boolean[] applied = inner.compareAndSet(writes);
+        if (loseAnswers) {
+            record("cas(" + writes.size() + ")[answer lost]");
+            throw new SluiceException("connection reset");
+        }
         StringBuilder b = new StringBuilder("cas(" + writes.size() + ")");
         for (boolean a : applied) {
             b.append(a ? "[true]" : "[false]");

@@ -402,6 +402,60 @@ class LeasedStoreTest {
         assertEquals(8 + store.unusedPermits(), stored(limiter, KEY), "7 admitted before, 1 now, and the new slice");
     }
 
+    /**
+     * A claim the store applied but whose answer was lost (the connection dropped) is in doubt: not taken then, so the
+     * request gets the failure policy. The next read of the record finds the version the claim wrote: it was applied
+     * and nobody wrote since, so its slice is this instance's after all, and the next requests spend it without a
+     * call. The store counts exactly what was admitted plus what is held.
+     */
+    @Test
+    void aClaimWhoseAnswerWasLostIsTakenWhenTheNextReadFindsItApplied() {
+        FlakyCounterStore flaky = new FlakyCounterStore(shared);
+        LeasedStore store = LeasedStore.builder(flaky).manualSync().build();
+        RateLimiter limiter = limiter(store, Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
+        assertTrue(limiter.tryAcquire(KEY).allowed());
+        flaky.takeLog();
+        flaky.loseAnswers = true;
+        Decision lost = limiter.tryAcquire(KEY, 5);
+        assertFalse(lost.allowed());
+        assertTrue(lost.failed());
+        assertEquals(List.of("cas(1)[answer lost]"), flaky.takeLog());
+        assertEquals(7, stored(limiter, KEY), "the store applied the claim: 6, the demand seen");
+        assertEquals(0, store.unusedPermits(), "not taken: in doubt");
+        long claimed = store.stats().permitsClaimed();
+
+        flaky.loseAnswers = false;
+        assertTrue(store.refresh());
+        assertEquals(List.of("load(1)"), flaky.takeLog(), "the round reads the key in doubt");
+        assertEquals(6, store.unusedPermits(), "the read found the claim applied: its slice is held");
+        assertEquals(claimed + 6, store.stats().permitsClaimed());
+        assertTrue(limiter.tryAcquire(KEY, 5).allowed());
+        assertEquals(List.of(), flaky.takeLog(), "spent from the slice, without a call");
+        assertEquals(7, stored(limiter, KEY), "6 admitted, 1 held");
+        assertEquals(1, store.unusedPermits());
+    }
+
+    /**
+     * A claim in doubt that the store did not apply: the next read finds the version the claim expected, and there is
+     * nothing to take. A later claim takes the room.
+     */
+    @Test
+    void aClaimInDoubtThatWasNotAppliedIsDropped() {
+        FlakyCounterStore flaky = new FlakyCounterStore(shared);
+        LeasedStore store = LeasedStore.builder(flaky).manualSync().build();
+        RateLimiter limiter = limiter(store, Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
+        assertTrue(limiter.tryAcquire(KEY).allowed());
+        flaky.down = true;
+        assertTrue(limiter.tryAcquire(KEY, 5).failed());
+        flaky.down = false;
+        assertTrue(store.refresh());
+        assertEquals(0, store.unusedPermits());
+        assertEquals(1, stored(limiter, KEY));
+        assertTrue(limiter.tryAcquire(KEY, 9).allowed());
+        assertEquals(10, stored(limiter, KEY));
+        assertFalse(limiter.tryAcquire(KEY).allowed());
+    }
+
     @Test
     void failOpenAdmitsAndThrowThrowsWhenTheSliceIsSpentInAnOutage() {
         FlakyCounterStore flaky = new FlakyCounterStore(shared);
