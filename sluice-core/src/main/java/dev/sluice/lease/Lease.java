@@ -3,8 +3,6 @@ package dev.sluice.lease;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.concurrent.CountDownLatch;
 import org.jspecify.annotations.Nullable;
 
@@ -14,59 +12,11 @@ import org.jspecify.annotations.Nullable;
  * ({@code delta}: unused slices and cancelled permits to give back, rejections to count). Every field but the identity
  * is guarded by this lease's lock ({@link #lock()}), the only lock a decision takes.
  */
-final class Lease {
-
-    /*
-     * A lock word rather than synchronized, for the reason AlgorithmState gives: a decision within the slice is a few
-     * nanoseconds of arithmetic, and an uncontended monitor costs two atomic instructions (enter and exit), where
-     * this is one compare-and-set to take and a release store to drop. A thread that finds it held spins briefly,
-     * then yields (the holder may be a round, or a request descheduled mid-decision). Not reentrant.
-     *
-     *   word & HELD       a thread holds the lock
-     *   word & RETIRED    dropped from its limiter's map; whoever takes the lock must look the key up again
-     *
-     * Layout: HotSpot lays out a class's long fields in the order they are declared, right after the object header
-     * and the int that fills its last four bytes. The word and the six longs a decision within the slice reads and
-     * writes are declared first, so they take the first 64 bytes of the object: one or two cache lines per decision,
-     * where they were spread over three among the fields claims and rounds use. With 10,000 keys the leases do not fit
-     * a core's cache, and a decision's cost is mostly its cache misses.
-     */
-    private static final int HELD = 1;
-    private static final int RETIRED = 2;
-    private static final int SPINS = 128;
-    private static final VarHandle WORD;
-
-    static {
-        try {
-            WORD = MethodHandles.lookup().findVarHandle(Lease.class, "word", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    /** HELD and RETIRED; changed by a compare-and-set to take the lock, or by its holder. */
-    private int word;
-
-    /** The frame of the slice held; {@link Long#MIN_VALUE} before the first. */
-    long frame = Long.MIN_VALUE;
-    /** Permits of {@link #frame} granted to this instance by the store (less what it gave back). */
-    long granted;
-    /** Permits of {@link #frame} admitted here. Never more than {@link #granted}. */
-    long used;
-    /** Cost offered here (admitted or not) since the last round. */
-    long demand;
-    /**
-     * What {@link #view} said when it last changed or the frame turned: the room it left, and the clock time at which
-     * its measure falls to zero. An admission answers from these, without running the algorithm a second time.
-     */
-    long viewRoom;
-
-    long viewResetAt;
+final class Lease extends LeaseHead {
 
     // ---- read and written by claims, rounds, peeks and the first request of a frame --------------------------------
 
     final LeasedLimiter limiter;
-    final String key;
     final CounterKey id;
 
     /** The store's record as last read or written here; it counts every instance's slices. */
@@ -130,49 +80,11 @@ final class Lease {
     CountDownLatch busy;
 
     Lease(LeasedLimiter limiter, String key, CounterKey id, AlgorithmState view, long now) {
+        super(key, LeaseTable.hash(key));
         this.limiter = limiter;
-        this.key = key;
         this.id = id;
         this.view = view;
         this.lastUsed = now;
-    }
-
-    /** Takes this lease's lock, waiting (spinning, then yielding) while another thread holds it. */
-    void lock() {
-        int w = word; // a plain read: the compare-and-set checks it
-        if ((w & HELD) != 0 || !WORD.compareAndSet(this, w, w | HELD)) {
-            lockContended();
-        }
-    }
-
-    @SuppressWarnings("ThreadPriorityCheck") // the yield is the point: see the comment on the lock word
-    private void lockContended() {
-        for (int spins = 0; ; spins++) {
-            int w = (int) WORD.getVolatile(this);
-            if ((w & HELD) == 0 && WORD.compareAndSet(this, w, w | HELD)) {
-                return;
-            }
-            if (spins < SPINS) {
-                Thread.onSpinWait();
-            } else {
-                Thread.yield();
-            }
-        }
-    }
-
-    /** Releases this lease's lock; everything written while holding it is visible to the next holder. */
-    void unlock() {
-        WORD.setRelease(this, word & ~HELD);
-    }
-
-    /** Whether the key has been dropped from its limiter's map. Call while holding the lock. */
-    boolean retired() {
-        return (word & RETIRED) != 0;
-    }
-
-    /** Marks the key dropped from its limiter's map, for good. Call while holding the lock. */
-    void retire() {
-        word |= RETIRED;
     }
 
     /** Adds {@code d} to {@link #delta} at {@code frame}, dropping the entry when it becomes zero. */

@@ -23,7 +23,6 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.SortedMap;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -66,7 +65,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     private final boolean longRounds;
 
     private final RateLimitListener listener;
-    private final ConcurrentHashMap<String, Lease> leases = new ConcurrentHashMap<>();
+    private final LeaseTable<Lease> leases = new LeaseTable<>();
     private volatile boolean closed;
 
     LeasedLimiter(LeasedStore store, LimiterConfig config, long idleNanos) {
@@ -193,7 +192,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         Lease ls = leases.get(key);
         if (ls == null) {
             Lease created = new Lease(this, key, new CounterKey(shape, key), fresh(), now());
-            ls = leases.putIfAbsent(key, created);
+            ls = leases.putIfAbsent(created);
             if (ls == null) {
                 return created;
             }
@@ -738,7 +737,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
      */
     void round(List<Lease> write, List<Lease> read, List<CountDownLatch> latches) {
         long now = now();
-        for (Lease ls : leases.values()) {
+        for (Lease ls : leases) {
             ls.lock();
             try {
                 if (ls.retired() || ls.busy != null) {
@@ -770,7 +769,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
                         && ls.doubt == null
                         && now - ls.lastUsed >= idleNanos) {
                     ls.retire();
-                    leases.remove(ls.key, ls);
+                    leases.remove(ls);
                     store.evicted();
                     continue;
                 }
@@ -795,7 +794,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     /** Every lease: for a store that has been failing, one read to see whether it answers again. */
     @Nullable
     Lease any() {
-        for (Lease ls : leases.values()) {
+        for (Lease ls : leases) {
             return ls;
         }
         return null;
@@ -821,10 +820,10 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         closed = true;
         long now = now();
         List<Lease> out = new ArrayList<>();
-        for (Lease ls : leases.values()) {
+        for (Lease ls : leases) {
             ls.lock();
             try {
-                leases.remove(ls.key, ls);
+                leases.remove(ls);
                 roll(ls, now);
                 if (ls.granted > ls.used) {
                     giveBackSlice(ls, ls.granted - ls.used);
@@ -845,7 +844,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     List<Lease> returnAll() {
         long now = now();
         List<Lease> out = new ArrayList<>();
-        for (Lease ls : leases.values()) {
+        for (Lease ls : leases) {
             ls.lock();
             try {
                 roll(ls, now);
@@ -930,7 +929,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     /** The permits this limiter holds unused over all keys: slices left and give-backs not yet written. */
     long unused() {
         long u = 0;
-        for (Lease ls : leases.values()) {
+        for (Lease ls : leases) {
             ls.lock();
             try {
                 u += ls.unused();
