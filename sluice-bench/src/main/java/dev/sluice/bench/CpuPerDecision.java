@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -22,8 +23,8 @@ import java.util.function.BooleanSupplier;
  * <p>With the argument {@code hotkey} it runs instead the one-hot-key, one-thread cells of the peers' table
  * ({@code docs/benchmarks.md}, "Every peer, every cell, in one run") with each subject's default clock: Sluice's
  * token bucket, sliding tail and fixed window, Bucket4j's {@code tryConsume}, Resilience4j's
- * {@code acquirePermission} and Guava's {@code tryAcquire}, the peers called directly as the JMH benchmarks call
- * them on one key.
+ * {@code acquirePermission} and Guava's {@code tryAcquire}, each peer looked up in a {@code ConcurrentHashMap} on
+ * every call as the JMH benchmarks do, and as Sluice looks up its key.
  *
  * <pre>
  * java -cp sluice-bench/target/benchmarks.jar dev.sluice.bench.CpuPerDecision
@@ -94,7 +95,8 @@ public final class CpuPerDecision {
             if (load.drained()) {
                 bucket.tryConsume(load.limit);
             }
-            round = () -> sink = count(() -> bucket.tryConsume(1));
+            var buckets = perKey(bucket);
+            round = () -> sink = count(() -> at(buckets).tryConsume(1));
         }
         double[] ns = CpuRounds.nanosPerOperation(round, WARM_ROUNDS, ROUNDS, OPS_PER_ROUND);
         System.out.printf(
@@ -117,7 +119,8 @@ public final class CpuPerDecision {
             if (load.drained()) {
                 bucket.tryConsume(load.limit);
             }
-            round = () -> sink = count(() -> bucket.tryConsume(1));
+            var buckets = perKey(bucket);
+            round = () -> sink = count(() -> at(buckets).tryConsume(1));
         } else if (subject.equals("Resilience4j")) {
             io.github.resilience4j.ratelimiter.RateLimiter limiter = io.github.resilience4j.ratelimiter.RateLimiter.of(
                     KEY,
@@ -129,19 +132,37 @@ public final class CpuPerDecision {
             if (load.drained()) {
                 limiter.acquirePermission(Math.toIntExact(load.limit));
             }
-            round = () -> sink = count(limiter::acquirePermission);
+            var limiters = perKey(limiter);
+            round = () -> sink = count(() -> at(limiters).acquirePermission());
         } else if (subject.equals("Guava")) {
             com.google.common.util.concurrent.RateLimiter limiter =
                     com.google.common.util.concurrent.RateLimiter.create(load.limit * 1e9 / load.window.toNanos());
             if (load.drained()) {
                 limiter.tryAcquire(Math.toIntExact(load.limit));
             }
-            round = () -> sink = count(limiter::tryAcquire);
+            var limiters = perKey(limiter);
+            round = () -> sink = count(() -> at(limiters).tryAcquire());
         } else {
             throw new IllegalArgumentException("unknown subject " + subject);
         }
         double[] ns = CpuRounds.nanosPerOperation(round, WARM_ROUNDS, ROUNDS, OPS_PER_ROUND);
         System.out.printf(Locale.ROOT, "| %s | %s | %.1f | %.1f |%n", subject, load, ns[0], ns[ROUNDS / 2]);
+    }
+
+    /** A map holding {@code limiter} under {@link #KEY}: the per-key look-up a service makes, as Sluice makes its own. */
+    private static <L> ConcurrentHashMap<String, L> perKey(L limiter) {
+        ConcurrentHashMap<String, L> map = new ConcurrentHashMap<>();
+        map.put(KEY, limiter);
+        return map;
+    }
+
+    /** The limiter of {@link #KEY}, looked up as the JMH benchmarks' per-key state does. */
+    private static <L> L at(ConcurrentHashMap<String, L> limiters) {
+        L l = limiters.get(KEY);
+        if (l == null) {
+            throw new IllegalStateException("no limiter for " + KEY);
+        }
+        return l;
     }
 
     /** A round of Sluice's {@code tryAcquire} on {@link #KEY}, after spending the limit if {@code load} refuses. */

@@ -10,8 +10,9 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 
 /**
- * A competitor's limiters, one per key, as its users do per-key limits: on one key the benchmark calls the only
- * limiter directly; on many keys it looks the limiter up in a {@link ConcurrentHashMap}, creating it if absent.
+ * A competitor's limiters, one per key, as its users do per-key limits: every call looks the limiter up in a
+ * {@link ConcurrentHashMap}, creating it if absent, on one key as on many, as a service that limits per client must
+ * (it does not know which key is hot) and as Sluice looks its key up.
  * Every key's limiter exists (and, under a drained {@link Load}, has had {@code L} permits taken) before measuring.
  * A subclass says how to make a limiter and how to drain one. Safe for concurrent {@link #limiterAt} calls.
  *
@@ -26,7 +27,6 @@ public abstract class PerKeyState<L> {
     @Param
     public Load load;
 
-    private L single;
     private final ConcurrentHashMap<String, L> limiters = new ConcurrentHashMap<>();
     private String[] names;
 
@@ -40,7 +40,6 @@ public abstract class PerKeyState<L> {
                 throw new IllegalStateException("setup request denied for " + name);
             }
         }
-        single = limiters.get(names[0]);
     }
 
     /** Reads {@link #load} into whatever {@link #create} needs; runs before the first {@link #create}. */
@@ -52,9 +51,9 @@ public abstract class PerKeyState<L> {
     /** Takes the load's {@code L} permits from {@code limiter} at once; whether it granted them. */
     protected abstract boolean drain(L limiter);
 
-    /** The limiter of key {@code index}: the only limiter on one key, a map look-up otherwise. */
+    /** The limiter of key {@code index}, looked up. */
     public final L limiterAt(int index) {
-        return keys == 1 ? single : limiter(names[index]);
+        return limiter(names[index]);
     }
 
     private L limiter(String key) {
