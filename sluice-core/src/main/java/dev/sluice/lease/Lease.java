@@ -80,7 +80,7 @@ final class Lease extends LeaseHead {
     CountDownLatch busy;
 
     Lease(LeasedLimiter limiter, String key, CounterKey id, AlgorithmState view, long now) {
-        super(key, LeaseTable.hash(key));
+        super(key);
         this.limiter = limiter;
         this.id = id;
         this.view = view;

@@ -1,17 +1,18 @@
 package dev.sluice.lease;
 
+import dev.sluice.internal.KeyTable;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * What a decision within a slice reads and writes of a {@link Lease}: its lock word, the slice, the demand, the view's
- * summary, and the key with its hash, by which {@link LeaseTable} finds it. A class of its own for the layout: HotSpot
- * lays out a superclass's fields before its subclass's, so these take the first 72 bytes of every lease, one or two
- * cache lines, where the fields that claims and rounds use follow. With 10,000 keys the leases do not fit a core's
+ * What a decision within a slice reads and writes of a {@link Lease}: the key with its hash, by which the limiter's
+ * {@link KeyTable} finds it (the superclass's fields), its lock word, the slice, the demand and the view's summary. A
+ * class of its own for the layout: HotSpot lays out a superclass's fields before its subclass's, so these take the
+ * first 72 bytes of every lease, one or two cache lines, where the fields that claims and rounds use follow. With 10,000 keys the leases do not fit a core's
  * cache, and a decision's cost is mostly its cache misses. Every field but the key and hash is guarded by the lock
  * ({@link #lock()}), the only lock a decision takes.
  */
-abstract class LeaseHead {
+abstract class LeaseHead extends KeyTable.Entry {
 
     /*
      * A lock word rather than synchronized, for the reason AlgorithmState gives: a decision within the slice is a few
@@ -22,8 +23,8 @@ abstract class LeaseHead {
      *   word & HELD       a thread holds the lock
      *   word & RETIRED    dropped from its limiter's table; whoever takes the lock must look the key up again
      *
-     * Within the class, HotSpot puts one int in the four bytes the header leaves (the word), then the longs in the
-     * order they are declared, then the other int (the hash) and the reference (the key).
+     * After the superclass's hash (in the four bytes the header leaves) and key, HotSpot puts the word in the four
+     * bytes before the first eight-byte boundary, then the longs in the order they are declared.
      */
     private static final int HELD = 1;
     private static final int RETIRED = 2;
@@ -58,14 +59,8 @@ abstract class LeaseHead {
 
     long viewResetAt;
 
-    /** {@link LeaseTable#hash} of {@link #key}. */
-    final int hash;
-
-    final String key;
-
-    LeaseHead(String key, int hash) {
-        this.key = key;
-        this.hash = hash;
+    LeaseHead(String key) {
+        super(key);
     }
     /** Takes this lease's lock, waiting (spinning, then yielding) while another thread holds it. */
     void lock() {

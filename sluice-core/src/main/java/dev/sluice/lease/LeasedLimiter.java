@@ -9,6 +9,7 @@ import dev.sluice.SluiceException;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.FrameStates;
 import dev.sluice.algorithm.Params;
+import dev.sluice.internal.KeyTable;
 import dev.sluice.spi.AbstractRateLimiter;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
@@ -65,7 +66,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     private final boolean longRounds;
 
     private final RateLimitListener listener;
-    private final LeaseTable<Lease> leases = new LeaseTable<>();
+    private final KeyTable<Lease> leases = new KeyTable<>();
     private volatile boolean closed;
 
     LeasedLimiter(LeasedStore store, LimiterConfig config, long idleNanos) {

@@ -1,6 +1,7 @@
 package dev.sluice.sync;
 
 import dev.sluice.algorithm.AlgorithmState;
+import dev.sluice.internal.KeyTable;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import java.util.concurrent.CountDownLatch;
@@ -9,16 +10,15 @@ import org.jspecify.annotations.Nullable;
 /**
  * One key held by one instance: {@code g}, the record as last read or written, and {@code i}, the counts taken here
  * since. Every field but the identity and {@link #ready} is guarded by this object's monitor, which is the only lock a
- * decision takes.
+ * decision takes. The limiter's {@link KeyTable} finds it by the key and hash it keeps (the superclass's fields).
  *
  * <p>A key is created before its record has been read: until {@link #loaded()} (by the one thread that reads it, see
  * {@code SynchronizedStore.takeUp}) decisions wait in {@link #awaitLoaded()}, holding no lock, and the flusher and
  * refresher leave the key alone.
  */
-final class KeyState {
+final class KeyState extends KeyTable.Entry {
 
     final SynchronizedLimiter limiter;
-    final String key;
     final CounterKey id;
 
     /** The algorithm's state holding {@code g + i}: what every decision reads and updates. */
@@ -49,8 +49,8 @@ final class KeyState {
     private final CountDownLatch ready = new CountDownLatch(1);
 
     KeyState(SynchronizedLimiter limiter, String key, CounterKey id, AlgorithmState view, long now) {
+        super(key);
         this.limiter = limiter;
-        this.key = key;
         this.id = id;
         this.view = view;
         this.lastUsed = now;

@@ -7,6 +7,7 @@ import dev.sluice.RateLimitListener;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.FrameStates;
 import dev.sluice.algorithm.Params;
+import dev.sluice.internal.KeyTable;
 import dev.sluice.spi.AbstractRateLimiter;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
@@ -20,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
@@ -52,7 +52,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
     private final long lifetime;
     private final long idleNanos;
     private final RateLimitListener listener;
-    private final ConcurrentHashMap<String, KeyState> states = new ConcurrentHashMap<>();
+    private final KeyTable<KeyState> states = new KeyTable<>();
     private volatile boolean closed;
 
     SynchronizedLimiter(SynchronizedStore store, LimiterConfig config, long idleNanos) {
@@ -117,7 +117,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
         KeyState ks = states.get(key);
         if (ks == null) {
             KeyState created = new KeyState(this, key, new CounterKey(shape, key), fresh(), now());
-            ks = states.putIfAbsent(key, created);
+            ks = states.putIfAbsent(created);
             if (ks == null) {
                 store.takeUp(created);
                 return created;
@@ -197,9 +197,9 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
     List<KeyState> closeAndTakeKeys() {
         closed = true;
         List<KeyState> unwritten = new ArrayList<>();
-        for (KeyState ks : states.values()) {
+        for (KeyState ks : states) {
             synchronized (ks) {
-                states.remove(ks.key, ks);
+                states.remove(ks);
                 if (!ks.retired && (ks.dirty() || ks.doubt != null)) {
                     unwritten.add(ks);
                 }
@@ -215,7 +215,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
      * still under way (they have nothing to write, and a read of the refresher could overtake the first read).
      */
     void collect(Predicate<KeyState> which, List<KeyState> into) {
-        for (KeyState ks : states.values()) {
+        for (KeyState ks : states) {
             synchronized (ks) {
                 if (!ks.retired && ks.loaded && which.test(ks)) {
                     into.add(ks);
@@ -321,7 +321,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
     int evictIdle() {
         long now = now();
         int evicted = 0;
-        for (KeyState ks : states.values()) {
+        for (KeyState ks : states) {
             synchronized (ks) {
                 if (!ks.retired
                         && ks.loaded
@@ -330,7 +330,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
                         && now - ks.lastUsed >= idleNanos
                         && ks.view.expiresAt(params) <= now) {
                     ks.retired = true;
-                    states.remove(ks.key, ks);
+                    states.remove(ks);
                     evicted++;
                 }
             }

@@ -1,4 +1,4 @@
-package dev.sluice.lease;
+package dev.sluice.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -24,23 +24,23 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link LeaseTable} against a map doing the same, alone and under threads: adds, removals, look-ups by equal and by
+ * {@link KeyTable} against a map doing the same, alone and under threads: adds, removals, look-ups by equal and by
  * identical keys, keys whose hashes collide, growth and shrinking.
  */
-class LeaseTableTest {
+class KeyTableTest {
 
-    /** A lease as the table sees one: a key and its hash. */
-    private static final class Entry extends LeaseHead {
+    /** A state as the table sees one: a key and its hash. */
+    private static final class Entry extends KeyTable.Entry {
         Entry(String key) {
-            super(key, LeaseTable.hash(key));
+            super(key);
         }
     }
 
     @Test
-    void behavesAsAMapOfKeysToTheFirstLeaseAdded() {
+    void behavesAsAMapOfKeysToTheFirstEntryAdded() {
         Random random = new Random(17);
         for (int run = 0; run < 20; run++) {
-            LeaseTable<Entry> table = new LeaseTable<>();
+            KeyTable<Entry> table = new KeyTable<>();
             Map<String, Entry> model = new HashMap<>();
             int universe = 1 + random.nextInt(run < 10 ? 40 : 4_000);
             for (int op = 0; op < 20_000; op++) {
@@ -57,7 +57,7 @@ class LeaseTableTest {
                         assertTrue(table.remove(held), key);
                         model.remove(key);
                     }
-                    assertFalse(table.remove(new Entry(key)), "a lease that was never added: " + key);
+                    assertFalse(table.remove(new Entry(key)), "an entry that was never added: " + key);
                 } else {
                     // an equal key that is not the same string: found by equals, not identity
                     assertSame(model.get(key), table.get(new String(key.toCharArray())), key);
@@ -87,7 +87,7 @@ class LeaseTableTest {
             keys = longer;
         }
         assertEquals(1, keys.stream().mapToInt(String::hashCode).distinct().count());
-        LeaseTable<Entry> table = new LeaseTable<>();
+        KeyTable<Entry> table = new KeyTable<>();
         Map<String, Entry> added = new HashMap<>();
         for (String k : keys) {
             Entry e = new Entry(k);
@@ -104,8 +104,8 @@ class LeaseTableTest {
     }
 
     @Test
-    void aRemovedKeyTakesANewLease() {
-        LeaseTable<Entry> table = new LeaseTable<>();
+    void aRemovedKeyTakesANewEntry() {
+        KeyTable<Entry> table = new KeyTable<>();
         Entry first = new Entry("k");
         assertNull(table.putIfAbsent(first));
         assertTrue(table.remove(first));
@@ -119,14 +119,14 @@ class LeaseTableTest {
 
     /**
      * Four threads add the same 20,000 keys, each in its own order, while two more look every key up: exactly one
-     * lease per key is added, every thread is answered with that one, and a reader only ever finds a key's own lease
+     * entry per key is added, every thread is answered with that one, and a reader only ever finds a key's own entry
      * (never another key's, never a second one), though the table grows under it from 16 slots to 131,072.
      */
     @Test
-    void concurrentAddsAgreeOnOneLeasePerKey() throws Exception {
+    void concurrentAddsAgreeOnOneEntryPerKey() throws Exception {
         int keys = 20_000;
         int adders = 4;
-        LeaseTable<Entry> table = new LeaseTable<>();
+        KeyTable<Entry> table = new KeyTable<>();
         ExecutorService pool = Executors.newFixedThreadPool(adders + 2);
         try {
             CyclicBarrier start = new CyclicBarrier(adders + 2);
@@ -193,7 +193,7 @@ class LeaseTableTest {
     void removalsAreSeenByLaterLookUps() throws Exception {
         int threads = 4;
         int perThread = 500;
-        LeaseTable<Entry> table = new LeaseTable<>();
+        KeyTable<Entry> table = new KeyTable<>();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
             CyclicBarrier start = new CyclicBarrier(threads);
