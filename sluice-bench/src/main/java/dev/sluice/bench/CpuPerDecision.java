@@ -149,7 +149,7 @@ public final class CpuPerDecision {
         System.out.printf(Locale.ROOT, "| %s | %s | %.1f | %.1f |%n", subject, load, ns[0], ns[ROUNDS / 2]);
     }
 
-    /** A map holding {@code limiter} under {@link #KEY}: the per-key look-up a service makes, as Sluice makes its own. */
+    /** A map holding {@code limiter} under {@link #KEY}: the per-key look-up a service makes, as Sluice makes one. */
     private static <L> ConcurrentHashMap<String, L> perKey(L limiter) {
         ConcurrentHashMap<String, L> map = new ConcurrentHashMap<>();
         map.put(KEY, limiter);

@@ -67,7 +67,7 @@ public final class KeyTable<E extends KeyTable.Entry> implements Iterable<E> {
     /** Slots of {@link #table} that are not empty: entries and tombstones. Guarded by the lock. */
     private int used;
 
-    /** The hash an entry of {@code key} keeps and its probe starts from: the key's, mixed, so that close hashes part. */
+    /** The hash an entry of {@code key} keeps, where its probe starts: the key's, mixed, so that close hashes part. */
     public static int hash(String key) {
         int h = key.hashCode() * 0x9E3779B9;
         return h ^ (h >>> 16);
@@ -95,7 +95,7 @@ public final class KeyTable<E extends KeyTable.Entry> implements Iterable<E> {
         }
     }
 
-    /** Adds {@code entry} under its key unless the key has one: returns that one, or null if {@code entry} was added. */
+    /** Adds {@code entry} unless its key has one: returns that one, or null if {@code entry} was added. */
     @Nullable
     public E putIfAbsent(E entry) {
         synchronized (lock) {

@@ -8,9 +8,9 @@ import java.lang.invoke.VarHandle;
  * What a decision within a slice reads and writes of a {@link Lease}: the key with its hash, by which the limiter's
  * {@link KeyTable} finds it (the superclass's fields), its lock word, the slice, the demand and the view's summary. A
  * class of its own for the layout: HotSpot lays out a superclass's fields before its subclass's, so these take the
- * first 72 bytes of every lease, one or two cache lines, where the fields that claims and rounds use follow. With 10,000 keys the leases do not fit a core's
- * cache, and a decision's cost is mostly its cache misses. Every field but the key and hash is guarded by the lock
- * ({@link #lock()}), the only lock a decision takes.
+ * first 72 bytes of every lease, one or two cache lines, and the fields that claims and rounds use follow. With 10,000
+ * keys the leases do not fit a core's cache, and a decision's cost is mostly its cache misses. Every field but the key
+ * and hash is guarded by the lock ({@link #lock()}), the only lock a decision takes.
  */
 abstract class LeaseHead extends KeyTable.Entry {
 
