@@ -36,16 +36,84 @@ import org.jspecify.annotations.Nullable;
 @SuppressWarnings("unchecked") // every slot but a tombstone holds an E, and a tombstone is never returned
 public final class KeyTable<E extends KeyTable.Entry> implements Iterable<E> {
 
-    /** What a table keeps per key: the key and its hash, laid out before a subclass's fields. */
+    /**
+     * What a table keeps per key: the key and its hash, by which the table finds it, and the lock word that guards the
+     * subclass's fields, laid out before them (HotSpot lays out a superclass's fields first): the first 24 bytes of the
+     * object, in the cache line the decision reads anyway.
+     */
     public abstract static class Entry {
+
+        /*
+         * A lock word rather than synchronized, for the reason AlgorithmState gives: a decision on a key's state is a
+         * few nanoseconds of arithmetic, and an uncontended monitor costs two atomic instructions (enter and exit),
+         * where this is one compare-and-set to take and a release store to drop. A thread that finds it held spins
+         * briefly, then yields (the holder may be a round, or a request descheduled mid-decision). Not reentrant.
+         *
+         *   word & HELD       a thread holds the lock
+         *   word & RETIRED    dropped from its table; whoever takes the lock must look the key up again
+         */
+        private static final int HELD = 1;
+        private static final int RETIRED = 2;
+        private static final int SPINS = 128;
+        private static final VarHandle WORD;
+
+        static {
+            try {
+                WORD = MethodHandles.lookup().findVarHandle(Entry.class, "word", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
         /** {@link KeyTable#hash} of {@link #key}. */
         public final int hash;
 
         public final String key;
 
+        /** HELD and RETIRED; changed by a compare-and-set to take the lock, or by its holder. */
+        private int word;
+
         protected Entry(String key) {
             this.hash = KeyTable.hash(key);
             this.key = key;
+        }
+
+        /** Takes this entry's lock, waiting (spinning, then yielding) while another thread holds it. */
+        public final void lock() {
+            int w = word; // a plain read: the compare-and-set checks it
+            if ((w & HELD) != 0 || !WORD.compareAndSet(this, w, w | HELD)) {
+                lockContended();
+            }
+        }
+
+        @SuppressWarnings("ThreadPriorityCheck") // the yield is the point: see the comment on the lock word
+        private void lockContended() {
+            for (int spins = 0; ; spins++) {
+                int w = (int) WORD.getVolatile(this);
+                if ((w & HELD) == 0 && WORD.compareAndSet(this, w, w | HELD)) {
+                    return;
+                }
+                if (spins < SPINS) {
+                    Thread.onSpinWait();
+                } else {
+                    Thread.yield();
+                }
+            }
+        }
+
+        /** Releases this entry's lock; everything written while holding it is visible to the next holder. */
+        public final void unlock() {
+            WORD.setRelease(this, word & ~HELD);
+        }
+
+        /** Whether the entry has been dropped from its table, for good. Call while holding the lock. */
+        public final boolean retired() {
+            return (word & RETIRED) != 0;
+        }
+
+        /** Marks the entry dropped from its table (before {@link KeyTable#remove}). Call while holding the lock. */
+        public final void retire() {
+            word |= RETIRED;
         }
     }
 

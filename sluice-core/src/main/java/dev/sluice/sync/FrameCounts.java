@@ -9,7 +9,7 @@ import java.util.TreeMap;
  * A small mutable map from frame start to a signed count, in increasing frame order, without zero entries. The
  * requests of one key land in one or two frames at a time, so a scan from the end finds the frame at once. Entry
  * {@code j} is {@code (a[2j], a[2j+1])} in one array, so a decision touches one array, not two.
- * Not thread-safe: guarded by the owning key's monitor.
+ * Not thread-safe: guarded by the owning key's lock.
  */
 final class FrameCounts {
 

@@ -9,8 +9,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One key held by one instance: {@code g}, the record as last read or written, and {@code i}, the counts taken here
- * since. Every field but the identity and {@link #ready} is guarded by this object's monitor, which is the only lock a
- * decision takes. The limiter's {@link KeyTable} finds it by the key and hash it keeps (the superclass's fields).
+ * since. Every field but the identity and {@link #ready} is guarded by this object's lock word ({@link #lock()}),
+ * which is the only lock a decision takes. The limiter's {@link KeyTable} finds it by the key and hash it keeps, and
+ * the lock word is its too (the superclass's fields).
  *
  * <p>A key is created before its record has been read: until {@link #loaded()} (by the one thread that reads it, see
  * {@code SynchronizedStore.takeUp}) decisions wait in {@link #awaitLoaded()}, holding no lock, and the flusher and
@@ -38,12 +39,10 @@ final class KeyState extends KeyTable.Entry {
     Attempt doubt;
     /** The clock time of the last request on this key here. */
     long lastUsed;
-    /** Set once, when the key has been dropped from its limiter's map. */
-    boolean retired;
     /** Set once, when the first read of the record has answered or failed: from then on the rounds take the key. */
     boolean loaded;
 
-    /** Set once, right after {@link #loaded}: read without the monitor, so a decision on a loaded key takes no latch. */
+    /** Set once, right after {@link #loaded}: read without the lock, so a decision on a loaded key takes no latch. */
     private volatile boolean open;
     /** Opened once, right after {@link #open} is set. */
     private final CountDownLatch ready = new CountDownLatch(1);
@@ -58,8 +57,11 @@ final class KeyState extends KeyTable.Entry {
 
     /** The first read of the record is over, answered or failed: lets waiting decisions go on. */
     void loaded() {
-        synchronized (this) {
+        lock();
+        try {
             loaded = true;
+        } finally {
+            unlock();
         }
         open = true;
         ready.countDown();

@@ -13,21 +13,21 @@ import java.util.List;
  * them is one step on this instance's {@code g + i}, with no I/O once every key is held.
  *
  * <pre>
- * take up every part's key not held yet (reads its record), one by one       no monitor held during the I/O
- * take the monitor of every part's key, in the order (limiter serial, key)   two joint requests never wait in a cycle
+ * take up every part's key not held yet (reads its record), one by one       no lock held during the I/O
+ * take the lock of every part's key, in the order (limiter serial, key)      two joint requests never wait in a cycle
  * decide every part on g + i without consuming, each at its limiter's now     what each limit answers alone
  * all allowed:  decide every part again, consuming (added to i)              the same answers, now taken
  * else:         consume only where a refusing limit counts rejections
- * let go of the monitors; tell the listeners
+ * let go of the locks; tell the listeners
  * </pre>
  *
- * Keys this instance does not hold yet are taken up first, one after the other, before any monitor is taken: each
- * has its record read as a single request's key would ({@link SynchronizedLimiter#held}), so no monitor is held
+ * Keys this instance does not hold yet are taken up first, one after the other, before any lock is taken: each
+ * has its record read as a single request's key would ({@link SynchronizedLimiter#held}), so no lock is held
  * during that I/O and a joint request over keys new here costs one round trip per such key, once.
  *
  * <p>No other request on this instance sees some parts taken and not the others, and the flusher copies a key's
- * {@code i} under the same monitor, so it writes all of a request or none of it. Across instances the parts reach the
- * store with their keys' flushes, as any count does. A key dropped as idle between its lookup and its monitor is looked
+ * {@code i} under the same lock, so it writes all of a request or none of it. Across instances the parts reach the
+ * store with their keys' flushes, as any count does. A key dropped as idle between its lookup and its lock is looked
  * up (and its record read) again.
  */
 final class SyncJoint implements JointDecider {
@@ -58,7 +58,7 @@ final class SyncJoint implements JointDecider {
         do {
             for (int i = 0; i < n; i++) {
                 Acquisition a = parts.get(i);
-                held[i] = limiter(a).held(a.key()); // reads the record of a key not held yet, before any monitor
+                held[i] = limiter(a).held(a.key()); // reads the record of a key not held yet, before any lock
             }
             for (int i = 0; i < n; i++) {
                 now[i] = limiter(parts.get(i)).now();
@@ -72,9 +72,9 @@ final class SyncJoint implements JointDecider {
     }
 
     /**
-     * Takes the monitors from {@code order[depth]} on, one nested in the other, and decides with all of them held.
+     * Takes the locks from {@code order[depth]} on, one nested in the other, and decides with all of them held.
      *
-     * @return false if a key was retired (dropped as idle) before its monitor was taken: nothing was decided
+     * @return false if a key was retired (dropped as idle) before its lock was taken: nothing was decided
      */
     private static boolean lockAndDecide(
             List<Acquisition> parts, Integer[] order, KeyState[] held, long[] now, Decision[] decisions, int depth) {
@@ -83,18 +83,21 @@ final class SyncJoint implements JointDecider {
             return true;
         }
         KeyState ks = held[order[depth]];
-        synchronized (ks) {
-            if (ks.retired) {
+        ks.lock(); // not reentrant, and need not be: a joint request names a key of a limiter once (tryAcquireAll)
+        try {
+            if (ks.retired()) {
                 return false;
             }
             return lockAndDecide(parts, order, held, now, decisions, depth + 1);
+        } finally {
+            ks.unlock();
         }
     }
 
     private static void decideHeld(List<Acquisition> parts, KeyState[] held, long[] now, Decision[] decisions) {
         int n = parts.size();
         for (Acquisition a : parts) {
-            limiter(a).checkOpen(); // under the monitors: a limiter closed since cannot take counts
+            limiter(a).checkOpen(); // under the locks: a limiter closed since cannot take counts
         }
         boolean allowed = true;
         for (int i = 0; i < n; i++) {

@@ -28,20 +28,20 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A limiter of a {@link SynchronizedStore}: decides every request on this instance's {@code g + i} for the key,
- * under the key's own monitor, with no I/O but the one read of a key this instance takes up ({@link #held}). The
+ * under the key's own lock, with no I/O but the one read of a key this instance takes up ({@link #held}). The
  * store's flusher and refresher call the package-private methods
  * below to move counts between {@code i}, {@code g} and the counter store. A {@code peek} consumes nothing, but this
  * instance holds the key from then on, so the next refresh reads it.
  *
- * <p>{@link #close()} sets {@link #closed} and then takes every key out of {@link #states}, each under its monitor; a
- * decision checks {@code closed} under the key's monitor. So a decision either finished before its key was taken out
+ * <p>{@link #close()} sets {@link #closed} and then takes every key out of {@link #states}, each under its lock; a
+ * decision checks {@code closed} under the key's lock. So a decision either finished before its key was taken out
  * (and its count goes with the key to the store's flush) or throws: no count is taken after the keys are handed over.
  */
 final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.SyncReservation> {
 
     private static final AtomicLong SERIALS = new AtomicLong();
 
-    /** This limiter's place in the order in which a joint request takes the monitors of several limiters' keys. */
+    /** This limiter's place in the order in which a joint request takes the locks of several limiters' keys. */
     final long serial = SERIALS.incrementAndGet();
 
     private final SynchronizedStore store;
@@ -92,8 +92,9 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
         while (true) {
             KeyState ks = held(key);
             long now = now(); // after a first read of the record, which may have taken a while
-            synchronized (ks) {
-                if (ks.retired) {
+            ks.lock();
+            try {
+                if (ks.retired()) {
                     continue;
                 }
                 checkOpen();
@@ -103,6 +104,8 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
                     reservation.frame = FrameStates.frameOf(algorithm, params, reservation.place);
                 }
                 return d;
+            } finally {
+                ks.unlock();
             }
         }
     }
@@ -128,7 +131,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
     }
 
     /**
-     * Decides on {@code g + i} of {@code ks}, whose monitor the caller holds, and takes the permits into it where a
+     * Decides on {@code g + i} of {@code ks}, whose lock the caller holds, and takes the permits into it where a
      * consuming decision takes them (allowed, or refused with {@code countRejected}); the flusher finds them in
      * {@link #local}.
      */
@@ -164,8 +167,9 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
         if (ks == null || r.frame + lifetime <= now) {
             return false;
         }
-        synchronized (ks) {
-            if (ks.retired) {
+        ks.lock();
+        try {
+            if (ks.retired()) {
                 return false;
             }
             if (!ks.view.giveBack(params, now, r.cost, r.place)) {
@@ -173,6 +177,8 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
             }
             ks.changes++;
             return true;
+        } finally {
+            ks.unlock();
         }
     }
 
@@ -189,7 +195,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
     }
 
     /**
-     * Closes the limiter and takes every key out of it, each under its monitor (see the class comment); called by the
+     * Closes the limiter and takes every key out of it, each under its lock (see the class comment); called by the
      * store, under its round lock, once.
      *
      * @return the keys with counts to write or a write to settle
@@ -198,11 +204,14 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
         closed = true;
         List<KeyState> unwritten = new ArrayList<>();
         for (KeyState ks : states) {
-            synchronized (ks) {
+            ks.lock();
+            try {
                 states.remove(ks);
-                if (!ks.retired && (ks.dirty() || ks.doubt != null)) {
+                if (!ks.retired() && (ks.dirty() || ks.doubt != null)) {
                     unwritten.add(ks);
                 }
+            } finally {
+                ks.unlock();
             }
         }
         return unwritten;
@@ -211,15 +220,18 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
     // ---- called by the store's flusher and refresher, one at a time -------------------------------------------
 
     /**
-     * The keys held here that satisfy {@code which}, read under each key's monitor; not those whose first read is
+     * The keys held here that satisfy {@code which}, read under each key's lock; not those whose first read is
      * still under way (they have nothing to write, and a read of the refresher could overtake the first read).
      */
     void collect(Predicate<KeyState> which, List<KeyState> into) {
         for (KeyState ks : states) {
-            synchronized (ks) {
-                if (!ks.retired && ks.loaded && which.test(ks)) {
+            ks.lock();
+            try {
+                if (!ks.retired() && ks.loaded && which.test(ks)) {
                     into.add(ks);
                 }
+            } finally {
+                ks.unlock();
             }
         }
     }
@@ -232,8 +244,9 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
     Flight prepare(KeyState ks, LongSupplier versions) {
         long now = now();
         long liveFrom = now - lifetime + 1; // a frame counts while now < start + lifetime
-        synchronized (ks) {
-            if (ks.retired) {
+        ks.lock();
+        try {
+            if (ks.retired()) {
                 return null;
             }
             FrameCounts written = local(ks, now);
@@ -249,27 +262,35 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
             long expected = ks.global.version();
             CounterWrite write = new CounterWrite(ks.id, expected, nextVersion(versions, expected), counters, expireAt);
             return new Flight(ks, write, written, ks.changes);
+        } finally {
+            ks.unlock();
         }
     }
 
     /** The write was applied: {@code g := g + i} as written, {@code i} keeps only what came after. */
     void written(Flight f) {
         KeyState ks = f.state();
-        synchronized (ks) {
+        ks.lock();
+        try {
             ks.global = new CounterSnapshot(f.write().newVersion(), f.write().counters());
             if (ks.changes == f.changes()) {
                 ks.cleanAt = f.changes(); // the view is what was written
             }
             ks.doubt = null;
+        } finally {
+            ks.unlock();
         }
     }
 
     /** The call carrying the write failed: it may or may not have been applied. */
     void unknown(Flight f) {
         KeyState ks = f.state();
-        synchronized (ks) {
+        ks.lock();
+        try {
             ks.doubt =
                     new KeyState.Attempt(f.write().expectedVersion(), f.write().newVersion(), f.written());
+        } finally {
+            ks.unlock();
         }
     }
 
@@ -282,8 +303,9 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
      * @return whether a write of unknown outcome could not be settled
      */
     boolean loaded(KeyState ks, CounterSnapshot snapshot) {
-        synchronized (ks) {
-            if (ks.retired) {
+        ks.lock();
+        try {
+            if (ks.retired()) {
                 return false;
             }
             KeyState.Attempt a = ks.doubt;
@@ -308,6 +330,8 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
                 ks.cleanAt = ks.changes;
             }
             return doubtful;
+        } finally {
+            ks.unlock();
         }
     }
 
@@ -322,24 +346,27 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
         long now = now();
         int evicted = 0;
         for (KeyState ks : states) {
-            synchronized (ks) {
-                if (!ks.retired
+            ks.lock();
+            try {
+                if (!ks.retired()
                         && ks.loaded
                         && !ks.dirty()
                         && ks.doubt == null
                         && now - ks.lastUsed >= idleNanos
                         && ks.view.expiresAt(params) <= now) {
-                    ks.retired = true;
+                    ks.retire();
                     states.remove(ks);
                     evicted++;
                 }
+            } finally {
+                ks.unlock();
             }
         }
         return evicted;
     }
 
     /**
-     * {@code i} of {@code ks}, whose monitor the caller holds: the view's counts less {@code g}'s, frame by frame, in
+     * {@code i} of {@code ks}, whose lock the caller holds: the view's counts less {@code g}'s, frame by frame, in
      * the frames that still count at {@code now} (older ones can change no decision any more, here or elsewhere).
      * Negative where a cancel gave back permits already written.
      */
@@ -393,9 +420,12 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
         if (ks == null) {
             return null;
         }
-        synchronized (ks) {
+        ks.lock();
+        try {
             return new Held(
                     ks.global.version(), ks.global.counters(), local(ks, now()).toMap(), ks.doubt != null);
+        } finally {
+            ks.unlock();
         }
     }
 

@@ -47,7 +47,7 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Algorithms:</b> {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER} and {@code SLIDING_TAIL}, whose
  *       state is counts per frame that add up across instances. {@link #bind} refuses the others with an
  *       {@link IllegalArgumentException}: the state of a bucket, and the order of a sliding log, do not add up.</li>
- *   <li><b>Decisions</b> read {@code g + i} (below) under the key's own monitor: no I/O, no lock shared across keys,
+ *   <li><b>Decisions</b> read {@code g + i} (below) under the key's own lock: no I/O, no lock shared across keys,
  *       exact per instance. {@code remaining}, {@code resetAfter} and {@code retryAfter} are computed from
  *       {@code g + i}. Time comes from each limiter's clock.</li>
  *   <li><b>Taking up a key:</b> the first decision (or {@code peek}, or joint request) on a key this instance does not
@@ -70,9 +70,9 @@ import org.jspecify.annotations.Nullable;
  *       no request waits for the store, but for the first requests on a key taken up during the outage, which wait
  *       once for the read to fail (above).</li>
  *   <li><b>Joint requests</b> ({@link RateLimiter#tryAcquireAll}) over limiters of one store are one step on
- *       {@code g + i}: the keys' monitors are taken in one order, every part is decided without consuming, and all
+ *       {@code g + i}: the keys' locks are taken in one order, every part is decided without consuming, and all
  *       are counted if all pass; a refused request counts in none (but where a refusing limit counts rejections).
- *       No I/O, but for taking up keys not held yet, which happens first, before any monitor is taken.</li>
+ *       No I/O, but for taking up keys not held yet, which happens first, before any lock is taken.</li>
  *   <li><b>Listeners:</b> the store's {@link Builder#listener listener} hears every decision of its limiters (each
  *       limiter's own listener hears its own), and every call to the counter store: its time, and its failure, with
  *       a {@code null} limiter, since flushes and refreshes are the store's own work; but the read that takes up a
@@ -126,7 +126,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      * that read rather than start their own: 64 threads on a new key cost one read. The state is in the limiter's map
      * from the start, so no thread creates a second one, but it is "not loaded": the flusher has nothing of it to write
      * (no decision has counted yet) and the refresher skips it, so a refresh's read can never be overtaken by the
-     * older take-up read. No lock is held while reading or waiting; the key's monitor is taken only afterwards. A failed
+     * older take-up read. No lock is held while reading or waiting; the key's lock is taken only afterwards. A failed
      * read leaves g empty, as before this read existed, and is reported; the refresher reads the key from then on. What
      * the read cannot fix is a key new to every instance at once: all read an empty record and each may spend up to the
      * limit in its first interval (a leased mode, handing out slices of what is left, is the answer to that).
@@ -277,13 +277,16 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
             List<KeyState> doubtful = new ArrayList<>();
             List<KeyState> dirty = new ArrayList<>();
             for (KeyState ks : unwritten) {
-                synchronized (ks) {
+                ks.lock();
+                try {
                     if (ks.doubt != null) {
                         doubtful.add(ks);
                     }
                     if (ks.dirty()) {
                         dirty.add(ks);
                     }
+                } finally {
+                    ks.unlock();
                 }
             }
             if (!unwritten.isEmpty()) {
@@ -299,8 +302,11 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     /** Lets go of the keys of closed limiters that have nothing left to write; the caller holds {@link #round}. */
     private void pruneOrphans() {
         orphans.removeIf(ks -> {
-            synchronized (ks) {
+            ks.lock();
+            try {
                 return !ks.dirty() && ks.doubt == null;
+            } finally {
+                ks.unlock();
             }
         });
     }
@@ -439,10 +445,13 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
             limiter.collect(which, keys);
         }
         for (KeyState ks : orphans) {
-            synchronized (ks) {
-                if (!ks.retired && which.test(ks)) {
+            ks.lock();
+            try {
+                if (!ks.retired() && which.test(ks)) {
                     keys.add(ks);
                 }
+            } finally {
+                ks.unlock();
             }
         }
         return keys;
