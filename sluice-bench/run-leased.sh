@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds sluice-bench and runs the leased-mode set: LeaseBench (tryAcquire of FIXED_WINDOW, SLIDING_WINDOW_COUNTER
-# and SLIDING_TAIL, leased against in-memory, on 1 and 10,000 keys, 1 thread, with -prof gc: 12 runs of about 10 s),
-# then LeaseCost (thread CPU time per decision on a virtual clock, which a busy machine disturbs far less).
-# About 3 minutes on 2 cores.
+# and SLIDING_TAIL, leased against in-memory, on 1 and 10,000 keys, 1 thread, with -prof gc: 12 runs of about 15 s,
+# 8 of them warm-up), then LeaseCost (thread CPU time per decision on a virtual clock, which a busy machine disturbs
+# far less). About 4 minutes on 2 cores.
 #
 # Usage: sluice-bench/run-leased.sh [output-dir]        (default: sluice-bench/target/results)
 # Writes jmh-leased.json, jmh-leased.txt and lease-cost.md. JMH_OPTS is appended to the JMH command line.

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds sluice-bench and runs the synchronized-mode set: SyncBench (tryAcquire of FIXED_WINDOW,
 # SLIDING_WINDOW_COUNTER and SLIDING_TAIL, synchronized against in-memory, on 1 and 10,000 keys, 1 thread,
-# with -prof gc: 12 runs of about 10 s), then SyncCost (thread CPU time per decision and per flush over 10,000 keys),
-# then SyncRoundTrips (counter-store calls per flush against dirty keys, batch size and requests per key). About
-# 4 minutes on 2 cores.
+# with -prof gc: 12 runs of about 15 s, 8 of them warm-up), then SyncCost (thread CPU time per decision and per
+# flush over 10,000 keys), then SyncRoundTrips (counter-store calls per flush against dirty keys, batch size and
+# requests per key). About 5 minutes on 2 cores.
 #
 # Usage: sluice-bench/run-sync.sh [output-dir]        (default: sluice-bench/target/results)
 # Writes jmh-sync.json, jmh-sync.txt, sync-cost.md and sync-round-trips.md. JMH_OPTS is appended to the JMH command line.

@@ -26,11 +26,17 @@ import org.openjdk.jmh.annotations.Warmup;
  * default clock and the {@link Load#ALLOWED} limit, beside the in-memory store. A subclass declares the {@code store}
  * parameter and builds the store it names; every key is requested once before the measurement. The JMH options
  * here hold for the subclasses.
+ *
+ * <p>Eight seconds of warm-up, not three: on two cores, with the mode's background thread (the leased round, the
+ * synchronized flusher) and the compiler sharing them, both modes reached their steady speed only after four to six
+ * seconds on 10,000 keys (leased: 1.5, 4.1, 7.2, then 8.5–9.4 million decisions a second from the fourth second on;
+ * synchronized: 4.1, 6.7, 8.5, 9.4, then 9.8–10.7), where the in-memory path does in two. Three measured a path still
+ * being compiled.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
-@Warmup(iterations = 3, time = 1)
+@Warmup(iterations = 8, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(
         value = 1,
