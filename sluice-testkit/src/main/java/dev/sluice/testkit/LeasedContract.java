@@ -263,13 +263,14 @@ public abstract class LeasedContract {
 
     /**
      * Instance A claims slices and dies (never closes, never runs a round again). B is refused what A holds until
-     * A's frame stops counting: the end of the window for a fixed window, two windows for the sliding tail (whose
-     * previous window weighs less and less); then B admits the whole limit.
+     * A's frame stops counting: the end of the window for a fixed window, a window after its sub-window began for the
+     * sub-window counter, two windows for the sliding tail (whose previous window weighs less and less); then B admits
+     * the whole limit, less, for the sub-window counter, its own requests of half a window before, which still count.
      */
     @ParameterizedTest
     @EnumSource(
             value = Algorithm.class,
-            names = {"FIXED_WINDOW", "SLIDING_TAIL"})
+            names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "SLIDING_TAIL"})
     void anInstanceThatDiesHoldingASliceBlocksTheOthersOnlyUntilItsFrameStopsCounting(Algorithm algorithm) {
         String k = key("dead");
         clock.set(clock.instant().truncatedTo(ChronoUnit.HOURS).plus(Duration.ofMinutes(10)));
@@ -282,6 +283,14 @@ public abstract class LeasedContract {
         RateLimiter alive = limiter(instance(), algorithm, 10, Duration.ofMinutes(1));
         clock.advance(Duration.ofSeconds(30));
         assertEquals(3, admitted(alive, k, 20), "10 less the 7 the dead instance was granted");
+        if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
+            // the dead slices' sub-window, :10:00, counts until :11:00; the 3 admitted at :10:30 until :11:30
+            clock.advance(Duration.ofSeconds(30).minusMillis(1));
+            assertEquals(0, admitted(alive, k, 20), "a millisecond before the dead slices lapse");
+            clock.advance(Duration.ofMillis(1));
+            assertEquals(7, admitted(alive, k, 20), "the dead slices have lapsed; the 3 of half a window ago count");
+            return;
+        }
         clock.advance(Duration.ofSeconds(30));
         Duration lapse = algorithm == Algorithm.FIXED_WINDOW ? Duration.ZERO : Duration.ofMinutes(1);
         clock.advance(lapse);
