@@ -33,6 +33,12 @@ final class Lease extends LeaseHead {
     /** Whether {@link #global} has been read or written at least once. */
     boolean read;
     /**
+     * How often, in sixteenths, another instance had written the record since this one last read or wrote it, when
+     * this one came to write: a moving average over its writes. Above one half, a write reads the record first
+     * ({@link #readFirst}).
+     */
+    int staleSixteenths;
+    /**
      * The algorithm's state holding the frames of {@link #global} up to {@link #viewFrame}: the store's measure, for
      * remaining and retry times. Frames claimed ahead (later than the current one) are left out: they do not count yet.
      */
@@ -85,6 +91,23 @@ final class Lease extends LeaseHead {
         this.id = id;
         this.view = view;
         this.lastUsed = now;
+    }
+
+    /**
+     * Whether a write should read the record first: another instance has written it more often than not since this
+     * one last did. A compare-and-set on a record that changed is refused, and costs three calls (the write, a read,
+     * the write again) where reading first costs two. A key that several instances claim turn about is such a key.
+     */
+    boolean readFirst() {
+        return read && staleSixteenths > 8;
+    }
+
+    /**
+     * Counts one write into {@link #staleSixteenths}: whether another instance had written the record since this one
+     * last read or wrote it (weight one quarter).
+     */
+    void sawStale(boolean stale) {
+        staleSixteenths += ((stale ? 16 : 0) - staleSixteenths) / 4;
     }
 
     /** Adds {@code d} to {@link #delta} at {@code frame}, dropping the entry when it becomes zero. */

@@ -369,8 +369,9 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
 
     /**
      * Claims for {@code ls} what {@code cost} needs beyond its slice, on the calling thread, which has marked the
-     * lease busy: reads the record first if it was never read, then compare-and-sets, re-reading after a conflict, up
-     * to {@link #CONFLICT_ROUNDS} writes.
+     * lease busy: reads the record first if it was never read or others usually wrote it since this instance last did
+     * ({@link Lease#readFirst}), then compare-and-sets, re-reading after a conflict, up to {@link #CONFLICT_ROUNDS}
+     * writes.
      *
      * @return the failure that ended the claim, or null
      */
@@ -378,17 +379,24 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     SluiceException claim(Lease ls, long cost) {
         claims.increment();
         for (int attempt = 0; attempt < CONFLICT_ROUNDS; attempt++) {
-            boolean mustRead;
+            boolean known;
+            boolean readFirst;
+            long seen;
             ls.lock();
             try {
-                mustRead = !ls.read;
+                known = ls.read;
+                readFirst = attempt == 0 && ls.readFirst();
+                seen = ls.global.version();
             } finally {
                 ls.unlock();
             }
-            if (mustRead || attempt > 0) {
+            if (!known || attempt > 0 || readFirst) {
                 SluiceException e = readOne(ls);
                 if (e != null) {
                     return e;
+                }
+                if (readFirst) {
+                    sawStale(ls, seen);
                 }
             }
             LeasedLimiter.Write w = ls.limiter.prepare(ls, cost, false, versions);
@@ -402,11 +410,37 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
                 ls.limiter.unknown(w);
                 return e;
             }
+            if (known && attempt == 0 && !readFirst) {
+                sawStale(ls, !applied[0]);
+            }
             if (settle(w, applied[0])) {
                 return null;
             }
         }
         return null;
+    }
+
+    /** Counts into {@code ls}'s {@link Lease#staleSixteenths} whether a write without a read first met a conflict. */
+    private static void sawStale(Lease ls, boolean stale) {
+        ls.lock();
+        try {
+            ls.sawStale(stale);
+        } finally {
+            ls.unlock();
+        }
+    }
+
+    /**
+     * Counts into {@code ls}'s {@link Lease#staleSixteenths} whether the read made before a write found the record
+     * written by another instance since {@code seen}, the version this one last read or wrote.
+     */
+    private static void sawStale(Lease ls, long seen) {
+        ls.lock();
+        try {
+            ls.sawStale(ls.global.version() != seen);
+        } finally {
+            ls.unlock();
+        }
     }
 
     /** Reads the record of a lease never read, for a {@code peek}; the failure, or null. */
@@ -502,27 +536,41 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         List<Lease> todo = leases;
         for (int attempt = 0; attempt < CONFLICT_ROUNDS && !todo.isEmpty(); attempt++) {
             List<Lease> unread = new ArrayList<>();
-            for (Lease ls : todo) {
+            // at the first attempt, which leases write without reading first, and the version the others had before
+            boolean[] blind = new boolean[todo.size()];
+            long[] seen = new long[todo.size()];
+            for (int i = 0; i < todo.size(); i++) {
+                Lease ls = todo.get(i);
                 ls.lock();
                 try {
-                    if (!ls.read || attempt > 0) {
-                        unread.add(ls);
-                    }
+                    blind[i] = attempt == 0 && ls.read && !ls.readFirst();
+                    seen[i] = ls.read ? ls.global.version() : CounterSnapshot.ABSENT;
                 } finally {
                     ls.unlock();
+                }
+                if (!blind[i]) {
+                    unread.add(ls);
                 }
             }
             if (!loadAll(unread, limiter)) {
                 return false;
             }
+            for (int i = 0; attempt == 0 && i < todo.size(); i++) {
+                if (!blind[i] && seen[i] != CounterSnapshot.ABSENT) {
+                    sawStale(todo.get(i), seen[i]);
+                }
+            }
             List<Lease> conflicted = new ArrayList<>();
             for (int from = 0; from < todo.size(); from += batchSize) {
-                List<Lease> batch = todo.subList(from, Math.min(todo.size(), from + batchSize));
+                int to = Math.min(todo.size(), from + batchSize);
                 List<LeasedLimiter.Write> ws = new ArrayList<>();
                 List<CounterWrite> writes = new ArrayList<>();
-                for (Lease ls : batch) {
+                int[] at = new int[to - from]; // the index in todo of each write
+                for (int i = from; i < to; i++) {
+                    Lease ls = todo.get(i);
                     LeasedLimiter.Write w = ls.limiter.prepare(ls, 0, claimAhead, versions);
                     if (w != null) {
+                        at[ws.size()] = i;
                         ws.add(w);
                         writes.add(w.write());
                     }
@@ -538,6 +586,9 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
                     return false;
                 }
                 for (int j = 0; j < ws.size(); j++) {
+                    if (blind[at[j]]) {
+                        sawStale(ws.get(j).lease(), !applied[j]);
+                    }
                     if (!settle(ws.get(j), applied[j])) {
                         conflicted.add(ws.get(j).lease());
                     }

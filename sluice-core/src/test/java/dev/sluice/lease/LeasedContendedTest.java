@@ -152,4 +152,35 @@ class LeasedContendedTest {
         store.close();
         return ahead;
     }
+
+    /**
+     * A claim writes without reading first when the record is as this instance last saw it, and a write on a changed
+     * record is refused: three calls (the write, a read, the write again). A key that B writes between every two
+     * claims of A's is stale at A more often than not, and from A's fifth claim on A reads it first: two calls. B stops
+     * writing after A's seventh claim; A's reads then find the record as A left it, and after two of them (the ninth
+     * and tenth claims) A writes without reading again.
+     * Each request asks for twice the cost of the one before, so that every request claims.
+     */
+    @Test
+    void aKeyAnotherInstanceKeepsWritingIsReadBeforeItIsWritten() {
+        FlakyCounterStore toA = new FlakyCounterStore(shared);
+        FlakyCounterStore toB = new FlakyCounterStore(shared);
+        RateLimiter atA =
+                limiter(manual(toA, Duration.ofSeconds(1)), Algorithm.FIXED_WINDOW, 1_000_000, Duration.ofHours(1));
+        RateLimiter atB =
+                limiter(manual(toB, Duration.ofSeconds(1)), Algorithm.FIXED_WINDOW, 1_000_000, Duration.ofHours(1));
+        List<String> fresh = List.of("load(1)", "cas(1)[true]");
+        List<String> stale = List.of("cas(1)[false]", "load(1)", "cas(1)[true]");
+        List<String> blind = List.of("cas(1)[true]");
+        List<List<String>> expected =
+                List.of(fresh, stale, stale, stale, fresh, fresh, fresh, fresh, fresh, fresh, blind);
+        long cost = 1;
+        for (int turn = 0; turn < expected.size(); turn++, cost *= 2) {
+            assertTrue(atA.tryAcquire(KEY, cost).allowed());
+            assertEquals(expected.get(turn), toA.takeLog(), "A's claim " + (turn + 1));
+            if (turn < 7) {
+                assertTrue(atB.tryAcquire(KEY, cost).allowed());
+            }
+        }
+    }
 }
