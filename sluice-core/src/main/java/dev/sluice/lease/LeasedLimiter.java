@@ -60,6 +60,12 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
      */
     private final long shortHorizon;
     /**
+     * The room a contended key (refused here in this interval or the last) waits for before it claims on a request:
+     * for the sliding tail, the permits the window frees in a {@link #shortHorizon}, the span such a key's claims are
+     * sized for; for the other algorithms, whose room does not grow within a frame, {@link #minClaim}.
+     */
+    private final long contendedClaim;
+    /**
      * Whether rounds are more than a tenth of the window apart: a slice claimed ahead and left unused is then held,
      * until the next round gives it back, for longer than the window can spare.
      */
@@ -82,6 +88,9 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         this.minClaim = Math.max(1, (long)
                 ((double) config.limit() * Math.min(roundNanos / 10, config.windowNanos()) / config.windowNanos()));
         this.shortHorizon = Math.max(1, Math.min(roundNanos, config.windowNanos() / 10));
+        this.contendedClaim = algorithm != Algorithm.SLIDING_TAIL
+                ? minClaim
+                : Math.max(1, (long) ((double) config.limit() * shortHorizon / config.windowNanos()));
         this.longRounds = roundNanos > config.windowNanos() / 10;
         this.listener = config.listener();
     }
@@ -244,8 +253,9 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     /**
      * Whether a request short of its slice may claim: not starved (a claim found too little room less than
      * {@link #shortHorizon} ago, in this frame and since the last round), and the store, as last read, has room for it
-     * and for a claim worth a round trip: at least the permits the window frees in a tenth of an interval, or this
-     * instance's expected demand if that is less. Give-backs not yet written count as room. The record as last read is
+     * and for a claim worth a round trip: at least the permits the window frees in a tenth of an interval (for a
+     * contended sliding tail, in a {@link #shortHorizon}: {@link #contendedClaim}), or this instance's expected demand
+     * if that is less. Give-backs not yet written count as room. The record as last read is
      * measured at {@code now}, so a sliding window's room grows as its past counts less.
      */
     private boolean mayClaim(Lease ls, long now, long cost) {
@@ -256,7 +266,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
             return true;
         }
         long need = ls.used + cost - ls.granted;
-        long worth = Math.min(minClaim, expected(ls, now));
+        long worth = Math.min(ls.refused || ls.lastRefused ? contendedClaim : minClaim, expected(ls, now));
         return room(ls.view, now) + ls.delta.givingBack() >= Math.max(need, worth);
     }
 

@@ -183,4 +183,37 @@ class LeasedContendedTest {
             }
         }
     }
+
+    /**
+     * A sliding tail of 100 a second, a round every 100 ms. B spent the window of :00; from :01 on the window frees a
+     * permit every 10 ms. At :01.010 A is flooded: it claims the one permit freed and is refused the rest, so the key
+     * is contended here. At :01.050 the record as last read shows 4 freed since: fewer than the window frees in a tenth
+     * of a window (10), the span a contended key's claims are sized for, so A is refused without a call rather than
+     * claim a few permits at a time. At :01.110 there are 10, and one claim takes them all.
+     */
+    @Test
+    void aContendedSlidingTailClaimsOnceTheWindowHasFreedATenthOfAWindowsWorth() {
+        FlakyCounterStore toA = new FlakyCounterStore(shared);
+        RateLimiter atA =
+                limiter(manual(toA, Duration.ofMillis(100)), Algorithm.SLIDING_TAIL, 100, Duration.ofSeconds(1));
+        RateLimiter atB = limiter(
+                manual(new FlakyCounterStore(shared), Duration.ofMillis(100)),
+                Algorithm.SLIDING_TAIL,
+                100,
+                Duration.ofSeconds(1));
+        at("00.500");
+        assertTrue(atB.tryAcquire(KEY, 100).allowed());
+
+        at("01.010");
+        assertEquals(1, admitted(atA, KEY, 50));
+        assertEquals(List.of("load(1)", "cas(1)[true]"), toA.takeLog());
+
+        at("01.050");
+        assertEquals(0, admitted(atA, KEY, 20));
+        assertEquals(List.of(), toA.takeLog(), "4 freed since: not yet worth a call");
+
+        at("01.110");
+        assertEquals(10, admitted(atA, KEY, 20));
+        assertEquals(List.of("cas(1)[true]"), toA.takeLog(), "one claim for the 10 freed since");
+    }
 }
