@@ -50,9 +50,10 @@ import org.jspecify.annotations.Nullable;
  *       refuses the others with an {@link IllegalArgumentException} naming the algorithm.</li>
  *   <li><b>Decisions</b> take only the key's own lock. A request the slice held for the current frame covers is
  *       admitted with no I/O. A request it does not cover <em>claims</em> more on its own thread: one compare-and-set
- *       (after a read when the record was never read or the write met a conflict), bounded by the counter store's
- *       timeout; other requests on the key wait for that claim rather than start their own, and one request waits for
- *       at most {@value LeasedLimiter#CLAIMS_PER_REQUEST} claims. It is refused without I/O when the store, as last
+ *       (after a read when the record was never read, the write met a conflict, or other instances usually wrote
+ *       the record since this one last did), bounded by the counter store's timeout; other requests on the key wait
+ *       for that claim rather than start their own, and one request waits for at most
+ *       {@value LeasedLimiter#CLAIMS_PER_REQUEST} claims. It is refused without I/O when the store, as last
  *       read, has no room for it, or a claim already found too little room in this frame since the last round.</li>
  *   <li><b>Never over the limit:</b> the store's counts are at least what every instance admitted in every frame,
  *       and a claim passes the algorithm's check on them, so the algorithm's measure of the admitted requests stays
