@@ -11,6 +11,7 @@ import dev.sluice.lease.LeaseSimulation.Spread;
 import java.io.File;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -108,31 +109,32 @@ public final class LeaseSimulationReport {
         System.out.println(
                 "Fairness between instances, leased mode, limit 50/s, 500/s offered at random (every instance asked"
                         + " about the same), 20 s: Jain's index of what each instance admitted (1: all the same; 1/n: one took"
-                        + " everything), and the least and most one instance admitted, against an even share");
+                        + " everything), and the least and most one instance admitted, against an even share; then the"
+                        + " same 500/s in a fixed rotation (instance 1, 2, ..., n, 1, ...: the even spread), Jain's index"
+                        + " and the most one instance admitted");
         System.out.println();
-        System.out.println("| algorithm | instances | interval | Jain's index | least | most | even share |");
-        System.out.println("|---|---:|---:|---:|---:|---:|---:|");
+        System.out.println("| algorithm | instances | interval | Jain's index | least | most | even share |"
+                + " rotation: Jain's index | rotation: most |");
+        System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (Algorithm a : ALGORITHMS) {
             for (int n : INSTANCES) {
                 for (int ms : INTERVALS_MS) {
-                    Result r =
-                            LeaseSimulation.run(Setup.of(Mode.LEASED, a, n, Duration.ofMillis(ms), Spread.RANDOM, 50));
-                    long least = Long.MAX_VALUE;
-                    long most = 0;
-                    for (long admitted : r.perInstance()) {
-                        least = Math.min(least, admitted);
-                        most = Math.max(most, admitted);
-                    }
+                    Setup random = Setup.of(Mode.LEASED, a, n, Duration.ofMillis(ms), Spread.RANDOM, 50);
+                    Result r = LeaseSimulation.run(random);
+                    Result rotation =
+                            LeaseSimulation.run(Setup.of(Mode.LEASED, a, n, Duration.ofMillis(ms), Spread.EVEN, 50));
                     System.out.printf(
                             Locale.ROOT,
-                            "| %s | %d | %d ms | %.2f | %d | %d | %d |%n",
+                            "| %s | %d | %d ms | %.2f | %d | %d | %d | %.2f | %d |%n",
                             a,
                             n,
                             ms,
                             r.fairness(),
-                            least,
-                            most,
-                            Math.round(r.meanPerSecond() * r.perSecond().length / n));
+                            Arrays.stream(r.perInstance()).min().orElse(0),
+                            Arrays.stream(r.perInstance()).max().orElse(0),
+                            Math.round(r.meanPerSecond() * r.perSecond().length / n),
+                            rotation.fairness(),
+                            Arrays.stream(rotation.perInstance()).max().orElse(0));
                 }
             }
         }
