@@ -14,6 +14,7 @@ import dev.sluice.spi.AbstractRateLimiter;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.JointDecider;
 import dev.sluice.spi.Listeners;
 import dev.sluice.spi.OnceReservation;
 import dev.sluice.spi.SharedStoreOptions;
@@ -25,6 +26,7 @@ import java.util.NavigableMap;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -39,6 +41,11 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
 
     /** How many claims (its own or others' on the same key) one request waits for before it is refused. */
     static final int CLAIMS_PER_REQUEST = 4;
+
+    private static final AtomicLong SERIALS = new AtomicLong();
+
+    /** This limiter's place in the order in which a joint request takes the locks of several limiters' keys. */
+    final long serial = SERIALS.incrementAndGet();
 
     /** Requests arriving at random at this rate per frame leave a frame empty as often as not ({@code e^-ln2 = 1/2}). */
     private static final double LN_2 = Math.log(2);
@@ -98,6 +105,12 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     @Override
     public LimiterConfig config() {
         return config;
+    }
+
+    /** The joint decider of this limiter's store: the same for every limiter of the store. */
+    @Override
+    public JointDecider jointDecider() {
+        return store.joint();
     }
 
     /** Gives back the unused part of every slice this limiter holds, and lets the limiter go. Idempotent. */
@@ -192,6 +205,67 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
                 }
             }
         }
+    }
+
+    // ---- a part of a joint request ({@link LeaseJoint}), with the lease's lock held
+    // ----------------------------------
+
+    /** What a part of a joint request can do with its lease now. */
+    enum Step {
+        /** The slice held covers the part. */
+        COVERED,
+        /** It does not, and the part may claim more. */
+        CLAIM,
+        /** It does not, and another request's claim on the key is under way: wait for it. */
+        WAIT,
+        /** It does not, and no claim may be made: the store as last read has no room, or starvation, or claims spent. */
+        REFUSE,
+        /** It does not, and the store is failing. */
+        FAILING
+    }
+
+    /**
+     * What the part of cost {@code cost} can do with {@code ls} at {@code now}, after {@code claims} claims (made or
+     * waited for) in this request, as {@link #decide} would judge it. Rolls the lease to {@code now} first.
+     */
+    Step step(Lease ls, long now, long cost, int claims) {
+        roll(ls, now);
+        if (ls.used + cost <= ls.granted) {
+            return Step.COVERED;
+        }
+        if (store.failing()) {
+            return Step.FAILING;
+        }
+        if (ls.busy != null && claims < CLAIMS_PER_REQUEST) {
+            return Step.WAIT;
+        }
+        return claims < CLAIMS_PER_REQUEST && mayClaim(ls, now, cost) ? Step.CLAIM : Step.REFUSE;
+    }
+
+    /**
+     * Counts {@code cost} as demand on {@code ls} (negative to take it back), as a request alone counts its cost before
+     * any claim it makes: the claims are sized by it. The caller holds the lease's lock.
+     */
+    void demand(Lease ls, long cost) {
+        ls.demand += cost;
+    }
+
+    /** Takes a part the slice covers ({@link Step#COVERED}) and answers it. */
+    Decision take(Lease ls, long now, long cost) {
+        ls.used += cost;
+        return admitted(ls, now);
+    }
+
+    /**
+     * Answers a part of a refused joint request. A part that refuses ({@code refuses}) is refused as alone, counting
+     * the cost if its limit counts rejections; any other answers as a {@code peek}.
+     */
+    Decision refuseJoint(Lease ls, long now, long cost, boolean refuses) {
+        if (refuses) {
+            refuse(ls, cost);
+            return answer(ls, now, cost, false);
+        }
+        return answer(ls, now, cost, covers(ls, now, cost));
     }
 
     /**

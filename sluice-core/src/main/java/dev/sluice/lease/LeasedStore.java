@@ -186,6 +186,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     private final RateLimitListener listener;
     private final LongSupplier versions;
     private final List<LeasedLimiter> limiters = new CopyOnWriteArrayList<>();
+    private final LeaseJoint joint = new LeaseJoint(this);
     private final ReentrantLock round = new ReentrantLock();
     private final @Nullable BackgroundRounds background;
     private volatile boolean closed;
@@ -474,6 +475,11 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     /** A claim whose call failed was found applied by a later read: its permits are this instance's after all. */
     void recovered(long permits) {
         permitsClaimed.add(permits);
+    }
+
+    /** The one joint decider of this store's limiters. */
+    LeaseJoint joint() {
+        return joint;
     }
 
     /** Waits for a claim or round call on a key; bounded by the counter store's timeout, which bounds the call. */

@@ -1,0 +1,248 @@
+package dev.sluice.lease;
+
+import dev.sluice.Acquisition;
+import dev.sluice.Decision;
+import dev.sluice.JointDecision;
+import dev.sluice.SluiceException;
+import dev.sluice.spi.JointDecider;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The joint decider of one {@link LeasedStore}: every limiter the store binds returns it, so a joint request over
+ * them is one step over the slices this instance holds, with no I/O while a lock is held.
+ *
+ * <pre>
+ * look up every part's lease; take the lock of each, in the order (limiter serial, key)   no cycle between requests
+ * roll each to its limiter's now, and see what each part can do (LeasedLimiter.step):
+ *   a part must be refused (no room as last read, starved, claims spent):  refused, nothing taken
+ *   else, a part's slice is short and the store fails:                     let go; take and give back instead
+ *   else, every slice covers its part:                                     every part taken: allowed
+ *   else:  let go of the locks; claim for the first short part (or wait for the claim on its key), start over
+ * </pre>
+ *
+ * No other request on this instance sees some parts taken and not the others: a joint request refused takes nothing
+ * from any slice (but for a refusing part whose limit counts rejections, which counts it, as alone), and one admitted
+ * takes every part under all the locks. Slices claimed for a request that is then refused stay with this instance for
+ * the next requests, or go back with the round, as any slice does. Each part takes part in at most
+ * {@link LeasedLimiter#CLAIMS_PER_REQUEST} claims, its own or others', before it refuses. While the store fails,
+ * a request whose slices do not cover it is decided by {@link JointDecider#takeAndGiveBack()}: each part gets the
+ * failure policy's answer as it would alone.
+ */
+final class LeaseJoint implements JointDecider {
+
+    private static final Comparator<Acquisition> ORDER =
+            Comparator.<Acquisition>comparingLong(a -> limiter(a).serial).thenComparing(Acquisition::key);
+
+    private final LeasedStore store;
+
+    LeaseJoint(LeasedStore store) {
+        this.store = store;
+    }
+
+    /** What one pass under the locks found. */
+    private static final class Pass {
+        /** The leases were all live, and a decision was taken. */
+        boolean decided;
+        /** The store fails and a slice is short. */
+        boolean failing;
+        /** The part to claim for or wait on, or -1. */
+        int part = -1;
+        /** The claim under way to wait for; null to claim. */
+        @Nullable
+        CountDownLatch waitFor;
+        /** The latch of this request's own claim, set as the lease's busy mark. */
+        @Nullable
+        CountDownLatch claiming;
+    }
+
+    @Override
+    public JointDecision decideAll(List<Acquisition> parts) {
+        int n = parts.size();
+        for (Acquisition a : parts) {
+            limiter(a).checkOpen();
+        }
+        Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            order[i] = i;
+        }
+        Arrays.sort(order, Comparator.comparing(parts::get, ORDER));
+        Decision[] decisions = new Decision[n];
+        Lease[] held = new Lease[n];
+        long[] now = new long[n];
+        int[] claims = new int[n];
+        boolean[] counted = new boolean[n]; // each part's cost counted as demand on its lease
+        while (true) {
+            for (int i = 0; i < n; i++) {
+                Acquisition a = parts.get(i);
+                held[i] = limiter(a).held(a.key());
+                now[i] = limiter(a).now();
+            }
+            Pass pass = new Pass();
+            lockAndDecide(parts, order, held, now, claims, counted, decisions, pass, 0);
+            if (pass.decided) {
+                for (int i = 0; i < n; i++) {
+                    Acquisition a = parts.get(i);
+                    limiter(a).notifyDecision(a.key(), a.cost(), decisions[i]);
+                }
+                return JointDecision.of(Arrays.asList(decisions));
+            }
+            if (pass.failing) {
+                return takeAndGiveBack(parts, held, counted);
+            }
+            if (pass.part < 0) {
+                continue; // a lease was retired (dropped as idle) before its lock was taken: look the keys up again
+            }
+            int j = pass.part;
+            claims[j]++;
+            if (pass.waitFor != null) {
+                store.await(pass.waitFor);
+                continue;
+            }
+            if (claim(held[j], parts.get(j).cost(), pass) != null) {
+                return takeAndGiveBack(parts, held, counted); // the store failed: the failure policy answers
+            }
+        }
+    }
+
+    /**
+     * Decides {@code parts} by {@link JointDecider#takeAndGiveBack()}, after taking back the demand this request
+     * counted: each part counts it again there, as a request alone.
+     */
+    private static JointDecision takeAndGiveBack(List<Acquisition> parts, Lease[] held, boolean[] counted) {
+        for (int i = 0; i < parts.size(); i++) {
+            if (counted[i]) {
+                Lease ls = held[i];
+                ls.lock();
+                try {
+                    limiter(parts.get(i)).demand(ls, -parts.get(i).cost());
+                } finally {
+                    ls.unlock();
+                }
+            }
+        }
+        return JointDecider.takeAndGiveBack().decideAll(parts);
+    }
+
+    /** Claims on {@code ls} for {@code cost}, with the lease marked busy by {@code pass.claiming}; the failure, or null. */
+    @Nullable
+    private SluiceException claim(Lease ls, long cost, Pass pass) {
+        CountDownLatch claiming = pass.claiming;
+        if (claiming == null) {
+            throw new IllegalStateException("neither waiting nor claiming"); // unreachable: a part to claim is marked
+        }
+        try {
+            return store.claim(ls, cost);
+        } finally {
+            ls.lock();
+            try {
+                ls.busy = null;
+            } finally {
+                ls.unlock();
+            }
+            claiming.countDown();
+        }
+    }
+
+    /**
+     * Takes the locks from {@code order[depth]} on, one nested in the other, and with all of them held sees what
+     * each part can do and acts on it, recording in {@code pass} what it did. Leaves {@code pass} empty if a lease was
+     * retired before its lock was taken: nothing was decided.
+     */
+    private static void lockAndDecide(
+            List<Acquisition> parts,
+            Integer[] order,
+            Lease[] held,
+            long[] now,
+            int[] claims,
+            boolean[] counted,
+            Decision[] decisions,
+            Pass pass,
+            int depth) {
+        if (depth == order.length) {
+            decideHeld(parts, held, now, claims, counted, decisions, pass);
+            return;
+        }
+        Lease ls = held[order[depth]];
+        ls.lock(); // not reentrant, and need not be: a joint request names a key of a limiter once (tryAcquireAll)
+        try {
+            if (!ls.retired()) {
+                lockAndDecide(parts, order, held, now, claims, counted, decisions, pass, depth + 1);
+            }
+        } finally {
+            ls.unlock();
+        }
+    }
+
+    private static void decideHeld(
+            List<Acquisition> parts,
+            Lease[] held,
+            long[] now,
+            int[] claims,
+            boolean[] counted,
+            Decision[] decisions,
+            Pass pass) {
+        int n = parts.size();
+        for (Acquisition a : parts) {
+            limiter(a).checkOpen(); // under the locks: a limiter closed since gives nothing back after this
+        }
+        LeasedLimiter.Step[] steps = new LeasedLimiter.Step[n];
+        boolean refused = false;
+        boolean covered = true;
+        for (int i = 0; i < n; i++) {
+            Acquisition a = parts.get(i);
+            if (!counted[i]) {
+                limiter(a).demand(held[i], a.cost()); // before any claim, which is sized by it
+                counted[i] = true;
+            }
+            steps[i] = limiter(a).step(held[i], now[i], a.cost(), claims[i]);
+            refused |= steps[i] == LeasedLimiter.Step.REFUSE;
+            covered &= steps[i] == LeasedLimiter.Step.COVERED;
+            pass.failing |= steps[i] == LeasedLimiter.Step.FAILING;
+        }
+        if (refused) {
+            for (int i = 0; i < n; i++) {
+                Acquisition a = parts.get(i);
+                decisions[i] = limiter(a).refuseJoint(held[i], now[i], a.cost(), steps[i] == LeasedLimiter.Step.REFUSE);
+            }
+            pass.decided = true;
+            pass.failing = false;
+            return;
+        }
+        if (pass.failing) {
+            return;
+        }
+        if (covered) {
+            for (int i = 0; i < n; i++) {
+                decisions[i] =
+                        limiter(parts.get(i)).take(held[i], now[i], parts.get(i).cost());
+            }
+            pass.decided = true;
+            return;
+        }
+        for (int i = 0; i < n; i++) {
+            if (steps[i] == LeasedLimiter.Step.WAIT) {
+                pass.part = i;
+                pass.waitFor = held[i].busy;
+                return;
+            }
+            if (steps[i] == LeasedLimiter.Step.CLAIM) {
+                pass.part = i;
+                pass.claiming = held[i].busy = new CountDownLatch(1);
+                return;
+            }
+        }
+    }
+
+    private static LeasedLimiter limiter(Acquisition a) {
+        return (LeasedLimiter) a.limiter();
+    }
+
+    @Override
+    public String toString() {
+        return "LeaseJoint[" + store + "]";
+    }
+}
