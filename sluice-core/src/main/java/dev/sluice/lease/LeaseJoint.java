@@ -3,10 +3,9 @@ package dev.sluice.lease;
 import dev.sluice.Acquisition;
 import dev.sluice.Decision;
 import dev.sluice.JointDecision;
-import dev.sluice.SluiceException;
+import dev.sluice.internal.JointLocks;
 import dev.sluice.spi.JointDecider;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import org.jspecify.annotations.Nullable;
@@ -33,9 +32,6 @@ import org.jspecify.annotations.Nullable;
  * failure policy's answer as it would alone.
  */
 final class LeaseJoint implements JointDecider {
-
-    private static final Comparator<Acquisition> ORDER =
-            Comparator.<Acquisition>comparingLong(a -> limiter(a).serial).thenComparing(Acquisition::key);
 
     private final LeasedStore store;
 
@@ -65,11 +61,7 @@ final class LeaseJoint implements JointDecider {
         for (Acquisition a : parts) {
             limiter(a).checkOpen();
         }
-        Integer[] order = new Integer[n];
-        for (int i = 0; i < n; i++) {
-            order[i] = i;
-        }
-        Arrays.sort(order, Comparator.comparing(parts::get, ORDER));
+        Integer[] order = JointLocks.order(parts, a -> limiter(a).serial);
         Decision[] decisions = new Decision[n];
         Lease[] held = new Lease[n];
         long[] now = new long[n];
@@ -82,7 +74,10 @@ final class LeaseJoint implements JointDecider {
                 now[i] = limiter(a).now();
             }
             Pass pass = new Pass();
-            lockAndDecide(parts, order, held, now, claims, counted, decisions, pass, 0);
+            if (!JointLocks.underAll(
+                    held, order, () -> decideHeld(parts, held, now, claims, counted, decisions, pass))) {
+                continue; // a lease was retired (dropped as idle) before its lock was taken: look the keys up again
+            }
             if (pass.decided) {
                 for (int i = 0; i < n; i++) {
                     Acquisition a = parts.get(i);
@@ -93,16 +88,17 @@ final class LeaseJoint implements JointDecider {
             if (pass.failing) {
                 return takeAndGiveBack(parts, held, counted);
             }
-            if (pass.part < 0) {
-                continue; // a lease was retired (dropped as idle) before its lock was taken: look the keys up again
-            }
             int j = pass.part;
             claims[j]++;
             if (pass.waitFor != null) {
                 store.await(pass.waitFor);
                 continue;
             }
-            if (claim(held[j], parts.get(j).cost(), pass) != null) {
+            CountDownLatch claiming = pass.claiming;
+            if (claiming == null) {
+                throw new IllegalStateException("neither waiting nor claiming"); // unreachable: decideHeld sets one
+            }
+            if (limiter(parts.get(j)).call(held[j], claiming, parts.get(j).cost()) != null) {
                 return takeAndGiveBack(parts, held, counted); // the store failed: the failure policy answers
             }
         }
@@ -125,56 +121,6 @@ final class LeaseJoint implements JointDecider {
             }
         }
         return JointDecider.takeAndGiveBack().decideAll(parts);
-    }
-
-    /** Claims on {@code ls} for {@code cost}, with the lease marked busy by {@code pass.claiming}; the failure, or null. */
-    @Nullable
-    private SluiceException claim(Lease ls, long cost, Pass pass) {
-        CountDownLatch claiming = pass.claiming;
-        if (claiming == null) {
-            throw new IllegalStateException("neither waiting nor claiming"); // unreachable: a part to claim is marked
-        }
-        try {
-            return store.claim(ls, cost);
-        } finally {
-            ls.lock();
-            try {
-                ls.busy = null;
-            } finally {
-                ls.unlock();
-            }
-            claiming.countDown();
-        }
-    }
-
-    /**
-     * Takes the locks from {@code order[depth]} on, one nested in the other, and with all of them held sees what
-     * each part can do and acts on it, recording in {@code pass} what it did. Leaves {@code pass} empty if a lease was
-     * retired before its lock was taken: nothing was decided.
-     */
-    private static void lockAndDecide(
-            List<Acquisition> parts,
-            Integer[] order,
-            Lease[] held,
-            long[] now,
-            int[] claims,
-            boolean[] counted,
-            Decision[] decisions,
-            Pass pass,
-            int depth) {
-        if (depth == order.length) {
-            decideHeld(parts, held, now, claims, counted, decisions, pass);
-            return;
-        }
-        Lease ls = held[order[depth]];
-        ls.lock(); // not reentrant, and need not be: a joint request names a key of a limiter once (tryAcquireAll)
-        try {
-            if (!ls.retired()) {
-                lockAndDecide(parts, order, held, now, claims, counted, decisions, pass, depth + 1);
-            }
-        } finally {
-            ls.unlock();
-        }
     }
 
     private static void decideHeld(

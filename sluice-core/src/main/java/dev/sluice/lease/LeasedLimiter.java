@@ -179,18 +179,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
             if (claiming == null) {
                 throw new IllegalStateException("neither waiting nor claiming"); // unreachable: every branch returns
             }
-            @Nullable SluiceException failure;
-            try {
-                failure = consume ? store.claim(ls, cost) : store.readFirst(ls);
-            } finally {
-                ls.lock();
-                try {
-                    ls.busy = null;
-                } finally {
-                    ls.unlock();
-                }
-                claiming.countDown();
-            }
+            @Nullable SluiceException failure = call(ls, claiming, consume ? cost : 0);
             if (failure != null) {
                 ls.lock();
                 try {
@@ -266,6 +255,28 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
             return answer(ls, now, cost, false);
         }
         return answer(ls, now, cost, covers(ls, now, cost));
+    }
+
+    /**
+     * Claims {@code cost} on {@code ls} beyond its slice, or with {@code cost} 0 reads its record (a {@code peek}'s
+     * first read), on the calling thread, which marked the lease busy with {@code claiming}; then lifts the mark and
+     * wakes the requests waiting for it. No lock is held during the call.
+     *
+     * @return the failure that ended the call, or null
+     */
+    @Nullable
+    SluiceException call(Lease ls, CountDownLatch claiming, long cost) {
+        try {
+            return cost > 0 ? store.claim(ls, cost) : store.readFirst(ls);
+        } finally {
+            ls.lock();
+            try {
+                ls.busy = null;
+            } finally {
+                ls.unlock();
+            }
+            claiming.countDown();
+        }
     }
 
     /**

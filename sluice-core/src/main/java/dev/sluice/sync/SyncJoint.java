@@ -3,9 +3,9 @@ package dev.sluice.sync;
 import dev.sluice.Acquisition;
 import dev.sluice.Decision;
 import dev.sluice.JointDecision;
+import dev.sluice.internal.JointLocks;
 import dev.sluice.spi.JointDecider;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 
 /**
@@ -32,9 +32,6 @@ import java.util.List;
  */
 final class SyncJoint implements JointDecider {
 
-    private static final Comparator<Acquisition> ORDER =
-            Comparator.<Acquisition>comparingLong(a -> limiter(a).serial).thenComparing(Acquisition::key);
-
     private final SynchronizedStore store;
 
     SyncJoint(SynchronizedStore store) {
@@ -47,11 +44,7 @@ final class SyncJoint implements JointDecider {
         for (Acquisition a : parts) {
             limiter(a).checkOpen();
         }
-        Integer[] order = new Integer[n];
-        for (int i = 0; i < n; i++) {
-            order[i] = i;
-        }
-        Arrays.sort(order, Comparator.comparing(parts::get, ORDER));
+        Integer[] order = JointLocks.order(parts, a -> limiter(a).serial);
         Decision[] decisions = new Decision[n];
         long[] now = new long[n];
         KeyState[] held = new KeyState[n];
@@ -63,35 +56,12 @@ final class SyncJoint implements JointDecider {
             for (int i = 0; i < n; i++) {
                 now[i] = limiter(parts.get(i)).now();
             }
-        } while (!lockAndDecide(parts, order, held, now, decisions, 0));
+        } while (!JointLocks.underAll(held, order, () -> decideHeld(parts, held, now, decisions)));
         for (int i = 0; i < n; i++) {
             Acquisition a = parts.get(i);
             limiter(a).notifyDecision(a.key(), a.cost(), decisions[i]);
         }
         return JointDecision.of(Arrays.asList(decisions));
-    }
-
-    /**
-     * Takes the locks from {@code order[depth]} on, one nested in the other, and decides with all of them held.
-     *
-     * @return false if a key was retired (dropped as idle) before its lock was taken: nothing was decided
-     */
-    private static boolean lockAndDecide(
-            List<Acquisition> parts, Integer[] order, KeyState[] held, long[] now, Decision[] decisions, int depth) {
-        if (depth == order.length) {
-            decideHeld(parts, held, now, decisions);
-            return true;
-        }
-        KeyState ks = held[order[depth]];
-        ks.lock(); // not reentrant, and need not be: a joint request names a key of a limiter once (tryAcquireAll)
-        try {
-            if (ks.retired()) {
-                return false;
-            }
-            return lockAndDecide(parts, order, held, now, decisions, depth + 1);
-        } finally {
-            ks.unlock();
-        }
     }
 
     private static void decideHeld(List<Acquisition> parts, KeyState[] held, long[] now, Decision[] decisions) {

@@ -1,0 +1,58 @@
+package dev.sluice.internal;
+
+import dev.sluice.Acquisition;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.function.ToLongFunction;
+
+/**
+ * How a joint request ({@link dev.sluice.RateLimiter#tryAcquireAll}) over keys held in {@link KeyTable}s takes their
+ * locks: all of them, one nested in the other, in one order (the limiter's serial, then the key), so two joint
+ * requests naming the same keys in any order never wait on each other in a cycle. The synchronized and leased joint
+ * deciders share it.
+ */
+public final class JointLocks {
+
+    private JointLocks() {}
+
+    /**
+     * The indices of {@code parts} in the order their locks are taken: by {@code serial} of the part (its limiter's
+     * place), then by key.
+     */
+    public static Integer[] order(List<Acquisition> parts, ToLongFunction<Acquisition> serial) {
+        Integer[] order = new Integer[parts.size()];
+        for (int i = 0; i < order.length; i++) {
+            order[i] = i;
+        }
+        Comparator<Acquisition> byLimiterThenKey =
+                Comparator.comparingLong(serial).thenComparing(Acquisition::key);
+        Arrays.sort(order, Comparator.comparing(parts::get, byLimiterThenKey));
+        return order;
+    }
+
+    /**
+     * Takes the lock of every entry of {@code held}, in {@code order}, one nested in the other, and runs
+     * {@code decide} with all of them held.
+     *
+     * @return false, having run nothing, if an entry was retired (dropped as idle) before its lock was taken: the
+     *     caller looks its keys up again
+     */
+    public static boolean underAll(KeyTable.Entry[] held, Integer[] order, Runnable decide) {
+        return underAll(held, order, decide, 0);
+    }
+
+    private static boolean underAll(KeyTable.Entry[] held, Integer[] order, Runnable decide, int depth) {
+        if (depth == order.length) {
+            decide.run();
+            return true;
+        }
+        KeyTable.Entry e = held[order[depth]];
+        e.lock(); // not reentrant, and need not be: a joint request names a key of a limiter once (tryAcquireAll)
+        try {
+            return !e.retired() && underAll(held, order, decide, depth + 1);
+        } finally {
+            e.unlock();
+        }
+    }
+}
