@@ -60,6 +60,11 @@ final class LeaseSimulation {
             return new Setup(mode, algorithm, instances, interval, spread, cold, limit, offeredPerSecond, s, seed);
         }
 
+        /** {@code offered} requests per second in place of 500. */
+        Setup offered(int offered) {
+            return new Setup(mode, algorithm, instances, interval, spread, cold, limit, offered, seconds, seed);
+        }
+
         /** No instance holds the key, and {@code offered} per second flood it from the start. */
         Setup coldFlood(int offered) {
             return new Setup(mode, algorithm, instances, interval, spread, true, limit, offered, seconds, seed);

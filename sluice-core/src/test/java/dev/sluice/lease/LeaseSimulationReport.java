@@ -106,6 +106,29 @@ public final class LeaseSimulationReport {
             }
         }
         System.out.println();
+        System.out.println("Store calls per instance per interval against the rate offered, leased mode: 10 instances,"
+                + " a round every 100 ms, a limit of 50/s, requests at random, 20 s (admitted per second in brackets)");
+        System.out.println();
+        int[] rates = {25, 100, 500, 5_000, 50_000};
+        StringBuilder head = new StringBuilder("| algorithm |");
+        StringBuilder rule = new StringBuilder("|---|");
+        for (int rate : rates) {
+            head.append(String.format(Locale.ROOT, " %,d/s |", rate));
+            rule.append("---:|");
+        }
+        System.out.println(head);
+        System.out.println(rule);
+        for (Algorithm a : ALGORITHMS) {
+            StringBuilder row = new StringBuilder("| " + a + " |");
+            for (int rate : rates) {
+                Result r = LeaseSimulation.run(Setup.of(Mode.LEASED, a, 10, Duration.ofMillis(100), Spread.RANDOM, 50)
+                        .offered(rate));
+                row.append(String.format(
+                        Locale.ROOT, " %.2f (%s) |", r.callsPerInstancePerInterval(), fmt(r.meanPerSecond())));
+            }
+            System.out.println(row);
+        }
+        System.out.println();
         System.out.println(
                 "Fairness between instances, leased mode, limit 50/s, 500/s offered at random (every instance asked"
                         + " about the same), 20 s: Jain's index of what each instance admitted (1: all the same; 1/n: one took"

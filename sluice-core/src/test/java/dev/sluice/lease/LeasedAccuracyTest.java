@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -96,5 +97,28 @@ class LeasedAccuracyTest {
         Result r = LeaseSimulation.run(setup);
         assertEquals(setup.limit(), r.perSecond()[0]);
         assertTrue(r.peakMeasure() <= setup.limit());
+    }
+
+    /**
+     * The store calls of a busy key do not grow with its request rate: 10 instances, a round every 100 ms, a limit of
+     * 50 a second offered 5,000 and 50,000 a second at random (100 and 1,000 times the limit). At most 3 calls per
+     * instance per interval, never over the limit, and at least 95% of it admitted.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(
+            value = Algorithm.class,
+            names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "SLIDING_TAIL"})
+    void callsDoNotGrowWithTheRequestRate(Algorithm algorithm) {
+        for (int offered : new int[] {5_000, 50_000}) {
+            Setup setup = Setup.of(Mode.LEASED, algorithm, 10, Duration.ofMillis(100), Spread.RANDOM, 50)
+                    .offered(offered)
+                    .seconds(4);
+            Result r = LeaseSimulation.run(setup);
+            assertTrue(r.peakMeasure() <= setup.limit(), setup + ": peak of M " + r.peakMeasure());
+            assertTrue(r.meanPerSecond() >= 0.95 * setup.limit(), setup + ": mean " + r.meanPerSecond());
+            double calls = r.callsPerInstancePerInterval();
+            assertTrue(
+                    calls <= 3, String.format(Locale.ROOT, "%s: %.2f calls per instance per interval", setup, calls));
+        }
     }
 }
