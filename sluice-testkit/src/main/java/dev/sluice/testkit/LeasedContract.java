@@ -3,6 +3,7 @@ package dev.sluice.testkit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.Acquisition;
 import dev.sluice.Algorithm;
 import dev.sluice.RateLimiter;
 import dev.sluice.RateLimiterBuilder;
@@ -45,7 +46,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  *   <li>an instance that dies holding a slice: the others are refused what it holds until its frame stops counting,
  *       and then admit the whole limit;</li>
  *   <li>a round claims the next frame's slice ahead: the store keeps it as a later frame, and requests in that frame
- *       make no claim of their own.</li>
+ *       make no claim of their own;</li>
+ *   <li>joint requests over two limits from ten instances: every key within its limit, and the store holds exactly
+ *       what was admitted once the instances close.</li>
  * </ul>
  *
  * <p>Time comes from {@link #clock}, moved by hand, starting at the next whole hour of the real time so that every
@@ -177,6 +180,111 @@ public abstract class LeasedContract {
             assertEquals(admitted.get(k), stored(reader, limiters.get(0), names[k]), "key " + k + " once all closed");
         }
         assertEquals(limit, admitted.get(0), "a hot key, asked for far more than its limit, is admitted the limit");
+    }
+
+    /**
+     * Joint requests ({@link RateLimiter#tryAcquireAll}) over two limits of each instance, per client (60 an hour, 3
+     * clients) and per user (20 an hour, 6 users), from ten instances with three threads each, rounds running while
+     * requests do: after every round every key's stored count is within its limit and the store holds what was
+     * admitted plus what the instances hold unused; once they close, exactly what was admitted, so a refused joint
+     * request took nothing from either limit.
+     */
+    @ParameterizedTest
+    @EnumSource(
+            value = Algorithm.class,
+            names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "SLIDING_TAIL"})
+    void jointRequestsPassBothLimitsOrTakeFromNeither(Algorithm algorithm) throws Exception {
+        int threads = 3;
+        int rounds = 8;
+        int requests = 20;
+        List<LeasedStore> stores = new ArrayList<>();
+        List<RateLimiter> perClient = new ArrayList<>();
+        List<RateLimiter> perUser = new ArrayList<>();
+        for (int j = 0; j < INSTANCES; j++) {
+            LeasedStore s = instance();
+            stores.add(s);
+            perClient.add(limiter(s, algorithm, 60, Duration.ofHours(1)));
+            perUser.add(limiter(s, algorithm, 20, Duration.ofHours(1)));
+        }
+        String[] clients = {key("client0"), key("client1"), key("client2")};
+        String[] users = new String[6];
+        for (int u = 0; u < users.length; u++) {
+            users[u] = key("user" + u);
+        }
+        AtomicLongArray byClient = new AtomicLongArray(clients.length);
+        AtomicLongArray byUser = new AtomicLongArray(users.length);
+        AtomicLong refused = new AtomicLong();
+        CounterStore reader = counterStore();
+        ExecutorService pool = Executors.newFixedThreadPool(INSTANCES * threads + INSTANCES);
+        try {
+            Random seeds = new Random(13);
+            for (int round = 0; round < rounds; round++) {
+                List<Callable<Void>> tasks = new ArrayList<>();
+                for (int j = 0; j < INSTANCES; j++) {
+                    RateLimiter client = perClient.get(j);
+                    RateLimiter user = perUser.get(j);
+                    for (int t = 0; t < threads; t++) {
+                        Random random = new Random(seeds.nextLong());
+                        tasks.add(() -> {
+                            for (int r = 0; r < requests; r++) {
+                                int u = random.nextInt(users.length);
+                                int c = u % clients.length; // each user belongs to one client
+                                long cost = 1L + random.nextInt(2);
+                                if (RateLimiter.tryAcquireAll(
+                                                Acquisition.of(client, clients[c], cost),
+                                                Acquisition.of(user, users[u], cost))
+                                        .allowed()) {
+                                    byClient.addAndGet(c, cost);
+                                    byUser.addAndGet(u, cost);
+                                } else {
+                                    refused.incrementAndGet();
+                                }
+                            }
+                            return null;
+                        });
+                    }
+                    LeasedStore s = stores.get(j);
+                    tasks.add(() -> {
+                        s.refresh();
+                        return null;
+                    });
+                }
+                runAll(pool, tasks);
+                long unused = 0;
+                for (LeasedStore s : stores) {
+                    unused += s.unusedPermits();
+                }
+                long total = 0;
+                long sumAdmitted = 0;
+                for (int c = 0; c < clients.length; c++) {
+                    long stored = stored(reader, perClient.get(0), clients[c]);
+                    assertTrue(stored <= 60, "client " + c + " counts " + stored + " after round " + round);
+                    total += stored;
+                    sumAdmitted += byClient.get(c);
+                }
+                for (int u = 0; u < users.length; u++) {
+                    long stored = stored(reader, perUser.get(0), users[u]);
+                    assertTrue(stored <= 20, "user " + u + " counts " + stored + " after round " + round);
+                    total += stored;
+                    sumAdmitted += byUser.get(u);
+                }
+                assertEquals(total, sumAdmitted + unused, "store = admitted + unused after round " + round);
+                clock.advance(Duration.ofSeconds(20));
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        for (LeasedStore s : stores) {
+            assertEquals(0, s.stats().storeFailures(), "store failures at " + s);
+            s.close();
+        }
+        assertTrue(refused.get() > 0, "the users' limits must refuse requests");
+        for (int c = 0; c < clients.length; c++) {
+            assertEquals(byClient.get(c), stored(reader, perClient.get(0), clients[c]), "client " + c + " once closed");
+        }
+        for (int u = 0; u < users.length; u++) {
+            assertEquals(byUser.get(u), stored(reader, perUser.get(0), users[u]), "user " + u + " once closed");
+        }
     }
 
     private static void traffic(
