@@ -67,6 +67,12 @@ final class Lease extends LeaseHead {
      * {@link Long#MIN_VALUE} when not starved.
      */
     long starvedUntil = Long.MIN_VALUE;
+    /**
+     * How often, in sixteenths, this instance's claims on a contended sliding tail found what their request needed: a
+     * moving average. The more it wins, the more room it waits for before it claims again
+     * ({@link LeasedLimiter#mayClaim}), so that the instances refused meanwhile get to claim first.
+     */
+    int winSixteenths;
     /** Whether a request was refused since the last round (the round then reads the record, to see room). */
     boolean refused;
     /** Whether a request was refused in the interval before the last round: the key is at its limit here. */

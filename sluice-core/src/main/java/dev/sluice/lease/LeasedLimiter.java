@@ -69,7 +69,8 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     /**
      * The room a contended key (refused here in this interval or the last) waits for before it claims on a request:
      * for the sliding tail, the permits the window frees in a {@link #shortHorizon}, the span such a key's claims are
-     * sized for; for the other algorithms, whose room does not grow within a frame, {@link #minClaim}.
+     * sized for, and up to twice that for an instance whose recent claims won ({@link Lease#winSixteenths}); for the
+     * other algorithms, whose room does not grow within a frame, {@link #minClaim}.
      */
     private final long contendedClaim;
     /**
@@ -339,8 +340,8 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
      * Whether a request short of its slice may claim: not starved (a claim found too little room less than
      * {@link #shortHorizon} ago, in this frame and since the last round), and the store, as last read, has room for it
      * and for a claim worth a round trip: at least the permits the window frees in a tenth of an interval (for a
-     * contended sliding tail, in a {@link #shortHorizon}: {@link #contendedClaim}), or this instance's expected demand
-     * if that is less. Give-backs not yet written count as room. The record as last read is
+     * contended sliding tail, in a {@link #shortHorizon}: {@link #contendedClaim}, raised for an instance whose claims
+     * keep winning), or this instance's expected demand if that is less. Give-backs not yet written count as room. The record as last read is
      * measured at {@code now}, so a sliding window's room grows as its past counts less.
      */
     private boolean mayClaim(Lease ls, long now, long cost) {
@@ -351,7 +352,8 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
             return true;
         }
         long need = ls.used + cost - ls.granted;
-        long worth = Math.min(ls.refused || ls.lastRefused ? contendedClaim : minClaim, expected(ls, now));
+        long bar = contendedClaim + contendedClaim * ls.winSixteenths / 16; // up to twice for one that keeps winning
+        long worth = Math.min(ls.refused || ls.lastRefused ? bar : minClaim, expected(ls, now));
         return room(ls.view, now) + ls.delta.givingBack() >= Math.max(need, worth);
     }
 
@@ -479,6 +481,9 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
                 long claim = Math.min(roomNow(counts, now), Math.max(need, expected(ls, now)));
                 if (claim < need) {
                     ls.starvedUntil = now + shortHorizon;
+                }
+                if (algorithm == Algorithm.SLIDING_TAIL && (ls.refused || ls.lastRefused)) {
+                    ls.winSixteenths += ((claim >= need ? 16 : 0) - ls.winSixteenths) / 4;
                 }
                 if (claim > 0) {
                     counts.merge(ls.frame, claim, Long::sum);

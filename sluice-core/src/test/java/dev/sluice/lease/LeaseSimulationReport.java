@@ -134,21 +134,23 @@ public final class LeaseSimulationReport {
                         + " about the same), 20 s: Jain's index of what each instance admitted (1: all the same; 1/n: one took"
                         + " everything), and the least and most one instance admitted, against an even share; then the"
                         + " same 500/s in a fixed rotation (instance 1, 2, ..., n, 1, ...: the even spread), Jain's index"
-                        + " and the most one instance admitted");
+                        + " and the most one instance admitted; and the rotation at 5,000/s, where every instance is"
+                        + " asked for more than the limit");
         System.out.println();
         System.out.println("| algorithm | instances | interval | Jain's index | least | most | even share |"
-                + " rotation: Jain's index | rotation: most |");
-        System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+                + " rotation: Jain's index | rotation: most | rotation at 5,000/s: Jain's index |");
+        System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (Algorithm a : ALGORITHMS) {
             for (int n : INSTANCES) {
                 for (int ms : INTERVALS_MS) {
                     Setup random = Setup.of(Mode.LEASED, a, n, Duration.ofMillis(ms), Spread.RANDOM, 50);
                     Result r = LeaseSimulation.run(random);
-                    Result rotation =
-                            LeaseSimulation.run(Setup.of(Mode.LEASED, a, n, Duration.ofMillis(ms), Spread.EVEN, 50));
+                    Setup even = Setup.of(Mode.LEASED, a, n, Duration.ofMillis(ms), Spread.EVEN, 50);
+                    Result rotation = LeaseSimulation.run(even);
+                    Result flooded = LeaseSimulation.run(even.offered(5_000));
                     System.out.printf(
                             Locale.ROOT,
-                            "| %s | %d | %d ms | %.2f | %d | %d | %d | %.2f | %d |%n",
+                            "| %s | %d | %d ms | %.2f | %d | %d | %d | %.2f | %d | %.2f |%n",
                             a,
                             n,
                             ms,
@@ -157,7 +159,8 @@ public final class LeaseSimulationReport {
                             Arrays.stream(r.perInstance()).max().orElse(0),
                             Math.round(r.meanPerSecond() * r.perSecond().length / n),
                             rotation.fairness(),
-                            Arrays.stream(rotation.perInstance()).max().orElse(0));
+                            Arrays.stream(rotation.perInstance()).max().orElse(0),
+                            flooded.fairness());
                 }
             }
         }
