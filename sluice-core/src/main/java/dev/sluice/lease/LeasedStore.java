@@ -78,6 +78,9 @@ import org.jspecify.annotations.Nullable;
  *       plus twice its square root, and claims ahead never take a frame past half the limit.</li>
  *   <li><b>Reservations:</b> {@link dev.sluice.Reservation#cancel()} puts the permits back into the slice, or gives them
  *       back to the store with the next write if their frame has turned but still counts.</li>
+ *   <li><b>Joint requests</b> ({@link RateLimiter#tryAcquireAll}) over this store's limiters are one step over the
+ *       slices held: every part is taken under all the keys' locks, or none is; a short slice claims between two such
+ *       steps, with no lock held ({@link LeaseJoint}).</li>
  * </ul>
  *
  * <p>Thread-safe. {@link #refresh()} runs one at a time (the background thread and callers alike).

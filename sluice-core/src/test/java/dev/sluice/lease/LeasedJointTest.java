@@ -17,6 +17,7 @@ import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.SharedStoreOptions;
 import dev.sluice.sync.InMemoryCounterStore;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -159,7 +160,7 @@ class LeasedJointTest {
             value = Algorithm.class,
             names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "SLIDING_TAIL"})
     void eightThreadsAdmitExactlyWhatBothLimitsAllowInEitherOrder(Algorithm algorithm) throws Exception {
-        clock.set(java.time.Instant.parse("2026-01-01T12:00:00Z"));
+        clock.set(Instant.parse("2026-01-01T12:00:00Z"));
         LeasedStore store = manual(new FlakyCounterStore(shared), Duration.ofMillis(100));
         RateLimiter perSecond = limiter(store, algorithm, 10, Duration.ofSeconds(1));
         RateLimiter perMinute = limiter(store, algorithm, 100, Duration.ofMinutes(1));
@@ -169,7 +170,7 @@ class LeasedJointTest {
         long total = 0;
         try {
             for (int step = 0; step < 14; step++) {
-                clock.set(java.time.Instant.parse("2026-01-01T12:00:00Z").plusSeconds(2L * step));
+                clock.set(Instant.parse("2026-01-01T12:00:00Z").plusSeconds(2L * step));
                 store.refresh();
                 AtomicInteger passed = new AtomicInteger();
                 CountDownLatch start = new CountDownLatch(1);
