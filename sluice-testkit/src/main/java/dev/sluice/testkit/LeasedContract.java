@@ -131,49 +131,23 @@ public abstract class LeasedContract {
         }
         AtomicLongArray admitted = new AtomicLongArray(keyCount);
         CounterStore reader = counterStore();
-        ExecutorService pool = Executors.newFixedThreadPool(INSTANCES * threads + INSTANCES);
-        try {
-            Random seeds = new Random(11);
-            for (int round = 0; round < rounds; round++) {
-                List<Callable<Void>> tasks = new ArrayList<>();
-                for (int j = 0; j < INSTANCES; j++) {
-                    RateLimiter limiter = limiters.get(j);
-                    for (int t = 0; t < threads; t++) {
-                        long seed = seeds.nextLong();
-                        tasks.add(() -> {
-                            traffic(limiter, names, requests, new Random(seed), admitted);
-                            return null;
-                        });
+        rounds(
+                stores,
+                rounds,
+                threads,
+                new Random(11),
+                (j, random) -> traffic(limiters.get(j), names, requests, random, admitted),
+                (round, unused) -> {
+                    long total = 0;
+                    long sumAdmitted = 0;
+                    for (int k = 0; k < keyCount; k++) {
+                        long stored = stored(reader, limiters.get(0), names[k]);
+                        assertTrue(stored <= limit, "key " + k + " counts " + stored + " after round " + round);
+                        total += stored;
+                        sumAdmitted += admitted.get(k);
                     }
-                    LeasedStore s = stores.get(j);
-                    tasks.add(() -> {
-                        s.refresh();
-                        return null;
-                    });
-                }
-                runAll(pool, tasks);
-                long unused = 0;
-                for (LeasedStore s : stores) {
-                    unused += s.unusedPermits();
-                }
-                long total = 0;
-                long sumAdmitted = 0;
-                for (int k = 0; k < keyCount; k++) {
-                    long stored = stored(reader, limiters.get(0), names[k]);
-                    assertTrue(stored <= limit, "key " + k + " counts " + stored + " after round " + round);
-                    total += stored;
-                    sumAdmitted += admitted.get(k);
-                }
-                assertEquals(total, sumAdmitted + unused, "store = admitted + unused after round " + round);
-                clock.advance(Duration.ofSeconds(20));
-            }
-        } finally {
-            pool.shutdownNow();
-        }
-        for (LeasedStore s : stores) {
-            assertEquals(0, s.stats().storeFailures(), "store failures at " + s);
-            s.close();
-        }
+                    assertEquals(total, sumAdmitted + unused, "store = admitted + unused after round " + round);
+                });
         long conflicts = stores.stream().mapToLong(s -> s.stats().conflicts()).sum();
         assertTrue(conflicts > 0, "the test must provoke conflicts");
         for (int k = 0; k < keyCount; k++) {
@@ -215,69 +189,39 @@ public abstract class LeasedContract {
         AtomicLongArray byUser = new AtomicLongArray(users.length);
         AtomicLong refused = new AtomicLong();
         CounterStore reader = counterStore();
-        ExecutorService pool = Executors.newFixedThreadPool(INSTANCES * threads + INSTANCES);
-        try {
-            Random seeds = new Random(13);
-            for (int round = 0; round < rounds; round++) {
-                List<Callable<Void>> tasks = new ArrayList<>();
-                for (int j = 0; j < INSTANCES; j++) {
-                    RateLimiter client = perClient.get(j);
-                    RateLimiter user = perUser.get(j);
-                    for (int t = 0; t < threads; t++) {
-                        Random random = new Random(seeds.nextLong());
-                        tasks.add(() -> {
-                            for (int r = 0; r < requests; r++) {
-                                int u = random.nextInt(users.length);
-                                int c = u % clients.length; // each user belongs to one client
-                                long cost = 1L + random.nextInt(2);
-                                if (RateLimiter.tryAcquireAll(
-                                                Acquisition.of(client, clients[c], cost),
-                                                Acquisition.of(user, users[u], cost))
-                                        .allowed()) {
-                                    byClient.addAndGet(c, cost);
-                                    byUser.addAndGet(u, cost);
-                                } else {
-                                    refused.incrementAndGet();
-                                }
-                            }
-                            return null;
-                        });
-                    }
-                    LeasedStore s = stores.get(j);
-                    tasks.add(() -> {
-                        s.refresh();
-                        return null;
-                    });
+        Traffic joint = (j, random) -> {
+            for (int r = 0; r < requests; r++) {
+                int u = random.nextInt(users.length);
+                int c = u % clients.length; // each user belongs to one client
+                long cost = 1L + random.nextInt(2);
+                if (RateLimiter.tryAcquireAll(
+                                Acquisition.of(perClient.get(j), clients[c], cost),
+                                Acquisition.of(perUser.get(j), users[u], cost))
+                        .allowed()) {
+                    byClient.addAndGet(c, cost);
+                    byUser.addAndGet(u, cost);
+                } else {
+                    refused.incrementAndGet();
                 }
-                runAll(pool, tasks);
-                long unused = 0;
-                for (LeasedStore s : stores) {
-                    unused += s.unusedPermits();
-                }
-                long total = 0;
-                long sumAdmitted = 0;
-                for (int c = 0; c < clients.length; c++) {
-                    long stored = stored(reader, perClient.get(0), clients[c]);
-                    assertTrue(stored <= 60, "client " + c + " counts " + stored + " after round " + round);
-                    total += stored;
-                    sumAdmitted += byClient.get(c);
-                }
-                for (int u = 0; u < users.length; u++) {
-                    long stored = stored(reader, perUser.get(0), users[u]);
-                    assertTrue(stored <= 20, "user " + u + " counts " + stored + " after round " + round);
-                    total += stored;
-                    sumAdmitted += byUser.get(u);
-                }
-                assertEquals(total, sumAdmitted + unused, "store = admitted + unused after round " + round);
-                clock.advance(Duration.ofSeconds(20));
             }
-        } finally {
-            pool.shutdownNow();
-        }
-        for (LeasedStore s : stores) {
-            assertEquals(0, s.stats().storeFailures(), "store failures at " + s);
-            s.close();
-        }
+        };
+        rounds(stores, rounds, threads, new Random(13), joint, (round, unused) -> {
+            long total = 0;
+            long sumAdmitted = 0;
+            for (int c = 0; c < clients.length; c++) {
+                long stored = stored(reader, perClient.get(0), clients[c]);
+                assertTrue(stored <= 60, "client " + c + " counts " + stored + " after round " + round);
+                total += stored;
+                sumAdmitted += byClient.get(c);
+            }
+            for (int u = 0; u < users.length; u++) {
+                long stored = stored(reader, perUser.get(0), users[u]);
+                assertTrue(stored <= 20, "user " + u + " counts " + stored + " after round " + round);
+                total += stored;
+                sumAdmitted += byUser.get(u);
+            }
+            assertEquals(total, sumAdmitted + unused, "store = admitted + unused after round " + round);
+        });
         assertTrue(refused.get() > 0, "the users' limits must refuse requests");
         for (int c = 0; c < clients.length; c++) {
             assertEquals(byClient.get(c), stored(reader, perClient.get(0), clients[c]), "client " + c + " once closed");
@@ -318,6 +262,60 @@ public abstract class LeasedContract {
                     costs.remove(j);
                 }
             }
+        }
+    }
+
+    /** One thread's requests at instance {@code instance} in one round, drawing from {@code random}. */
+    private interface Traffic {
+        void run(int instance, Random random);
+    }
+
+    /** What a test checks after a round, given the permits the instances hold unused. */
+    private interface AfterRound {
+        void check(int round, long unused);
+    }
+
+    /**
+     * Runs {@code rounds} rounds over {@code stores}: in each, {@code threads} threads per instance run
+     * {@code traffic} while the instance's round runs beside them; then {@code check}, and the clock moves 20 s. Then
+     * every instance closes, having had no store failure.
+     */
+    private void rounds(
+            List<LeasedStore> stores, int rounds, int threads, Random seeds, Traffic traffic, AfterRound check)
+            throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(stores.size() * (threads + 1));
+        try {
+            for (int round = 0; round < rounds; round++) {
+                List<Callable<Void>> tasks = new ArrayList<>();
+                for (int j = 0; j < stores.size(); j++) {
+                    int instance = j;
+                    for (int t = 0; t < threads; t++) {
+                        Random random = new Random(seeds.nextLong());
+                        tasks.add(() -> {
+                            traffic.run(instance, random);
+                            return null;
+                        });
+                    }
+                    LeasedStore s = stores.get(j);
+                    tasks.add(() -> {
+                        s.refresh();
+                        return null;
+                    });
+                }
+                runAll(pool, tasks);
+                long unused = 0;
+                for (LeasedStore s : stores) {
+                    unused += s.unusedPermits();
+                }
+                check.check(round, unused);
+                clock.advance(Duration.ofSeconds(20));
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        for (LeasedStore s : stores) {
+            assertEquals(0, s.stats().storeFailures(), "store failures at " + s);
+            s.close();
         }
     }
 
