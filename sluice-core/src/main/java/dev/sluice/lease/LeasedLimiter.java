@@ -197,8 +197,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         }
     }
 
-    // ---- a part of a joint request ({@link LeaseJoint}), with the lease's lock held
-    // ----------------------------------
+    // ---- a part of a joint request (LeaseJoint), with the lease's lock held -----------------------------------------
 
     /** What a part of a joint request can do with its lease now. */
     enum Step {
@@ -208,7 +207,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         CLAIM,
         /** It does not, and another request's claim on the key is under way: wait for it. */
         WAIT,
-        /** It does not, and no claim may be made: the store as last read has no room, or starvation, or claims spent. */
+        /** It does not, and no claim may be made: no room as last read, starved, or its claims spent. */
         REFUSE,
         /** It does not, and the store is failing. */
         FAILING
@@ -341,8 +340,8 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
      * {@link #shortHorizon} ago, in this frame and since the last round), and the store, as last read, has room for it
      * and for a claim worth a round trip: at least the permits the window frees in a tenth of an interval (for a
      * contended sliding tail, in a {@link #shortHorizon}: {@link #contendedClaim}, raised for an instance whose claims
-     * keep winning), or this instance's expected demand if that is less. Give-backs not yet written count as room. The record as last read is
-     * measured at {@code now}, so a sliding window's room grows as its past counts less.
+     * keep winning), or this instance's expected demand if that is less. Give-backs not yet written count as room.
+     * The record as last read is measured at {@code now}, so a sliding window's room grows as its past counts less.
      */
     private boolean mayClaim(Lease ls, long now, long cost) {
         if (now < ls.starvedUntil) {

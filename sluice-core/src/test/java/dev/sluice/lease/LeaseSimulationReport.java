@@ -133,7 +133,8 @@ public final class LeaseSimulationReport {
                 "Fairness between instances, leased mode, limit 50/s, 500/s offered at random (every instance asked"
                         + " about the same), 20 s: Jain's index of what each instance admitted (1: all the same; 1/n: one took"
                         + " everything), and the least and most one instance admitted, against an even share; then the"
-                        + " same 500/s in a fixed rotation (instance 1, 2, ..., n, 1, ...: the even spread), Jain's index"
+                        + " same 500/s in a fixed rotation (instance 1, 2, ..., n, 1, ...: the even spread),"
+                        + " Jain's index"
                         + " and the most one instance admitted; and the rotation at 5,000/s, where every instance is"
                         + " asked for more than the limit");
         System.out.println();
