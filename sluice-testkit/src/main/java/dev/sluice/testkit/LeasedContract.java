@@ -140,13 +140,22 @@ public abstract class LeasedContract {
                 (round, unused) -> {
                     long total = 0;
                     long sumAdmitted = 0;
+                    StringBuilder perKey = new StringBuilder();
                     for (int k = 0; k < keyCount; k++) {
                         long stored = stored(reader, limiters.get(0), names[k]);
                         assertTrue(stored <= limit, "key " + k + " counts " + stored + " after round " + round);
                         total += stored;
                         sumAdmitted += admitted.get(k);
+                        perKey.append(k == 0 ? "" : ", ")
+                                .append(stored)
+                                .append('/')
+                                .append(admitted.get(k));
                     }
-                    assertEquals(total, sumAdmitted + unused, "store = admitted + unused after round " + round);
+                    assertEquals(
+                            total,
+                            sumAdmitted + unused,
+                            "store = admitted + unused after round " + round + " (" + unused
+                                    + " unused; stored/admitted" + " per key: " + perKey + ")");
                 });
         long conflicts = stores.stream().mapToLong(s -> s.stats().conflicts()).sum();
         assertTrue(conflicts > 0, "the test must provoke conflicts");
