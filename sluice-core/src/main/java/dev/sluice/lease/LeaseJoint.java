@@ -163,8 +163,8 @@ final class LeaseJoint implements JointDecider {
         }
         if (covered) {
             for (int i = 0; i < n; i++) {
-                decisions[i] =
-                        limiter(parts.get(i)).take(held[i], now[i], parts.get(i).cost());
+                decisions[i] = limiter(parts.get(i))
+                        .takePart(held[i], now[i], parts.get(i).cost());
             }
             pass.decided = true;
             return;

@@ -240,7 +240,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     }
 
     /** Takes a part the slice covers ({@link Step#COVERED}) and answers it. */
-    Decision take(Lease ls, long now, long cost) {
+    Decision takePart(Lease ls, long now, long cost) {
         ls.used += cost;
         return admitted(ls, now);
     }
