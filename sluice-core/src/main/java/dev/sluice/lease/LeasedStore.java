@@ -546,15 +546,18 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         List<Lease> todo = leases;
         for (int attempt = 0; attempt < CONFLICT_ROUNDS && !todo.isEmpty(); attempt++) {
             List<Lease> unread = new ArrayList<>();
-            // at the first attempt, which leases write without reading first, and the version the others had before
+            // at the first attempt, which leases write without reading first, which read first by choice, and the
+            // version these last saw
             boolean[] blind = new boolean[todo.size()];
+            boolean[] readFirst = new boolean[todo.size()];
             long[] seen = new long[todo.size()];
             for (int i = 0; i < todo.size(); i++) {
                 Lease ls = todo.get(i);
                 ls.lock();
                 try {
-                    blind[i] = attempt == 0 && ls.read && !ls.readFirst();
-                    seen[i] = ls.read ? ls.global.version() : CounterSnapshot.ABSENT;
+                    readFirst[i] = attempt == 0 && ls.readFirst();
+                    blind[i] = attempt == 0 && ls.read && !readFirst[i];
+                    seen[i] = ls.global.version();
                 } finally {
                     ls.unlock();
                 }
@@ -565,8 +568,8 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
             if (!loadAll(unread, limiter)) {
                 return false;
             }
-            for (int i = 0; attempt == 0 && i < todo.size(); i++) {
-                if (!blind[i] && seen[i] != CounterSnapshot.ABSENT) {
+            for (int i = 0; i < todo.size(); i++) {
+                if (readFirst[i]) {
                     sawStale(todo.get(i), seen[i]);
                 }
             }
