@@ -84,6 +84,7 @@ final class Engine {
         this.dryRun = dryRun;
         Map<Shape, RateLimiter> built = new HashMap<>();
         IdentityHashMap<Limit, RateLimiter> map = new IdentityHashMap<>();
+        List<PolicyError> refused = new ArrayList<>();
         try {
             for (String domain : policies.domains()) {
                 for (Rule rule : policies.rules(domain)) {
@@ -95,15 +96,24 @@ final class Engine {
                                 Objects.requireNonNull(l.algorithm(), "a limited Limit has one"),
                                 l.requestsPerUnit(),
                                 Objects.requireNonNull(l.window(), "a limited Limit has one"));
-                        RateLimiter limiter = built.computeIfAbsent(s, k -> RateLimiter.builder(k.algorithm())
-                                .limit(k.limit(), k.window())
-                                .clock(clock)
-                                .store(store)
-                                .listener(listener)
-                                .build());
+                        RateLimiter limiter;
+                        try {
+                            limiter = built.computeIfAbsent(s, k -> RateLimiter.builder(k.algorithm())
+                                    .limit(k.limit(), k.window())
+                                    .clock(clock)
+                                    .store(store)
+                                    .listener(listener)
+                                    .build());
+                        } catch (IllegalArgumentException e) {
+                            refused.add(refusedByStore(rule, l, e));
+                            continue;
+                        }
                         map.put(l, limiter);
                     }
                 }
+            }
+            if (!refused.isEmpty()) {
+                throw new PolicyException(refused);
             }
         } catch (RuntimeException e) {
             built.values().forEach(RateLimiter::close);
@@ -533,5 +543,33 @@ final class Engine {
             }
             sb.append(c);
         }
+    }
+
+    /**
+     * The error of a limit the store refuses to keep (synchronized and leased mode keep only the algorithms whose
+     * state is counts per frame), at the rule that defines it ({@link Rule#source()}, {@code file:line:column}).
+     */
+    private static PolicyError refusedByStore(Rule rule, Limit limit, IllegalArgumentException e) {
+        String source = rule.source();
+        int c = source.lastIndexOf(':');
+        int l = c > 0 ? source.lastIndexOf(':', c - 1) : -1;
+        String file = source;
+        int line = 0;
+        int column = 0;
+        if (l > 0) {
+            try {
+                line = Integer.parseInt(source.substring(l + 1, c));
+                column = Integer.parseInt(source.substring(c + 1));
+                file = source.substring(0, l);
+            } catch (NumberFormatException notAPosition) {
+                // a source without a position: the whole text names the file
+            }
+        }
+        return new PolicyError(
+                file,
+                line,
+                column,
+                "",
+                "rule " + rule.path() + ", limit " + limit + ": the store refuses it: " + e.getMessage());
     }
 }

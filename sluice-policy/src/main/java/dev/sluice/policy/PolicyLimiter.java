@@ -146,6 +146,9 @@ public final class PolicyLimiter implements AutoCloseable {
      * configuration replaced are closed once the checks still using it are done (their in-memory counts go with
      * them; a shared store keeps its counts, under the same keys when the limits are the same).
      *
+     * @throws PolicyException      if the store refuses one of its limits (synchronized and leased mode keep only
+     *                               fixed windows, sliding window counters and sliding tails); the configuration in
+     *                               force stays
      * @throws IllegalStateException if the limiter is closed
      */
     public synchronized void update(Policies policies) {
@@ -177,9 +180,8 @@ public final class PolicyLimiter implements AutoCloseable {
     /** {@link #reload(Path)}, answering the refusal: null when the new configuration is in force. */
     @Nullable
     PolicyException reloadOrError(Path path) {
-        Policies p;
         try {
-            p = Policies.load(path);
+            update(Policies.load(path));
         } catch (PolicyException e) {
             LOG.log(
                     System.Logger.Level.WARNING,
@@ -190,7 +192,6 @@ public final class PolicyLimiter implements AutoCloseable {
             }
             return e;
         }
-        update(p);
         return null;
     }
 
@@ -274,7 +275,13 @@ public final class PolicyLimiter implements AutoCloseable {
             return this;
         }
 
-        /** Builds the limiter, with one {@link dev.sluice.RateLimiter} per distinct limit shape on the store. */
+        /**
+         * Builds the limiter, with one {@link dev.sluice.RateLimiter} per distinct limit shape on the store.
+         *
+         * @throws PolicyException if the store refuses one of the limits (synchronized and leased mode keep only fixed
+         *                         windows, sliding window counters and sliding tails): one error per limit refused, at
+         *                         the rule that defines it
+         */
         public PolicyLimiter build() {
             return new PolicyLimiter(this);
         }
