@@ -24,7 +24,11 @@ final class ServeCommand {
                                       reloaded on change; default: the built-in OAuth example (domain oauth-token)
               --store URI             memory: (default), redis://host:port[/db], rediss://…, redis-cluster://host:port,
                                       postgresql://user:password@host:port/database, mongodb://host:port/database
-              --sync-interval D       synchronized mode on the shared store: decide locally, flush every D (e.g. 100ms)
+              --sync-interval D       synchronized mode on the shared store: decide locally, flush every D (e.g. 100ms);
+                                      the instances together may pass a limit by what the others admit in D
+              --lease-interval D      leased mode on the shared store: decide locally within slices of each limit
+                                      claimed from the store, a round every D (e.g. 100ms); never over the limit;
+                                      fixed_window, sliding_window_counter and sliding_tail limits only
               --store-timeout D       how long a store call may take before the domain's on_store_failure answers;
                                       default 15ms (Envoy's rate limit filter waits 20ms)
               --http-port N           default 8080; 0 for any free port
@@ -46,6 +50,7 @@ final class ServeCommand {
             "config",
             "store",
             "sync-interval",
+            "lease-interval",
             "store-timeout",
             "http-port",
             "grpc-port",
@@ -78,7 +83,7 @@ final class ServeCommand {
         SluiceServer.ServeSettings settings = new SluiceServer.ServeSettings(
                 config,
                 o.string("store", "memory:"),
-                o.duration("sync-interval"),
+                Stores.Sharing.of(o.duration("sync-interval"), o.duration("lease-interval")),
                 storeTimeout == null ? Duration.ofMillis(15) : storeTimeout,
                 o.address("bind", "127.0.0.1"),
                 o.port("http-port", 8080),

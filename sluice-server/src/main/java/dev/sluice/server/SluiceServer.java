@@ -53,9 +53,9 @@ final class SluiceServer implements AutoCloseable {
                 : null;
         int threads = Math.max(8, 4 * Runtime.getRuntime().availableProcessors());
         AtomicInteger n = new AtomicInteger();
-        // Exact mode on a shared store: checks run on threads of their own, so an answer waits for the store at most
-        // the deadline (the store timeout and 2 ms); a full queue is answered at once as a store failure.
-        this.storeExecutor = store.exact()
+        // Exact and leased mode on a shared store: checks run on threads of their own, so an answer waits for the store
+        // at most the deadline (the store timeout and 2 ms); a full queue is answered at once as a store failure.
+        this.storeExecutor = store.waits()
                 ? new ThreadPoolExecutor(
                         2 * threads,
                         2 * threads,
@@ -107,7 +107,7 @@ final class SluiceServer implements AutoCloseable {
      */
     static SluiceServer start(ServeSettings s) throws IOException {
         Policies policies = s.config() == null ? BuiltIn.policies() : Policies.load(s.config());
-        Stores.Opened store = Stores.open(s.store(), s.syncInterval(), s.storeTimeout());
+        Stores.Opened store = Stores.open(s.store(), s.sharing(), s.storeTimeout());
         try {
             return new SluiceServer(s, policies, store);
         } catch (IOException | RuntimeException e) {
@@ -181,7 +181,7 @@ final class SluiceServer implements AutoCloseable {
     record ServeSettings(
             @Nullable Path config,
             String store,
-            @Nullable Duration syncInterval,
+            Stores.Sharing sharing,
             Duration storeTimeout,
             java.net.InetAddress bind,
             int httpPort,

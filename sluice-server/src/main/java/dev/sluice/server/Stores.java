@@ -6,11 +6,14 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.FailurePolicy;
+import dev.sluice.lease.LeasedStore;
 import dev.sluice.memory.InMemoryStore;
 import dev.sluice.mongodb.MongoStore;
 import dev.sluice.postgres.PostgresStore;
 import dev.sluice.redis.RedisStore;
 import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterStoreBuilder;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.sync.SynchronizedStore;
 import io.lettuce.core.RedisClient;
@@ -22,6 +25,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
@@ -30,7 +34,9 @@ import org.jspecify.annotations.Nullable;
  * {@code redis-cluster://host:port[,host:port…]}; {@code postgresql://user:password@host:port/database} (a HikariCP
  * pool); {@code mongodb://…/database}. In exact mode each decision is one call to the store, bounded by the store
  * timeout; with a sync interval the store keeps the counters of a {@link SynchronizedStore}, which decides from memory
- * and flushes every interval.
+ * and flushes every interval; with a lease interval those of a {@link LeasedStore}, which decides from memory within
+ * slices it claims from the store (a claim on a request's thread bounded by the store timeout) and runs a round every
+ * interval.
  */
 final class Stores {
     /** Connections the MongoDB pool keeps open, unless the URI sets {@code minPoolSize}. */
@@ -43,10 +49,11 @@ final class Stores {
     /**
      * An open store and how to close it and its clients.
      *
-     * @param exact whether each decision calls the store (so a decision can wait for it), as opposed to the in-memory
-     *              store and synchronized mode, which decide from memory
+     * @param waits whether a decision may wait for the store: in exact mode every decision calls it, in leased mode a
+     *              request that its slice does not cover claims on its own thread; the in-memory store and
+     *              synchronized mode decide from memory only
      */
-    record Opened(RateLimitStore store, String description, boolean exact, AutoCloseable closer) {
+    record Opened(RateLimitStore store, String description, boolean waits, AutoCloseable closer) {
         void close() {
             try {
                 closer.close();
@@ -57,16 +64,55 @@ final class Stores {
     }
 
     /**
+     * How the service shares its limits on a shared store.
+     *
+     * @param interval the flush interval of synchronized mode, the round's of leased mode; null in exact mode
+     */
+    record Sharing(Mode mode, @Nullable Duration interval) {
+        static final Sharing EXACT = new Sharing(Mode.EXACT, null);
+
+        /**
+         * The sharing that {@code --sync-interval} and {@code --lease-interval} ask for (each null when not given):
+         * exact mode when neither is.
+         *
+         * @throws UsageException if both are given
+         */
+        static Sharing of(@Nullable Duration syncInterval, @Nullable Duration leaseInterval) {
+            if (syncInterval != null && leaseInterval != null) {
+                throw new UsageException("serve: give --sync-interval (synchronized mode) or --lease-interval (leased"
+                        + " mode), not both");
+            }
+            return syncInterval != null
+                    ? new Sharing(Mode.SYNCHRONIZED, syncInterval)
+                    : leaseInterval != null ? new Sharing(Mode.LEASED, leaseInterval) : EXACT;
+        }
+    }
+
+    /** Exact mode, synchronized mode ({@code --sync-interval}) or leased mode ({@code --lease-interval}). */
+    enum Mode {
+        EXACT(""),
+        SYNCHRONIZED("--sync-interval"),
+        LEASED("--lease-interval");
+
+        final String option;
+
+        Mode(String option) {
+            this.option = option;
+        }
+    }
+
+    /**
      * Opens the store of {@code uri}.
      *
-     * @throws UsageException if the URI names no store this service knows, or is malformed
+     * @throws UsageException if the URI names no store this service knows, or is malformed, or names the in-memory
+     *                        store with a sharing other than exact
      */
-    static Opened open(String uri, @Nullable Duration syncInterval, Duration timeout) {
+    static Opened open(String uri, Sharing sharing, Duration timeout) {
         String scheme = uri.contains(":") ? uri.substring(0, uri.indexOf(':')) : uri;
         switch (scheme) {
             case "memory" -> {
-                if (syncInterval != null) {
-                    throw new UsageException("serve: --sync-interval needs a shared store, not " + uri);
+                if (sharing.mode() != Mode.EXACT) {
+                    throw new UsageException("serve: " + sharing.mode().option + " needs a shared store, not " + uri);
                 }
                 return new Opened(InMemoryStore.create(), "memory:", false, () -> {});
             }
@@ -74,9 +120,10 @@ final class Stores {
                 RedisClient client = RedisClient.create(redisUri(uri));
                 return opened(
                         uri,
-                        syncInterval,
+                        sharing,
+                        timeout,
                         () -> RedisStore.builder(client).timeout(timeout).build(),
-                        () -> RedisStore.counterStoreBuilder(client).build(),
+                        () -> RedisStore.counterStoreBuilder(client),
                         client::shutdown);
             }
             case "redis-cluster" -> {
@@ -88,18 +135,20 @@ final class Stores {
                 client.setOptions(RedisStore.recommendedClusterClientOptions());
                 return opened(
                         uri,
-                        syncInterval,
+                        sharing,
+                        timeout,
                         () -> RedisStore.builder(client).timeout(timeout).build(),
-                        () -> RedisStore.counterStoreBuilder(client).build(),
+                        () -> RedisStore.counterStoreBuilder(client),
                         client::shutdown);
             }
             case "postgresql", "postgres" -> {
                 HikariDataSource pool = new HikariDataSource(hikari(uri));
                 return opened(
                         uri,
-                        syncInterval,
+                        sharing,
+                        timeout,
                         () -> PostgresStore.builder(pool).timeout(timeout).build(),
-                        () -> PostgresStore.counterStoreBuilder(pool).build(),
+                        () -> PostgresStore.counterStoreBuilder(pool),
                         pool);
             }
             case "mongodb", "mongodb+srv" -> {
@@ -116,11 +165,12 @@ final class Stores {
                 MongoClient client = MongoClients.create(mongoSettings(cs));
                 return opened(
                         uri,
-                        syncInterval,
+                        sharing,
+                        timeout,
                         () -> MongoStore.builder(client, database)
                                 .timeout(timeout)
                                 .build(),
-                        () -> MongoStore.counterStoreBuilder(client, database).build(),
+                        () -> MongoStore.counterStoreBuilder(client, database),
                         client);
             }
             default -> throw bad(
@@ -136,28 +186,54 @@ final class Stores {
 
     private static Opened opened(
             String uri,
-            @Nullable Duration syncInterval,
+            Sharing sharing,
+            Duration timeout,
             Build<RateLimitStore> exact,
-            Build<CounterStore> counters,
+            Build<? extends CounterStoreBuilder<?>> counters,
             AutoCloseable client) {
         String shown = redact(uri);
         try {
-            if (syncInterval == null) {
-                RateLimitStore store = exact.build();
-                return new Opened(store, shown, true, () -> {
-                    closeIfCloseable(store);
-                    client.close();
-                });
+            switch (sharing.mode()) {
+                case EXACT -> {
+                    RateLimitStore store = exact.build();
+                    return new Opened(store, shown, true, () -> {
+                        closeIfCloseable(store);
+                        client.close();
+                    });
+                }
+                case SYNCHRONIZED -> {
+                    Duration interval = Objects.requireNonNull(sharing.interval(), "synchronized mode has one");
+                    CounterStore counterStore = counters.build().build(); // flushes off the request path
+                    SynchronizedStore store = SynchronizedStore.builder(counterStore)
+                            .flushInterval(interval)
+                            .build();
+                    String how = " (synchronized every " + interval.toMillis() + "ms)";
+                    return new Opened(store, shown + how, false, () -> {
+                        store.close(); // flushes what this instance admitted since the last flush
+                        closeIfCloseable(counterStore);
+                        client.close();
+                    });
+                }
+                case LEASED -> {
+                    Duration interval = Objects.requireNonNull(sharing.interval(), "leased mode has one");
+                    // a claim runs on the request's thread: the store timeout bounds it, and a request the slice held
+                    // cannot cover while the store fails is the domain's on_store_failure to answer (FAIL_OPEN marks
+                    // the decision failed; the service then allows or denies)
+                    CounterStore counterStore =
+                            counters.build().timeout(timeout).build();
+                    LeasedStore store = LeasedStore.builder(counterStore)
+                            .refreshInterval(interval)
+                            .failurePolicy(FailurePolicy.FAIL_OPEN)
+                            .build();
+                    String how = " (leased, a round every " + interval.toMillis() + "ms)";
+                    return new Opened(store, shown + how, true, () -> {
+                        store.close(); // gives back the unused part of every slice held
+                        closeIfCloseable(counterStore);
+                        client.close();
+                    });
+                }
+                default -> throw new IllegalStateException("unknown mode " + sharing.mode());
             }
-            CounterStore counterStore = counters.build();
-            SynchronizedStore store = SynchronizedStore.builder(counterStore)
-                    .flushInterval(syncInterval)
-                    .build();
-            return new Opened(store, shown + " (synchronized every " + syncInterval.toMillis() + "ms)", false, () -> {
-                store.close(); // flushes what this instance admitted since the last flush
-                closeIfCloseable(counterStore);
-                client.close();
-            });
         } catch (RuntimeException e) {
             try {
                 client.close();

@@ -53,6 +53,17 @@ class CommandLineIT {
         ServerProcess.Result store = ServerProcess.run("serve", "--store", "cassandra://x");
         assertEquals(2, store.status());
         assertTrue(store.err().contains("--store 'cassandra://x' is not valid"), store.err());
+        ServerProcess.Result both = ServerProcess.run(
+                "serve", "--store", "redis://127.0.0.1:1", "--sync-interval", "100ms", "--lease-interval", "100ms");
+        assertEquals(2, both.status());
+        assertTrue(
+                both.err().contains("--sync-interval (synchronized mode) or --lease-interval (leased mode), not both"),
+                both.err());
+        ServerProcess.Result leasedInMemory = ServerProcess.run("serve", "--lease-interval", "100ms");
+        assertEquals(2, leasedInMemory.status());
+        assertTrue(
+                leasedInMemory.err().contains("--lease-interval needs a shared store, not memory:"),
+                leasedInMemory.err());
         ServerProcess.Result command = ServerProcess.run("srve");
         assertEquals(2, command.status());
         assertTrue(command.err().contains("unknown command 'srve'"), command.err());
@@ -63,6 +74,7 @@ class CommandLineIT {
         ServerProcess.Result serve = ServerProcess.run("serve", "--help");
         assertEquals(0, serve.status());
         assertTrue(serve.out().contains("--sync-interval D"), serve.out());
+        assertTrue(serve.out().contains("--lease-interval D"), serve.out());
         assertEquals(0, ServerProcess.run("check-config", "--help").status());
         assertEquals(0, ServerProcess.run("check", "--help").status());
         assertEquals(0, ServerProcess.run("--help").status());

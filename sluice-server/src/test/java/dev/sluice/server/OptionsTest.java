@@ -62,13 +62,45 @@ class OptionsTest {
         assertEquals(
                 "serve: --store 'postgresql://app:***@h' is not valid: expected postgresql://user:password@host:port/database",
                 e.getMessage());
-        assertTrue(assertThrows(UsageException.class, () -> Stores.open("mongodb://h:1", null, Duration.ofMillis(15)))
-                .getMessage()
-                .contains("name the database"));
         assertTrue(assertThrows(
                         UsageException.class,
-                        () -> Stores.open("memory:", Duration.ofMillis(100), Duration.ofMillis(15)))
+                        () -> Stores.open("mongodb://h:1", Stores.Sharing.EXACT, Duration.ofMillis(15)))
                 .getMessage()
-                .contains("--sync-interval needs a shared store"));
+                .contains("name the database"));
+        assertEquals(
+                "serve: --sync-interval needs a shared store, not memory:",
+                assertThrows(
+                                UsageException.class,
+                                () -> Stores.open(
+                                        "memory:",
+                                        Stores.Sharing.of(Duration.ofMillis(100), null),
+                                        Duration.ofMillis(15)))
+                        .getMessage());
+        assertEquals(
+                "serve: --lease-interval needs a shared store, not memory:",
+                assertThrows(
+                                UsageException.class,
+                                () -> Stores.open(
+                                        "memory:",
+                                        Stores.Sharing.of(null, Duration.ofMillis(100)),
+                                        Duration.ofMillis(15)))
+                        .getMessage());
+    }
+
+    @Test
+    void synchronizedOrLeasedModeNotBoth() {
+        assertEquals(Stores.Sharing.EXACT, Stores.Sharing.of(null, null));
+        assertEquals(
+                new Stores.Sharing(Stores.Mode.SYNCHRONIZED, Duration.ofMillis(100)),
+                Stores.Sharing.of(Duration.ofMillis(100), null));
+        assertEquals(
+                new Stores.Sharing(Stores.Mode.LEASED, Duration.ofSeconds(1)),
+                Stores.Sharing.of(null, Duration.ofSeconds(1)));
+        assertEquals(
+                "serve: give --sync-interval (synchronized mode) or --lease-interval (leased mode), not both",
+                assertThrows(
+                                UsageException.class,
+                                () -> Stores.Sharing.of(Duration.ofMillis(100), Duration.ofMillis(100)))
+                        .getMessage());
     }
 }

@@ -5,6 +5,7 @@ import static dev.sluice.server.ServerProcess.request;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.testkit.Await;
 import dev.sluice.testkit.server.RedisServers;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
@@ -24,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Three {@code serve} processes on one Redis, traffic spread over them by six client threads: exact mode admits
  * exactly the limit; synchronized mode stays within docs/sync-mode.md's bound (at most L + (n−1)·L, and never
- * short of L when more is offered).
+ * short of L when more is offered); leased mode never passes the limit, and ends at exactly it.
  */
 class ThreeInstancesIT {
     static final int LIMIT = 60;
@@ -47,8 +48,55 @@ class ThreeInstancesIT {
         assertTrue(admitted >= LIMIT && admitted <= 3 * LIMIT, "between L and L + 2L: " + admitted);
     }
 
+    /**
+     * Leased mode never passes the limit. The flood may leave slices unused in the instances that claimed them last;
+     * requests that keep coming to every instance spend them (and the rounds give back what an idle instance holds),
+     * so the three end at exactly the limit, never above it on the way.
+     */
+    @Test
+    void leasedModeNeverPassesTheLimitAndEndsAtExactlyIt() throws Exception {
+        List<ServerProcess> servers = start("--lease-interval", "100ms", "--store-timeout", "5s");
+        try {
+            RateLimitRequest r =
+                    request("shared", descriptor("k", UUID.randomUUID().toString()));
+            int flood = flood(servers, r);
+            System.out.println("ThreeInstancesIT: leased mode admitted " + flood + " of " + OFFERED + " against a limit"
+                    + " of " + LIMIT);
+            assertTrue(flood <= LIMIT, "never over the limit: " + flood);
+            AtomicInteger admitted = new AtomicInteger(flood);
+            AtomicInteger next = new AtomicInteger();
+            Await.until("the whole limit admitted across the three", Await.GENEROUS, () -> {
+                if (servers.get(next.getAndIncrement() % 3).shouldRateLimit(r).getOverallCode() == Code.OK) {
+                    admitted.incrementAndGet();
+                }
+                assertTrue(admitted.get() <= LIMIT, "never over the limit: " + admitted.get());
+                return admitted.get() == LIMIT;
+            });
+            for (ServerProcess s : servers) {
+                assertEquals(Code.OVER_LIMIT, s.shouldRateLimit(r).getOverallCode(), "the limit is spent");
+            }
+        } finally {
+            for (ServerProcess s : servers) {
+                s.close();
+            }
+        }
+    }
+
     /** Offers {@link #OFFERED} requests for one key round robin to three processes; returns how many were admitted. */
-    int run(String... mode) throws IOException, InterruptedException, java.util.concurrent.ExecutionException {
+    int run(String... mode) throws Exception {
+        List<ServerProcess> servers = start(mode);
+        try {
+            return flood(
+                    servers, request("shared", descriptor("k", UUID.randomUUID().toString())));
+        } finally {
+            for (ServerProcess s : servers) {
+                s.close();
+            }
+        }
+    }
+
+    /** Three {@code serve} processes on the shared Redis, limiting {@code k} of domain {@code shared} per day. */
+    List<ServerProcess> start(String... mode) throws IOException {
         Files.writeString(
                 dir.resolve("shared.yaml"),
                 "domain: shared\ndescriptors:\n  - key: k\n    rate_limit: {unit: day, requests_per_unit: " + LIMIT
@@ -57,20 +105,30 @@ class ThreeInstancesIT {
                 "--config", dir.toString(), "--store", RedisServers.shared().uri()));
         args.addAll(List.of(mode));
         List<ServerProcess> servers = new ArrayList<>();
-        ExecutorService clients = Executors.newFixedThreadPool(6);
         try {
             for (int i = 0; i < 3; i++) {
                 servers.add(ServerProcess.serve(args.toArray(String[]::new)));
             }
-            RateLimitRequest r =
-                    request("shared", descriptor("k", UUID.randomUUID().toString()));
+        } catch (RuntimeException e) {
+            for (ServerProcess s : servers) {
+                s.close();
+            }
+            throw e;
+        }
+        return servers;
+    }
+
+    /** Offers {@link #OFFERED} of {@code r} round robin to {@code servers} from six threads; how many were admitted. */
+    static int flood(List<ServerProcess> servers, RateLimitRequest r) throws Exception {
+        ExecutorService clients = Executors.newFixedThreadPool(6);
+        try {
             AtomicInteger admitted = new AtomicInteger();
             AtomicInteger next = new AtomicInteger();
             List<Future<?>> done = new ArrayList<>();
             for (int t = 0; t < 6; t++) {
                 done.add(clients.submit(() -> {
                     for (int i; (i = next.getAndIncrement()) < OFFERED; ) {
-                        if (servers.get(i % 3).shouldRateLimit(r).getOverallCode() == Code.OK) {
+                        if (servers.get(i % servers.size()).shouldRateLimit(r).getOverallCode() == Code.OK) {
                             admitted.incrementAndGet();
                         }
                     }
@@ -83,9 +141,6 @@ class ThreeInstancesIT {
             return admitted.get();
         } finally {
             clients.shutdownNow();
-            for (ServerProcess s : servers) {
-                s.close();
-            }
         }
     }
 }
