@@ -25,9 +25,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Redis stopped under a running service with the default store timeout (15 ms): every request is still answered,
- * quickly, by its domain's {@code on_store_failure} (allow for one domain, deny for the other), counted; once Redis is
- * back, the same process answers from the store again, without a restart.
+ * Each store stopped under a running service with the default store timeout (15 ms): every request is still
+ * answered, quickly, by its domain's {@code on_store_failure} (allow for one domain, deny for the other), counted; once
+ * the store is back, the same process answers from it again, without a restart. In leased mode on Redis, the slices
+ * held are spent first.
  */
 class StoreOutageIT {
     @TempDir
@@ -54,7 +55,71 @@ class StoreOutageIT {
         }
     }
 
-    void outage(String name, String storeUri, Runnable stop, Runnable restart) throws IOException {
+    /**
+     * Leased mode (a round every 100 ms) on a Redis stopped under the service: a request the slice held covers is
+     * admitted from it (a round with no request since the last gives an idle key's slice back, so there may be none);
+     * once the slice is spent every request is its domain's on_store_failure to answer, quickly; once Redis is back,
+     * the same process claims from it again.
+     */
+    @Test
+    void redisLeased() throws IOException {
+        try (RedisServer redis = RedisServers.start()) {
+            writeConfigs();
+            String key = UUID.randomUUID().toString();
+            RateLimitRequest open = request("open", descriptor("k", key));
+            RateLimitRequest closed = request("closed", descriptor("k", key));
+            try (ServerProcess server = ServerProcess.serve(
+                    "--config", dir.toString(), "--store", redis.uri(), "--lease-interval", "100ms")) {
+                Await.until("answers from Redis", Await.GENEROUS, () -> server.shouldRateLimit(open)
+                        .getStatuses(0)
+                        .hasCurrentLimit());
+                Await.until(
+                        "answers from Redis to the deny domain",
+                        Await.GENEROUS,
+                        () -> server.shouldRateLimit(closed).getStatuses(0).hasCurrentLimit());
+                double allowedBefore = failures(server, "allow", "open");
+                double deniedBefore = failures(server, "deny", "closed");
+                redis.stop();
+                int fromSlice = 0;
+                int refused = 0;
+                List<Long> millis = new ArrayList<>();
+                for (int i = 0; i < 40; i++) {
+                    long start = System.nanoTime();
+                    RateLimitResponse o = server.shouldRateLimit(open);
+                    RateLimitResponse c = server.shouldRateLimit(closed);
+                    millis.add((System.nanoTime() - start) / 2_000_000);
+                    assertEquals(Code.OK, o.getOverallCode(), "on_store_failure: allow, request " + i);
+                    if (c.getOverallCode() == Code.OK) {
+                        assertEquals(0, refused, "admitted from the slice after a refusal, request " + i);
+                        fromSlice++;
+                    } else {
+                        refused++;
+                    }
+                }
+                Collections.sort(millis);
+                assertTrue(millis.get(millis.size() - 1) < 2000, "every answer within 2 s: " + millis);
+                System.out.println("StoreOutageIT: Redis down, leased mode: " + fromSlice + " of 40 admitted from the"
+                        + " slice held, answers in a median " + millis.get(millis.size() / 2) + " ms, max "
+                        + millis.get(millis.size() - 1) + " ms (client side)");
+                assertTrue(refused > 0, "the slice held is spent, then on_store_failure: deny answers");
+                assertEquals(refused, failures(server, "deny", "closed") - deniedBefore, "each refusal a failure");
+                double openFailures = failures(server, "allow", "open") - allowedBefore;
+                assertTrue(openFailures > 0 && openFailures <= 40, "allowed by on_store_failure: " + openFailures);
+
+                redis.restart();
+                RateLimitRequest after =
+                        request("closed", descriptor("k", UUID.randomUUID().toString()));
+                Await.until("claims from Redis again", Await.GENEROUS, () -> {
+                    RateLimitResponse next = server.shouldRateLimit(after);
+                    return next.getOverallCode() == Code.OK
+                            && next.getStatuses(0).hasCurrentLimit()
+                            && next.getStatuses(0).getLimitRemaining() < 1000;
+                });
+            }
+        }
+    }
+
+    void writeConfigs() throws IOException {
         Files.writeString(
                 dir.resolve("open.yaml"),
                 """
@@ -72,6 +137,10 @@ class StoreOutageIT {
                   - key: k
                     rate_limit: {unit: hour, requests_per_unit: 1000}
                 """);
+    }
+
+    void outage(String name, String storeUri, Runnable stop, Runnable restart) throws IOException {
+        writeConfigs();
         String key = UUID.randomUUID().toString();
         RateLimitRequest open = request("open", descriptor("k", key));
         RateLimitRequest closed = request("closed", descriptor("k", key));
