@@ -70,13 +70,7 @@ class StoreOutageIT {
             RateLimitRequest closed = request("closed", descriptor("k", key));
             try (ServerProcess server = ServerProcess.serve(
                     "--config", dir.toString(), "--store", redis.uri(), "--lease-interval", "100ms")) {
-                Await.until("answers from Redis", Await.GENEROUS, () -> server.shouldRateLimit(open)
-                        .getStatuses(0)
-                        .hasCurrentLimit());
-                Await.until(
-                        "answers from Redis to the deny domain",
-                        Await.GENEROUS,
-                        () -> server.shouldRateLimit(closed).getStatuses(0).hasCurrentLimit());
+                awaitAnswers(server, "Redis", open, closed);
                 double allowedBefore = failures(server, "allow", "open");
                 double deniedBefore = failures(server, "deny", "closed");
                 redis.stop();
@@ -145,14 +139,7 @@ class StoreOutageIT {
         RateLimitRequest open = request("open", descriptor("k", key));
         RateLimitRequest closed = request("closed", descriptor("k", key));
         try (ServerProcess server = ServerProcess.serve("--config", dir.toString(), "--store", storeUri)) {
-            // Healthy (a first call may meet a cold JVM; the answers are what counts).
-            Await.until("answers from " + name, Await.GENEROUS, () -> server.shouldRateLimit(open)
-                    .getStatuses(0)
-                    .hasCurrentLimit());
-            Await.until(
-                    "answers from " + name + " to the deny domain",
-                    Await.GENEROUS,
-                    () -> server.shouldRateLimit(closed).getStatuses(0).hasCurrentLimit());
+            awaitAnswers(server, name, open, closed);
 
             double allowedBefore = failures(server, "allow", "open");
             double deniedBefore = failures(server, "deny", "closed");
@@ -226,6 +213,16 @@ class StoreOutageIT {
                         && next.getStatuses(0).getLimitRemaining() < 999;
             });
         }
+    }
+
+    /** Waits for answers from the store to both domains (a first call may meet a cold JVM). */
+    static void awaitAnswers(ServerProcess server, String name, RateLimitRequest open, RateLimitRequest closed) {
+        Await.until("answers from " + name, Await.GENEROUS, () -> server.shouldRateLimit(open)
+                .getStatuses(0)
+                .hasCurrentLimit());
+        Await.until("answers from " + name + " to the deny domain", Await.GENEROUS, () -> server.shouldRateLimit(closed)
+                .getStatuses(0)
+                .hasCurrentLimit());
     }
 
     /** {@code sluice_server_store_failures_total} of a domain, failed and late calls together. */
