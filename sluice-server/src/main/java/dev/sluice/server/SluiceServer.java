@@ -43,6 +43,7 @@ final class SluiceServer implements AutoCloseable {
         this.store = store;
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         ServerMetrics metrics = new ServerMetrics(registry);
+        SharingMetrics.register(registry, store.store());
         this.limiter = PolicyLimiter.builder(policies)
                 .store(store.store())
                 .meterRegistry(registry)

@@ -1,9 +1,14 @@
 package dev.sluice.server;
 
+import static dev.sluice.server.ServerProcess.descriptor;
+import static dev.sluice.server.ServerProcess.request;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.testkit.Await;
 import dev.sluice.testkit.server.RedisServers;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -48,5 +53,27 @@ class RedisLeasedServeIT extends ServeScenarios {
                                         + " mode supports FIXED_WINDOW, SLIDING_WINDOW_COUNTER and SLIDING_TAIL, not TOKEN_BUCKET"),
                 r.err());
         assertTrue(r.err().contains("the configuration has 1 error(s); not started"), r.err());
+    }
+
+    /**
+     * The leased store's own counts are in the metrics: a request on a key new to the instance claims (one call to
+     * read, one to write), the permits it was granted are counted, and the rounds run.
+     */
+    @Test
+    void theLeasedStoresWorkIsInTheMetrics() {
+        String page = server.get("/metrics").body();
+        double claimsBefore = Metrics.value(page, "sluice_leased_claims_total{on=\"request\"}");
+        double callsBefore = Metrics.value(page, "sluice_leased_store_calls_total");
+        RateLimitRequest r = request("another", descriptor("key3", unique()));
+        assertEquals(Code.OK, call(r).getOverallCode());
+        String after = server.get("/metrics").body();
+        assertEquals(claimsBefore + 1, Metrics.value(after, "sluice_leased_claims_total{on=\"request\"}"), after);
+        assertTrue(Metrics.value(after, "sluice_leased_store_calls_total") >= callsBefore + 2, after);
+        assertTrue(Metrics.value(after, "sluice_leased_permits_total{direction=\"claimed\"}") >= 1, after);
+        assertTrue(after.contains("\nsluice_leased_permits_unused "), "the gauge of permits held: " + after);
+        Await.until(
+                "rounds counted",
+                Await.GENEROUS,
+                () -> Metrics.value(server.get("/metrics").body(), "sluice_leased_rounds_total") > 0);
     }
 }
