@@ -46,7 +46,10 @@ import org.springframework.context.annotation.Import;
     SluiceStoreConfigurations.Redis.class,
     SluiceStoreConfigurations.Postgres.class,
     SluiceStoreConfigurations.Mongo.class,
-    SluiceStoreConfigurations.Memory.class
+    SluiceStoreConfigurations.Memory.class,
+    // last: a store's configuration steps aside for a RateLimitStore registered before it
+    SluiceStoreConfigurations.Synchronized.class,
+    SluiceStoreConfigurations.Leased.class
 })
 public class SluiceAutoConfiguration {
 

@@ -150,8 +150,21 @@ public class SluiceProperties {
         private String database = "sluice";
 
         /**
+         * How decisions use the shared store: exact (each decision is one call to it), synchronized (decided in
+         * memory, counts flushed every sluice.store.interval; the instances together may pass a limit by what the
+         * others admit in one interval) or leased (decided in memory within slices of each limit claimed from the
+         * store; never over the limit). Synchronized and leased mode keep fixed_window, sliding_window_counter and
+         * sliding_tail limits only.
+         */
+        private StoreMode mode = StoreMode.EXACT;
+
+        /** The flush interval of synchronized mode, the interval of leased mode's rounds. */
+        private Duration interval = Duration.ofMillis(100);
+
+        /**
          * How long a decision waits for a shared store before the store's failure policy answers (by default the
-         * request passes). The store's default when not set.
+         * request passes): every call in exact mode, a claim of a slice in leased mode. The store's default (250 ms)
+         * when not set. Synchronized mode's calls run in the background and keep the counter store's default (1 s).
          */
         private @Nullable Duration timeout;
 
@@ -179,6 +192,22 @@ public class SluiceProperties {
             this.database = database;
         }
 
+        public StoreMode getMode() {
+            return mode;
+        }
+
+        public void setMode(StoreMode mode) {
+            this.mode = mode;
+        }
+
+        public Duration getInterval() {
+            return interval;
+        }
+
+        public void setInterval(Duration interval) {
+            this.interval = interval;
+        }
+
         public @Nullable Duration getTimeout() {
             return timeout;
         }
@@ -198,6 +227,16 @@ public class SluiceProperties {
         POSTGRESQL,
         /** MongoDB, through the application's MongoClient (sluice-mongodb). */
         MONGODB
+    }
+
+    /** How decisions use a shared store. */
+    public enum StoreMode {
+        /** Every decision is one call to the store. */
+        EXACT,
+        /** Decided in memory; counts flushed to the store in bulk every interval ({@code SynchronizedStore}). */
+        SYNCHRONIZED,
+        /** Decided in memory within slices of each limit claimed from the store ({@code LeasedStore}). */
+        LEASED
     }
 
     /** The servlet filter that limits requests. */
