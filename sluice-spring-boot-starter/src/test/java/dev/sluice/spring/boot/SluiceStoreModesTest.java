@@ -138,6 +138,25 @@ class SluiceStoreModesTest {
     }
 
     @Test
+    void twoInstancesInSynchronizedModeMayPassTheLimitByWhatTheOtherAdmitsInAnInterval() {
+        // no flush for an hour: neither instance sees what the other admits
+        ApplicationContextRunner sync =
+                onRedis.withPropertyValues("sluice.store.mode=synchronized", "sluice.store.interval=1h");
+        List<Descriptor> client = newClient();
+        sync.run(a -> sync.run(b -> {
+            List<PolicyLimiter> instances = List.of(a.getBean(PolicyLimiter.class), b.getBean(PolicyLimiter.class));
+            int[] allowed = new int[2];
+            for (int i = 0; i < 40; i++) {
+                if (instances.get(i % 2).check("api", client, 1).allowed()) {
+                    allowed[i % 2]++;
+                }
+            }
+            assertEquals(5, allowed[0], "the first instance, on its own counts");
+            assertEquals(5, allowed[1], "the second instance, on its own counts");
+        }));
+    }
+
+    @Test
     void closingSynchronizedModeFlushesWhatItAdmittedBeforeItsCounterStoreCloses() {
         // no flush for an hour: only closing the context writes the three requests
         ApplicationContextRunner sync =
