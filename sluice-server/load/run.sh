@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The load numbers of docs/service.md. For each store mode (in memory, Redis exact, Redis synchronized) one
+# The load numbers of docs/service.md. For each store mode (in memory, Redis exact, synchronized, leased) one
 # `serve --bench-bare` process, and against it, alternating in the same run, the bare endpoint and the real one:
 #   HTTP  wrk on POST /bench/bare and POST /json, the same body, client ids cycling through $CLIENTS (json.lua);
 #   gRPC  the jar's load command on sluice.bench.Bare/ShouldRateLimit and on ShouldRateLimit, the same requests.
@@ -22,7 +22,7 @@ export CLIENTS=${CLIENTS:-10000}
 HTTP_PORT=${HTTP_PORT:-18480}
 GRPC_PORT=${GRPC_PORT:-18481}
 REDIS_PORT=${REDIS_PORT:-16390}
-MODES=${MODES:-"memory redis redis-sync"}
+MODES=${MODES:-"memory redis redis-sync redis-leased"}
 
 for tool in java wrk redis-server redis-cli curl; do
   command -v "$tool" >/dev/null || { echo "run.sh: $tool is missing (apt-get install wrk redis-server curl)" >&2; exit 2; }
@@ -99,6 +99,7 @@ for mode in $MODES; do
     memory) start_server ;;
     redis) start_redis; start_server --store "redis://127.0.0.1:$REDIS_PORT" ;;
     redis-sync) start_redis; start_server --store "redis://127.0.0.1:$REDIS_PORT" --sync-interval 100ms ;;
+    redis-leased) start_redis; start_server --store "redis://127.0.0.1:$REDIS_PORT" --lease-interval 100ms ;;
     *) echo "run.sh: unknown mode $mode" >&2; exit 2 ;;
   esac
   # warm the server: both endpoints, both transports
