@@ -1,8 +1,12 @@
 package dev.sluice.server;
 
+import dev.sluice.lease.LeasedStore;
 import dev.sluice.policy.Policies;
 import dev.sluice.policy.PolicyError;
 import dev.sluice.policy.PolicyException;
+import dev.sluice.policy.PolicyLimiter;
+import dev.sluice.sync.InMemoryCounterStore;
+import dev.sluice.sync.SynchronizedStore;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,26 +14,38 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * {@code check-config PATH…}: loads each path as {@code serve --config} would, prints every error as
- * {@code file:line:column: message}, and exits 1 if there was any; otherwise prints a summary and exits 0.
+ * {@code check-config [--mode M] PATH…}: loads each path as {@code serve --config} would, prints every error as
+ * {@code file:line:column: message}, and exits 1 if there was any; otherwise prints a summary and exits 0. With
+ * {@code --mode synchronized} or {@code --mode leased} it also builds the limiters on a store of that mode (in memory,
+ * nothing written anywhere), so that a limit the mode cannot keep is an error here, as it would stop
+ * {@code serve --sync-interval} or {@code serve --lease-interval}.
  */
 final class CheckConfigCommand {
     static final String HELP =
             """
-            Usage: java -jar sluice-server.jar check-config PATH...
+            Usage: java -jar sluice-server.jar check-config [--mode M] PATH...
 
             Validates rate limit configuration files (a YAML file, or a directory of them, as serve --config takes).
             Prints every error as file:line:column: field: message and exits 1 if there is any; otherwise prints
             what each path defines and exits 0.
+
+            Options:
+              --mode M    exact (default), synchronized or leased: the mode the service will run the files in;
+                          synchronized and leased mode keep fixed_window, sliding_window_counter and sliding_tail
+                          limits only, and any other limit is reported at its rule
             """;
 
     private CheckConfigCommand() {}
 
     static int run(List<String> args, PrintStream out, PrintStream err) {
-        Options o = Options.parse("check-config", args, Set.of(), Set.of("help"));
+        Options o = Options.parse("check-config", args, Set.of("mode"), Set.of("help"));
         if (o.flag("help")) {
             out.print(HELP);
             return 0;
+        }
+        String mode = o.string("mode", "exact");
+        if (!Set.of("exact", "synchronized", "leased").contains(mode)) {
+            throw o.bad("mode", mode, "exact, synchronized or leased");
         }
         if (o.operands().isEmpty()) {
             throw new UsageException("check-config: give at least one file or directory");
@@ -44,12 +60,13 @@ final class CheckConfigCommand {
             }
             try {
                 Policies p = Policies.load(path);
+                keptBy(mode, p);
                 int rules = 0;
                 for (String d : p.domains()) {
                     rules += p.rules(d).size();
                 }
                 out.println(arg + ": OK, " + p.domains().size() + " domain(s) " + p.domains() + ", " + rules
-                        + " rule(s) with limits");
+                        + " rule(s) with limits" + (mode.equals("exact") ? "" : ", all kept in " + mode + " mode"));
             } catch (PolicyException e) {
                 for (PolicyError error : e.errors()) {
                     err.println(error);
@@ -62,5 +79,27 @@ final class CheckConfigCommand {
             return 1;
         }
         return 0;
+    }
+
+    /**
+     * Builds the limiters of {@code policies} on a store of {@code mode} over an in-memory counter store, and closes
+     * them: nothing for exact mode, where every store keeps every algorithm.
+     *
+     * @throws PolicyException with one error per limit the mode cannot keep, at its rule
+     */
+    private static void keptBy(String mode, Policies policies) {
+        if (mode.equals("synchronized")) {
+            try (SynchronizedStore store = SynchronizedStore.builder(InMemoryCounterStore.create())
+                    .manualSync()
+                    .build()) {
+                PolicyLimiter.builder(policies).store(store).build().close(); // built: every limit is kept
+            }
+        } else if (mode.equals("leased")) {
+            try (LeasedStore store = LeasedStore.builder(InMemoryCounterStore.create())
+                    .manualSync()
+                    .build()) {
+                PolicyLimiter.builder(policies).store(store).build().close(); // built: every limit is kept
+            }
+        }
     }
 }

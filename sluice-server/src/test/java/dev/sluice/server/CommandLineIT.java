@@ -40,6 +40,45 @@ class CommandLineIT {
     }
 
     @Test
+    void checkConfigInAModeReportsTheLimitsThatModeCannotKeep() throws IOException {
+        Path bucket = Files.writeString(
+                dir.resolve("bucket.yaml"),
+                """
+                domain: bucket
+                descriptors:
+                  - key: client_id
+                    rate_limit: {unit: second, requests_per_unit: 5, algorithm: token_bucket}
+                  - key: user
+                    rate_limit: {unit: second, requests_per_unit: 5, algorithm: sliding_tail}
+                """);
+        ServerProcess.Result exact = ServerProcess.run("check-config", bucket.toString());
+        assertEquals(0, exact.status(), exact.err());
+        ServerProcess.Result leased = ServerProcess.run("check-config", "--mode", "leased", bucket.toString());
+        assertEquals(1, leased.status(), leased.out() + leased.err());
+        assertTrue(
+                leased.err()
+                        .contains(
+                                bucket + ":3:5: rule client_id, limit 5/second token_bucket: the store refuses it:"
+                                        + " leased mode supports FIXED_WINDOW, SLIDING_WINDOW_COUNTER and SLIDING_TAIL, not TOKEN_BUCKET"),
+                leased.err());
+        assertTrue(leased.err().endsWith("1 error(s)"), leased.err());
+        ServerProcess.Result sync = ServerProcess.run("check-config", "--mode", "synchronized", bucket.toString());
+        assertEquals(1, sync.status());
+        assertTrue(sync.err().contains("synchronized mode supports"), sync.err());
+        Path basic = Files.writeString(dir.resolve("basic.yaml"), ServeScenarios.BASIC);
+        ServerProcess.Result good = ServerProcess.run("check-config", "--mode", "leased", basic.toString());
+        assertEquals(0, good.status(), good.err());
+        assertTrue(
+                good.out().contains(": OK, 1 domain(s) [basic], 3 rule(s) with limits, all kept in leased mode"),
+                good.out());
+        ServerProcess.Result bogus = ServerProcess.run("check-config", "--mode", "sharded", bucket.toString());
+        assertEquals(2, bogus.status());
+        assertTrue(
+                bogus.err().contains("--mode 'sharded' is not valid: expected exact, synchronized or leased"),
+                bogus.err());
+    }
+
+    @Test
     void badCommandLinesExitWith2NamingTheOptionAndValue() {
         ServerProcess.Result port = ServerProcess.run("serve", "--http-port", "eighty");
         assertEquals(2, port.status());
