@@ -155,7 +155,7 @@ public abstract class LeasedContract {
                             total,
                             sumAdmitted + unused,
                             "store = admitted + unused after round " + round + " (" + unused
-                                    + " unused; stored/admitted" + " per key: " + perKey + ")");
+                                    + " unused; stored/admitted" + " per key: " + perKey + "; " + calls(stores) + ")");
                 });
         long conflicts = stores.stream().mapToLong(s -> s.stats().conflicts()).sum();
         assertTrue(conflicts > 0, "the test must provoke conflicts");
@@ -238,6 +238,22 @@ public abstract class LeasedContract {
         for (int u = 0; u < users.length; u++) {
             assertEquals(byUser.get(u), stored(reader, perUser.get(0), users[u]), "user " + u + " once closed");
         }
+    }
+
+    /**
+     * What the instances' calls to the store met so far: failed calls (whose writes' outcomes were settled by a later
+     * read) and conflicts, the two paths a count could take on its way to the store besides a plain write.
+     */
+    private static String calls(List<LeasedStore> stores) {
+        long failures = 0;
+        long conflicts = 0;
+        long calls = 0;
+        for (LeasedStore s : stores) {
+            failures += s.stats().storeFailures();
+            conflicts += s.stats().conflicts();
+            calls += s.stats().storeCalls();
+        }
+        return calls + " store calls, " + failures + " failed, " + conflicts + " conflicts";
     }
 
     private static void traffic(
