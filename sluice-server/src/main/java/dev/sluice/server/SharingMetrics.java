@@ -34,128 +34,45 @@ final class SharingMetrics {
 
     private SharingMetrics() {}
 
+    /** Registers one counter read from a store's stats ({@code T}), with tags as key-value pairs. */
+    private interface Counting<T> {
+        void add(String name, String description, ToLongFunction<T> count, String... tags);
+    }
+
     /** Registers the meters of {@code store} if it is a synchronized or leased store; nothing otherwise. */
     static void register(MeterRegistry registry, RateLimitStore store) {
         if (store instanceof SynchronizedStore s) {
-            sync(registry, s, "sluice.sync.flushes", "Flushes run", SyncStats::flushes);
-            sync(registry, s, "sluice.sync.refreshes", "Refreshes run", SyncStats::refreshes);
-            sync(registry, s, "sluice.sync.store.calls", "Calls to the counter store", SyncStats::storeCalls);
-            sync(registry, s, "sluice.sync.writes", "Records written", SyncStats::writes);
-            sync(
-                    registry,
-                    s,
-                    "sluice.sync.conflicts",
-                    "Writes refused: another instance wrote first",
-                    SyncStats::conflicts);
-            sync(
-                    registry,
-                    s,
-                    "sluice.sync.store.failures",
-                    "Calls to the counter store that failed",
-                    SyncStats::storeFailures);
-            sync(
-                    registry,
-                    s,
-                    "sluice.sync.doubtful.writes",
-                    "Counts written again after a failed call",
-                    SyncStats::doubtfulWrites);
-            sync(registry, s, "sluice.sync.evictions", "Idle keys dropped from memory", SyncStats::evictions);
+            Counting<SyncStats> c = (name, description, count, tags) -> FunctionCounter.builder(
+                            name, s, x -> count.applyAsLong(x.stats()))
+                    .description(description)
+                    .tags(tags)
+                    .register(registry);
+            c.add("sluice.sync.flushes", "Flushes run", SyncStats::flushes);
+            c.add("sluice.sync.refreshes", "Refreshes run", SyncStats::refreshes);
+            c.add("sluice.sync.store.calls", "Calls to the counter store", SyncStats::storeCalls);
+            c.add("sluice.sync.writes", "Records written", SyncStats::writes);
+            c.add("sluice.sync.conflicts", "Writes another instance beat", SyncStats::conflicts);
+            c.add("sluice.sync.store.failures", "Calls that failed", SyncStats::storeFailures);
+            c.add("sluice.sync.doubtful.writes", "Counts written again after a failed call", SyncStats::doubtfulWrites);
+            c.add("sluice.sync.evictions", "Idle keys dropped from memory", SyncStats::evictions);
         } else if (store instanceof LeasedStore s) {
-            leased(registry, s, "sluice.leased.rounds", "", "", "Rounds run", LeaseStats::rounds);
-            leased(
-                    registry,
-                    s,
-                    "sluice.leased.store.calls",
-                    "",
-                    "",
-                    "Calls to the counter store",
-                    LeaseStats::storeCalls);
-            leased(
-                    registry,
-                    s,
-                    "sluice.leased.claims",
-                    "on",
-                    "request",
-                    "Claims made because a slice was short",
-                    LeaseStats::claims);
-            leased(
-                    registry,
-                    s,
-                    "sluice.leased.claims",
-                    "on",
-                    "round",
-                    "Keys claimed ahead by a round",
-                    LeaseStats::claimsAhead);
-            leased(
-                    registry,
-                    s,
-                    "sluice.leased.permits",
-                    "direction",
-                    "claimed",
-                    "Permits granted to this instance",
-                    LeaseStats::permitsClaimed);
-            leased(
-                    registry,
-                    s,
-                    "sluice.leased.permits",
-                    "direction",
-                    "returned",
-                    "Unused permits given back",
-                    LeaseStats::permitsReturned);
-            leased(
-                    registry,
-                    s,
-                    "sluice.leased.conflicts",
-                    "",
-                    "",
-                    "Writes refused: another instance wrote first",
-                    LeaseStats::conflicts);
-            leased(
-                    registry,
-                    s,
-                    "sluice.leased.store.failures",
-                    "",
-                    "",
-                    "Calls to the counter store that failed",
-                    LeaseStats::storeFailures);
-            leased(
-                    registry,
-                    s,
-                    "sluice.leased.evictions",
-                    "",
-                    "",
-                    "Idle keys dropped from memory",
-                    LeaseStats::evictions);
+            Counting<LeaseStats> c = (name, description, count, tags) -> FunctionCounter.builder(
+                            name, s, x -> count.applyAsLong(x.stats()))
+                    .description(description)
+                    .tags(tags)
+                    .register(registry);
+            c.add("sluice.leased.rounds", "Rounds run", LeaseStats::rounds);
+            c.add("sluice.leased.store.calls", "Calls to the counter store", LeaseStats::storeCalls);
+            c.add("sluice.leased.claims", "Claims: a slice was short", LeaseStats::claims, "on", "request");
+            c.add("sluice.leased.claims", "Claims: keys claimed ahead", LeaseStats::claimsAhead, "on", "round");
+            c.add("sluice.leased.permits", "Permits granted", LeaseStats::permitsClaimed, "direction", "claimed");
+            c.add("sluice.leased.permits", "Permits given back", LeaseStats::permitsReturned, "direction", "returned");
+            c.add("sluice.leased.conflicts", "Writes another instance beat", LeaseStats::conflicts);
+            c.add("sluice.leased.store.failures", "Calls that failed", LeaseStats::storeFailures);
+            c.add("sluice.leased.evictions", "Idle keys dropped from memory", LeaseStats::evictions);
             Gauge.builder("sluice.leased.permits.unused", s, LeasedStore::unusedPermits)
                     .description("Permits this instance holds and has not used")
                     .register(registry);
         }
-    }
-
-    private static void sync(
-            MeterRegistry registry,
-            SynchronizedStore store,
-            String name,
-            String description,
-            ToLongFunction<SyncStats> count) {
-        FunctionCounter.builder(name, store, s -> count.applyAsLong(s.stats()))
-                .description(description)
-                .register(registry);
-    }
-
-    private static void leased(
-            MeterRegistry registry,
-            LeasedStore store,
-            String name,
-            String tag,
-            String value,
-            String description,
-            ToLongFunction<LeaseStats> count) {
-        FunctionCounter.Builder<LeasedStore> b = FunctionCounter.builder(name, store, s -> count.applyAsLong(s.stats()))
-                .description(description);
-        if (!tag.isEmpty()) {
-            b.tag(tag, value);
-        }
-        b.register(registry);
     }
 }
