@@ -8,6 +8,7 @@ import dev.sluice.sync.SynchronizedStore;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.function.Function;
 import java.util.function.ToLongFunction;
 
 /**
@@ -42,11 +43,7 @@ final class SharingMetrics {
     /** Registers the meters of {@code store} if it is a synchronized or leased store; nothing otherwise. */
     static void register(MeterRegistry registry, RateLimitStore store) {
         if (store instanceof SynchronizedStore s) {
-            Counting<SyncStats> c = (name, description, count, tags) -> FunctionCounter.builder(
-                            name, s, x -> count.applyAsLong(x.stats()))
-                    .description(description)
-                    .tags(tags)
-                    .register(registry);
+            Counting<SyncStats> c = counting(registry, s, SynchronizedStore::stats);
             c.add("sluice.sync.flushes", "Flushes run", SyncStats::flushes);
             c.add("sluice.sync.refreshes", "Refreshes run", SyncStats::refreshes);
             c.add("sluice.sync.store.calls", "Calls to the counter store", SyncStats::storeCalls);
@@ -56,11 +53,7 @@ final class SharingMetrics {
             c.add("sluice.sync.doubtful.writes", "Counts written again after a failed call", SyncStats::doubtfulWrites);
             c.add("sluice.sync.evictions", "Idle keys dropped from memory", SyncStats::evictions);
         } else if (store instanceof LeasedStore s) {
-            Counting<LeaseStats> c = (name, description, count, tags) -> FunctionCounter.builder(
-                            name, s, x -> count.applyAsLong(x.stats()))
-                    .description(description)
-                    .tags(tags)
-                    .register(registry);
+            Counting<LeaseStats> c = counting(registry, s, LeasedStore::stats);
             c.add("sluice.leased.rounds", "Rounds run", LeaseStats::rounds);
             c.add("sluice.leased.store.calls", "Calls to the counter store", LeaseStats::storeCalls);
             c.add("sluice.leased.claims", "Claims: a slice was short", LeaseStats::claims, "on", "request");
@@ -74,5 +67,14 @@ final class SharingMetrics {
                     .description("Permits this instance holds and has not used")
                     .register(registry);
         }
+    }
+
+    /** Registers counters on {@code store}, each reading one count of its {@code stats} when scraped. */
+    private static <S, T> Counting<T> counting(MeterRegistry registry, S store, Function<S, T> stats) {
+        return (name, description, count, tags) -> FunctionCounter.builder(
+                        name, store, x -> count.applyAsLong(stats.apply(x)))
+                .description(description)
+                .tags(tags)
+                .register(registry);
     }
 }
