@@ -105,7 +105,9 @@ final class Engine {
                                     .listener(listener)
                                     .build());
                         } catch (IllegalArgumentException e) {
-                            refused.add(refusedByStore(rule, l, e));
+                            // synchronized and leased mode keep only the algorithms whose state is counts per frame
+                            refused.add(rule.error("rule " + rule.path() + ", limit " + l + ": the store refuses it: "
+                                    + e.getMessage()));
                             continue;
                         }
                         map.put(l, limiter);
@@ -543,33 +545,5 @@ final class Engine {
             }
             sb.append(c);
         }
-    }
-
-    /**
-     * The error of a limit the store refuses to keep (synchronized and leased mode keep only the algorithms whose
-     * state is counts per frame), at the rule that defines it ({@link Rule#source()}, {@code file:line:column}).
-     */
-    private static PolicyError refusedByStore(Rule rule, Limit limit, IllegalArgumentException e) {
-        String source = rule.source();
-        int c = source.lastIndexOf(':');
-        int l = c > 0 ? source.lastIndexOf(':', c - 1) : -1;
-        String file = source;
-        int line = 0;
-        int column = 0;
-        if (l > 0) {
-            try {
-                line = Integer.parseInt(source.substring(l + 1, c));
-                column = Integer.parseInt(source.substring(c + 1));
-                file = source.substring(0, l);
-            } catch (NumberFormatException notAPosition) {
-                // a source without a position: the whole text names the file
-            }
-        }
-        return new PolicyError(
-                file,
-                line,
-                column,
-                "",
-                "rule " + rule.path() + ", limit " + limit + ": the store refuses it: " + e.getMessage());
     }
 }

@@ -329,9 +329,8 @@ final class PolicyParser {
         if (key == null || key.isEmpty()) {
             return null;
         }
-        Rule rule = limits.isEmpty()
-                ? null
-                : new Rule(domain, path, limits, mode, detailed, file + ":" + line(map) + ":" + column(map));
+        Rule rule =
+                limits.isEmpty() ? null : new Rule(domain, path, limits, mode, detailed, file, line(map), column(map));
         return new DomainPolicy.Node(key, value, share, rule, children);
     }
 

@@ -14,15 +14,27 @@ public final class Rule {
     private final List<Limit> limits;
     private final Mode mode;
     private final boolean detailedMetric;
-    private final String source;
+    private final String file;
+    private final int line;
+    private final int column;
 
-    Rule(String domain, String path, List<Limit> limits, Mode mode, boolean detailedMetric, String source) {
+    Rule(
+            String domain,
+            String path,
+            List<Limit> limits,
+            Mode mode,
+            boolean detailedMetric,
+            String file,
+            int line,
+            int column) {
         this.domain = Objects.requireNonNull(domain);
         this.path = Objects.requireNonNull(path);
         this.limits = List.copyOf(limits);
         this.mode = Objects.requireNonNull(mode);
         this.detailedMetric = detailedMetric;
-        this.source = Objects.requireNonNull(source);
+        this.file = Objects.requireNonNull(file);
+        this.line = line;
+        this.column = column;
     }
 
     /** The domain of the rule. */
@@ -61,7 +73,16 @@ public final class Rule {
 
     /** Where the rule is defined: {@code file:line:column}. */
     public String source() {
-        return source;
+        return file + ":" + line + ":" + column;
+    }
+
+    /**
+     * An error at this rule's place in its file.
+     *
+     * @param message what is wrong and what is expected
+     */
+    PolicyError error(String message) {
+        return new PolicyError(file, line, column, "", message);
     }
 
     @Override
