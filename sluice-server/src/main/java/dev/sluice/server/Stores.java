@@ -196,10 +196,7 @@ final class Stores {
             switch (sharing.mode()) {
                 case EXACT -> {
                     RateLimitStore store = exact.build();
-                    return new Opened(store, shown, true, () -> {
-                        closeIfCloseable(store);
-                        client.close();
-                    });
+                    return new Opened(store, shown, true, inOrder(store, client));
                 }
                 case SYNCHRONIZED -> {
                     Duration interval = Objects.requireNonNull(sharing.interval(), "synchronized mode has one");
@@ -208,11 +205,8 @@ final class Stores {
                             .flushInterval(interval)
                             .build();
                     String how = " (synchronized every " + interval.toMillis() + "ms)";
-                    return new Opened(store, shown + how, false, () -> {
-                        store.close(); // flushes what this instance admitted since the last flush
-                        closeIfCloseable(counterStore);
-                        client.close();
-                    });
+                    // the store first: it flushes what this instance admitted since the last flush
+                    return new Opened(store, shown + how, false, inOrder(store, counterStore, client));
                 }
                 case LEASED -> {
                     Duration interval = Objects.requireNonNull(sharing.interval(), "leased mode has one");
@@ -226,11 +220,8 @@ final class Stores {
                             .failurePolicy(FailurePolicy.FAIL_OPEN)
                             .build();
                     String how = " (leased, a round every " + interval.toMillis() + "ms)";
-                    return new Opened(store, shown + how, true, () -> {
-                        store.close(); // gives back the unused part of every slice held
-                        closeIfCloseable(counterStore);
-                        client.close();
-                    });
+                    // the store first: it gives back the unused part of every slice held
+                    return new Opened(store, shown + how, true, inOrder(store, counterStore, client));
                 }
                 default -> throw new IllegalStateException("unknown mode " + sharing.mode());
             }
@@ -265,10 +256,15 @@ final class Stores {
                 .build();
     }
 
-    private static void closeIfCloseable(Object o) throws Exception {
-        if (o instanceof AutoCloseable c) {
-            c.close();
-        }
+    /** Closes each of {@code parts} that is closeable, in their order: a store before what it writes through. */
+    private static AutoCloseable inOrder(Object... parts) {
+        return () -> {
+            for (Object o : parts) {
+                if (o instanceof AutoCloseable c) {
+                    c.close();
+                }
+            }
+        };
     }
 
     private static RedisURI redisUri(String uri) {
