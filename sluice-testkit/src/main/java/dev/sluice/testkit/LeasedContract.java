@@ -8,6 +8,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.RateLimiter;
 import dev.sluice.RateLimiterBuilder;
 import dev.sluice.Reservation;
+import dev.sluice.lease.LeaseStats;
 import dev.sluice.lease.LeasedStore;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
@@ -249,9 +250,10 @@ public abstract class LeasedContract {
         long conflicts = 0;
         long calls = 0;
         for (LeasedStore s : stores) {
-            failures += s.stats().storeFailures();
-            conflicts += s.stats().conflicts();
-            calls += s.stats().storeCalls();
+            LeaseStats stats = s.stats();
+            failures += stats.storeFailures();
+            conflicts += stats.conflicts();
+            calls += stats.storeCalls();
         }
         return calls + " store calls, " + failures + " failed, " + conflicts + " conflicts";
     }
