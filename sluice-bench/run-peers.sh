@@ -6,7 +6,8 @@
 #
 # Usage: sluice-bench/run-peers.sh [output-dir]        (default: sluice-bench/target/peers)
 # Writes jmh-peers.json (JMH's JSON), jmh-peers.txt, peers.md (the tables) and machine.txt. JMH_OPTS is appended to
-# the JMH command line, e.g. JMH_OPTS="-p keys=1" for a quicker look.
+# the JMH command line, e.g. JMH_OPTS="-p keys=1" for a quicker look. FORKS, WARMUPS and ITERATIONS (default 1, 2
+# and 3) set JMH's -f, -wi and -i for steadier figures: FORKS=2 WARMUPS=3 ITERATIONS=5 takes about 25 minutes.
 set -euo pipefail
 
 # shellcheck source=bench-common.sh
@@ -23,7 +24,7 @@ bench_start peers "${1:-}"
 java -jar "$jar" \
     'dev\.sluice\.bench\.(SluiceBench\.tryAcquire|Bucket4jBench\.tryConsume|Resilience4jBench\.acquirePermission|GuavaBench\.tryAcquire)[124]T$' \
     -p algorithm=TOKEN_BUCKET,SLIDING_TAIL,FIXED_WINDOW \
-    -f 1 -wi 2 -w 1s -i 3 -r 1s -prof gc \
+    -f "${FORKS:-1}" -wi "${WARMUPS:-2}" -w 1s -i "${ITERATIONS:-3}" -r 1s -prof gc \
     -rf json -rff "$out/jmh-peers.json" ${JMH_OPTS:-} | tee "$out/jmh-peers.txt"
 
 java -cp "$jar" dev.sluice.bench.Report --peers "$out/jmh-peers.json" | tee "$out/peers.md"
