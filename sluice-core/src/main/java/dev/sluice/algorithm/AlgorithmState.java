@@ -29,11 +29,12 @@ public abstract class AlgorithmState {
      * the lock held tries once more after a pause, then parks for the shortest time the system gives (tens of
      * microseconds on Linux) before it tries again. Why not spin longer: on a hot key the waiter takes the lock
      * the moment it is let go, so the key's cache line, lock word and fields, moves between the cores on every
-     * decision; between cores far apart that made two threads admit 10-14 million a second together, against
-     * 26-36 for one thread alone, and four threads (more than the cores) as few as 7 million. A parked waiter
-     * leaves the holder to decide on a line that stays in its core: 23-26 million a second on two and four
-     * threads, steadily, and no core burnt on spinning. The price is that waiter's latency, tens of
-     * microseconds, only while another thread holds the same key (Resilience4j's limiter parks the same way).
+     * decision. Between cores far apart, two threads admitted 10-14 million a second together, where one thread
+     * alone admits 26-28 (two threads on cores near each other: 30-36), and four threads (more than the cores)
+     * as few as 7 million. A parked waiter leaves the holder to decide on a line that stays in its core: 23-27
+     * million a second on two and four threads, steadily, and no core burnt on spinning. The price is that
+     * waiter's latency, tens of microseconds, only while another thread holds the same key (Resilience4j's
+     * limiter parks the same way).
      *
      *   word & HELD              a thread is deciding
      *   word & RETIRED           dropped by its store; whoever takes the lock must look the key up again
