@@ -219,6 +219,29 @@ abstract class ExpiringLogState extends AlgorithmState {
         return s;
     }
 
+    /**
+     * The entries of positive weight as pairs {@code [expiresAt₀ − offset, weight₀, …]}, oldest first: what
+     * {@link #snapshot()} holds, less the total, shifted, in one array.
+     */
+    final long[] pairs(long offset) {
+        int n = 0;
+        for (int i = 0; i < size; i++) {
+            if (weight(at(i)) > 0) {
+                n++;
+            }
+        }
+        long[] p = new long[2 * n];
+        int k = 0;
+        for (int i = 0; i < size; i++) {
+            int slot = at(i);
+            if (weight(slot) > 0) {
+                p[k++] = expiry(slot) - offset;
+                p[k++] = weight(slot);
+            }
+        }
+        return p;
+    }
+
     static ExpiringLogState restore(ExpiringLogState s, long[] snapshot) {
         if (snapshot == null || snapshot.length % 2 != 1) {
             throw new IllegalArgumentException("a log snapshot has an odd number of numbers, was "

@@ -1,7 +1,6 @@
 package dev.sluice.algorithm;
 
 import dev.sluice.Algorithm;
-import java.util.Arrays;
 
 /**
  * The counter algorithms seen as counts per <em>frame</em>: the window ({@code FIXED_WINDOW}, {@code SLIDING_TAIL})
@@ -98,30 +97,18 @@ public final class FrameStates {
      * that no longer count may be among them until a decision on the state lets them go.
      */
     public static long[] frames(Algorithm algorithm, Params p, AlgorithmState state) {
-        long[] s = state.snapshot();
-        switch (require(algorithm)) {
-            case FIXED_WINDOW: // {window, count}
-                return s[1] > 0 ? new long[] {s[0] * p.window, s[1]} : new long[0];
-            case SLIDING_TAIL: { // {window, cur, prev}
-                long cur = s[0] * p.window;
-                if (s[2] > 0) {
-                    return s[1] > 0 ? new long[] {cur - p.window, s[2], cur, s[1]} : new long[] {cur - p.window, s[2]};
-                }
-                return s[1] > 0 ? new long[] {cur, s[1]} : new long[0];
-            }
-            default: { // {total, expiry0, weight0, expiry1, weight1, ...}
-                long offset = expiryOffset(p);
-                long[] f = new long[s.length - 1];
-                int n = 0;
-                for (int j = 1; j + 1 < s.length; j += 2) {
-                    if (s[j + 1] > 0) {
-                        f[n++] = s[j] - offset;
-                        f[n++] = s[j + 1];
-                    }
-                }
-                return n == f.length ? f : Arrays.copyOf(f, n);
-            }
+        if (require(algorithm) == Algorithm.SLIDING_WINDOW_COUNTER) {
+            return ((ExpiringLogState) state).pairs(expiryOffset(p));
         }
+        long[] s = state.snapshot();
+        if (algorithm == Algorithm.FIXED_WINDOW) { // {window, count}
+            return s[1] > 0 ? new long[] {s[0] * p.window, s[1]} : new long[0];
+        }
+        long cur = s[0] * p.window; // SLIDING_TAIL: {window, cur, prev}
+        if (s[2] > 0) {
+            return s[1] > 0 ? new long[] {cur - p.window, s[2], cur, s[1]} : new long[] {cur - p.window, s[2]};
+        }
+        return s[1] > 0 ? new long[] {cur, s[1]} : new long[0];
     }
 
     private static Algorithm require(Algorithm algorithm) {

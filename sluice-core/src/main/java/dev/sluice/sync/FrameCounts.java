@@ -1,7 +1,7 @@
 package dev.sluice.sync;
 
+import dev.sluice.internal.FrameMap;
 import java.util.Arrays;
-import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -16,28 +16,51 @@ final class FrameCounts {
     private long[] a; // frame, count, frame, count, ...
     private int size;
 
-    FrameCounts() {
-        this(2);
-    }
-
     private FrameCounts(int capacity) {
         a = new long[2 * capacity];
     }
 
-    /** Takes over {@code pairs}, {@code [frame0, count0, frame1, count1, ...]}: frames increasing, counts non-zero. */
-    static FrameCounts ofPairs(long[] pairs) {
-        FrameCounts f = new FrameCounts(0);
-        f.a = pairs;
-        f.size = pairs.length / 2;
+    /** The counts of a record, with room for {@code more} frames besides. */
+    static FrameCounts of(FrameMap counters, int more) {
+        FrameCounts f = new FrameCounts(Math.max(2, counters.size() + more));
+        for (int j = 0; j < counters.size(); j++) {
+            f.a[2 * j] = counters.frame(j);
+            f.a[2 * j + 1] = counters.count(j);
+        }
+        f.size = counters.size();
         return f;
     }
 
-    static FrameCounts of(Map<Long, Long> counters) {
-        FrameCounts f = new FrameCounts(Math.max(2, counters.size()));
-        for (Map.Entry<Long, Long> e : counters.entrySet()) {
-            f.add(e.getKey(), e.getValue());
+    /**
+     * {@code minuend − subtrahend} frame by frame, in the frames from {@code from} on: {@code minuend} as pairs
+     * {@code [frame0, count0, …]}, both in increasing frame order. One pass over both, one array.
+     */
+    static FrameCounts difference(long[] minuend, FrameMap subtrahend, long from) {
+        int na = minuend.length / 2;
+        int nb = subtrahend.size();
+        FrameCounts d = new FrameCounts(Math.max(2, na + nb));
+        int i = 0;
+        int j = 0;
+        while (i < na || j < nb) {
+            long fa = i < na ? minuend[2 * i] : Long.MAX_VALUE;
+            long fb = j < nb ? subtrahend.frame(j) : Long.MAX_VALUE;
+            long frame = Math.min(fa, fb);
+            long count = 0;
+            if (fa == frame) {
+                count += minuend[2 * i + 1];
+                i++;
+            }
+            if (fb == frame) {
+                count -= subtrahend.count(j);
+                j++;
+            }
+            if (frame >= from && count != 0) {
+                d.a[2 * d.size] = frame;
+                d.a[2 * d.size + 1] = count;
+                d.size++;
+            }
         }
-        return f;
+        return d;
     }
 
     int size() {
@@ -54,19 +77,6 @@ final class FrameCounts {
 
     long count(int j) {
         return a[2 * j + 1];
-    }
-
-    long get(long frame) {
-        int j = find(frame);
-        return j >= 0 ? count(j) : 0;
-    }
-
-    long total() {
-        long sum = 0;
-        for (int j = 0; j < size; j++) {
-            sum += count(j);
-        }
-        return sum;
     }
 
     /** Adds {@code delta} (of either sign) to {@code frame}; drops the frame when its count becomes zero. */
@@ -97,25 +107,6 @@ final class FrameCounts {
         for (int j = 0; j < other.size; j++) {
             add(other.frame(j), sign * other.count(j));
         }
-    }
-
-    /** Drops the frames that start before {@code start}. */
-    void dropBefore(long start) {
-        int k = 0;
-        while (k < size && frame(k) < start) {
-            k++;
-        }
-        if (k > 0) {
-            System.arraycopy(a, 2 * k, a, 0, 2 * (size - k));
-            size -= k;
-        }
-    }
-
-    FrameCounts copy() {
-        FrameCounts c = new FrameCounts(Math.max(2, size));
-        System.arraycopy(a, 0, c.a, 0, 2 * size);
-        c.size = size;
-        return c;
     }
 
     /** The frames as a sorted map. */

@@ -7,6 +7,7 @@ import dev.sluice.RateLimitListener;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.FrameStates;
 import dev.sluice.algorithm.Params;
+import dev.sluice.internal.FrameMap;
 import dev.sluice.internal.KeyTable;
 import dev.sluice.spi.AbstractRateLimiter;
 import dev.sluice.spi.CounterKey;
@@ -19,8 +20,6 @@ import dev.sluice.spi.SharedStoreOptions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.SortedMap;
-import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
@@ -249,16 +248,15 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
             if (ks.retired()) {
                 return null;
             }
-            FrameCounts written = local(ks, now);
+            long[] view = FrameStates.frames(algorithm, params, ks.view);
+            FrameCounts written = FrameCounts.difference(view, global(ks), liveFrom);
             if (written.isEmpty()) {
                 ks.cleanAt = ks.changes;
                 return null;
             }
-            FrameCounts merged = FrameCounts.of(ks.global.counters());
-            merged.addAll(written, 1);
-            merged.dropBefore(liveFrom);
-            SortedMap<Long, Long> counters = positive(merged);
-            long expireAt = counters.isEmpty() ? now : counters.lastKey() + lifetime;
+            // g + i in the frames that count is the view there: i is the view less g
+            FrameMap counters = FrameMap.wrap(view, view.length / 2).tail(liveFrom);
+            long expireAt = counters.isEmpty() ? now : counters.frame(counters.size() - 1) + lifetime;
             long expected = ks.global.version();
             CounterWrite write = new CounterWrite(ks.id, expected, nextVersion(versions, expected), counters, expireAt);
             return new Flight(ks, write, written, ks.changes);
@@ -323,7 +321,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
                 }
             }
             ks.global = snapshot;
-            FrameCounts merged = FrameCounts.of(snapshot.counters());
+            FrameCounts merged = FrameCounts.of(FrameMap.copyOf(snapshot.counters()), local.size());
             merged.addAll(local, 1);
             ks.view = restore(merged);
             if (local.isEmpty()) {
@@ -371,12 +369,12 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
      * Negative where a cancel gave back permits already written.
      */
     private FrameCounts local(KeyState ks, long now) {
-        FrameCounts i = FrameCounts.ofPairs(FrameStates.frames(algorithm, params, ks.view));
-        for (Map.Entry<Long, Long> e : ks.global.counters().entrySet()) {
-            i.add(e.getKey(), -e.getValue());
-        }
-        i.dropBefore(now - lifetime + 1);
-        return i;
+        return FrameCounts.difference(FrameStates.frames(algorithm, params, ks.view), global(ks), now - lifetime + 1);
+    }
+
+    /** {@code g} of {@code ks} as pairs: a record's counts are a frame map already, so this copies nothing. */
+    private static FrameMap global(KeyState ks) {
+        return FrameMap.copyOf(ks.global.counters());
     }
 
     private AlgorithmState restore(FrameCounts counts) {
@@ -391,16 +389,6 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
             }
         }
         return FrameStates.restore(algorithm, params, frames, values, n);
-    }
-
-    private static SortedMap<Long, Long> positive(FrameCounts counts) {
-        TreeMap<Long, Long> m = new TreeMap<>();
-        for (int j = 0; j < counts.size(); j++) {
-            if (counts.count(j) > 0) {
-                m.put(counts.frame(j), counts.count(j));
-            }
-        }
-        return m;
     }
 
     private static long nextVersion(LongSupplier versions, long expected) {
