@@ -45,19 +45,16 @@ final class SlidingTailState extends AlgorithmState {
         return Math.max(now, window * p.window);
     }
 
-    private long estimate(Params p, long elapsed) {
-        return ExactMath.saturatedAdd(ExactMath.mulDiv(prev, p.window - elapsed, p.byWindow), cur);
-    }
-
     @Override
     public Decision decide(Params p, long now, long cost, boolean consume) {
         long t = advance(p, now);
         long elapsed = t - window * p.window;
-        boolean ok = estimate(p, elapsed) <= p.limit - cost;
+        long weighted = ExactMath.mulDiv(prev, p.window - elapsed, p.byWindow); // the previous window's part, once
+        boolean ok = ExactMath.saturatedAdd(weighted, cur) <= p.limit - cost;
         if (consume && (ok || p.countRejected)) {
             cur = ExactMath.saturatedAdd(cur, cost);
         }
-        long remaining = remaining(p.limit, estimate(p, elapsed));
+        long remaining = remaining(p.limit, ExactMath.saturatedAdd(weighted, cur));
         long reset = untilAtMost(p, 0, elapsed);
         if (ok) {
             return Decision.allowed(p.limit, remaining, reset);
