@@ -23,7 +23,7 @@ import org.jspecify.annotations.Nullable;
  * boxed longs, 72 bytes, and the record's unmodifiable copy was a second tree of entries. With 10,000 keys flushed
  * every 100 ms, JMH's {@code SyncBench} measured 172 bytes allocated per decision, three quarters of them on the
  * flusher's thread. As pairs, a record of 60 frames is one array of 976 bytes, shared by the write, the store's copy
- * and the writer's snapshot: 80 bytes per decision in all.
+ * and the writer's snapshot: 78–80 bytes per decision in all.
  *
  * <p>Unmodifiable: every mutator throws {@link UnsupportedOperationException}. Equal to any map with the same entries,
  * with the same hash code and the same string as a {@code TreeMap} of them. A head, tail or sub map is a view over the
@@ -51,7 +51,7 @@ public final class FrameMap extends AbstractMap<Long, Long> implements SortedMap
 
     /**
      * The map of the first {@code n} pairs of {@code pairs}, which it takes over (the caller must not write it again):
-     * frames strictly increasing, counts positive. Not checked: for pairs this package's callers have made so.
+     * frames strictly increasing, counts positive. Not checked: for pairs the caller has made so (a state's frames).
      */
     public static FrameMap wrap(long[] pairs, int n) {
         if (n < 0 || 2 * n > pairs.length) {
