@@ -9,6 +9,7 @@ import dev.sluice.SluiceException;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.FrameStates;
 import dev.sluice.algorithm.Params;
+import dev.sluice.internal.FrameMap;
 import dev.sluice.internal.KeyTable;
 import dev.sluice.spi.AbstractRateLimiter;
 import dev.sluice.spi.CounterKey;
@@ -467,8 +468,8 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         try {
             roll(ls, now);
             long liveFrom = now - lifetime + 1;
-            TreeMap<Long, Long> counts = new TreeMap<>(ls.global.counters());
-            counts.headMap(liveFrom).clear();
+            TreeMap<Long, Long> counts =
+                    new TreeMap<>(FrameMap.copyOf(ls.global.counters()).tail(liveFrom));
             Map<Long, Long> carried = ls.delta.toMap();
             for (Map.Entry<Long, Long> e : carried.entrySet()) {
                 counts.merge(e.getKey(), e.getValue(), Long::sum);
@@ -759,14 +760,13 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         ls.doubt = null;
         if (snapshot.version() != ls.global.version() || !snapshot.exists()) {
             ls.global = snapshot;
-            int n = snapshot.counters().size();
+            FrameMap record = FrameMap.copyOf(snapshot.counters()); // a record's counts are one already: no copy
+            int n = record.size();
             long[] frames = new long[n];
             long[] counts = new long[n];
-            int j = 0;
-            for (Map.Entry<Long, Long> e : snapshot.counters().entrySet()) {
-                frames[j] = e.getKey();
-                counts[j] = e.getValue();
-                j++;
+            for (int j = 0; j < n; j++) {
+                frames[j] = record.frame(j);
+                counts[j] = record.count(j);
             }
             ls.globalFrames = frames;
             ls.globalCounts = counts;
