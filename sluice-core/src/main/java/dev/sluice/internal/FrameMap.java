@@ -141,6 +141,15 @@ public final class FrameMap extends AbstractMap<Long, Long> implements SortedMap
         return pairs[2 * (from + Objects.checkIndex(j, size())) + 1];
     }
 
+    /** The sum of the counts over all frames. */
+    public long total() {
+        long sum = 0;
+        for (int i = from; i < to; i++) {
+            sum += pairs[2 * i + 1];
+        }
+        return sum;
+    }
+
     /** The index of {@code frame} among the pairs if present, else {@code -(insertion point) - 1}. */
     private int search(long frame) {
         int lo = from;

@@ -1,5 +1,6 @@
 package dev.sluice.spi;
 
+import dev.sluice.internal.FrameMap;
 import java.util.Map;
 
 /**
@@ -24,7 +25,7 @@ public record CounterSnapshot(long version, Map<Long, Long> counters) {
      *                                  counts
      */
     public CounterSnapshot {
-        counters = Counters.copy(counters);
+        counters = FrameMap.copyOf(counters);
         if (version == ABSENT && !counters.isEmpty()) {
             throw new IllegalArgumentException(
                     "an absent record (version " + ABSENT + ") has no counters, was " + counters);
@@ -43,6 +44,6 @@ public record CounterSnapshot(long version, Map<Long, Long> counters) {
 
     /** The sum of the counts over all frames. */
     public long total() {
-        return Counters.total(counters);
+        return FrameMap.copyOf(counters).total(); // the frame map itself: no copy
     }
 }

@@ -1,5 +1,6 @@
 package dev.sluice.spi;
 
+import dev.sluice.internal.FrameMap;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
@@ -30,7 +31,7 @@ public record CounterWrite(
      */
     public CounterWrite {
         Objects.requireNonNull(key, "key must not be null");
-        counters = Counters.copy(counters);
+        counters = FrameMap.copyOf(counters);
         if (newVersion == CounterSnapshot.ABSENT) {
             throw new IllegalArgumentException(
                     "newVersion must not be " + CounterSnapshot.ABSENT + " (the version of an absent record)");
@@ -53,6 +54,6 @@ public record CounterWrite(
 
     /** The sum of the counts over all frames. */
     public long total() {
-        return Counters.total(counters);
+        return FrameMap.copyOf(counters).total(); // the frame map itself: no copy
     }
 }

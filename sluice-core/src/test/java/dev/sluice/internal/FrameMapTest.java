@@ -42,6 +42,7 @@ class FrameMapTest {
             assertEquals(copy, expected);
             assertEquals(expected.hashCode(), copy.hashCode());
             assertEquals(expected.toString(), copy.toString());
+            assertEquals(expected.values().stream().mapToLong(Long::longValue).sum(), copy.total());
             assertEquals(List.copyOf(expected.keySet()), List.copyOf(copy.keySet()));
             assertEquals(List.copyOf(expected.values()), List.copyOf(copy.values()));
             for (int j = 0; j < copy.size(); j++) {
@@ -79,6 +80,7 @@ class FrameMapTest {
         assertNull(middle.get(10L)); // in the array, outside the view
         assertFalse(middle.containsKey(40L));
         assertEquals(Map.of(30L, 3L), middle.tailMap(25L));
+        assertEquals(5, ((FrameMap) middle).total()); // the view's counts only
         assertThrows(IllegalArgumentException.class, () -> map.subMap(30L, 20L));
     }
 
