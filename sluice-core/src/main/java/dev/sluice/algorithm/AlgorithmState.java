@@ -2,10 +2,8 @@ package dev.sluice.algorithm;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import dev.sluice.internal.KeyTable;
 import java.util.Arrays;
-import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -19,122 +17,16 @@ import org.jspecify.annotations.Nullable;
  * {@code now} is before it), the buckets at the newest time they have seen, and the logs count a request at an older
  * {@code now} with their newest entry.
  */
-public abstract class AlgorithmState {
+public abstract class AlgorithmState extends KeyTable.Entry {
 
     /*
-     * Why a lock word and not synchronized: a decision holds the key's lock for a few dozen nanoseconds of
-     * arithmetic, and an uncontended monitor costs two atomic instructions (enter and exit, about 19 ns on the
-     * machine of docs/benchmarks.md), as much as the decision itself. Here taking the lock is one
-     * compare-and-set of an int and dropping it a plain store with release semantics. A thread that finds
-     * the lock held tries once more after a pause, then parks for the shortest time the system gives (tens of
-     * microseconds on Linux) before it tries again. Why not spin longer: on a hot key the waiter takes the lock
-     * the moment it is let go, so the key's cache line, lock word and fields, moves between the cores on every
-     * decision. Between cores far apart, two threads admitted 10-14 million a second together, where one thread
-     * alone admits 26-28 (two threads on cores near each other: 30-36), and four threads (more than the cores)
-     * as few as 7 million. A parked waiter leaves the holder to decide on a line that stays in its core: 23-27
-     * million a second on two and four threads, steadily, and no core burnt on spinning. The price is that
-     * waiter's latency, tens of microseconds, only while another thread holds the same key (Resilience4j's
-     * limiter parks the same way).
-     *
-     *   word & HELD              a thread is deciding
-     *   word & RETIRED           dropped by its store; whoever takes the lock must look the key up again
-     *   word & DENYING           the last decision under the lock refused (a hint for the optimistic read)
-     *   word >>> 3               a version, one more at every release of the lock
-     *
-     * The word fits the 4 bytes between the object header and the first long field, where the retired
-     * flag used to sit, so a state is no bigger than before.
-     *
-     * Optimistic reads (a seqlock, as StampedLock's): a refusal that changes nothing (countRejected off) and a
-     * peek need not write, so they need not take the lock and contend for its cache line with every other caller
-     * of a hot key. A reader takes the word as a stamp (free, not retired), copies the fields, reads the time, and
-     * validates that the word is still the stamp; every writer holds the lock while it writes and bumps the
-     * version when it lets go, so a valid stamp means the copy is the state as it was at one instant, between
-     * the two reads of the word, when the time was read too. It decides on the copy. Example: a flood on a key of
-     * a fixed window, limit 100, already at 100: each refusal is two reads of the word and two of the fields, no
-     * write, so two threads refusing on the same key no longer take turns on one lock.
+     * The lock, the retired flag, the optimistic read and the key are the superclass's (KeyTable.Entry), which
+     * HotSpot lays out first: the first 24 bytes of every state. So a limiter may keep its states in a KeyTable
+     * and find each by its key with no object between the table and the state (synchronized mode does), or in a map
+     * (the in-memory store), where the key stays unbound.
      */
-    private static final int HELD = 1;
-    private static final int RETIRED = 2;
-    private static final int DENYING = 4;
-    private static final int VERSION = 8;
-
-    /** What {@link #optimisticStamp(boolean)} answers when an optimistic read cannot start. */
-    public static final int NO_STAMP = HELD;
-
-    private static final VarHandle WORD;
-
-    static {
-        try {
-            WORD = MethodHandles.lookup().findVarHandle(AlgorithmState.class, "word", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    /** HELD and RETIRED bits; changed only by a compare-and-set to 'HELD' or by the holder. */
-    private int word;
 
     AlgorithmState() {}
-
-    /** Takes this state's lock, waiting (a pause, then parking) while another thread holds it. */
-    public final void lock() {
-        int w = word; // a plain read: the compare-and-set checks it
-        if ((w & HELD) != 0 || !WORD.compareAndSet(this, w, w | HELD)) {
-            lockContended();
-        }
-    }
-
-    private void lockContended() {
-        for (boolean paused = false; ; paused = true) {
-            int w = (int) WORD.getVolatile(this);
-            if ((w & HELD) == 0 && WORD.compareAndSet(this, w, w | HELD)) {
-                return;
-            }
-            if (paused) {
-                LockSupport.parkNanos(1); // see "Why a lock word" above
-            } else {
-                Thread.onSpinWait();
-            }
-        }
-    }
-
-    /**
-     * Releases this state's lock; everything written while holding it is visible to the next holder, and an
-     * optimistic read that overlapped the hold fails its {@link #validate}.
-     */
-    public final void unlock() {
-        WORD.setRelease(this, (word & ~HELD) + VERSION);
-    }
-
-    /**
-     * Notes whether the decision just made under the lock refused: the hint an optimistic read goes by
-     * ({@link #optimisticStamp(boolean)}). Call while holding the lock.
-     */
-    public final void noteRefused(boolean refused) {
-        word = refused ? word | DENYING : word & ~DENYING;
-    }
-
-    /**
-     * A stamp to read this state without its lock ({@link #copy()}, then {@link #validate}), or {@link #NO_STAMP}
-     * if a thread holds the lock, the state is retired, or {@code onlyIfRefusing} and the last decision under the
-     * lock did not refuse (a key that admits would only read in vain before taking the lock).
-     */
-    public final int optimisticStamp(boolean onlyIfRefusing) {
-        int w = (int) WORD.getAcquire(this);
-        if ((w & (HELD | RETIRED)) != 0 || (onlyIfRefusing && (w & DENYING) == 0)) {
-            return NO_STAMP;
-        }
-        return w;
-    }
-
-    /**
-     * Whether nothing was written to this state since {@code stamp} was taken: then what was read in between is
-     * the state as it was at one instant.
-     */
-    public final boolean validate(int stamp) {
-        VarHandle.acquireFence();
-        return stamp != NO_STAMP && (int) WORD.getVolatile(this) == stamp;
-    }
 
     /**
      * A copy of this state's fields, read without the lock (so only a {@link #validate}d copy is the state), for
@@ -234,16 +126,6 @@ public abstract class AlgorithmState {
                     + (snapshot == null ? "null" : Arrays.toString(snapshot)));
         }
         return snapshot;
-    }
-
-    /** Whether the owning store has dropped this state. Call while holding the lock. */
-    public final boolean isRetired() {
-        return (word & RETIRED) != 0;
-    }
-
-    /** Marks this state as dropped by its store; later holders must look the key up again. Call while holding the lock. */
-    public final void retire() {
-        word |= RETIRED;
     }
 
     /**

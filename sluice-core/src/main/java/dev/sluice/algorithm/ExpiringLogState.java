@@ -38,7 +38,7 @@ abstract class ExpiringLogState extends AlgorithmState {
         while (pairs < n) {
             pairs *= 2;
         }
-        ring = new long[2 * pairs];
+        ring = n == 0 ? EMPTY : new long[2 * pairs];
         head = 0;
         size = n;
         total = 0;

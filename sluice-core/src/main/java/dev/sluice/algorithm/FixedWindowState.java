@@ -17,9 +17,14 @@ final class FixedWindowState extends AlgorithmState {
     /** A state holding {@code count} in window {@code window}: what the counters of that window restore to. */
     static FixedWindowState of(long window, long count) {
         FixedWindowState s = new FixedWindowState();
-        s.window = window;
-        s.count = count;
+        s.set(window, count);
         return s;
+    }
+
+    /** Makes this state hold {@code count} in window {@code window}. */
+    void set(long window, long count) {
+        this.window = window;
+        this.count = count;
     }
 
     @Override

@@ -65,28 +65,43 @@ public final class FrameStates {
      * sums of several states decides as one state that had seen all their requests.
      */
     public static AlgorithmState restore(Algorithm algorithm, Params p, long[] frames, long[] counts, int n) {
+        AlgorithmState s = AlgorithmState.create(require(algorithm), p);
+        restoreInto(algorithm, p, s, frames, counts, n);
+        return s;
+    }
+
+    /**
+     * Makes {@code state}, a state of {@code algorithm}, hold what {@link #restore} builds from the same counts, in
+     * place: its key and lock stay as they are, so a table that holds it holds the restored state. Call holding its
+     * lock (whose release then fails every optimistic read that overlapped the change).
+     */
+    public static void restoreInto(
+            Algorithm algorithm, Params p, AlgorithmState state, long[] frames, long[] counts, int n) {
         switch (require(algorithm)) {
             case FIXED_WINDOW:
-                return n == 0
-                        ? new FixedWindowState()
-                        : FixedWindowState.of(Math.floorDiv(frames[n - 1], p.window), counts[n - 1]);
+                if (n == 0) {
+                    ((FixedWindowState) state).set(Long.MIN_VALUE, 0);
+                } else {
+                    ((FixedWindowState) state).set(Math.floorDiv(frames[n - 1], p.window), counts[n - 1]);
+                }
+                return;
             case SLIDING_TAIL: {
                 if (n == 0) {
-                    return new SlidingTailState();
+                    ((SlidingTailState) state).set(Long.MIN_VALUE, 0, 0);
+                    return;
                 }
                 long last = frames[n - 1];
                 long prev = n >= 2 && frames[n - 2] == last - p.window ? counts[n - 2] : 0;
-                return SlidingTailState.of(Math.floorDiv(last, p.window), counts[n - 1], prev);
+                ((SlidingTailState) state).set(Math.floorDiv(last, p.window), counts[n - 1], prev);
+                return;
             }
             default: {
-                SlidingWindowCounterState s = new SlidingWindowCounterState();
                 long offset = expiryOffset(p);
                 long[] expiries = new long[n];
                 for (int j = 0; j < n; j++) {
                     expiries[j] = frames[j] + offset;
                 }
-                s.restore(expiries, counts, n);
-                return s;
+                ((ExpiringLogState) state).restore(expiries, counts, n);
             }
         }
     }

@@ -24,10 +24,15 @@ final class SlidingTailState extends AlgorithmState {
     /** A state with {@code cur} in window {@code window} and {@code prev} in the one before. */
     static SlidingTailState of(long window, long cur, long prev) {
         SlidingTailState s = new SlidingTailState();
-        s.window = window;
-        s.cur = cur;
-        s.prev = prev;
+        s.set(window, cur, prev);
         return s;
+    }
+
+    /** Makes this state hold {@code cur} in window {@code window} and {@code prev} in the one before. */
+    void set(long window, long cur, long prev) {
+        this.window = window;
+        this.cur = cur;
+        this.prev = prev;
     }
 
     @Override

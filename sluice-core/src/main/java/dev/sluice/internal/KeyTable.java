@@ -4,6 +4,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
+import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -39,22 +40,65 @@ public final class KeyTable<E extends KeyTable.Entry> implements Iterable<E> {
     /**
      * What a table keeps per key: the key and its hash, by which the table finds it, and the lock word that guards the
      * subclass's fields, laid out before them (HotSpot lays out a superclass's fields first): the first 24 bytes of the
-     * object, in the cache line the decision reads anyway.
+     * object, in the cache line the decision reads anyway. The key is given to the constructor, or bound once with
+     * {@link #bind} before the entry is added to a table (an algorithm's state is built before its key is known, and
+     * the in-memory store's states are never bound).
+     *
+     * <p>The lock word also carries what an owner needs to know of the decisions taken under it without a field of its
+     * own: whether a decision used the entry and whether it changed it ({@link #markUsed}, {@link #takeMarks}), and a
+     * version for reads that take no lock ({@link #optimisticStamp}, {@link #validate}).
      */
     public abstract static class Entry {
 
         /*
-         * A lock word rather than synchronized, for the reason AlgorithmState gives: a decision on a key's state is a
-         * few nanoseconds of arithmetic, and an uncontended monitor costs two atomic instructions (enter and exit),
-         * where this is one compare-and-set to take and a release store to drop. A thread that finds it held spins
-         * briefly, then yields (the holder may be a round, or a request descheduled mid-decision). Not reentrant.
+         * Why a lock word and not synchronized: a decision holds the key's lock for a few dozen nanoseconds of
+         * arithmetic, and an uncontended monitor costs two atomic instructions (enter and exit, about 19 ns on the
+         * machine of docs/benchmarks.md), as much as the decision itself. Here taking the lock is one
+         * compare-and-set of an int and dropping it a plain store with release semantics. A thread that finds
+         * the lock held tries once more after a pause, then parks for the shortest time the system gives (tens of
+         * microseconds on Linux) before it tries again. Why not spin longer: on a hot key the waiter takes the lock
+         * the moment it is let go, so the key's cache line, lock word and fields, moves between the cores on every
+         * decision. Between cores far apart, two threads admitted 10-14 million a second together, where one thread
+         * alone admits 26-28 (two threads on cores near each other: 30-36), and four threads (more than the cores)
+         * as few as 7 million. A parked waiter leaves the holder to decide on a line that stays in its core: 23-27
+         * million a second on two and four threads, steadily, and no core burnt on spinning. The price is that
+         * waiter's latency, tens of microseconds, only while another thread holds the same key (Resilience4j's
+         * limiter parks the same way).
          *
-         *   word & HELD       a thread holds the lock
-         *   word & RETIRED    dropped from its table; whoever takes the lock must look the key up again
+         *   word & HELD              a thread holds the lock
+         *   word & RETIRED           dropped by its owner; whoever takes the lock must look the key up again
+         *   word & DENYING           the last decision under the lock refused (a hint for the optimistic read)
+         *   word & CHANGED, USED     a decision changed, or used, the entry since its owner last took the marks
+         *   word >>> 5               a version, one more at every release of the lock
+         *
+         * The word fits the 4 bytes after the object header.
+         *
+         * Optimistic reads (a seqlock, as StampedLock's): a refusal that changes nothing (countRejected off) and a
+         * peek need not write, so they need not take the lock and contend for its cache line with every other caller
+         * of a hot key. A reader takes the word as a stamp (free, not retired), copies the fields, reads the time, and
+         * validates that the word is still the stamp; every writer holds the lock while it writes and bumps the
+         * version when it lets go, so a valid stamp means the copy is the entry as it was at one instant, between
+         * the two reads of the word, when the time was read too. (The version wraps after 2^27 releases: a reader
+         * would have to stall across that many decisions on one key, seconds of them, and land on the same count.)
+         *
+         * The marks: synchronized mode must know which keys a decision changed (they have counts to write) and when a
+         * key was last used (an idle one is dropped). A decision notes both in the word it writes anyway to let the
+         * lock go; the owner's rounds take them, under the lock, into bookkeeping the decision never reads. So a
+         * decision touches the entry's cache line and no other object of the owner's.
          */
         private static final int HELD = 1;
         private static final int RETIRED = 2;
-        private static final int SPINS = 128;
+        private static final int DENYING = 4;
+        /** {@link #takeMarks()}: a decision changed the entry. */
+        public static final int CHANGED = 8;
+        /** {@link #takeMarks()}: a decision used the entry. */
+        public static final int USED = 16;
+
+        private static final int VERSION = 32;
+
+        /** What {@link #optimisticStamp(boolean)} answers when an optimistic read cannot start. */
+        public static final int NO_STAMP = HELD;
+
         private static final VarHandle WORD;
 
         static {
@@ -65,20 +109,35 @@ public final class KeyTable<E extends KeyTable.Entry> implements Iterable<E> {
             }
         }
 
-        /** {@link KeyTable#hash} of {@link #key}. */
-        public final int hash;
-
-        public final String key;
-
-        /** HELD and RETIRED; changed by a compare-and-set to take the lock, or by its holder. */
+        /** The bits above; changed only by a compare-and-set to take the lock, or by its holder. */
         private int word;
+
+        /** {@link KeyTable#hash} of {@link #key}. Set once, before the entry is published to a table. */
+        public int hash;
+
+        /** The key; empty until {@link #bind bound}. Set once, before the entry is published to a table. */
+        public String key;
+
+        /** An entry whose key is bound later, if ever ({@link #bind}). */
+        protected Entry() {
+            this("");
+        }
 
         protected Entry(String key) {
             this.hash = KeyTable.hash(key);
             this.key = key;
         }
 
-        /** Takes this entry's lock, waiting (spinning, then yielding) while another thread holds it. */
+        /**
+         * Gives this entry its key, once, before it is added to a table (whose release store of the slot publishes
+         * it); a reader that finds the entry in the table sees the key.
+         */
+        public final void bind(String key) {
+            this.hash = KeyTable.hash(key);
+            this.key = key;
+        }
+
+        /** Takes this entry's lock, waiting (a pause, then parking) while another thread holds it. */
         public final void lock() {
             int w = word; // a plain read: the compare-and-set checks it
             if ((w & HELD) != 0 || !WORD.compareAndSet(this, w, w | HELD)) {
@@ -86,34 +145,83 @@ public final class KeyTable<E extends KeyTable.Entry> implements Iterable<E> {
             }
         }
 
-        @SuppressWarnings("ThreadPriorityCheck") // the yield is the point: see the comment on the lock word
         private void lockContended() {
-            for (int spins = 0; ; spins++) {
+            for (boolean paused = false; ; paused = true) {
                 int w = (int) WORD.getVolatile(this);
                 if ((w & HELD) == 0 && WORD.compareAndSet(this, w, w | HELD)) {
                     return;
                 }
-                if (spins < SPINS) {
-                    Thread.onSpinWait();
+                if (paused) {
+                    LockSupport.parkNanos(1); // see "Why a lock word" above
                 } else {
-                    Thread.yield();
+                    Thread.onSpinWait();
                 }
             }
         }
 
-        /** Releases this entry's lock; everything written while holding it is visible to the next holder. */
+        /**
+         * Releases this entry's lock; everything written while holding it is visible to the next holder, and an
+         * optimistic read that overlapped the hold fails its {@link #validate}.
+         */
         public final void unlock() {
-            WORD.setRelease(this, word & ~HELD);
+            WORD.setRelease(this, (word & ~HELD) + VERSION);
         }
 
-        /** Whether the entry has been dropped from its table, for good. Call while holding the lock. */
+        /** Whether the entry has been dropped by its owner, for good. Call while holding the lock. */
         public final boolean retired() {
             return (word & RETIRED) != 0;
         }
 
-        /** Marks the entry dropped from its table (before {@link KeyTable#remove}). Call while holding the lock. */
+        /** Marks the entry dropped by its owner: later holders must look the key up again. Call holding the lock. */
         public final void retire() {
             word |= RETIRED;
+        }
+
+        /**
+         * Notes that a decision used this entry and, if {@code changed}, changed what the owner keeps of it: the
+         * marks {@link #takeMarks()} hands over. Call while holding the lock.
+         */
+        public final void markUsed(boolean changed) {
+            word |= changed ? USED | CHANGED : USED;
+        }
+
+        /**
+         * The marks set since the last call ({@link #USED}, {@link #CHANGED}), cleared. Call while holding the lock.
+         */
+        public final int takeMarks() {
+            int w = word;
+            word = w & ~(USED | CHANGED);
+            return w & (USED | CHANGED);
+        }
+
+        /**
+         * Notes whether the decision just made under the lock refused: the hint an optimistic read goes by
+         * ({@link #optimisticStamp(boolean)}). Call while holding the lock.
+         */
+        public final void noteRefused(boolean refused) {
+            word = refused ? word | DENYING : word & ~DENYING;
+        }
+
+        /**
+         * A stamp to read this entry without its lock (read its fields, then {@link #validate}), or {@link #NO_STAMP}
+         * if a thread holds the lock, the entry is retired, or {@code onlyIfRefusing} and the last decision under the
+         * lock did not refuse (a key that admits would only read in vain before taking the lock).
+         */
+        public final int optimisticStamp(boolean onlyIfRefusing) {
+            int w = (int) WORD.getAcquire(this);
+            if ((w & (HELD | RETIRED)) != 0 || (onlyIfRefusing && (w & DENYING) == 0)) {
+                return NO_STAMP;
+            }
+            return w;
+        }
+
+        /**
+         * Whether nothing was written to this entry since {@code stamp} was taken: then what was read in between is
+         * the entry as it was at one instant.
+         */
+        public final boolean validate(int stamp) {
+            VarHandle.acquireFence();
+            return stamp != NO_STAMP && (int) WORD.getVolatile(this) == stamp;
         }
     }
 

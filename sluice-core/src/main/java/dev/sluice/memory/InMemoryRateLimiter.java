@@ -134,7 +134,7 @@ final class InMemoryRateLimiter implements RateLimiter {
             s.lock();
             try {
                 long now = now();
-                if (!s.isRetired()) {
+                if (!s.retired()) {
                     return s.decide(params, now, cost, false);
                 }
             } finally {
@@ -152,7 +152,7 @@ final class InMemoryRateLimiter implements RateLimiter {
                 s.lock();
                 try {
                     now = now();
-                    if (!s.isRetired()) {
+                    if (!s.retired()) {
                         return s.decide(params, now, cost, false);
                     }
                 } finally {
@@ -191,7 +191,7 @@ final class InMemoryRateLimiter implements RateLimiter {
                 AlgorithmState s = e.getValue();
                 s.lock();
                 try {
-                    if (!s.isRetired()) {
+                    if (!s.retired()) {
                         s.retire();
                         if (states.remove(e.getKey(), s)) {
                             size.decrementAndGet();
@@ -226,7 +226,7 @@ final class InMemoryRateLimiter implements RateLimiter {
         s.lock();
         try {
             long now = now();
-            return !s.isRetired() && s.giveBack(params, now, r.cost, r.place);
+            return !s.retired() && s.giveBack(params, now, r.cost, r.place);
         } finally {
             s.unlock();
         }
@@ -246,7 +246,7 @@ final class InMemoryRateLimiter implements RateLimiter {
                 Decision d;
                 s.lock();
                 try {
-                    if (s.isRetired()) {
+                    if (s.retired()) {
                         continue;
                     }
                     d = decideOn(s, now, cost, reservation);
@@ -271,7 +271,7 @@ final class InMemoryRateLimiter implements RateLimiter {
             try {
                 if (states.putIfAbsent(key, fresh) == null) {
                     now = now();
-                    if (!fresh.isRetired()) {
+                    if (!fresh.retired()) {
                         d = decideOn(fresh, now, cost, reservation);
                     }
                 }
@@ -279,7 +279,7 @@ final class InMemoryRateLimiter implements RateLimiter {
                 fresh.unlock();
             }
             if (d == null) { // another thread inserted the key first (or a sweep ran inside our clock read)
-                if (!fresh.isRetired()) {
+                if (!fresh.retired()) {
                     size.decrementAndGet();
                 }
                 continue;
@@ -335,7 +335,7 @@ final class InMemoryRateLimiter implements RateLimiter {
             AlgorithmState s = states.get(key);
             if (s != null) {
                 s.lock();
-                if (!s.isRetired()) {
+                if (!s.retired()) {
                     return s;
                 }
                 s.unlock();
@@ -494,7 +494,7 @@ final class InMemoryRateLimiter implements RateLimiter {
     private long evictIfIdle(String key, AlgorithmState s, long now, long keep) {
         s.lock();
         try {
-            if (s.isRetired()) {
+            if (s.retired()) {
                 return Long.MAX_VALUE;
             }
             long expiresAt = s.expiresAt(params);

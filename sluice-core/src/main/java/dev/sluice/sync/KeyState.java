@@ -8,42 +8,37 @@ import java.util.concurrent.CountDownLatch;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One key held by one instance: {@code g}, the record as last read or written, and {@code i}, the counts taken here
- * since. Every field but the identity and {@link #ready} is guarded by this object's lock word ({@link #lock()}),
- * which is the only lock a decision takes. The limiter's {@link KeyTable} finds it by the key and hash it keeps, and
- * the lock word is its too (the superclass's fields).
+ * One key held by one instance: {@link #view}, the algorithm's state holding {@code g + i}, on which every decision
+ * runs, and the bookkeeping of the flush and refresh rounds beside it: {@code g}, the record as last read or
+ * written, and what they need to know to write {@code i}, the counts taken here since. The limiter's
+ * {@link KeyTable} holds the view itself, so a decision finds it by its key with no object in between and never
+ * reads this one; it notes what it did in the view's lock word ({@link KeyTable.Entry#markUsed}), and the rounds take
+ * that into {@link #changes} and {@link #lastUsed} whenever they lock the key ({@link #lock()}). Every field but the
+ * identity and {@link #ready} is guarded by the view's lock.
  *
- * <p>A key is created before its record has been read: until {@link #loaded()} (by the one thread that reads it, see
- * {@code SynchronizedStore.takeUp}) decisions wait in {@link #awaitLoaded()}, holding no lock, and the flusher and
- * refresher leave the key alone.
+ * <p>A key is created before its record has been read, and its view enters the limiter's table only once that read
+ * is over ({@link #loaded()}, by the one thread that reads it, see {@code SynchronizedStore.takeUp}); until then
+ * decisions wait in {@link #awaitLoaded()}, holding no lock, and the flusher and refresher leave the key alone.
  */
-final class KeyState extends KeyTable.Entry {
-
-    /*
-     * The fields a decision reads or writes are declared first: HotSpot lays out a class's longs, then its booleans,
-     * then its references, each in the order declared, after the superclass's key, hash and lock word. So the
-     * decision's fields (view, changes, lastUsed, open) end at byte 56 of the object rather than 64, and more often
-     * share one cache line. On 10,000 keys a synchronized decision is bound by its cache misses (docs/benchmarks.md,
-     * "Synchronized mode"); this order gave it 3-5 % more decisions a second in paired runs.
-     */
-
-    /** The algorithm's state holding {@code g + i}: what every decision reads and updates. */
-    AlgorithmState view;
-    /**
-     * How many times a decision or a cancel here changed {@link #view}. The counts taken here and not yet written,
-     * {@code i}, are not kept apart: they are {@code view - global}, worked out by the flusher
-     * ({@code SynchronizedLimiter.local}), so a decision only updates the view.
-     */
-    long changes;
-    /** The clock time of the last request on this key here. */
-    long lastUsed;
-
-    /** Set once, right after {@link #loaded}: read without the lock, so a decision on a loaded key takes no latch. */
-    private volatile boolean open;
+final class KeyState {
 
     final SynchronizedLimiter limiter;
+    final String key;
     final CounterKey id;
+    /** The algorithm's state holding {@code g + i}, bound to {@link #key}: what every decision reads and updates. */
+    final AlgorithmState view;
 
+    /**
+     * How many times the rounds found the view changed by a decision or a cancel here since they last looked. The
+     * counts taken here and not yet written, {@code i}, are not kept apart: they are {@code view - global}, worked
+     * out by the flusher ({@code SynchronizedLimiter.local}), so a decision only updates the view.
+     */
+    long changes;
+    /**
+     * The clock time at which a round last found the key used by a request here (or at which it was taken up): a
+     * request is seen by the first round to lock the key after it, so this is at most one round late.
+     */
+    long lastUsed;
     /** The store's record as last read or written here: {@code g}. */
     CounterSnapshot global = CounterSnapshot.absent();
     /** The value of {@link #changes} when {@code view} was last known to equal {@code global}: {@code i} was empty. */
@@ -54,18 +49,48 @@ final class KeyState extends KeyTable.Entry {
     /** Set once, when the first read of the record has answered or failed: from then on the rounds take the key. */
     boolean loaded;
 
+    /** Set once, right after {@link #loaded}: read without the lock, so a thread on a loaded key takes no latch. */
+    private volatile boolean open;
     /** Opened once, right after {@link #open} is set. */
     private final CountDownLatch ready = new CountDownLatch(1);
 
     KeyState(SynchronizedLimiter limiter, String key, CounterKey id, AlgorithmState view, long now) {
-        super(key);
         this.limiter = limiter;
+        this.key = key;
         this.id = id;
         this.view = view;
         this.lastUsed = now;
+        view.bind(key);
     }
 
-    /** The first read of the record is over, answered or failed: lets waiting decisions go on. */
+    /**
+     * Takes the view's lock, which guards this key's every field, and takes in what decisions noted since a round
+     * last held it: a change counts in {@link #changes}, a use sets {@link #lastUsed} to now.
+     */
+    void lock() {
+        view.lock();
+        int marks = view.takeMarks();
+        if ((marks & KeyTable.Entry.CHANGED) != 0) {
+            changes++;
+        }
+        if ((marks & KeyTable.Entry.USED) != 0) {
+            lastUsed = Math.max(lastUsed, limiter.now());
+        }
+    }
+
+    void unlock() {
+        view.unlock();
+    }
+
+    /** Whether the key has been dropped as idle (its view retired). Call while holding the lock. */
+    boolean retired() {
+        return view.retired();
+    }
+
+    /**
+     * The first read of the record is over, answered or failed: the view enters the limiter's table, and waiting
+     * decisions go on.
+     */
     void loaded() {
         lock();
         try {
@@ -73,6 +98,7 @@ final class KeyState extends KeyTable.Entry {
         } finally {
             unlock();
         }
+        limiter.publish(this);
         open = true;
         ready.countDown();
     }

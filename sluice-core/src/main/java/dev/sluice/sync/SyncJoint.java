@@ -3,6 +3,7 @@ package dev.sluice.sync;
 import dev.sluice.Acquisition;
 import dev.sluice.Decision;
 import dev.sluice.JointDecision;
+import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.internal.JointLocks;
 import dev.sluice.spi.JointDecider;
 import java.util.Arrays;
@@ -47,7 +48,7 @@ final class SyncJoint implements JointDecider {
         Integer[] order = JointLocks.order(parts, a -> limiter(a).serial);
         Decision[] decisions = new Decision[n];
         long[] now = new long[n];
-        KeyState[] held = new KeyState[n];
+        AlgorithmState[] held = new AlgorithmState[n];
         do {
             for (int i = 0; i < n; i++) {
                 Acquisition a = parts.get(i);
@@ -64,7 +65,7 @@ final class SyncJoint implements JointDecider {
         return JointDecision.of(Arrays.asList(decisions));
     }
 
-    private static void decideHeld(List<Acquisition> parts, KeyState[] held, long[] now, Decision[] decisions) {
+    private static void decideHeld(List<Acquisition> parts, AlgorithmState[] held, long[] now, Decision[] decisions) {
         int n = parts.size();
         for (Acquisition a : parts) {
             limiter(a).checkOpen(); // under the locks: a limiter closed since cannot take counts

@@ -20,6 +20,7 @@ import dev.sluice.spi.SharedStoreOptions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
@@ -32,9 +33,10 @@ import org.jspecify.annotations.Nullable;
  * below to move counts between {@code i}, {@code g} and the counter store. A {@code peek} consumes nothing, but this
  * instance holds the key from then on, so the next refresh reads it.
  *
- * <p>{@link #close()} sets {@link #closed} and then takes every key out of {@link #states}, each under its lock; a
- * decision checks {@code closed} under the key's lock. So a decision either finished before its key was taken out
- * (and its count goes with the key to the store's flush) or throws: no count is taken after the keys are handed over.
+ * <p>{@link #close()} sets {@link #closed} and then takes every key out of {@link #keys} and {@link #states}, each
+ * under its lock; a decision checks {@code closed} under the key's lock. So a decision either finished before its key
+ * was taken out (and its count goes with the key to the store's flush) or throws: no count is taken after the keys
+ * are handed over.
  */
 final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.SyncReservation> {
 
@@ -51,7 +53,11 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
     private final long lifetime;
     private final long idleNanos;
     private final RateLimitListener listener;
-    private final KeyTable<KeyState> states = new KeyTable<>();
+    /** The views of the keys whose first read is over, by key: all a decision reads. */
+    private final KeyTable<AlgorithmState> states = new KeyTable<>();
+    /** Every key held, its first read over or not: what the rounds go through. */
+    private final ConcurrentHashMap<String, KeyState> keys = new ConcurrentHashMap<>();
+
     private volatile boolean closed;
 
     SynchronizedLimiter(SynchronizedStore store, LimiterConfig config, long idleNanos) {
@@ -89,57 +95,69 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
     @Override
     protected Decision decide(String key, long cost, boolean consume, @Nullable SyncReservation reservation) {
         while (true) {
-            KeyState ks = held(key);
+            AlgorithmState s = held(key);
             long now = now(); // after a first read of the record, which may have taken a while
-            ks.lock();
+            s.lock();
             try {
-                if (ks.retired()) {
+                if (s.retired()) {
                     continue;
                 }
                 checkOpen();
-                Decision d = decideHeld(ks, now, cost, consume);
+                Decision d = decideHeld(s, now, cost, consume);
                 if (reservation != null && consume && d.allowed()) {
-                    reservation.place = ks.view.place(params, now);
+                    reservation.place = s.place(params, now);
                     reservation.frame = FrameStates.frameOf(algorithm, params, reservation.place);
                 }
                 return d;
             } finally {
-                ks.unlock();
+                s.unlock();
             }
         }
     }
 
     /**
-     * The state of {@code key}, its record read: if this instance holds no state for the key, the thread that creates
+     * The view of {@code key}, its record read: if this instance holds no state for the key, the thread that creates
      * it reads the record ({@link SynchronizedStore#takeUp}) while every other thread asking for the same key waits for
-     * that one read; threads on other keys never wait for it. No lock is held while waiting or reading. The state may
+     * that one read; threads on other keys never wait for it. No lock is held while waiting or reading. The view may
      * be retired by the time it is locked.
      */
-    KeyState held(String key) {
-        KeyState ks = states.get(key);
+    AlgorithmState held(String key) {
+        AlgorithmState s = states.get(key);
+        return s != null ? s : takeUp(key);
+    }
+
+    private AlgorithmState takeUp(String key) {
+        KeyState ks = keys.get(key);
         if (ks == null) {
             KeyState created = new KeyState(this, key, new CounterKey(shape, key), fresh(), now());
-            ks = states.putIfAbsent(created);
+            ks = keys.putIfAbsent(key, created);
             if (ks == null) {
                 store.takeUp(created);
-                return created;
+                return created.view;
             }
         }
         ks.awaitLoaded();
-        return ks;
+        return ks.view;
     }
 
     /**
-     * Decides on {@code g + i} of {@code ks}, whose lock the caller holds, and takes the permits into it where a
-     * consuming decision takes them (allowed, or refused with {@code countRejected}); the flusher finds them in
-     * {@link #local}.
+     * Puts the view of {@code ks}, whose first read is over, in the table decisions look in. Nothing else can be
+     * there for its key: a key leaves the table before it leaves {@link #keys}, under its view's lock, and only a key
+     * absent from {@code keys} is created again.
      */
-    Decision decideHeld(KeyState ks, long now, long cost, boolean consume) {
-        Decision d = ks.view.decide(params, now, cost, consume);
-        if (consume && (d.allowed() || config.countRejected())) {
-            ks.changes++;
-        }
-        ks.lastUsed = Math.max(ks.lastUsed, now);
+    void publish(KeyState ks) {
+        states.putIfAbsent(ks.view);
+    }
+
+    /**
+     * Decides on {@code g + i}, the view {@code s} whose lock the caller holds, and takes the permits into it where a
+     * consuming decision takes them (allowed, or refused with {@code countRejected}); the flusher finds them in
+     * {@link #local}. Writes nothing but the view: what the rounds need to know of the decision, the view's lock word
+     * carries ({@link KeyState#lock()}).
+     */
+    Decision decideHeld(AlgorithmState s, long now, long cost, boolean consume) {
+        Decision d = s.decide(params, now, cost, consume);
+        s.markUsed(consume && (d.allowed() || config.countRejected()));
         return d;
     }
 
@@ -162,27 +180,24 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
 
     private boolean cancel(SyncReservation r) {
         long now = now();
-        KeyState ks = states.get(r.key);
-        if (ks == null || r.frame + lifetime <= now) {
+        AlgorithmState s = states.get(r.key);
+        if (s == null || r.frame + lifetime <= now) {
             return false;
         }
-        ks.lock();
+        s.lock();
         try {
-            if (ks.retired()) {
+            if (s.retired() || !s.giveBack(params, now, r.cost, r.place)) {
                 return false;
             }
-            if (!ks.view.giveBack(params, now, r.cost, r.place)) {
-                return false;
-            }
-            ks.changes++;
+            s.markUsed(true);
             return true;
         } finally {
-            ks.unlock();
+            s.unlock();
         }
     }
 
     private AlgorithmState fresh() {
-        return FrameStates.restore(algorithm, params, new long[0], new long[0], 0);
+        return AlgorithmState.create(algorithm, params);
     }
 
     long now() {
@@ -202,10 +217,11 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
     List<KeyState> closeAndTakeKeys() {
         closed = true;
         List<KeyState> unwritten = new ArrayList<>();
-        for (KeyState ks : states) {
+        for (KeyState ks : keys.values()) {
             ks.lock();
             try {
-                states.remove(ks);
+                states.remove(ks.view);
+                keys.remove(ks.key, ks);
                 if (!ks.retired() && (ks.dirty() || ks.doubt != null)) {
                     unwritten.add(ks);
                 }
@@ -223,7 +239,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
      * still under way (they have nothing to write, and a read of the refresher could overtake the first read).
      */
     void collect(Predicate<KeyState> which, List<KeyState> into) {
-        for (KeyState ks : states) {
+        for (KeyState ks : keys.values()) {
             ks.lock();
             try {
                 if (!ks.retired() && ks.loaded && which.test(ks)) {
@@ -323,7 +339,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
             ks.global = snapshot;
             FrameCounts merged = FrameCounts.of(FrameMap.copyOf(snapshot.counters()), local.size());
             merged.addAll(local, 1);
-            ks.view = restore(merged);
+            restore(ks.view, merged);
             if (local.isEmpty()) {
                 ks.cleanAt = ks.changes;
             }
@@ -343,7 +359,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
     int evictIdle() {
         long now = now();
         int evicted = 0;
-        for (KeyState ks : states) {
+        for (KeyState ks : keys.values()) {
             ks.lock();
             try {
                 if (!ks.retired()
@@ -352,8 +368,9 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
                         && ks.doubt == null
                         && now - ks.lastUsed >= idleNanos
                         && ks.view.expiresAt(params) <= now) {
-                    ks.retire();
-                    states.remove(ks);
+                    ks.view.retire();
+                    states.remove(ks.view); // first: a key absent from keys may be created again
+                    keys.remove(ks.key, ks);
                     evicted++;
                 }
             } finally {
@@ -377,7 +394,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
         return FrameMap.copyOf(ks.global.counters());
     }
 
-    private AlgorithmState restore(FrameCounts counts) {
+    private void restore(AlgorithmState view, FrameCounts counts) {
         long[] frames = new long[counts.size()];
         long[] values = new long[counts.size()];
         int n = 0;
@@ -388,7 +405,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
                 n++;
             }
         }
-        return FrameStates.restore(algorithm, params, frames, values, n);
+        FrameStates.restoreInto(algorithm, params, view, frames, values, n);
     }
 
     private static long nextVersion(LongSupplier versions, long expected) {
@@ -404,7 +421,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
     /** What this instance holds for {@code key}; null if it holds nothing. */
     @Nullable
     Held inspect(String key) {
-        KeyState ks = states.get(key);
+        KeyState ks = keys.get(key);
         if (ks == null) {
             return null;
         }
@@ -419,7 +436,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
 
     /** Keys held in memory. */
     int keyCount() {
-        return states.size();
+        return keys.size();
     }
 
     /** The counter shape of this limiter's records. */
@@ -461,7 +478,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
     @Override
     public String toString() {
         return "SynchronizedLimiter[" + algorithm + ", " + config.limit() + "/" + config.window() + ", shape=" + shape
-                + ", keys=" + states.size() + (closed ? ", closed" : "") + "]";
+                + ", keys=" + keys.size() + (closed ? ", closed" : "") + "]";
     }
 
     @Override

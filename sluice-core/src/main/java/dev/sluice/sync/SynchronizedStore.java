@@ -123,13 +123,14 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      * idle). Deciding on an empty g then would let it admit up to the whole limit before its first refresh, however much
      * the others have counted: step 11 on 0/0. So the thread that creates the key's state reads the record before it
      * decides (one call, one key, the counter store's timeout), and threads that ask for the same key meanwhile wait for
-     * that read rather than start their own: 64 threads on a new key cost one read. The state is in the limiter's map
+     * that read rather than start their own: 64 threads on a new key cost one read. The key is in the limiter's map
      * from the start, so no thread creates a second one, but it is "not loaded": the flusher has nothing of it to write
      * (no decision has counted yet) and the refresher skips it, so a refresh's read can never be overtaken by the
-     * older take-up read. No lock is held while reading or waiting; the key's lock is taken only afterwards. A failed
-     * read leaves g empty, as before this read existed, and is reported; the refresher reads the key from then on. What
-     * the read cannot fix is a key new to every instance at once: all read an empty record and each may spend up to the
-     * limit in its first interval (a leased mode, handing out slices of what is left, is the answer to that).
+     * older take-up read. Its state enters the table decisions look in only once the read is over. No lock is held
+     * while reading or waiting; the key's lock is taken only afterwards. A failed read leaves g empty, as before this
+     * read existed, and is reported; the refresher reads the key from then on. What the read cannot fix is a key new
+     * to every instance at once: all read an empty record and each may spend up to the limit in its first interval
+     * (a leased mode, handing out slices of what is left, is the answer to that).
      *
      * Versions. Every write sets a version drawn at random (never reused, in practice) rather than the old one plus
      * one. This settles two hazards a counter would leave open. First, a record that expired and was deleted may be
@@ -611,8 +612,10 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         /**
          * How long a key must go without a request here before it may be dropped from memory; default each limiter's
          * window. A key is dropped (at a refresh) only when it also has nothing to write and none of the counts this
-         * instance knows for it still counts. A key that comes back is taken up as a new key: its record is read
-         * before its first decision.
+         * instance knows for it still counts. The idle time counts from the first flush or refresh after the key's
+         * last request (a decision leaves only a mark on the key, which the rounds take in), so a key may stay up to
+         * one interval longer. A key that comes back is taken up as a new key: its record is read before its first
+         * decision.
          */
         public Builder idleTimeout(Duration timeout) {
             this.idleTimeout = SharedStoreOptions.requirePositive("idleTimeout", timeout);

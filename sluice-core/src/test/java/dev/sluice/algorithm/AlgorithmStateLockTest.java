@@ -68,15 +68,15 @@ class AlgorithmStateLockTest {
     void a_retired_state_stays_retired_across_unlock_and_can_still_be_locked() {
         state.lock();
         try {
-            assertFalse(state.isRetired());
+            assertFalse(state.retired());
             state.retire();
-            assertTrue(state.isRetired());
+            assertTrue(state.retired());
         } finally {
             state.unlock();
         }
         state.lock(); // a retired state's word is not 0: this takes the contended path and must not spin forever
         try {
-            assertTrue(state.isRetired());
+            assertTrue(state.retired());
         } finally {
             state.unlock();
         }

@@ -138,6 +138,57 @@ class WindowStateTest {
         assertArrayEquals(new long[] {s, 4, w, 1}, FrameStates.frames(Algorithm.SLIDING_WINDOW_COUNTER, swc, c));
     }
 
+    @Test
+    void aStateRestoredInPlaceDecidesAsOneBuiltFromTheSameCountsAndKeepsItsKeyAndLock() {
+        long w = 60 * S;
+        long s = 15 * S;
+        Params fixed = params(Algorithm.FIXED_WINDOW, 10, w, 60, false);
+        Params tail = params(Algorithm.SLIDING_TAIL, 10, w, 60, false);
+        Params swc = params(Algorithm.SLIDING_WINDOW_COUNTER, 10, w, 4, false);
+        Object[][] cases = {
+            {Algorithm.FIXED_WINDOW, fixed, new long[] {w, 4}},
+            {Algorithm.FIXED_WINDOW, fixed, new long[0]},
+            {Algorithm.SLIDING_TAIL, tail, new long[] {0, 6, w, 2}},
+            {Algorithm.SLIDING_TAIL, tail, new long[] {w, 3}},
+            {Algorithm.SLIDING_TAIL, tail, new long[0]},
+            {Algorithm.SLIDING_WINDOW_COUNTER, swc, new long[] {w, 2, w + s, 5, w + 3 * s, 1}},
+            {Algorithm.SLIDING_WINDOW_COUNTER, swc, new long[0]},
+        };
+        for (Object[] c : cases) {
+            Algorithm algorithm = (Algorithm) c[0];
+            Params p = (Params) c[1];
+            long[] pairs = (long[]) c[2];
+            // a state that has decided before, with counts of its own that the restore replaces
+            AlgorithmState inPlace = restore(algorithm, p, 2 * w, 7);
+            inPlace.bind("k");
+            inPlace.lock();
+            try {
+                long[] frames = new long[pairs.length / 2];
+                long[] counts = new long[pairs.length / 2];
+                for (int j = 0; j < frames.length; j++) {
+                    frames[j] = pairs[2 * j];
+                    counts[j] = pairs[2 * j + 1];
+                }
+                FrameStates.restoreInto(algorithm, p, inPlace, frames, counts, frames.length);
+                assertArrayEquals(pairs, FrameStates.frames(algorithm, p, inPlace), algorithm + " " + pairs.length);
+            } finally {
+                inPlace.unlock();
+            }
+            assertEquals("k", inPlace.key);
+            AlgorithmState built = restore(algorithm, p, pairs);
+            for (long now = w; now < 3 * w; now += s / 2) {
+                inPlace.lock();
+                try {
+                    Decision a = inPlace.decide(p, now, 1, true);
+                    Decision b = built.decide(p, now, 1, true);
+                    assertEquals(b, a, algorithm + " at " + now);
+                } finally {
+                    inPlace.unlock();
+                }
+            }
+        }
+    }
+
     private static AlgorithmState restore(Algorithm algorithm, Params p, long... pairs) {
         long[] frames = new long[pairs.length / 2];
         long[] counts = new long[pairs.length / 2];

@@ -31,9 +31,59 @@ class KeyTableTest {
 
     /** A state as the table sees one: a key and its hash. */
     private static final class Entry extends KeyTable.Entry {
+        Entry() {}
+
         Entry(String key) {
             super(key);
         }
+    }
+
+    @Test
+    void theLockWordCarriesTheMarksOfDecisionsUntilTheOwnerTakesThem() {
+        Entry e = new Entry("k");
+        e.lock();
+        try {
+            assertEquals(0, e.takeMarks());
+            e.markUsed(false);
+        } finally {
+            e.unlock();
+        }
+        int stamp = e.optimisticStamp(false);
+        e.lock();
+        try {
+            e.markUsed(true);
+            e.markUsed(false); // a later use does not undo the change
+        } finally {
+            e.unlock();
+        }
+        assertFalse(e.validate(stamp), "a release of the lock fails the reads that overlapped it");
+        e.lock();
+        try {
+            assertEquals(KeyTable.Entry.USED | KeyTable.Entry.CHANGED, e.takeMarks());
+            assertEquals(0, e.takeMarks(), "taken once");
+            assertFalse(e.retired());
+        } finally {
+            e.unlock();
+        }
+        e.lock();
+        try {
+            e.retire();
+            e.markUsed(true);
+            assertEquals(KeyTable.Entry.USED | KeyTable.Entry.CHANGED, e.takeMarks());
+            assertTrue(e.retired(), "taking the marks leaves the other bits");
+        } finally {
+            e.unlock();
+        }
+    }
+
+    @Test
+    void anEntryBoundToItsKeyAfterItWasBuiltIsFoundByIt() {
+        KeyTable<Entry> table = new KeyTable<>();
+        Entry e = new Entry();
+        e.bind(new String("late"));
+        assertNull(table.putIfAbsent(e));
+        assertSame(e, table.get("late"), "by an equal key");
+        assertSame(e, table.get(e.key), "by the identical key");
     }
 
     @Test

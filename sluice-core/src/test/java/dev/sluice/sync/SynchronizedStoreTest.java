@@ -344,6 +344,12 @@ class SynchronizedStoreTest {
         assertEquals(1, a.stats().writes());
         clock.at("12:02:15");
         assertTrue(a.refresh());
+        // "unwritten" is idle since 12:01:30, when a round last saw it used; "recent" since 12:02:00, the first round
+        // to see the peek of 12:01:45 (a decision writes nothing a round reads but a mark on the key)
+        assertNull(held(atA, "unwritten"));
+        assertEquals(1, ((SynchronizedLimiter) atA).keyCount());
+        clock.at("12:02:30");
+        assertTrue(a.refresh());
         assertEquals(0, ((SynchronizedLimiter) atA).keyCount());
         assertEquals(3, a.stats().evictions());
 
@@ -410,6 +416,72 @@ class SynchronizedStoreTest {
         assertEquals(1_000, record(atA, "hot").total());
         assertEquals(0, held(atA, "hot").i());
         assertEquals(0, a.stats().conflicts()); // nobody else wrote
+    }
+
+    @Test
+    void twoInstancesDecidingFlushingAndRefreshingTogetherNeitherLoseNorDoubleACount() throws Exception {
+        // every refresh that finds the other's write rebuilds the key's state in place, under the decisions' lock
+        for (Algorithm algorithm :
+                List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_TAIL, Algorithm.SLIDING_WINDOW_COUNTER)) {
+            InMemoryCounterStore store = InMemoryCounterStore.create();
+            SynchronizedStore[] instances = {instance(store), instance(store)};
+            RateLimiter[] limiters = new RateLimiter[2];
+            for (int i = 0; i < 2; i++) {
+                limiters[i] = limiter(instances[i], algorithm, 1_000, Duration.ofHours(1));
+            }
+            int threads = 3;
+            int perThread = 600;
+            AtomicLong[] admitted = {new AtomicLong(), new AtomicLong()};
+            AtomicBoolean done = new AtomicBoolean();
+            CyclicBarrier start = new CyclicBarrier(2 * threads + 2);
+            List<Thread> workers = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                RateLimiter limiter = limiters[i];
+                AtomicLong count = admitted[i];
+                for (int t = 0; t < threads; t++) {
+                    Thread w = new Thread(() -> {
+                        await(start);
+                        for (int j = 0; j < perThread; j++) {
+                            if (limiter.tryAcquire("hot").allowed()) {
+                                count.incrementAndGet();
+                            }
+                        }
+                    });
+                    w.start();
+                    workers.add(w);
+                }
+            }
+            List<Thread> syncers = new ArrayList<>();
+            for (SynchronizedStore instance : instances) {
+                Thread syncer = new Thread(() -> {
+                    await(start);
+                    while (!done.get()) {
+                        instance.flush();
+                        instance.refresh();
+                    }
+                });
+                syncer.start();
+                syncers.add(syncer);
+            }
+            for (Thread w : workers) {
+                w.join();
+            }
+            done.set(true);
+            for (Thread syncer : syncers) {
+                syncer.join();
+            }
+            for (SynchronizedStore instance : instances) {
+                assertTrue(instance.flush(), algorithm.toString());
+            }
+            long total = admitted[0].get() + admitted[1].get();
+            CounterSnapshot record = store.read(new CounterKey(((SynchronizedLimiter) limiters[0]).shape(), "hot"));
+            assertEquals(total, record.total(), algorithm + ": every admitted request counted once");
+            for (int i = 0; i < 2; i++) {
+                assertTrue(admitted[i].get() <= 1_000, algorithm + ": an instance admits within the limit it sees");
+                assertEquals(0, held(limiters[i], "hot").i(), algorithm.toString());
+            }
+            assertTrue(total >= 1_000, algorithm + ": the limit was reached, " + total);
+        }
     }
 
     private static void await(CyclicBarrier barrier) {
