@@ -113,10 +113,10 @@ public final class KeyTable<E extends KeyTable.Entry> implements Iterable<E> {
         private int word;
 
         /** {@link KeyTable#hash} of {@link #key}. Set once, before the entry is published to a table. */
-        public int hash;
+        int hash;
 
         /** The key; empty until {@link #bind bound}. Set once, before the entry is published to a table. */
-        public String key;
+        String key;
 
         /** An entry whose key is bound later, if ever ({@link #bind}). */
         protected Entry() {
@@ -126,6 +126,11 @@ public final class KeyTable<E extends KeyTable.Entry> implements Iterable<E> {
         protected Entry(String key) {
             this.hash = KeyTable.hash(key);
             this.key = key;
+        }
+
+        /** The key this entry is kept under; empty if it was never {@link #bind bound}. */
+        public final String key() {
+            return key;
         }
 
         /**

@@ -416,8 +416,8 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         FailurePolicy policy = store.failurePolicy();
         if (policy == FailurePolicy.THROW) {
             throw cause != null
-                    ? new SluiceException("the counter store failed; no slice left for key '" + ls.key + "'", cause)
-                    : new SluiceException("the counter store is failing; no slice left for key '" + ls.key + "'");
+                    ? new SluiceException("the counter store failed; no slice left for key '" + ls.key() + "'", cause)
+                    : new SluiceException("the counter store is failing; no slice left for key '" + ls.key() + "'");
         }
         if (policy == FailurePolicy.FAIL_OPEN) {
             return Decision.fromFailurePolicy(Decision.allowed(config.limit(), 0, untilFrameEnds(now)));

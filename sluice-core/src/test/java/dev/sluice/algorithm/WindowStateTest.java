@@ -174,7 +174,7 @@ class WindowStateTest {
             } finally {
                 inPlace.unlock();
             }
-            assertEquals("k", inPlace.key);
+            assertEquals("k", inPlace.key());
             AlgorithmState built = restore(algorithm, p, pairs);
             for (long now = w; now < 3 * w; now += s / 2) {
                 inPlace.lock();

@@ -83,7 +83,7 @@ class KeyTableTest {
         e.bind(new String("late"));
         assertNull(table.putIfAbsent(e));
         assertSame(e, table.get("late"), "by an equal key");
-        assertSame(e, table.get(e.key), "by the identical key");
+        assertSame(e, table.get(e.key()), "by the identical key");
     }
 
     @Test
@@ -118,7 +118,7 @@ class KeyTableTest {
             table.forEach(seen::add);
             assertEquals(new HashSet<>(model.values()), seen);
             for (Entry e : model.values()) {
-                assertSame(e, table.get(e.key), "by identity: " + e.key);
+                assertSame(e, table.get(e.key()), "by identity: " + e.key());
             }
         }
     }
@@ -205,8 +205,8 @@ class KeyTableTest {
                     while (!done.get()) {
                         String k = key(random.nextInt(keys));
                         Entry e = table.get(new String(k.toCharArray()));
-                        if (e != null && !e.key.equals(k)) {
-                            wrong.add(k + " found " + e.key);
+                        if (e != null && !e.key().equals(k)) {
+                            wrong.add(k + " found " + e.key());
                         }
                     }
                     return null;
@@ -224,7 +224,7 @@ class KeyTableTest {
             assertEquals(keys, table.size());
             for (int k = 0; k < keys; k++) {
                 Entry held = table.get(key(k));
-                assertEquals(key(k), held == null ? null : held.key);
+                assertEquals(key(k), held == null ? null : held.key());
                 for (Entry[] answer : answers) {
                     assertSame(held, answer[k], key(k));
                 }
