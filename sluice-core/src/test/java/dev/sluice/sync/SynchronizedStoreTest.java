@@ -387,25 +387,9 @@ class SynchronizedStoreTest {
         CyclicBarrier start = new CyclicBarrier(threads + 1);
         List<Thread> workers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
-            Thread w = new Thread(() -> {
-                await(start);
-                for (int j = 0; j < perThread; j++) {
-                    if (atA.tryAcquire("hot").allowed()) {
-                        admitted.incrementAndGet();
-                    }
-                }
-            });
-            w.start();
-            workers.add(w);
+            workers.add(requester(start, atA, perThread, admitted));
         }
-        Thread syncer = new Thread(() -> {
-            await(start);
-            while (!done.get()) {
-                a.flush();
-                a.refresh();
-            }
-        });
-        syncer.start();
+        Thread syncer = syncer(start, a, done);
         for (Thread w : workers) {
             w.join();
         }
@@ -436,32 +420,13 @@ class SynchronizedStoreTest {
             CyclicBarrier start = new CyclicBarrier(2 * threads + 2);
             List<Thread> workers = new ArrayList<>();
             for (int i = 0; i < 2; i++) {
-                RateLimiter limiter = limiters[i];
-                AtomicLong count = admitted[i];
                 for (int t = 0; t < threads; t++) {
-                    Thread w = new Thread(() -> {
-                        await(start);
-                        for (int j = 0; j < perThread; j++) {
-                            if (limiter.tryAcquire("hot").allowed()) {
-                                count.incrementAndGet();
-                            }
-                        }
-                    });
-                    w.start();
-                    workers.add(w);
+                    workers.add(requester(start, limiters[i], perThread, admitted[i]));
                 }
             }
             List<Thread> syncers = new ArrayList<>();
             for (SynchronizedStore instance : instances) {
-                Thread syncer = new Thread(() -> {
-                    await(start);
-                    while (!done.get()) {
-                        instance.flush();
-                        instance.refresh();
-                    }
-                });
-                syncer.start();
-                syncers.add(syncer);
+                syncers.add(syncer(start, instance, done));
             }
             for (Thread w : workers) {
                 w.join();
@@ -482,6 +447,33 @@ class SynchronizedStoreTest {
             }
             assertTrue(total >= 1_000, algorithm + ": the limit was reached, " + total);
         }
+    }
+
+    /** A started thread that waits at {@code start}, then asks for key "hot" {@code requests} times. */
+    private static Thread requester(CyclicBarrier start, RateLimiter limiter, int requests, AtomicLong admitted) {
+        Thread t = new Thread(() -> {
+            await(start);
+            for (int j = 0; j < requests; j++) {
+                if (limiter.tryAcquire("hot").allowed()) {
+                    admitted.incrementAndGet();
+                }
+            }
+        });
+        t.start();
+        return t;
+    }
+
+    /** A started thread that waits at {@code start}, then flushes and refreshes {@code store} until {@code done}. */
+    private static Thread syncer(CyclicBarrier start, SynchronizedStore store, AtomicBoolean done) {
+        Thread t = new Thread(() -> {
+            await(start);
+            while (!done.get()) {
+                store.flush();
+                store.refresh();
+            }
+        });
+        t.start();
+        return t;
     }
 
     private static void await(CyclicBarrier barrier) {
