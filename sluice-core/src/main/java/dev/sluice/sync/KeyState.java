@@ -89,7 +89,8 @@ final class KeyState {
 
     /**
      * The first read of the record is over, answered or failed: the view enters the limiter's table, and waiting
-     * decisions go on.
+     * decisions go on, whatever happens (a table that cannot take another key throws, and the waiters then decide on
+     * the view they hold).
      */
     void loaded() {
         lock();
@@ -98,9 +99,12 @@ final class KeyState {
         } finally {
             unlock();
         }
-        limiter.publish(this);
-        open = true;
-        ready.countDown();
+        try {
+            limiter.publish(this);
+        } finally {
+            open = true;
+            ready.countDown();
+        }
     }
 
     /**
