@@ -46,10 +46,10 @@ final class KeyState {
     /** A write whose outcome is unknown (its call failed), settled by the next read of the record; or null. */
     @Nullable
     Attempt doubt;
-    /** Set once, when the first read of the record has answered or failed: from then on the rounds take the key. */
-    boolean loaded;
-
-    /** Set once, right after {@link #loaded}: read without the lock, so a thread on a loaded key takes no latch. */
+    /**
+     * Set once, when the first read of the record has answered or failed and the view is in the limiter's table:
+     * from then on the rounds take the key ({@link #loaded()}), and a thread on it takes no latch.
+     */
     private volatile boolean open;
     /** Opened once, right after {@link #open} is set. */
     private final CountDownLatch ready = new CountDownLatch(1);
@@ -93,18 +93,20 @@ final class KeyState {
      * the view they hold).
      */
     void loaded() {
-        lock();
-        try {
-            loaded = true;
-        } finally {
-            unlock();
-        }
         try {
             limiter.publish(this);
         } finally {
             open = true;
             ready.countDown();
         }
+    }
+
+    /**
+     * Whether the first read of the record is over: until then the rounds leave the key alone (it has nothing to
+     * write, and a refresh's read could overtake the first read).
+     */
+    boolean isLoaded() {
+        return open;
     }
 
     /**

@@ -242,7 +242,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
         for (KeyState ks : keys.values()) {
             ks.lock();
             try {
-                if (!ks.retired() && ks.loaded && which.test(ks)) {
+                if (!ks.retired() && ks.isLoaded() && which.test(ks)) {
                     into.add(ks);
                 }
             } finally {
@@ -363,7 +363,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
             ks.lock();
             try {
                 if (!ks.retired()
-                        && ks.loaded
+                        && ks.isLoaded()
                         && !ks.dirty()
                         && ks.doubt == null
                         && now - ks.lastUsed >= idleNanos
