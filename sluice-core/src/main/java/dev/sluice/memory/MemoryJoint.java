@@ -4,10 +4,10 @@ import dev.sluice.Acquisition;
 import dev.sluice.Decision;
 import dev.sluice.JointDecision;
 import dev.sluice.algorithm.AlgorithmState;
+import dev.sluice.internal.JointLocks;
 import dev.sluice.spi.JointDecider;
 import dev.sluice.spi.Listeners;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -31,9 +31,6 @@ final class MemoryJoint implements JointDecider {
 
     static final MemoryJoint INSTANCE = new MemoryJoint();
 
-    private static final Comparator<Acquisition> LOCK_ORDER =
-            Comparator.<Acquisition>comparingLong(a -> memory(a).serial).thenComparing(Acquisition::key);
-
     private MemoryJoint() {}
 
     @Override
@@ -42,11 +39,7 @@ final class MemoryJoint implements JointDecider {
             memory(a).checkOpen();
         }
         int n = parts.size();
-        Integer[] order = new Integer[n];
-        for (int i = 0; i < n; i++) {
-            order[i] = i;
-        }
-        Arrays.sort(order, Comparator.comparing(parts::get, LOCK_ORDER));
+        Integer[] order = JointLocks.order(parts, a -> memory(a).serial);
 
         AlgorithmState[] held = new AlgorithmState[n];
         while (true) {
