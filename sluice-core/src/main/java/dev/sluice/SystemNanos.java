@@ -8,9 +8,9 @@ import java.time.Instant;
  * through {@link System#nanoTime()} plus an offset to the wall clock that is measured again every second.
  *
  * <p>Why: {@code Clock.systemUTC().instant()} is a call into the VM ({@code VM.getNanoTimeAdjustment}) on top of the
- * operating system's clock, about 10 ns more than {@code System.nanoTime()}, which the JIT compiles to the clock read
- * itself; with the default clock that was a quarter of an in-memory decision. Both read the same hardware clock, at
- * the same nanosecond resolution.
+ * operating system's clock, where {@code System.nanoTime()} is compiled by the JIT to the clock read itself; with the
+ * default clock, reading the time is a large part of an in-memory decision. Both read the same hardware clock, at the
+ * same nanosecond resolution.
  *
  * <p>What it gives up, bounded: between two measurements the time advances at the rate of the monotonic clock, so it
  * differs from the wall clock by what the two drift apart in one second (under NTP's slewing, at most 0.5 ms and in

@@ -28,10 +28,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * here hold for the subclasses.
  *
  * <p>Eight seconds of warm-up, not three: on two cores, with the mode's background thread (the leased round, the
- * synchronized flusher) and the compiler sharing them, both modes reached their steady speed only after four to six
- * seconds on 10,000 keys (leased: 1.5, 4.1, 7.2, then 8.5–9.4 million decisions a second from the fourth second on;
- * synchronized: 4.1, 6.7, 8.5, 9.4, then 9.8–10.7), where the in-memory path does in two. Three measured a path still
- * being compiled.
+ * synchronized flusher) and the compiler sharing them, both modes reach their steady speed on 10,000 keys only after
+ * several seconds, where the in-memory path does sooner; with three, a run measures a path still being compiled.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)

@@ -18,7 +18,8 @@ import java.util.Arrays;
  * counts ({@code buckets}, one more when {@code S} does not divide {@code W}, one more when strict) and the log one
  * entry per distinct instant. Entries live in a ring of {@code (expiresAt, weight)} pairs in one array,
  * {@code ring[2i]} and {@code ring[2i+1]}, whose capacity in pairs is a power of two, grown and shrunk by halves. A
- * key with one entry, the common idle key, holds one array of two longs (32 bytes; two parallel arrays took 64).
+ * key with one entry, the common idle key, holds one array of two longs (32 bytes, where two parallel arrays would
+ * take 64).
  */
 abstract class ExpiringLogState extends AlgorithmState {
 

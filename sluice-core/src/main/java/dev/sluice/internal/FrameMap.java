@@ -19,11 +19,10 @@ import org.jspecify.annotations.Nullable;
  * ({@link #frame(int)}, {@link #count(int)}).
  *
  * <p>Why not a {@code TreeMap}: synchronized mode writes every dirty key's record at every flush, and a sub-window
- * counter's record holds a frame per sub-window (60 by default). As a {@code TreeMap} each frame was an entry and two
- * boxed longs, 72 bytes, and the record's unmodifiable copy was a second tree of entries. With 10,000 keys flushed
- * every 100 ms, JMH's {@code SyncBench} measured 172 bytes allocated per decision, three quarters of them on the
- * flusher's thread. As pairs, a record of 60 frames is one array of 976 bytes, shared by the write, the store's copy
- * and the writer's snapshot: 78–80 bytes per decision in all.
+ * counter's record holds a frame per sub-window (60 by default). As a {@code TreeMap} each frame is an entry and two
+ * boxed longs, 72 bytes, and the record's unmodifiable copy a second tree of entries, allocated for every dirty key
+ * at every flush. As pairs, a record of 60 frames is one array of 976 bytes, shared by the write, the store's copy
+ * and the writer's snapshot.
  *
  * <p>Unmodifiable: every mutator throws {@link UnsupportedOperationException}. Equal to any map with the same entries,
  * with the same hash code and the same string as a {@code TreeMap} of them. A head, tail or sub map is a view over the

@@ -52,18 +52,17 @@ public final class KeyTable<E extends KeyTable.Entry> implements Iterable<E> {
 
         /*
          * Why a lock word and not synchronized: a decision holds the key's lock for a few dozen nanoseconds of
-         * arithmetic, and an uncontended monitor costs two atomic instructions (enter and exit, about 19 ns on the
-         * machine of docs/benchmarks.md), as much as the decision itself. Here taking the lock is one
+         * arithmetic, and an uncontended monitor costs two atomic instructions (enter and exit), as much as the
+         * decision itself. Here taking the lock is one
          * compare-and-set of an int and dropping it a plain store with release semantics. A thread that finds
          * the lock held tries once more after a pause, then parks for the shortest time the system gives (tens of
          * microseconds on Linux) before it tries again. Why not spin longer: on a hot key the waiter takes the lock
          * the moment it is let go, so the key's cache line, lock word and fields, moves between the cores on every
-         * decision. Between cores far apart, two threads admitted 10-14 million a second together, where one thread
-         * alone admits 26-28 (two threads on cores near each other: 30-36), and four threads (more than the cores)
-         * as few as 7 million. A parked waiter leaves the holder to decide on a line that stays in its core: 23-27
-         * million a second on two and four threads, steadily, and no core burnt on spinning. The price is that
-         * waiter's latency, tens of microseconds, only while another thread holds the same key (Resilience4j's
-         * limiter parks the same way).
+         * decision, which between cores far apart costs more than the decision. A parked waiter leaves the holder
+         * to decide on a line that stays in its core, at about one thread's speed however many threads ask, and no
+         * core burnt on spinning. The price is that waiter's latency, the shortest park the system gives, only while
+         * another thread holds the same key (Resilience4j's limiter parks the same way). Measured in
+         * docs/benchmarks.md.
          *
          *   word & HELD              a thread holds the lock
          *   word & RETIRED           dropped by its owner; whoever takes the lock must look the key up again

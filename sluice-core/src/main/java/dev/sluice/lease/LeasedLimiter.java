@@ -362,8 +362,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
      * interval (the last interval's, or this one's so far if more), times the part of an interval the frame has left.
      * For a contended key (refused here in this interval or the last) only the demand of the {@link #shortHorizon}:
      * when the limit is shared by more demand than it admits, a slice sized for a whole interval would be left partly
-     * unused by the end of the window in some instances while others are refused (with an interval as long as the
-     * window, a fixed window over 30 instances admitted 85 % of its limit).
+     * unused by the end of the window in some instances while others are refused.
      */
     private long expected(Lease ls, long now) {
         long perInterval = Math.max(ls.lastDemand, ls.demand);
@@ -561,18 +560,18 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
      * <p>Why half, and why not when refused: a key near its limit gains little from claiming ahead (most of its
      * requests are refused without a call) and loses by it. A slice claimed ahead competes with the claims of the current frame for the same room, and
      * for the sliding tail, whose room frees a little at a time, that room is then lost in the last interval of every
-     * window (the simulation admitted 91% of the limit, not 100%); and it hands the next frame to whichever instance's
+     * window; and it hands the next frame to whichever instance's
      * round runs first. Claims ahead take the lower half of the limit; above it, requests claim as before. Half is not
      * enough alone: where a round claims a whole window ahead (an interval as long as the window) the next window
-     * starts empty, and the sliding tail admitted 75% of its limit; a key refused here in the last interval is at its
-     * limit, and claims nothing ahead.
+     * starts empty, and the sliding tail then admits less than its limit; a key refused here in the last interval is
+     * at its limit, and claims nothing ahead.
      *
      * <p>Nor does a key contended across the instances, though not refused here: one whose room now (with what others
      * claimed ahead) is less than the slice it would claim. And with rounds more than a tenth of the window apart,
      * nothing is claimed ahead for a frame expected to see fewer than ln 2 requests, which is more likely to pass empty
      * than not, its slice held unused until the next round. With rounds as long as the window, an instance asked a few
      * times a second held a slice in each of the next ten sub-windows, was never short, so never refused, and kept the
-     * others from half the limit (the sub-window counter admitted 71% of it).
+     * others from half the limit.
      */
     private void claimAhead(Lease ls, NavigableMap<Long, Long> counts, NavigableMap<Long, Long> claims, long now) {
         long perInterval = Math.max(ls.lastDemand, ls.demand);

@@ -57,9 +57,8 @@ import org.jspecify.annotations.Nullable;
  *       as the driver's client-side operation timeout; when the server fails or is too slow the
  *       {@link dev.sluice.FailurePolicy} answers. The driver reconnects by itself, so the limiter works again as soon
  *       as the server is back: while calls wait for a server the driver checks it every 500 ms (its minimum
- *       heartbeat frequency, not the 10 s heartbeat of an idle client), so with a caller deciding every 10 ms the
- *       first right decision comes 0.2 to 0.6 s after the server accepts connections again
- *       ({@code MongoRecoveryTest}). The client needs no particular settings.</li>
+ *       heartbeat frequency, not the 10 s heartbeat of an idle client; {@code MongoRecoveryTest}). The client needs
+ *       no particular settings.</li>
  *   <li><b>Start-up.</b> {@link Builder#build()} waits up to the {@link Builder#startupTimeout startup timeout}
  *       (default 10 s) for the server to answer a {@code ping}, so a new process's first decisions are not failure
  *       policy answers to a connection still being made; a server that does not answer in time gives a store all the

@@ -53,10 +53,9 @@ import org.jspecify.annotations.Nullable;
  *       call ({@link java.sql.Connection#setNetworkTimeout}) and the server's {@code lock_timeout}. A failure or
  *       timeout goes to the {@link dev.sluice.FailurePolicy}; a driver exception never reaches the caller. The store
  *       keeps no connection of its own: each call borrows one from the {@link DataSource} and returns it, so when the
- *       database comes back the next call works again: with the pool above and a caller deciding every 10 ms, the
- *       first right decision comes 0.1 to 0.5 s after a restarted server accepts connections
- *       ({@code PostgresRecoveryTest}; HikariCP retries opening connections for waiting callers, pausing at most
- *       its connection timeout, and drops a broken connection at its validation or its first failed call).</li>
+ *       database comes back the next call works again ({@code PostgresRecoveryTest}; HikariCP retries opening
+ *       connections for waiting callers, pausing at most its connection timeout, and drops a broken connection at
+ *       its validation or its first failed call).</li>
  *   <li><b>Start-up.</b> {@link Builder#build()} waits up to the {@link Builder#startupTimeout startup timeout}
  *       (default 10 s) for the database to answer (the schema check is that answer), so a new process's first
  *       decisions are not failure policy answers to a connection still being made; a database that cannot be

@@ -26,9 +26,9 @@ import org.junit.jupiter.api.Test;
  * options), in fresh processes, through a Redis that goes down and comes back.
  *
  * <p>The timing bounds here are far above what the behaviour takes (printed by each test), and far below what the
- * behaviour it replaces took, so a loaded machine slows them without turning them red: a call during an outage takes
- * microseconds where waiting for the timeout took 250 ms; recovery takes about 0.1 s where Lettuce's reconnect took
- * 3 s and up to 30 s.
+ * behaviour it replaces took, so a loaded machine slows them without turning them red: a call during an outage is
+ * answered at once where waiting for the timeout takes the whole timeout; recovery takes a fraction of a second where
+ * Lettuce's own reconnect backs off for seconds (up to 30 s).
  */
 class RedisProductionTest {
 
