@@ -18,9 +18,13 @@ import org.jspecify.annotations.Nullable;
  *
  * <ul>
  *   <li>{@code grant_type} is the request parameter.
- *   <li>{@code client_id} comes from HTTP Basic authentication when the request has it ({@code Authorization: Basic
- *       base64(client_id:secret)}, the id form-urlencoded as RFC 6749 §2.3.1 says, so {@code my%3Aapp} is
- *       {@code my:app}), else from the {@code client_id} parameter (public clients, {@code client_secret_post}).
+ *   <li>{@code client_id}: by default the client the request names, from HTTP Basic authentication when the request
+ *       has it ({@code Authorization: Basic base64(client_id:secret)}, the id form-urlencoded as RFC 6749 §2.3.1 says,
+ *       so {@code my%3Aapp} is {@code my:app}), else from the {@code client_id} parameter (public clients,
+ *       {@code client_secret_post}). The name is not proof: before the client is authenticated, anyone who knows a
+ *       client id can spend its limit. With {@link Builder#authenticatedClient()} the client id is the authenticated
+ *       principal's name instead, for a filter that runs after client authentication: then only requests of the
+ *       real client count against its limit.
  *   <li>The user: the {@code username} parameter of a {@code password} grant. The other user grants
  *       ({@code authorization_code}, {@code refresh_token}, the device code …) do not name their user in the request;
  *       they are limited per client ({@code [client_id]}) unless {@link Builder#username(Function)} says how to find
@@ -38,10 +42,12 @@ public final class OAuthTokenExtractor implements DescriptorExtractor {
 
     private final Function<? super HttpServletRequest, @Nullable String> username;
     private final @Nullable Function<? super HttpServletRequest, Descriptor> unidentified;
+    private final boolean authenticatedClient;
 
     private OAuthTokenExtractor(Builder b) {
         this.username = b.username;
         this.unidentified = b.unidentified;
+        this.authenticatedClient = b.authenticatedClient;
     }
 
     /** The extractor with its defaults: users of {@code password} grants only; unidentified requests not limited. */
@@ -57,13 +63,7 @@ public final class OAuthTokenExtractor implements DescriptorExtractor {
     @Override
     public Optional<Extraction> extract(HttpServletRequest request) {
         String grantType = request.getParameter("grant_type");
-        String clientId;
-        String authorization = request.getHeader("Authorization");
-        if (authorization != null && authorization.regionMatches(true, 0, "Basic ", 0, 6)) {
-            clientId = basicClientId(authorization.substring(6).trim());
-        } else {
-            clientId = request.getParameter(OAuthDescriptors.CLIENT_ID);
-        }
+        String clientId = authenticatedClient ? RequestEntry.principalName(request) : requestedClientId(request);
         if (grantType == null || grantType.isEmpty() || clientId == null || clientId.isEmpty()) {
             return unidentified(request);
         }
@@ -77,8 +77,25 @@ public final class OAuthTokenExtractor implements DescriptorExtractor {
         return Optional.of(Extraction.of(OAuthDescriptors.forTokenRequest(grantType, clientId, user)));
     }
 
+    /** Whether the client id is the authenticated principal's ({@link Builder#authenticatedClient()}). */
+    public boolean readsAuthenticatedClient() {
+        return authenticatedClient;
+    }
+
     private Optional<Extraction> unidentified(HttpServletRequest request) {
         return unidentified == null ? Optional.empty() : Optional.of(Extraction.of(unidentified.apply(request)));
+    }
+
+    /**
+     * The client id a token request names, authenticated or not: from HTTP Basic credentials when it has them (null if
+     * they are malformed), else its {@code client_id} parameter.
+     */
+    static @Nullable String requestedClientId(HttpServletRequest request) {
+        String authorization = request.getHeader("Authorization");
+        if (authorization != null && authorization.regionMatches(true, 0, "Basic ", 0, 6)) {
+            return basicClientId(authorization.substring(6).trim());
+        }
+        return request.getParameter(OAuthDescriptors.CLIENT_ID);
     }
 
     /** The client id of HTTP Basic credentials; null if they are malformed. */
@@ -111,8 +128,21 @@ public final class OAuthTokenExtractor implements DescriptorExtractor {
         private Function<? super HttpServletRequest, @Nullable String> username =
                 OAuthTokenExtractor::passwordGrantUser;
         private @Nullable Function<? super HttpServletRequest, Descriptor> unidentified;
+        private boolean authenticatedClient;
 
         private Builder() {}
+
+        /**
+         * Counts a token request against its client's limit only once the client is authenticated: the client id is
+         * the name of {@link HttpServletRequest#getUserPrincipal()}, and a request without a principal is unidentified.
+         * For a filter placed after client authentication (in Spring Authorization Server: in its security chain,
+         * after {@code OAuth2ClientAuthenticationFilter}), so that requests with a wrong secret, or none, cost the
+         * client nothing. Failed authentications are then limited apart, by {@link AuthenticationFailureFilter}.
+         */
+        public Builder authenticatedClient() {
+            this.authenticatedClient = true;
+            return this;
+        }
 
         /**
          * How the user of a user grant is found; null or empty for "not known", and the request is limited per client.
@@ -143,6 +173,8 @@ public final class OAuthTokenExtractor implements DescriptorExtractor {
 
     @Override
     public String toString() {
-        return "OAuthTokenExtractor" + (unidentified == null ? "" : "[unidentified limited]");
+        return "OAuthTokenExtractor"
+                + (authenticatedClient ? "[authenticated client]" : "")
+                + (unidentified == null ? "" : "[unidentified limited]");
     }
 }

@@ -38,7 +38,9 @@ import org.jspecify.annotations.Nullable;
  *       {@link Builder#advertiseDryRun(boolean)}.
  *   <li><b>Shadow ban</b>: the request goes on as if allowed, never advertised, with the path of the rule that
  *       banned it in the request attribute {@link #SHADOW_BAN_ATTRIBUTE}: the application drops the work.
- *   <li><b>Not limited</b> (the extractor returned empty, or no rule matched): the request goes on with no field.
+ *   <li><b>Not limited</b> (the extractor returned empty, or no rule matched): the request goes on with no field. The
+ *       first request the extractor finds no descriptor in is logged at {@code WARNING}, later ones at {@code DEBUG} at
+ *       most once a minute.
  *   <li><b>Failures</b>: a store failure is answered by its failure policy, as the {@link Verdict} says (fail-open
  *       passes, fail-closed refuses with a {@code 429}); an exception of the extractor or the limiter is logged and
  *       the request passes with no field. The filter never answers {@code 500} on the limiter's account.
@@ -62,6 +64,7 @@ public final class SluiceFilter implements Filter {
     private final DescriptorExtractor extractor;
     private final boolean legacyHeaders;
     private final boolean advertiseDryRun;
+    private final UnlimitedRequestLog unlimited;
 
     private SluiceFilter(Builder b, String domain) {
         this.limiter = b.limiter;
@@ -69,6 +72,7 @@ public final class SluiceFilter implements Filter {
         this.extractor = b.extractor;
         this.legacyHeaders = b.legacyHeaders;
         this.advertiseDryRun = b.advertiseDryRun;
+        this.unlimited = new UnlimitedRequestLog(toString());
     }
 
     /** A builder over {@code limiter}; the domain is required. */
@@ -106,6 +110,7 @@ public final class SluiceFilter implements Filter {
         try {
             Optional<Extraction> e = extractor.extract(req);
             if (e.isEmpty()) {
+                unlimited.passed(req);
                 return null;
             }
             return limiter.check(domain, e.get().descriptors(), e.get().hits());

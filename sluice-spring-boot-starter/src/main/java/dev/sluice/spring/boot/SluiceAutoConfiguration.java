@@ -7,6 +7,7 @@ import dev.sluice.policy.PolicyLimiter;
 import dev.sluice.spi.RateLimitStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import org.springframework.beans.factory.ObjectProvider;
@@ -22,6 +23,7 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.util.ClassUtils;
 
 /**
  * Sluice in a Spring Boot application, from its {@code sluice.*} properties ({@link SluiceProperties}): the
@@ -131,19 +133,33 @@ public class SluiceAutoConfiguration {
     @ConditionalOnProperty(prefix = "sluice.filter", name = "enabled", matchIfMissing = true)
     public static class FilterConfiguration {
 
+        private static final boolean SPRING_SECURITY_PRESENT = ClassUtils.isPresent(
+                "org.springframework.security.web.FilterChainProxy", FilterConfiguration.class.getClassLoader());
+
         /** Created by Spring. */
         public FilterConfiguration() {}
 
-        /** The OAuth token endpoint's descriptors: {@code [client_id]}, {@code [client_id, username]}. */
+        /**
+         * The descriptors of {@code sluice.filter.descriptors} ({@link SluiceDescriptorProperties}); without any, the
+         * OAuth token endpoint's: {@code [client_id]}, {@code [client_id, username]}.
+         *
+         * @throws IllegalStateException naming the property at fault if a descriptor is not complete
+         */
         @Bean
         @ConditionalOnMissingBean
-        public DescriptorExtractor sluiceDescriptorExtractor() {
-            return OAuthTokenExtractor.create();
+        public DescriptorExtractor sluiceDescriptorExtractor(SluiceProperties properties) {
+            List<SluiceDescriptorProperties> descriptors =
+                    properties.getFilter().getDescriptors();
+            return descriptors.isEmpty()
+                    ? OAuthTokenExtractor.create()
+                    : SluiceDescriptorProperties.extractor("sluice.filter.descriptors", descriptors);
         }
 
         /**
          * The {@link SluiceFilter} on {@code sluice.filter.url-patterns}, at {@code sluice.filter.order}, checking
-         * requests under {@code sluice.filter.domain} (by default the only domain loaded).
+         * requests under {@code sluice.filter.domain} (by default the only domain loaded); built but not registered
+         * when {@code sluice.filter.register} is false. Logs a warning when no request the filter sees can produce a
+         * descriptor ({@link SluiceFilterMapping}).
          *
          * @throws IllegalStateException if no domain is named and the policies do not define exactly one
          */
@@ -162,6 +178,11 @@ public class SluiceAutoConfiguration {
             registration.setName("sluiceFilter");
             registration.setUrlPatterns(p.getUrlPatterns());
             registration.setOrder(p.getOrder());
+            registration.setEnabled(p.isRegister());
+            if (p.isRegister()) {
+                SluiceFilterMapping.warnIfNothingCanBeLimited(
+                        extractor, p.getUrlPatterns(), p.getOrder(), SPRING_SECURITY_PRESENT);
+            }
             return registration;
         }
 

@@ -258,6 +258,20 @@ public class SluiceProperties {
         private List<String> urlPatterns = new ArrayList<>(List.of("/oauth2/token"));
 
         /**
+         * Whether the filter is registered with the servlet container on url-patterns. When false it is built but not
+         * registered (sluiceFilterRegistration.getFilter()), for the application to place itself, such as in a Spring
+         * Security chain after client authentication.
+         */
+        private boolean register = true;
+
+        /**
+         * The descriptors a request is checked under, each a list of entries (a descriptor key and its source:
+         * remote-address, header, principal, path or value), as Envoy's rate-limit actions build them. None (the
+         * default): the OAuth token request's, [client_id] or [client_id, username].
+         */
+        private List<SluiceDescriptorProperties> descriptors = new ArrayList<>();
+
+        /**
          * The filter's order. By default just before Spring Security's filter chain (-100), so a refused request costs
          * no client authentication.
          */
@@ -294,6 +308,22 @@ public class SluiceProperties {
 
         public void setUrlPatterns(List<String> urlPatterns) {
             this.urlPatterns = urlPatterns;
+        }
+
+        public boolean isRegister() {
+            return register;
+        }
+
+        public void setRegister(boolean register) {
+            this.register = register;
+        }
+
+        public List<SluiceDescriptorProperties> getDescriptors() {
+            return descriptors;
+        }
+
+        public void setDescriptors(List<SluiceDescriptorProperties> descriptors) {
+            this.descriptors = descriptors;
         }
 
         public int getOrder() {

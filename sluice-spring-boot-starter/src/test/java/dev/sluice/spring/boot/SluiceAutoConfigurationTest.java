@@ -12,6 +12,7 @@ import dev.sluice.policy.Descriptor;
 import dev.sluice.policy.PolicyLimiter;
 import dev.sluice.redis.RedisStore;
 import dev.sluice.spi.RateLimitStore;
+import dev.sluice.testkit.LogCapture;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.server.RedisServers;
 import java.nio.file.Files;
@@ -108,6 +109,47 @@ class SluiceAutoConfigurationTest {
                     assertEquals(5, registration.getOrder());
                     assertTrue(registration.getFilter().toString().startsWith("SluiceFilter[domain=other,"));
                 });
+    }
+
+    @Test
+    void aFilterMappedWhereNoRequestCanProduceADescriptorIsAWarningAtStart() {
+        try (LogCapture log = LogCapture.start()) {
+            webRunner
+                    .withPropertyValues("sluice.policies.inline[0]=" + TWO_PER_DAY, "sluice.filter.url-patterns=/api/*")
+                    .run(context -> assertThat(context).hasNotFailed());
+            List<String> warnings = log.messagesContaining("sluice.filter.url-patterns [/api/*]");
+            assertEquals(1, warnings.size(), warnings.toString());
+            assertTrue(warnings.get(0).contains("every other request there passes unlimited"), warnings.get(0));
+            assertTrue(warnings.get(0).contains("set sluice.filter.descriptors"), warnings.get(0));
+
+            webRunner
+                    .withPropertyValues(
+                            "sluice.policies.inline[0]=" + TWO_PER_DAY,
+                            "sluice.filter.url-patterns=/api/*",
+                            "sluice.filter.descriptors[0].entries[0].key=api_key",
+                            "sluice.filter.descriptors[0].entries[0].source=header",
+                            "sluice.filter.descriptors[0].entries[0].header=X-Api-Key")
+                    .run(context -> assertTrue(context.getBean("sluiceFilterRegistration", FilterRegistrationBean.class)
+                            .getFilter()
+                            .toString()
+                            .endsWith("RequestDescriptors[[api_key=header X-Api-Key]]]")));
+            assertEquals(1, log.messagesContaining("sluice.filter.url-patterns").size(), "none for descriptors");
+        }
+    }
+
+    @Test
+    void anIncompleteDescriptorEntryFailsTheStartNamingTheProperty() {
+        webRunner
+                .withPropertyValues(
+                        "sluice.policies.inline[0]=" + TWO_PER_DAY,
+                        "sluice.filter.descriptors[0].entries[0].key=remote_address",
+                        "sluice.filter.descriptors[0].entries[0].source=remote-address",
+                        "sluice.filter.descriptors[1].entries[0].key=api_key",
+                        "sluice.filter.descriptors[1].entries[0].source=header")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
+                        .hasMessage("sluice.filter.descriptors[1].entries[0].header: required by source header"));
     }
 
     @Test
