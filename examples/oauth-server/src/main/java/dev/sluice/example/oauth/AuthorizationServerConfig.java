@@ -5,12 +5,14 @@ import com.nimbusds.jose.jwk.RSAKey;
 import com.nimbusds.jose.jwk.source.ImmutableJWKSet;
 import com.nimbusds.jose.jwk.source.JWKSource;
 import com.nimbusds.jose.proc.SecurityContext;
+import dev.sluice.http.SluiceFilter;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.NoSuchAlgorithmException;
 import java.security.interfaces.RSAPrivateKey;
 import java.security.interfaces.RSAPublicKey;
 import java.util.UUID;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
@@ -32,12 +34,13 @@ import org.springframework.security.oauth2.server.authorization.settings.Authori
 import org.springframework.security.oauth2.server.authorization.settings.ClientSettings;
 import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.security.web.access.intercept.AuthorizationFilter;
 import org.springframework.security.web.authentication.LoginUrlAuthenticationEntryPoint;
 import org.springframework.security.web.util.matcher.MediaTypeRequestMatcher;
 
 /**
- * A plain Spring Authorization Server: its endpoints, form login, clients and users in memory. Nothing here knows of
- * rate limits: the starter's filter runs before Spring Security's chain, on {@code /oauth2/token}.
+ * A plain Spring Authorization Server: its endpoints, form login, clients and users in memory. One line here knows of
+ * rate limits: the starter's filter is placed in the authorization server's chain, after client authentication.
  *
  * <p>Clients: {@code partner} ({@code client_credentials}, limited per client), {@code trusted-backend}
  * ({@code client_credentials}, unlimited by the policy), {@code web-app} ({@code authorization_code} and
@@ -52,13 +55,19 @@ import org.springframework.security.web.util.matcher.MediaTypeRequestMatcher;
 @EnableWebSecurity
 public class AuthorizationServerConfig {
 
-    /** The authorization server's endpoints; a browser that is not logged in is sent to the login page. */
+    /**
+     * The authorization server's endpoints; a browser that is not logged in is sent to the login page. The rate limit
+     * ({@link RateLimitConfig}) runs after client authentication and before the token endpoint: only a client that
+     * proved its secret is counted.
+     */
     @Bean
     @Order(1)
-    public SecurityFilterChain authorizationServerChain(HttpSecurity http) throws Exception {
+    public SecurityFilterChain authorizationServerChain(
+            HttpSecurity http, FilterRegistrationBean<SluiceFilter> sluiceFilterRegistration) throws Exception {
         OAuth2AuthorizationServerConfigurer server = OAuth2AuthorizationServerConfigurer.authorizationServer();
         http.securityMatcher(server.getEndpointsMatcher())
                 .with(server, Customizer.withDefaults())
+                .addFilterBefore(sluiceFilterRegistration.getFilter(), AuthorizationFilter.class)
                 .authorizeHttpRequests(requests -> requests.anyRequest().authenticated())
                 .exceptionHandling(exceptions -> exceptions.defaultAuthenticationEntryPointFor(
                         new LoginUrlAuthenticationEntryPoint("/login"),
