@@ -42,7 +42,7 @@ public final class OAuthTokenExtractor implements DescriptorExtractor {
 
     private final Function<? super HttpServletRequest, @Nullable String> username;
     private final @Nullable Function<? super HttpServletRequest, Descriptor> unidentified;
-    private final boolean authenticatedClient;
+    private final @Nullable Function<? super HttpServletRequest, @Nullable String> authenticatedClient;
 
     private OAuthTokenExtractor(Builder b) {
         this.username = b.username;
@@ -63,7 +63,7 @@ public final class OAuthTokenExtractor implements DescriptorExtractor {
     @Override
     public Optional<Extraction> extract(HttpServletRequest request) {
         String grantType = request.getParameter("grant_type");
-        String clientId = authenticatedClient ? RequestEntry.principalName(request) : requestedClientId(request);
+        String clientId = authenticatedClient == null ? requestedClientId(request) : authenticatedClient.apply(request);
         if (grantType == null || grantType.isEmpty() || clientId == null || clientId.isEmpty()) {
             return unidentified(request);
         }
@@ -79,7 +79,7 @@ public final class OAuthTokenExtractor implements DescriptorExtractor {
 
     /** Whether the client id is the authenticated principal's ({@link Builder#authenticatedClient()}). */
     public boolean readsAuthenticatedClient() {
-        return authenticatedClient;
+        return authenticatedClient != null;
     }
 
     private Optional<Extraction> unidentified(HttpServletRequest request) {
@@ -128,7 +128,7 @@ public final class OAuthTokenExtractor implements DescriptorExtractor {
         private Function<? super HttpServletRequest, @Nullable String> username =
                 OAuthTokenExtractor::passwordGrantUser;
         private @Nullable Function<? super HttpServletRequest, Descriptor> unidentified;
-        private boolean authenticatedClient;
+        private @Nullable Function<? super HttpServletRequest, @Nullable String> authenticatedClient;
 
         private Builder() {}
 
@@ -140,7 +140,16 @@ public final class OAuthTokenExtractor implements DescriptorExtractor {
          * client nothing. Failed authentications are then limited apart, by {@link AuthenticationFailureFilter}.
          */
         public Builder authenticatedClient() {
-            this.authenticatedClient = true;
+            return authenticatedClient(RequestEntry::principalName);
+        }
+
+        /**
+         * As {@link #authenticatedClient()}, with the authenticated client's id read by {@code client} (null or empty
+         * when the request's client is not authenticated): for an application whose principal can be something else
+         * than a client, such as a user's login session, and that tells them apart.
+         */
+        public Builder authenticatedClient(Function<? super HttpServletRequest, @Nullable String> client) {
+            this.authenticatedClient = Objects.requireNonNull(client, "client must not be null");
             return this;
         }
 
@@ -174,7 +183,7 @@ public final class OAuthTokenExtractor implements DescriptorExtractor {
     @Override
     public String toString() {
         return "OAuthTokenExtractor"
-                + (authenticatedClient ? "[authenticated client]" : "")
+                + (authenticatedClient == null ? "" : "[authenticated client]")
                 + (unidentified == null ? "" : "[unidentified limited]");
     }
 }

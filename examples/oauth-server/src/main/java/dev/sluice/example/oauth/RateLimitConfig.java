@@ -7,6 +7,7 @@ import dev.sluice.http.DescriptorExtractor;
 import dev.sluice.http.OAuthTokenExtractor;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spring.boot.SluiceAutoConfiguration;
+import jakarta.servlet.http.HttpServletRequest;
 import java.time.Clock;
 import java.time.Duration;
 import org.springframework.beans.factory.ObjectProvider;
@@ -16,6 +17,7 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.security.oauth2.server.authorization.OAuth2AuthorizationService;
+import org.springframework.security.oauth2.server.authorization.authentication.OAuth2ClientAuthenticationToken;
 
 /**
  * What the starter cannot know about this server: when a client is authenticated, who the user of a token request
@@ -26,8 +28,10 @@ import org.springframework.security.oauth2.server.authorization.OAuth2Authorizat
  * requests with a wrong secret would spend the real client's limit and lock it out. So the starter's filter is not
  * registered before Spring Security ({@code sluice.filter.register: false}); {@link AuthorizationServerConfig} puts it
  * in the authorization server's chain, after client authentication, and the extractor here reads the client id of the
- * authenticated principal ({@link OAuthTokenExtractor.Builder#authenticatedClient()}). A request whose client did not
- * authenticate is not counted against any client; Spring Security refuses it.
+ * authenticated client ({@link OAuthTokenExtractor.Builder#authenticatedClient(java.util.function.Function)}): a
+ * principal that is Spring Authorization Server's {@code OAuth2ClientAuthenticationToken}, not a user's login
+ * session. A request whose client did not authenticate is not counted against any client; Spring Security refuses
+ * it.
  *
  * <p><b>Failed authentications have limits of their own</b>, so guessing secrets is limited too: 5 a minute per
  * client id from one address, 20 a minute per address whatever client it names ({@link AuthenticationFailureFilter}).
@@ -61,9 +65,19 @@ public class RateLimitConfig {
     @Bean
     public DescriptorExtractor tokenRequestDescriptors(OAuth2AuthorizationService authorizations) {
         return OAuthTokenExtractor.builder()
-                .authenticatedClient()
+                .authenticatedClient(RateLimitConfig::authenticatedClient)
                 .username(new TokenRequestUsers(authorizations))
                 .build();
+    }
+
+    /**
+     * The id of the client Spring Authorization Server authenticated; empty ("not authenticated") for any other
+     * principal, such as the login session of a user whose browser posts to the token endpoint.
+     */
+    static String authenticatedClient(HttpServletRequest request) {
+        return request.getUserPrincipal() instanceof OAuth2ClientAuthenticationToken client && client.isAuthenticated()
+                ? client.getName()
+                : "";
     }
 
     /** The limits of failed client authentications, on the token endpoint, before Spring Security's chain. */
