@@ -2,53 +2,49 @@ package dev.sluice.server;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import dev.sluice.policy.Limit;
 import dev.sluice.policy.Policies;
 import dev.sluice.policy.PolicyLimiter;
 import dev.sluice.policy.Rule;
+import dev.sluice.server.HttpTransport.Answer;
+import dev.sluice.server.HttpTransport.Request;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The HTTP side of the service, on the JDK's HTTP server: {@code POST /json}, {@code GET /healthcheck},
- * {@code GET /metrics}, the admin endpoints {@code GET /rlconfig} and {@code POST /reload}, and the dashboard: its files
- * at {@code /} and the numbers it polls at {@code GET /dashboard/data} ({@link DashboardData}).
+ * The HTTP side of the service: {@code POST /json}, {@code GET /healthcheck}, {@code GET /metrics}, the admin endpoints
+ * {@code GET /rlconfig} and {@code POST /reload}, and the dashboard: its files at {@code /} and the numbers it polls at
+ * {@code GET /dashboard/data} ({@link DashboardData}). It serves on an {@link HttpTransport}, which bounds connections,
+ * request sizes and times.
  *
- * <p>Bounded: a fixed pool of threads with a bounded queue (a full queue makes the accepting thread run the request
- * itself, which slows accepting instead of growing memory), request bodies of at most {@link #MAX_BODY} bytes.
+ * <p>Where each request is answered: {@code /healthcheck}, {@code /bench/bare}, errors, and {@code /json} when the
+ * decision needs no store call (the in-memory store, synchronized mode) on the connection's event loop; {@code /json}
+ * when a decision may wait for the store (exact and leased mode), a body over {@value #INLINE_BODY} bytes, and every
+ * other endpoint on the transport's bounded pool, whose full queue answers 503.
  */
-final class HttpApi implements AutoCloseable {
+final class HttpApi implements HttpTransport.Handler, AutoCloseable {
     /** The largest request body read; a larger one is answered 413. */
-    static final int MAX_BODY = 1 << 20;
+    static final int MAX_BODY = HttpTransport.MAX_BODY;
 
-    /**
-     * How much of a body over {@link #MAX_BODY} is read and dropped before the 413, so that a client still sending
-     * reads the answer instead of a broken connection; a body announced larger than this is refused at once.
-     */
-    private static final long MAX_DRAIN = 16L << 20;
+    /** A body larger than this is parsed on the pool, not on an event loop. */
+    static final int INLINE_BODY = 16 << 10;
 
-    private static final System.Logger LOG = System.getLogger(HttpApi.class.getName());
     private static final String DASHBOARD = "dev/sluice/server/dashboard/";
     private static final String JSON = "application/json";
+    private static final String TEXT = "text/plain; charset=utf-8";
     private static final Map<String, String> CONTENT_TYPES = Map.of(
             "html", "text/html; charset=utf-8",
             "css", "text/css; charset=utf-8",
@@ -59,19 +55,9 @@ final class HttpApi implements AutoCloseable {
             "ico", "image/x-icon",
             "txt", "text/plain; charset=utf-8");
 
-    static {
-        // The JDK's server writes an answer's headers and body in two writes and leaves Nagle's algorithm on: with a
-        // client that keeps its connection alive and delays its ACKs (Linux: 40 ms), every answer after the first
-        // waits for that ACK; TCP_NODELAY sends each answer at once. Read once, when the first server starts; an
-        // explicit -D setting wins.
-        if (System.getProperty("sun.net.httpserver.nodelay") == null) {
-            System.setProperty("sun.net.httpserver.nodelay", "true");
-        }
-    }
-
-    private final HttpServer server;
-    private final ThreadPoolExecutor executor;
+    private final HttpTransport transport;
     private final RateLimitAdapter adapter;
+    private final boolean decisionsWait;
     private final PolicyLimiter limiter;
     private final PrometheusMeterRegistry registry;
     private final ServerMetrics metrics;
@@ -85,10 +71,20 @@ final class HttpApi implements AutoCloseable {
     /** What {@code POST /reload} did: whether the configuration changed, and a message for the caller. */
     record ReloadResult(boolean reloaded, String message) {}
 
+    /** How the HTTP server is bounded: its pool's threads, and its read and idle timeouts ({@link HttpTransport}). */
+    record Limits(int threads, Duration readTimeout, Duration idleTimeout) {}
+
+    /**
+     * Binds {@code address} and starts serving.
+     *
+     * @param decisionsWait whether a decision may wait for the store, so that {@code /json} runs on the pool
+     * @throws IOException if the address cannot be bound
+     */
     HttpApi(
             InetSocketAddress address,
-            int threads,
+            Limits limits,
             RateLimitAdapter adapter,
+            boolean decisionsWait,
             PolicyLimiter limiter,
             PrometheusMeterRegistry registry,
             ServerMetrics metrics,
@@ -98,6 +94,7 @@ final class HttpApi implements AutoCloseable {
             boolean benchBare)
             throws IOException {
         this.adapter = adapter;
+        this.decisionsWait = decisionsWait;
         this.limiter = limiter;
         this.registry = registry;
         this.metrics = metrics;
@@ -105,210 +102,199 @@ final class HttpApi implements AutoCloseable {
         this.adminToken = adminToken == null || adminToken.isEmpty() ? null : adminToken;
         this.reload = reload;
         this.benchBare = benchBare;
-        AtomicInteger n = new AtomicInteger();
-        this.executor = new ThreadPoolExecutor(
-                threads,
-                threads,
-                60,
-                TimeUnit.SECONDS,
-                new ArrayBlockingQueue<>(1024),
-                r -> {
-                    Thread t = new Thread(r, "sluice-http-" + n.incrementAndGet());
-                    t.setDaemon(true);
-                    return t;
-                },
-                new ThreadPoolExecutor.CallerRunsPolicy());
-        this.server = HttpServer.create(address, 256);
-        server.setExecutor(executor);
-        server.createContext("/", this::handle);
-        server.start();
+        this.transport = new HttpTransport(address, limits.threads(), limits.readTimeout(), limits.idleTimeout(), this);
     }
 
     int port() {
-        return server.getAddress().getPort();
+        return transport.port();
     }
 
-    private void handle(HttpExchange x) throws IOException {
-        try (x) {
-            String path = x.getRequestURI().getPath();
-            String method = x.getRequestMethod();
-            switch (path) {
-                case "/json" -> {
-                    if (allow(x, method, "POST")) {
-                        long start = System.nanoTime();
-                        try {
-                            json(x);
-                        } finally {
-                            metrics.answered("http", start);
-                        }
-                    }
+    @Override
+    public boolean blocking(Request r) {
+        return switch (r.path()) {
+            case "/healthcheck" -> false;
+            case "/json" -> decisionsWait || large(r);
+            case BareEndpoint.PATH -> large(r);
+            default -> true;
+        };
+    }
+
+    private static boolean large(Request r) {
+        byte[] body = r.body();
+        return body != null && body.length > INLINE_BODY;
+    }
+
+    @Override
+    public Answer busy(Request r) {
+        if (r.path().equals("/json")) {
+            metrics.request("http", "unavailable");
+        }
+        return Answer.error(503, "the service is busy: too many requests waiting, try again")
+                .with("Retry-After", "1");
+    }
+
+    @Override
+    public Answer answer(Request r) {
+        String path = r.path();
+        String method = r.method();
+        switch (path) {
+            case "/json" -> {
+                Answer wrong = allow(method, "POST");
+                if (wrong != null) {
+                    return wrong;
                 }
-                case "/healthcheck" -> {
-                    if (allow(x, method, "GET")) {
-                        boolean ok = ready.getAsBoolean();
-                        send(x, ok ? 200 : 500, "text/plain; charset=utf-8", ok ? "OK" : "not ready");
-                    }
-                }
-                case "/metrics" -> {
-                    if (allow(x, method, "GET")) {
-                        metrics.refreshLimits(limiter);
-                        send(x, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
-                    }
-                }
-                case BareEndpoint.PATH -> {
-                    if (!benchBare) {
-                        error(x, 404, "no such page: " + path + " (a benchmarking aid: serve --bench-bare)");
-                    } else if (allow(x, method, "POST")) {
-                        bare(x);
-                    }
-                }
-                case "/dashboard/data" -> {
-                    if (allow(x, method, "GET")) {
-                        x.getResponseHeaders().set("Cache-Control", "no-store");
-                        send(x, 200, JSON, DashboardData.json(limiter, registry, System.currentTimeMillis()));
-                    }
-                }
-                case "/rlconfig" -> {
-                    if (allow(x, method, "GET") && admin(x)) {
-                        send(x, 200, "text/plain; charset=utf-8", dump(limiter));
-                    }
-                }
-                case "/reload" -> {
-                    if (allow(x, method, "POST") && admin(x)) {
-                        ReloadResult r = reload.get();
-                        send(x, r.reloaded() ? 200 : 422, "text/plain; charset=utf-8", r.message());
-                    }
-                }
-                default -> {
-                    if (allow(x, method, "GET")) {
-                        dashboard(x, path);
-                    }
+                try {
+                    return json(r);
+                } finally {
+                    metrics.answered("http", r.arrived());
                 }
             }
-        } catch (IOException e) { // the client went away
-            LOG.log(System.Logger.Level.DEBUG, "HTTP exchange failed: " + e);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "HTTP request failed: " + x.getRequestURI(), e);
-            throw e;
+            case "/healthcheck" -> {
+                Answer wrong = allow(method, "GET");
+                if (wrong != null) {
+                    return wrong;
+                }
+                boolean ok = ready.getAsBoolean();
+                return Answer.of(ok ? 200 : 500, TEXT, ok ? "OK" : "not ready");
+            }
+            case "/metrics" -> {
+                Answer wrong = allow(method, "GET");
+                if (wrong != null) {
+                    return wrong;
+                }
+                metrics.refreshLimits(limiter);
+                return Answer.of(200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
+            }
+            case BareEndpoint.PATH -> {
+                if (!benchBare) {
+                    return Answer.error(404, "no such page: " + path + " (a benchmarking aid: serve --bench-bare)");
+                }
+                Answer wrong = allow(method, "POST");
+                return wrong != null ? wrong : bare(r);
+            }
+            case "/dashboard/data" -> {
+                Answer wrong = allow(method, "GET");
+                if (wrong != null) {
+                    return wrong;
+                }
+                return Answer.of(200, JSON, DashboardData.json(limiter, registry, System.currentTimeMillis()))
+                        .with("Cache-Control", "no-store");
+            }
+            case "/rlconfig" -> {
+                Answer wrong = allow(method, "GET");
+                if (wrong == null) {
+                    wrong = admin(r);
+                }
+                return wrong != null ? wrong : Answer.of(200, TEXT, dump(limiter));
+            }
+            case "/reload" -> {
+                Answer wrong = allow(method, "POST");
+                if (wrong == null) {
+                    wrong = admin(r);
+                }
+                if (wrong != null) {
+                    return wrong;
+                }
+                ReloadResult result = reload.get();
+                return Answer.of(result.reloaded() ? 200 : 422, TEXT, result.message());
+            }
+            default -> {
+                Answer wrong = allow(method, "GET");
+                return wrong != null ? wrong : dashboard(path);
+            }
         }
     }
 
-    private void json(HttpExchange x) throws IOException {
-        byte[] body = readBody(x);
+    private Answer json(Request r) {
+        byte[] body = r.body();
         if (body == null) {
             metrics.request("http", "invalid");
-            error(x, 413, "request body larger than the limit of " + MAX_BODY + " bytes");
-            return;
+            return tooLarge();
         }
         RateLimitRequest.Builder request = RateLimitRequest.newBuilder();
         try {
             parser.merge(new String(body, StandardCharsets.UTF_8), request);
         } catch (InvalidProtocolBufferException | RuntimeException e) {
             metrics.request("http", "invalid");
-            error(x, 400, "the body is not a RateLimitRequest in proto3 JSON: " + e.getMessage());
-            return;
+            return Answer.error(400, "the body is not a RateLimitRequest in proto3 JSON: " + e.getMessage());
         }
         RateLimitResponse response;
         try {
             response = adapter.shouldRateLimit(request.build());
         } catch (InvalidRequestException e) {
             metrics.request("http", "invalid");
-            error(x, 400, String.valueOf(e.getMessage()));
-            return;
+            return Answer.error(400, String.valueOf(e.getMessage()));
         } catch (IllegalStateException e) {
             metrics.request("http", "unavailable");
-            error(x, 503, "the rate limit service is shutting down");
-            return;
+            return Answer.error(503, "the rate limit service is shutting down");
         }
         boolean over = response.getOverallCode() == RateLimitResponse.Code.OVER_LIMIT;
         metrics.request("http", over ? "over_limit" : "ok");
-        send(x, over ? 429 : 200, JSON, printer.print(response));
+        try {
+            return Answer.of(over ? 429 : 200, JSON, printer.print(response));
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("a RateLimitResponse does not print as JSON: " + e, e);
+        }
     }
 
-    /** The {@link BareEndpoint}: the body read and parsed as {@code POST /json} does, a constant answer. */
-    private void bare(HttpExchange x) throws IOException {
-        byte[] body = readBody(x);
+    /** The {@link BareEndpoint}: the body parsed as {@code POST /json} does, a constant answer. */
+    private Answer bare(Request r) {
+        byte[] body = r.body();
         if (body == null) {
-            error(x, 413, "request body larger than the limit of " + MAX_BODY + " bytes");
-            return;
+            return tooLarge();
         }
         RateLimitRequest.Builder request = RateLimitRequest.newBuilder();
         try {
             parser.merge(new String(body, StandardCharsets.UTF_8), request);
         } catch (InvalidProtocolBufferException | RuntimeException e) {
-            error(x, 400, "the body is not a RateLimitRequest in proto3 JSON: " + e.getMessage());
-            return;
+            return Answer.error(400, "the body is not a RateLimitRequest in proto3 JSON: " + e.getMessage());
         }
-        send(x, 200, JSON, BareEndpoint.OK_JSON);
+        return Answer.of(200, JSON, BareEndpoint.OK_JSON);
     }
 
-    /** The body, or null if it is larger than {@link #MAX_BODY}. */
-    private static byte @Nullable [] readBody(HttpExchange x) throws IOException {
-        String length = x.getRequestHeaders().getFirst("Content-Length");
-        if (length != null) {
-            try {
-                if (Long.parseLong(length.trim()) > MAX_DRAIN) {
-                    return null;
-                }
-            } catch (NumberFormatException e) {
-                // the server refuses a malformed length before it gets here; read what comes
-            }
-        }
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        byte[] buf = new byte[8192];
-        long read = 0;
-        try (InputStream in = x.getRequestBody()) {
-            int r;
-            while ((r = in.read(buf)) >= 0) {
-                read += r;
-                if (read > MAX_BODY) {
-                    if (read > MAX_DRAIN) {
-                        return null;
-                    }
-                    continue; // too large: read on, keeping nothing, to answer 413 to a client still sending
-                }
-                out.write(buf, 0, r);
-            }
-        }
-        return read > MAX_BODY ? null : out.toByteArray();
+    private static Answer tooLarge() {
+        return Answer.error(413, "request body larger than the limit of " + MAX_BODY + " bytes");
     }
 
-    private boolean admin(HttpExchange x) throws IOException {
+    /** Null if {@code r} carries the admin token; else the answer that refuses it. */
+    private @Nullable Answer admin(Request r) {
         String token = adminToken;
         if (token == null) {
-            error(x, 404, "admin endpoints are off: start the service with SLUICE_ADMIN_TOKEN set to turn them on");
-            return false;
+            return Answer.error(
+                    404, "admin endpoints are off: start the service with SLUICE_ADMIN_TOKEN set to turn them on");
         }
-        String given = x.getRequestHeaders().getFirst("Authorization");
+        String given = r.headers().get("Authorization");
         byte[] expected = ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
         if (given == null || !MessageDigest.isEqual(expected, given.getBytes(StandardCharsets.UTF_8))) {
-            x.getResponseHeaders().set("WWW-Authenticate", "Bearer");
-            error(x, 401, "this admin endpoint needs the header 'Authorization: Bearer <SLUICE_ADMIN_TOKEN>'");
-            return false;
+            return Answer.error(
+                            401, "this admin endpoint needs the header 'Authorization: Bearer <SLUICE_ADMIN_TOKEN>'")
+                    .with("WWW-Authenticate", "Bearer");
         }
-        return true;
+        return null;
     }
 
-    private void dashboard(HttpExchange x, String path) throws IOException {
+    private static Answer dashboard(String path) {
         String file = path.equals("/") ? "index.html" : path.substring(1);
-        if (file.isEmpty() || file.contains("..") || file.contains("//") || file.startsWith("/")) {
-            error(x, 404, "no such page: " + path);
-            return;
+        if (file.isEmpty()
+                || file.contains("..")
+                || file.contains("//")
+                || file.startsWith("/")
+                || file.endsWith("/")) {
+            return Answer.error(404, "no such page: " + path);
         }
         try (InputStream in = HttpApi.class.getClassLoader().getResourceAsStream(DASHBOARD + file)) {
-            if (in == null || file.endsWith("/")) {
-                error(x, 404, "no such page: " + path);
-                return;
+            if (in == null) {
+                return Answer.error(404, "no such page: " + path);
             }
             int dot = file.lastIndexOf('.');
             String ext = dot < 0 ? "" : file.substring(dot + 1).toLowerCase(Locale.ROOT);
-            byte[] bytes = in.readAllBytes();
-            x.getResponseHeaders().set("Content-Type", CONTENT_TYPES.getOrDefault(ext, "application/octet-stream"));
-            x.getResponseHeaders().set("Cache-Control", "no-cache");
-            x.sendResponseHeaders(200, bytes.length);
-            try (OutputStream out = x.getResponseBody()) {
-                out.write(bytes);
-            }
+            return new Answer(
+                    200,
+                    CONTENT_TYPES.getOrDefault(ext, "application/octet-stream"),
+                    in.readAllBytes(),
+                    Map.of("Cache-Control", "no-cache"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading " + DASHBOARD + file + " from the jar", e);
         }
     }
 
@@ -330,35 +316,18 @@ final class HttpApi implements AutoCloseable {
         return b.toString();
     }
 
-    private static boolean allow(HttpExchange x, String method, String allowed) throws IOException {
+    /** Null if {@code method} is {@code allowed} (or HEAD for GET); else the 405 answer. */
+    private static @Nullable Answer allow(String method, String allowed) {
         if (method.equals(allowed) || (allowed.equals("GET") && method.equals("HEAD"))) {
-            return true;
+            return null;
         }
-        x.getResponseHeaders().set("Allow", allowed);
-        error(x, 405, "method " + method + " not allowed here: use " + allowed);
-        return false;
+        return Answer.error(405, "method " + method + " not allowed here: use " + allowed)
+                .with("Allow", allowed);
     }
 
-    private static void error(HttpExchange x, int status, String message) throws IOException {
-        send(x, status, JSON, "{\"error\":" + DashboardData.quote(message) + "}");
-    }
-
-    private static void send(HttpExchange x, int status, String contentType, String body) throws IOException {
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        x.getResponseHeaders().set("Content-Type", contentType);
-        boolean head = x.getRequestMethod().equals("HEAD");
-        x.sendResponseHeaders(status, head ? -1 : bytes.length);
-        if (!head) {
-            try (OutputStream out = x.getResponseBody()) {
-                out.write(bytes);
-            }
-        }
-    }
-
-    /** Stops accepting, lets running exchanges finish for up to a second, then stops the threads. */
+    /** Stops gracefully ({@link HttpTransport#close()}). */
     @Override
     public void close() {
-        server.stop(1);
-        executor.shutdown();
+        transport.close();
     }
 }

@@ -34,6 +34,9 @@ final class ServeCommand {
               --http-port N           default 8080; 0 for any free port
               --grpc-port N           default 8081; 0 for any free port
               --bind ADDRESS          default 127.0.0.1; 0.0.0.0 for every interface
+              --http-read-timeout D   how long an HTTP request may take to arrive in full, from its first byte;
+                                      default 10s (then 408 and the connection is closed)
+              --http-idle-timeout D   how long an HTTP connection may stay open with no request; default 60s
               --response-headers S    off (default), draft03 (RateLimit-Limit, -Remaining, -Reset) or draft10
                                       (RateLimit-Policy and RateLimit): headers for Envoy to add to the response
               --watch-interval D      the longest time between two checks of a --config directory; default 5s
@@ -55,6 +58,8 @@ final class ServeCommand {
             "http-port",
             "grpc-port",
             "bind",
+            "http-read-timeout",
+            "http-idle-timeout",
             "response-headers",
             "watch-interval");
 
@@ -80,6 +85,8 @@ final class ServeCommand {
         }
         Duration storeTimeout = o.duration("store-timeout");
         Duration watch = o.duration("watch-interval");
+        Duration httpRead = o.duration("http-read-timeout");
+        Duration httpIdle = o.duration("http-idle-timeout");
         SluiceServer.ServeSettings settings = new SluiceServer.ServeSettings(
                 config,
                 o.string("store", "memory:"),
@@ -88,6 +95,8 @@ final class ServeCommand {
                 o.address("bind", "127.0.0.1"),
                 o.port("http-port", 8080),
                 o.port("grpc-port", 8081),
+                httpRead == null ? Duration.ofSeconds(10) : httpRead,
+                httpIdle == null ? Duration.ofSeconds(60) : httpIdle,
                 HeaderStyle.parse(o),
                 watch == null ? Duration.ofSeconds(5) : watch,
                 System.getenv("SLUICE_ADMIN_TOKEN"),
@@ -103,7 +112,7 @@ final class ServeCommand {
             err.println("sluice: the configuration has " + e.errors().size() + " error(s); not started");
             return 1;
         } catch (IOException e) {
-            err.println("sluice: cannot start: " + e);
+            err.println("sluice: cannot start: " + e.getMessage());
             return 3;
         }
         String host = settings.bind().getHostAddress();

@@ -77,25 +77,39 @@ final class SluiceServer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        NettyServerBuilder grpcBuilder = NettyServerBuilder.forAddress(new InetSocketAddress(s.bind(), s.grpcPort()))
+        InetSocketAddress grpcAddress = new InetSocketAddress(s.bind(), s.grpcPort());
+        NettyServerBuilder grpcBuilder = NettyServerBuilder.forAddress(grpcAddress)
                 .addService(new GrpcService(adapter, metrics))
                 .executor(grpcExecutor)
                 .maxInboundMessageSize(HttpApi.MAX_BODY);
         if (s.benchBare()) {
             grpcBuilder.addService(BareEndpoint.grpcService());
         }
-        this.grpc = grpcBuilder.build().start();
-        this.http = new HttpApi(
-                new InetSocketAddress(s.bind(), s.httpPort()),
-                threads,
-                adapter,
-                limiter,
-                registry,
-                metrics,
-                () -> ready,
-                s.adminToken(),
-                () -> reload(config),
-                s.benchBare());
+        try {
+            this.grpc = grpcBuilder.build().start();
+        } catch (IOException e) {
+            abandon();
+            throw cannotListen(grpcAddress, "grpc-port", e);
+        }
+        InetSocketAddress httpAddress = new InetSocketAddress(s.bind(), s.httpPort());
+        try {
+            this.http = new HttpApi(
+                    httpAddress,
+                    new HttpApi.Limits(threads, s.httpReadTimeout(), s.httpIdleTimeout()),
+                    adapter,
+                    store.waits(),
+                    limiter,
+                    registry,
+                    metrics,
+                    () -> ready,
+                    s.adminToken(),
+                    () -> reload(config),
+                    s.benchBare());
+        } catch (IOException e) {
+            grpc.shutdownNow();
+            abandon();
+            throw cannotListen(httpAddress, "http-port", e);
+        }
         metrics.refreshLimits(limiter);
         this.ready = true;
     }
@@ -163,10 +177,7 @@ final class SluiceServer implements AutoCloseable {
             Thread.currentThread().interrupt();
             grpc.shutdownNow();
         }
-        grpcExecutor.shutdown();
-        if (storeExecutor != null) {
-            storeExecutor.shutdown();
-        }
+        stopExecutors();
         if (watcher != null) {
             watcher.close();
         }
@@ -178,6 +189,35 @@ final class SluiceServer implements AutoCloseable {
         }
     }
 
+    /** Undoes a start that failed: stops what the constructor had started before the servers. */
+    private void abandon() {
+        stopExecutors();
+        if (watcher != null) {
+            watcher.close();
+        }
+        limiter.close();
+    }
+
+    private void stopExecutors() {
+        grpcExecutor.shutdown();
+        if (storeExecutor != null) {
+            storeExecutor.shutdown();
+        }
+    }
+
+    /** A port that cannot be bound, named with its option, so that the operator knows which to change. */
+    private static IOException cannotListen(InetSocketAddress address, String option, IOException e) {
+        Throwable cause = e;
+        while (cause.getCause() != null && cause.getCause() != cause) {
+            cause = cause.getCause();
+        }
+        String port = String.valueOf(address.getPort());
+        return new IOException(
+                "cannot listen on " + address.getAddress().getHostAddress() + ":" + port + " (--" + option + " " + port
+                        + ", --bind " + address.getAddress().getHostAddress() + "): " + cause.getMessage(),
+                e);
+    }
+
     /** The options of {@code serve}; {@code benchBare}: also serve the {@link BareEndpoint}s. */
     record ServeSettings(
             @Nullable Path config,
@@ -187,6 +227,8 @@ final class SluiceServer implements AutoCloseable {
             java.net.InetAddress bind,
             int httpPort,
             int grpcPort,
+            Duration httpReadTimeout,
+            Duration httpIdleTimeout,
             HeaderStyle headers,
             Duration watchInterval,
             @Nullable String adminToken,
