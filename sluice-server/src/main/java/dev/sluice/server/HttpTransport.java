@@ -31,7 +31,6 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
-import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.handler.flow.FlowControlHandler;
@@ -41,6 +40,8 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -99,7 +100,7 @@ final class HttpTransport implements AutoCloseable {
     /**
      * A request read in full.
      *
-     * @param path    the URI's path, percent-decoded
+     * @param path    the URI's path, percent-decoded ({@code /} if it has none)
      * @param body    the body, or null if it was larger than {@link #MAX_BODY}
      * @param arrived {@link System#nanoTime()} when it had arrived in full
      */
@@ -232,6 +233,12 @@ final class HttpTransport implements AutoCloseable {
         pool.shutdown();
         acceptor.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         loops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(2000);
+    }
+
+    /** A duration as {@code serve}'s options are written: {@code 10s}, {@code 1500ms}. */
+    private static String millis(long nanos) {
+        long ms = TimeUnit.NANOSECONDS.toMillis(nanos);
+        return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
     }
 
     private enum State {
@@ -410,10 +417,13 @@ final class HttpTransport implements AutoCloseable {
             }
             String path;
             try {
-                path = new QueryStringDecoder(h.uri()).path();
-            } catch (IllegalArgumentException e) {
+                path = new URI(h.uri()).getPath();
+            } catch (URISyntaxException e) {
                 write(ctx, h, Answer.error(400, "not a valid request URI: " + e.getMessage()));
                 return;
+            }
+            if (path == null || path.isEmpty()) {
+                path = "/";
             }
             Request r = new Request(h.method().name(), path, h.headers(), bytes, System.nanoTime());
             if (!handler.blocking(r)) {
@@ -538,8 +548,7 @@ final class HttpTransport implements AutoCloseable {
                 case READING -> rawAnswer(
                         ctx,
                         408,
-                        "the request did not arrive in full within "
-                                + Duration.ofNanos(readTimeout).toMillis() + " ms of its first byte");
+                        "the request did not arrive in full within " + millis(readTimeout) + " of its first byte");
             }
         }
     }

@@ -87,6 +87,7 @@ class HttpConnectionsIT {
             s.setSoTimeout(60_000);
             Response r = read(s.getInputStream());
             assertEquals(408, r.status(), r.body());
+            assertEquals("{\"error\":\"the request did not arrive in full within 1s of its first byte\"}", r.body());
             assertEquals("close", r.header("connection"));
             assertEquals(-1, s.getInputStream().read(), "closed after the 408");
         }
