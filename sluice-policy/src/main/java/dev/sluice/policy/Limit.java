@@ -48,7 +48,10 @@ public record Limit(
             return "unlimited" + (name.isEmpty() ? "" : " (" + name + ")");
         }
         Algorithm a = Objects.requireNonNull(algorithm, "required of a limited limit");
-        return requestsPerUnit + "/" + (unit != null ? unit : window) + " "
-                + a.name().toLowerCase(java.util.Locale.ROOT) + (name.isEmpty() ? "" : " (" + name + ")");
+        return requestsPerUnit + "/"
+                + (unit != null
+                        ? unit
+                        : Durations.format(Objects.requireNonNull(window, "required of a limited limit")))
+                + " " + a.name().toLowerCase(java.util.Locale.ROOT) + (name.isEmpty() ? "" : " (" + name + ")");
     }
 }

@@ -1,6 +1,10 @@
 package dev.sluice.policy;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,6 +30,25 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Policies {
 
+    /**
+     * The largest policy file loaded: 4 MiB (a policy of ten thousand rules takes about 1 MiB). A larger file is
+     * refused before it is read, at its line 1, column 1; so is a longer text given to {@link #parse(String, String)}.
+     */
+    public static final long MAX_FILE_BYTES = 4L << 20;
+
+    /**
+     * The most levels of mappings and lists nested in a policy file: 50, SnakeYAML's default for its own loader (each
+     * level of {@code descriptors} takes two, so a rule may be 20 levels deep). A deeper file is refused at the line
+     * and column where it passes the limit, before anything recurses that deep; an alias counts the levels it brings.
+     */
+    public static final int MAX_DEPTH = 50;
+
+    /**
+     * The most nodes (scalars, mappings, lists) of a policy file once its aliases are expanded: 1,000,000. A small
+     * file whose aliases refer to aliases ("billion laughs") is refused at the alias that passes it.
+     */
+    public static final int MAX_NODES = 1_000_000;
+
     private static final Policies EMPTY = new Policies(Map.of());
 
     private final Map<String, DomainPolicy> domains;
@@ -42,35 +65,130 @@ public final class Policies {
     /**
      * Loads {@code path}: one file, or every {@code *.yaml} and {@code *.yml} file of a directory (not its
      * subdirectories, not files whose name starts with a dot), one domain each. Symbolic links are followed, so a
-     * Kubernetes ConfigMap mount loads as its files.
+     * Kubernetes ConfigMap mount loads as its files; a link that leads nowhere (a ConfigMap update half done) is an
+     * error, never a file skipped. A directory with no policy file loads as {@link #empty()}.
      *
      * @throws PolicyException with every problem of every file, each with its file, line, column and field: a file
-     *                         that cannot be read, bad YAML, a field that is unknown or of the wrong type, a missing
+     *                         that cannot be read, is larger than {@link #MAX_FILE_BYTES} or nested deeper than
+     *                         {@link #MAX_DEPTH}, bad YAML, a field that is unknown or of the wrong type, a missing
      *                         domain, a domain defined in two files, …
      */
     public static Policies load(Path path) {
         Objects.requireNonNull(path, "path must not be null");
-        List<Path> files = new ArrayList<>();
+        List<Path> files;
         List<PolicyError> errors = new ArrayList<>();
         if (Files.isDirectory(path)) {
-            try (Stream<Path> list = Files.list(path)) {
-                list.filter(Policies::isPolicyFile).sorted().forEach(files::add);
+            try {
+                files = files(path);
             } catch (IOException e) {
                 throw new PolicyException(
                         List.of(new PolicyError(path.toString(), 0, 0, "", "cannot list the directory: " + e)));
             }
         } else {
-            files.add(path);
+            files = List.of(path);
         }
         Map<String, String> texts = new LinkedHashMap<>();
         for (Path file : files) {
             try {
-                texts.put(file.toString(), Files.readString(file, StandardCharsets.UTF_8));
-            } catch (IOException e) {
-                errors.add(new PolicyError(file.toString(), 0, 0, "", "cannot read the file: " + e));
+                texts.put(file.toString(), read(file));
+            } catch (PolicyException e) {
+                errors.addAll(e.errors());
             }
         }
         return build(texts, errors);
+    }
+
+    /**
+     * The policy files of a directory, by name: each entry named {@code *.yaml} or {@code *.yml}, not starting with a
+     * dot, that is a regular file, or a symbolic link to one or to nothing (which {@link #read} refuses). A
+     * subdirectory, or a link to one, is skipped, as are special files.
+     */
+    static List<Path> files(Path directory) throws IOException {
+        List<Path> files = new ArrayList<>();
+        try (Stream<Path> list = Files.list(directory)) {
+            list.filter(p -> {
+                        String name = p.getFileName().toString();
+                        return !name.startsWith(".") && (name.endsWith(".yaml") || name.endsWith(".yml"));
+                    })
+                    .filter(p -> Files.isRegularFile(p) || dangling(p))
+                    .sorted()
+                    .forEach(files::add);
+        }
+        return files;
+    }
+
+    /** Whether {@code p} is a symbolic link that leads to nothing. */
+    static boolean dangling(Path p) {
+        return Files.isSymbolicLink(p) && !Files.exists(p);
+    }
+
+    /**
+     * The text of a policy file, refused without reading it whole if it is larger than {@link #MAX_FILE_BYTES}.
+     *
+     * @throws PolicyException with one error: the file is missing, a dangling link, not a regular file, too large,
+     *                         not UTF-8, or cannot be read
+     */
+    static String read(Path file) {
+        String name = file.toString();
+        if (dangling(file)) {
+            String target;
+            try {
+                target = String.valueOf(Files.readSymbolicLink(file));
+            } catch (IOException e) {
+                target = "?";
+            }
+            throw error(
+                    name,
+                    0,
+                    0,
+                    "a symbolic link to " + target + ", which does not exist (a ConfigMap update "
+                            + "half done?): refused, not skipped; remove the link to remove its domain");
+        }
+        if (!Files.exists(file)) {
+            throw error(name, 0, 0, "no such file");
+        }
+        if (!Files.isRegularFile(file)) {
+            throw error(name, 0, 0, "not a regular file");
+        }
+        byte[] bytes;
+        try {
+            long size = Files.size(file);
+            if (size > MAX_FILE_BYTES) {
+                throw error(name, 1, 1, tooLarge("the file is " + size + " bytes long"));
+            }
+            bytes = readAtMost(file, MAX_FILE_BYTES + 1);
+        } catch (IOException e) {
+            throw error(name, 0, 0, "cannot read the file: " + e);
+        }
+        if (bytes.length > MAX_FILE_BYTES) { // it grew since its size was read
+            throw error(name, 1, 1, tooLarge("the file grew as it was read"));
+        }
+        try {
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            throw error(name, 0, 0, "not UTF-8 text: " + e);
+        }
+    }
+
+    /** The first {@code max} bytes of {@code file}, or all of them if fewer. */
+    static byte[] readAtMost(Path file, long max) throws IOException {
+        try (InputStream in = Files.newInputStream(file)) {
+            return in.readNBytes((int) Math.min(max, Integer.MAX_VALUE - 8));
+        }
+    }
+
+    /** The message of a file or text over {@link #MAX_FILE_BYTES}; {@code what} says how large it is. */
+    static String tooLarge(String what) {
+        return what + ", over the limit of " + MAX_FILE_BYTES + " bytes (4 MiB) for one policy file: refused unread";
+    }
+
+    private static PolicyException error(String file, int line, int column, String message) {
+        return new PolicyException(List.of(new PolicyError(file, line, column, "", message)));
     }
 
     /**
@@ -89,11 +207,6 @@ public final class Policies {
      */
     public static Policies parse(String sourceName, String yaml) {
         return parse(Map.of(sourceName, yaml));
-    }
-
-    static boolean isPolicyFile(Path p) {
-        String name = p.getFileName().toString();
-        return !name.startsWith(".") && (name.endsWith(".yaml") || name.endsWith(".yml")) && Files.isRegularFile(p);
     }
 
     private static Policies build(Map<String, String> texts, List<PolicyError> errors) {

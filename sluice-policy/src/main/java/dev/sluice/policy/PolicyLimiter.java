@@ -187,12 +187,17 @@ public final class PolicyLimiter implements AutoCloseable {
                     System.Logger.Level.WARNING,
                     "rate limit policies in " + path + " refused, the previous ones " + "stay in force: "
                             + e.getMessage());
-            if (metrics != null) {
-                metrics.loadFailed();
-            }
+            loadFailed();
             return e;
         }
         return null;
+    }
+
+    /** Counts a configuration that was refused or could not be loaded; the one in force stays. */
+    void loadFailed() {
+        if (metrics != null) {
+            metrics.loadFailed();
+        }
     }
 
     /** Closes the limiters of the configuration in force (once running checks are done). Idempotent. */

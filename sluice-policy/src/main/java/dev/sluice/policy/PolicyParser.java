@@ -4,6 +4,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.LimiterConfig;
 import java.math.BigInteger;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -17,7 +18,11 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.snakeyaml.engine.v2.api.LoadSettings;
-import org.snakeyaml.engine.v2.api.lowlevel.Compose;
+import org.snakeyaml.engine.v2.common.Anchor;
+import org.snakeyaml.engine.v2.composer.Composer;
+import org.snakeyaml.engine.v2.events.AliasEvent;
+import org.snakeyaml.engine.v2.events.Event;
+import org.snakeyaml.engine.v2.events.NodeEvent;
 import org.snakeyaml.engine.v2.exceptions.Mark;
 import org.snakeyaml.engine.v2.exceptions.MarkedYamlEngineException;
 import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
@@ -27,6 +32,9 @@ import org.snakeyaml.engine.v2.nodes.NodeTuple;
 import org.snakeyaml.engine.v2.nodes.ScalarNode;
 import org.snakeyaml.engine.v2.nodes.SequenceNode;
 import org.snakeyaml.engine.v2.nodes.Tag;
+import org.snakeyaml.engine.v2.parser.Parser;
+import org.snakeyaml.engine.v2.parser.ParserImpl;
+import org.snakeyaml.engine.v2.scanner.StreamReader;
 import org.snakeyaml.engine.v2.schema.CoreSchema;
 
 /**
@@ -90,9 +98,16 @@ final class PolicyParser {
     private static final String UNIT_LIST = "second, minute, hour, day, week, month or year";
     private static final Pattern WINDOW = Pattern.compile("([0-9]{1,12})(ms|s|m|h|d)");
     private static final long UINT32_MAX = 4_294_967_295L;
+    /** SnakeYAML's own default, kept; counted here as well, so that the refusal has a line and column. */
+    private static final int MAX_COLLECTION_ALIASES = 50;
+    /** The most errors reported of one file; the rest are counted in one last error. */
+    private static final int MAX_ERRORS = 100;
 
     private final String file;
     private final List<PolicyError> errors = new ArrayList<>();
+    /** Errors past {@link #MAX_ERRORS}, counted only. */
+    private int errorsNotShown;
+
     private String domain = "";
     /** The {@code domain} value; null until read, and when the file has none. */
     private @Nullable Node domainNode;
@@ -114,20 +129,41 @@ final class PolicyParser {
     static Result parse(String file, String text) {
         PolicyParser p = new PolicyParser(file);
         DomainPolicy policy = p.run(text);
+        if (p.errorsNotShown > 0) {
+            p.errors.add(new PolicyError(
+                    file, 0, 0, "", "and " + p.errorsNotShown + " more error(s), not shown: fix these first"));
+        }
         int line = p.domainNode == null ? 1 : line(p.domainNode);
         int column = p.domainNode == null ? 1 : column(p.domainNode);
         return new Result(p.errors.isEmpty() ? policy : null, List.copyOf(p.errors), line, column);
     }
 
     private @Nullable DomainPolicy run(String text) {
+        if (text.length() > Policies.MAX_FILE_BYTES) {
+            errors.add(new PolicyError(
+                    file, 1, 1, "", Policies.tooLarge("the text is " + text.length() + " characters long")));
+            return null;
+        }
         LoadSettings settings = LoadSettings.builder()
                 .setLabel(file)
                 .setSchema(new CoreSchema())
                 .setAllowDuplicateKeys(true)
+                .setCodePointLimit((int) Policies.MAX_FILE_BYTES)
+                .setMaxAliasesForCollections(MAX_COLLECTION_ALIASES)
                 .build();
         Optional<Node> composed;
         try {
-            composed = new Compose(settings).composeString(text);
+            LimitedParser parser = new LimitedParser(new ParserImpl(settings, new StreamReader(settings, text)));
+            composed = new Composer(settings, parser).getSingleNode();
+        } catch (LimitExceeded e) {
+            Optional<Mark> mark = e.event.getStartMark();
+            errors.add(new PolicyError(
+                    file,
+                    mark.map(m -> m.getLine() + 1).orElse(1),
+                    mark.map(m -> m.getColumn() + 1).orElse(1),
+                    "",
+                    e.problem));
+            return null;
         } catch (MarkedYamlEngineException e) {
             Optional<Mark> mark = e.getProblemMark().isPresent() ? e.getProblemMark() : e.getContextMark();
             int line = mark.map(m -> m.getLine() + 1).orElse(0);
@@ -646,6 +682,10 @@ final class PolicyParser {
     // ---- positions ----
 
     private void error(Node node, String field, String message) {
+        if (errors.size() >= MAX_ERRORS) {
+            errorsNotShown++;
+            return;
+        }
         errors.add(new PolicyError(file, line(node), column(node), field, message));
     }
 
@@ -676,5 +716,172 @@ final class PolicyParser {
             return "empty";
         }
         return "'" + ((ScalarNode) node).getValue() + "'";
+    }
+
+    // ---- limits ----
+
+    /** A file over one of the limits of {@link LimitedParser}, at the event where it went over. */
+    private static final class LimitExceeded extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        @SuppressWarnings("serial") // never serialized: caught in this class
+        final transient Event event;
+
+        final String problem;
+
+        LimitExceeded(Event event, String problem) {
+            super(problem, null, false, false);
+            this.event = event;
+            this.problem = problem;
+        }
+    }
+
+    /**
+     * SnakeYAML's events, each counted as the composer takes it, so that a file past a limit is refused at the event
+     * that passes it, before the composer's recursion (one Java frame per level) or this class's walk of an expanded
+     * tree can meet it. The limits: {@link Policies#MAX_DEPTH} levels of mappings and lists, counting those an alias
+     * brings where it stands; {@link Policies#MAX_NODES} nodes with every alias expanded (a "billion laughs" file is
+     * small but expands without end); {@link #MAX_COLLECTION_ALIASES} aliases to mappings and lists; and no alias
+     * inside the node it names.
+     */
+    private static final class LimitedParser implements Parser {
+
+        /** A mapping or list not yet ended. */
+        private static final class Open {
+            final @Nullable String anchor;
+            /** Its depth: 1 for the root collection. */
+            final int depth;
+            /** Nodes in it, itself included, aliases expanded. */
+            long nodes = 1;
+            /** The deepest level reached inside it, aliases expanded. */
+            int deepest;
+
+            Open(@Nullable String anchor, int depth) {
+                this.anchor = anchor;
+                this.depth = depth;
+                this.deepest = depth;
+            }
+        }
+
+        /** What an anchor names: its nodes, aliases expanded, and its height in levels of collections (0: a scalar). */
+        private record Anchored(long nodes, int height) {}
+
+        private final Parser parser;
+        private final ArrayDeque<Open> open = new ArrayDeque<>();
+        private final Map<String, Anchored> anchors = new HashMap<>();
+        private long nodes;
+        private int collectionAliases;
+
+        LimitedParser(Parser parser) {
+            this.parser = parser;
+        }
+
+        @Override
+        public boolean checkEvent(Event.ID id) {
+            return parser.checkEvent(id);
+        }
+
+        @Override
+        public Event peekEvent() {
+            return parser.peekEvent();
+        }
+
+        @Override
+        public boolean hasNext() {
+            return parser.hasNext();
+        }
+
+        @Override
+        public Event next() {
+            Event e = parser.next();
+            switch (e.getEventId()) {
+                case MappingStart, SequenceStart -> {
+                    int depth = open.size() + 1;
+                    if (depth > Policies.MAX_DEPTH) {
+                        throw new LimitExceeded(e, tooDeep());
+                    }
+                    String anchor = anchor(e);
+                    if (anchor != null) {
+                        anchors.remove(anchor); // redefined: an alias to it inside is recursive, and is refused
+                    }
+                    add(e, 1);
+                    open.addLast(new Open(anchor, depth));
+                }
+                case MappingEnd, SequenceEnd -> {
+                    Open o = open.removeLast();
+                    if (o.anchor != null) {
+                        anchors.put(o.anchor, new Anchored(o.nodes, o.deepest - o.depth + 1));
+                    }
+                    Open parent = open.peekLast();
+                    if (parent != null) {
+                        parent.nodes += o.nodes;
+                        parent.deepest = Math.max(parent.deepest, o.deepest);
+                    }
+                }
+                case Scalar -> {
+                    String anchor = anchor(e);
+                    if (anchor != null) {
+                        anchors.put(anchor, new Anchored(1, 0));
+                    }
+                    add(e, 1);
+                    Open top = open.peekLast();
+                    if (top != null) {
+                        top.nodes++;
+                    }
+                }
+                case Alias -> alias((AliasEvent) e);
+                default -> {}
+            }
+            return e;
+        }
+
+        private void alias(AliasEvent e) {
+            String name = e.getAlias().getValue();
+            for (Open o : open) {
+                if (name.equals(o.anchor)) {
+                    throw new LimitExceeded(
+                            e, "recursive alias '*" + name + "': it stands inside the node '&" + name + "' it names");
+                }
+            }
+            Anchored a = anchors.get(name);
+            if (a == null) {
+                return; // an undefined alias: the composer says so
+            }
+            if (a.height > 0 && ++collectionAliases > MAX_COLLECTION_ALIASES) {
+                throw new LimitExceeded(
+                        e,
+                        "more than " + MAX_COLLECTION_ALIASES + " aliases to mappings or lists, the limit for a "
+                                + "policy file");
+            }
+            int reached = open.size() + a.height;
+            if (reached > Policies.MAX_DEPTH) {
+                throw new LimitExceeded(e, tooDeep() + " once alias '*" + name + "' is expanded here");
+            }
+            add(e, a.nodes);
+            Open top = open.peekLast();
+            if (top != null) {
+                top.nodes += a.nodes;
+                top.deepest = Math.max(top.deepest, reached);
+            }
+        }
+
+        private void add(Event e, long n) {
+            nodes += n;
+            if (nodes > Policies.MAX_NODES) {
+                throw new LimitExceeded(
+                        e,
+                        "more than " + Policies.MAX_NODES + " nodes with its aliases expanded, the limit for a "
+                                + "policy file");
+            }
+        }
+
+        private static String tooDeep() {
+            return "nested too deeply: more than " + Policies.MAX_DEPTH + " levels of mappings and lists, the limit "
+                    + "for a policy file";
+        }
+
+        private static @Nullable String anchor(Event e) {
+            return ((NodeEvent) e).getAnchor().map(Anchor::getValue).orElse(null);
+        }
     }
 }
