@@ -31,7 +31,7 @@ import org.jspecify.annotations.Nullable;
 public final class Policies {
 
     /**
-     * The largest policy file loaded: 4 MiB (a policy of ten thousand rules takes about 1 MiB). A larger file is
+     * The largest policy file loaded: 4 MiB. A larger file is
      * refused before it is read, at its line 1, column 1; so is a longer text given to {@link #parse(String, String)}.
      */
     public static final long MAX_FILE_BYTES = 4L << 20;

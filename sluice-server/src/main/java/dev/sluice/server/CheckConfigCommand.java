@@ -15,10 +15,10 @@ import java.util.Set;
 
 /**
  * {@code check-config [--mode M] PATH…}: loads each path as {@code serve --config} would, prints every error as
- * {@code file:line:column: message}, and exits 1 if there was any; otherwise prints a summary and exits 0. With
- * {@code --mode synchronized} or {@code --mode leased} it also builds the limiters on a store of that mode (in memory,
- * nothing written anywhere), so that a limit the mode cannot keep is an error here, as it would stop
- * {@code serve --sync-interval} or {@code serve --lease-interval}.
+ * {@code file:line:column: message}, and exits 1 if there was any (a directory with no domain is one); otherwise prints
+ * a summary and exits 0. With {@code --mode synchronized} or {@code --mode leased} it also builds the limiters on a
+ * store of that mode (in memory, nothing written anywhere), so that a limit the mode cannot keep is an error here, as
+ * it would stop {@code serve --sync-interval} or {@code serve --lease-interval}.
  */
 final class CheckConfigCommand {
     static final String HELP =
@@ -27,7 +27,7 @@ final class CheckConfigCommand {
 
             Validates rate limit configuration files (a YAML file, or a directory of them, as serve --config takes).
             Prints every error as file:line:column: field: message and exits 1 if there is any; otherwise prints
-            what each path defines and exits 0.
+            what each path defines and exits 0. A directory with no policy file (*.yaml, *.yml) is an error.
 
             Options:
               --mode M    exact (default), synchronized or leased: the mode the service will run the files in;
@@ -60,6 +60,12 @@ final class CheckConfigCommand {
             }
             try {
                 Policies p = Policies.load(path);
+                if (p.domains().isEmpty()) {
+                    err.println(arg + ":0:0: no domain: the directory holds no policy file (*.yaml, *.yml), so "
+                            + "nothing would be limited");
+                    errors++;
+                    continue;
+                }
                 keptBy(mode, p);
                 int rules = 0;
                 for (String d : p.domains()) {
@@ -72,6 +78,10 @@ final class CheckConfigCommand {
                     err.println(error);
                 }
                 errors += e.errors().size();
+            } catch (RuntimeException | StackOverflowError e) {
+                // a defect of the loader, not of the file: reported as one error all the same, without a stack trace
+                err.println(arg + ":0:0: cannot be loaded: " + e);
+                errors++;
             }
         }
         if (errors > 0) {

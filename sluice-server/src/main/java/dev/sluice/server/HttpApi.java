@@ -20,7 +20,6 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -61,7 +60,7 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
     private final PolicyLimiter limiter;
     private final PrometheusMeterRegistry registry;
     private final ServerMetrics metrics;
-    private final BooleanSupplier ready;
+    private final Supplier<Health> health;
     private final @Nullable String adminToken;
     private final Supplier<ReloadResult> reload;
     private final boolean benchBare;
@@ -70,6 +69,9 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
 
     /** What {@code POST /reload} did: whether the configuration changed, and a message for the caller. */
     record ReloadResult(boolean reloaded, String message) {}
+
+    /** What {@code GET /healthcheck} answers: 200 when ready, 500 when not, and a text. */
+    record Health(boolean ready, String text) {}
 
     /** How the HTTP server is bounded: its pool's threads, and its read and idle timeouts ({@link HttpTransport}). */
     record Limits(int threads, Duration readTimeout, Duration idleTimeout) {}
@@ -88,7 +90,7 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
             PolicyLimiter limiter,
             PrometheusMeterRegistry registry,
             ServerMetrics metrics,
-            BooleanSupplier ready,
+            Supplier<Health> health,
             @Nullable String adminToken,
             Supplier<ReloadResult> reload,
             boolean benchBare)
@@ -98,7 +100,7 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
         this.limiter = limiter;
         this.registry = registry;
         this.metrics = metrics;
-        this.ready = ready;
+        this.health = health;
         this.adminToken = adminToken == null || adminToken.isEmpty() ? null : adminToken;
         this.reload = reload;
         this.benchBare = benchBare;
@@ -154,8 +156,8 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
                 if (wrong != null) {
                     return wrong;
                 }
-                boolean ok = ready.getAsBoolean();
-                return Answer.of(ok ? 200 : 500, TEXT, ok ? "OK" : "not ready");
+                Health h = health.get();
+                return Answer.of(h.ready() ? 200 : 500, TEXT, h.text());
             }
             case "/metrics" -> {
                 Answer wrong = allow(method, "GET");

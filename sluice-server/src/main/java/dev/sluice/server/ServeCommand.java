@@ -20,8 +20,12 @@ final class ServeCommand {
             POST /json, GET /healthcheck, GET /metrics, GET /rlconfig, POST /reload and the dashboard at /.
 
             Options:
-              --config PATH           a YAML file, or a directory of them (one domain each), which is watched and
-                                      reloaded on change; default: the built-in OAuth example (domain oauth-token)
+              --config PATH           a YAML file, or a directory of them (one domain each), watched and reloaded
+                                      on change (Kubernetes ConfigMap mounts included); a change that does not load
+                                      is refused and the last good configuration stays in force; default: the
+                                      built-in OAuth example (domain oauth-token)
+              --allow-domain-removal  put in force a change that removes a domain (its file deleted, the directory
+                                      emptied); without it such a change is refused and the domain's limits stay
               --store URI             memory: (default), redis://host:port[/db], rediss://…, redis-cluster://host:port,
                                       postgresql://user:password@host:port/database, mongodb://host:port/database
               --sync-interval D       synchronized mode on the shared store: decide locally, flush every D (e.g. 100ms);
@@ -39,7 +43,7 @@ final class ServeCommand {
               --http-idle-timeout D   how long an HTTP connection may stay open with no request; default 60s
               --response-headers S    off (default), draft03 (RateLimit-Limit, -Remaining, -Reset) or draft10
                                       (RateLimit-Policy and RateLimit): headers for Envoy to add to the response
-              --watch-interval D      the longest time between two checks of a --config directory; default 5s
+              --watch-interval D      the longest time between two checks of --config; default 5s
               --bench-bare            a benchmarking aid, not for production: also answer OK, with no rate-limit
                                       work, on POST /bench/bare and gRPC sluice.bench.Bare/ShouldRateLimit, to
                                       compare the service with its bare server stack (see the load command)
@@ -49,6 +53,7 @@ final class ServeCommand {
             On start it prints 'sluice: grpc listening on ADDRESS:PORT' and 'sluice: http listening on ADDRESS:PORT'.
             """;
 
+    private static final Set<String> FLAGS = Set.of("help", "bench-bare", "allow-domain-removal");
     private static final Set<String> VALUED = Set.of(
             "config",
             "store",
@@ -66,7 +71,7 @@ final class ServeCommand {
     private ServeCommand() {}
 
     static int run(List<String> args, PrintStream out, PrintStream err) {
-        Options o = Options.parse("serve", args, VALUED, Set.of("help", "bench-bare"));
+        Options o = Options.parse("serve", args, VALUED, FLAGS);
         if (o.flag("help")) {
             out.print(HELP);
             return 0;
@@ -100,7 +105,8 @@ final class ServeCommand {
                 HeaderStyle.parse(o),
                 watch == null ? Duration.ofSeconds(5) : watch,
                 System.getenv("SLUICE_ADMIN_TOKEN"),
-                o.flag("bench-bare"));
+                o.flag("bench-bare"),
+                o.flag("allow-domain-removal"));
 
         SluiceServer server;
         try {
@@ -120,6 +126,10 @@ final class ServeCommand {
         out.println("sluice: http listening on " + host + ":" + server.httpPort());
         out.println("sluice: serving " + server.limiter().policies().domains() + " from "
                 + (config == null ? "the built-in example" : config) + " on " + settings.store());
+        if (config != null && server.limiter().policies().domains().isEmpty()) {
+            err.println("sluice: warning: " + config + " defines no domain: every request is allowed until one is "
+                    + "added");
+        }
         if (settings.benchBare()) {
             out.println("sluice: benchmarking aid on: POST " + BareEndpoint.PATH + " and gRPC " + BareEndpoint.SERVICE
                     + "/ShouldRateLimit answer OK with no rate-limit work");

@@ -11,7 +11,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -23,7 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One running service: the store, the policy limiter, the watcher of the configuration directory, and the gRPC and
+ * One running service: the store, the policy limiter, the watcher of the configuration, and the gRPC and
  * HTTP servers. {@link #close()} stops them in that order reversed: servers first (no new requests), then the watcher,
  * the limiter and the store (a synchronized store flushes its counts as it closes).
  */
@@ -49,9 +48,12 @@ final class SluiceServer implements AutoCloseable {
                 .meterRegistry(registry)
                 .build();
         Path config = s.config();
-        this.watcher = config != null && Files.isDirectory(config)
-                ? PolicyWatcher.start(limiter, config, s.watchInterval())
-                : null;
+        this.watcher = config == null
+                ? null
+                : PolicyWatcher.builder(limiter, config)
+                        .interval(s.watchInterval())
+                        .allowDomainRemoval(s.allowDomainRemoval())
+                        .start();
         int threads = Math.max(8, 4 * Runtime.getRuntime().availableProcessors());
         AtomicInteger n = new AtomicInteger();
         // Exact and leased mode on a shared store: checks run on threads of their own, so an answer waits for the store
@@ -101,9 +103,9 @@ final class SluiceServer implements AutoCloseable {
                     limiter,
                     registry,
                     metrics,
-                    () -> ready,
+                    this::health,
                     s.adminToken(),
-                    () -> reload(config),
+                    this::reload,
                     s.benchBare());
         } catch (IOException e) {
             grpc.shutdownNow();
@@ -143,21 +145,34 @@ final class SluiceServer implements AutoCloseable {
         return limiter;
     }
 
-    private HttpApi.ReloadResult reload(@Nullable Path config) {
-        if (config == null) {
+    /**
+     * Ready once everything is up and until the stop begins. A configuration that the watcher cannot load does not make
+     * the service unready (the last good one still decides, and every instance would leave rotation at once); the
+     * answer says so, with the first error.
+     */
+    private HttpApi.Health health() {
+        if (!ready) {
+            return new HttpApi.Health(false, "not ready");
+        }
+        PolicyWatcher.Reload last =
+                watcher == null ? null : watcher.lastReload().orElse(null);
+        if (last == null || last.succeeded()) {
+            return new HttpApi.Health(true, "OK");
+        }
+        String[] lines = last.message().split("\n", 3);
+        return new HttpApi.Health(
+                true,
+                "OK\nbut the configuration in " + last.source() + " cannot be loaded since " + last.time() + ": "
+                        + lines[0] + (lines.length > 1 ? "\n" + lines[1] : "") + (lines.length > 2 ? "\n  …" : ""));
+    }
+
+    private HttpApi.ReloadResult reload() {
+        if (watcher == null) {
             return new HttpApi.ReloadResult(false, "nothing to reload: the service runs the built-in example");
         }
-        try {
-            Policies p = Policies.load(config);
-            limiter.update(p);
-            return new HttpApi.ReloadResult(true, "reloaded " + config + ", version " + limiter.version());
-        } catch (PolicyException e) {
-            limiter.reload(config); // refused again: logged and counted as a failed load
-            return new HttpApi.ReloadResult(
-                    false,
-                    "refused, the configuration in force stays (version " + limiter.version() + "):\n"
-                            + e.getMessage());
-        }
+        PolicyWatcher.Reload r = watcher.reloadNow();
+        return new HttpApi.ReloadResult(
+                r.succeeded(), r.succeeded() ? "reloaded " + r.source() + ", " + r.message() : r.message());
     }
 
     /** Stops serving, then closes the watcher, the limiter and the store. Idempotent. */
@@ -218,7 +233,10 @@ final class SluiceServer implements AutoCloseable {
                 e);
     }
 
-    /** The options of {@code serve}; {@code benchBare}: also serve the {@link BareEndpoint}s. */
+    /**
+     * The options of {@code serve}; {@code benchBare}: also serve the {@link BareEndpoint}s; {@code allowDomainRemoval}:
+     * a change of the configuration that removes a domain is put in force, not refused.
+     */
     record ServeSettings(
             @Nullable Path config,
             String store,
@@ -232,7 +250,8 @@ final class SluiceServer implements AutoCloseable {
             HeaderStyle headers,
             Duration watchInterval,
             @Nullable String adminToken,
-            boolean benchBare) {}
+            boolean benchBare,
+            boolean allowDomainRemoval) {}
 
     static UncheckedIOException unchecked(IOException e) {
         return new UncheckedIOException(e);

@@ -157,7 +157,7 @@ class BuiltInIT {
                                 "oauth-token.client_id: 50/second sliding_tail, mode enforce (built-in:oauth-token.yaml:"),
                 config.body());
         assertTrue(
-                config.body().contains("oauth-token.client_id_big-partner: 500/second sliding_tail 1000000/PT6H"),
+                config.body().contains("oauth-token.client_id_big-partner: 500/second sliding_tail 1000000/6h"),
                 config.body());
         HttpResponse<String> reload = server.post("/reload", "", "Authorization", "Bearer " + TOKEN);
         assertEquals(422, reload.statusCode());
