@@ -7,6 +7,10 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -23,7 +27,9 @@ import org.jspecify.annotations.Nullable;
  * from the loaded rules (a request for an unknown domain is tagged {@code domain=unknown}), and the {@code value}
  * tag of {@code detailed_metric} rules takes at most {@code maxValues} distinct values across the limiter; every
  * value after those is counted as {@code value=other}. The set of values admitted is the bound itself: a million new
- * client ids leave the registry, and this class, as large as the first {@code maxValues} made them.
+ * client ids leave the registry, and this class, as large as the first {@code maxValues} made them. The length of a
+ * {@code value} tag is bounded too: a value longer than {@value #MAX_VALUE_LENGTH} characters is tagged with its
+ * start and a hash ({@link #label}), so a megabyte-long client id costs a tag of 82 characters.
  */
 final class PolicyMetrics implements RateLimitListener {
 
@@ -36,6 +42,11 @@ final class PolicyMetrics implements RateLimitListener {
     static final String CONFIG_LOADS = "sluice.policy.config.loads";
     static final String CONFIG_VERSION = "sluice.policy.config.version";
     static final String OTHER = "other";
+    /** The longest {@code value} tag; a longer value is shortened ({@link #label}). */
+    static final int MAX_VALUE_LENGTH = 128;
+    /** How much of a value longer than {@link #MAX_VALUE_LENGTH} its tag keeps. */
+    static final int KEPT_PREFIX = 64;
+
     private static final double NEAR = 0.8;
 
     private final MeterRegistry registry;
@@ -169,7 +180,7 @@ final class PolicyMetrics implements RateLimitListener {
             }
             sb.append(e.value());
         }
-        String value = sb.toString();
+        String value = label(sb.toString());
         String id = domain + '\0' + rule.path() + '\0' + value;
         if (values.containsKey(id)) {
             return value;
@@ -186,6 +197,25 @@ final class PolicyMetrics implements RateLimitListener {
                 return value;
             }
         }
+    }
+
+    /**
+     * {@code value} as a tag value of at most {@link #MAX_VALUE_LENGTH} characters: itself if it is that short, else
+     * its first {@link #KEPT_PREFIX} characters, {@code …#}, and the first 16 hex digits of the SHA-256 of its UTF-8
+     * bytes, so that two long values stay apart and each is still recognisable by its start.
+     */
+    static String label(String value) {
+        if (value.length() <= MAX_VALUE_LENGTH) {
+            return value;
+        }
+        int keep = Character.isHighSurrogate(value.charAt(KEPT_PREFIX - 1)) ? KEPT_PREFIX - 1 : KEPT_PREFIX;
+        byte[] digest;
+        try {
+            digest = MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
+        return value.substring(0, keep) + "…#" + HexFormat.of().formatHex(digest, 0, 8);
     }
 
     private void count(String name, String domain, String rule, @Nullable String value, Outcome outcome) {

@@ -147,4 +147,46 @@ class MetricsTest {
                         .count(),
                 "a value admitted before the cap keeps its own meter");
     }
+
+    @Test
+    void aLongValueIsTaggedWithItsStartAndAHash() {
+        PolicyLimiter l = limiter(1000);
+        String prefix = "x".repeat(PolicyMetrics.KEPT_PREFIX);
+        String a = prefix + "a".repeat(1 << 20);
+        String b = prefix + "b".repeat(1 << 20);
+        send(l, a, 2);
+        send(l, b, 1);
+        send(l, "x".repeat(PolicyMetrics.MAX_VALUE_LENGTH), 1);
+        List<String> tags = registry.find(PolicyMetrics.REQUESTS_DETAILED).counters().stream()
+                .map(c -> c.getId().getTag("value"))
+                .sorted()
+                .toList();
+        assertEquals(3, tags.size(), tags::toString);
+        assertEquals("x".repeat(PolicyMetrics.MAX_VALUE_LENGTH), tags.get(0), "a value at the limit is kept whole");
+        for (String tag : tags.subList(1, 3)) {
+            assertEquals(PolicyMetrics.KEPT_PREFIX + 2 + 16, tag.length(), tag);
+            assertTrue(tag.matches("x{" + PolicyMetrics.KEPT_PREFIX + "}…#[0-9a-f]{16}"), tag);
+        }
+        assertEquals(
+                2,
+                registry.get(PolicyMetrics.REQUESTS_DETAILED)
+                        .tag("value", PolicyMetrics.label(a))
+                        .counter()
+                        .count(),
+                "the same long value, the same counter");
+        assertEquals(
+                1,
+                registry.get(PolicyMetrics.REQUESTS_DETAILED)
+                        .tag("value", PolicyMetrics.label(b))
+                        .counter()
+                        .count(),
+                "two long values with the same start stay apart");
+    }
+
+    @Test
+    void aLongValueIsNotCutInsideACharacter() {
+        String value = "x".repeat(PolicyMetrics.KEPT_PREFIX - 1) + "😀".repeat(100);
+        String tag = PolicyMetrics.label(value);
+        assertTrue(tag.startsWith("x".repeat(PolicyMetrics.KEPT_PREFIX - 1) + "…#"), tag);
+    }
 }
