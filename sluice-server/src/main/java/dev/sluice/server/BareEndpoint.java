@@ -5,7 +5,7 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.protobuf.ProtoUtils;
-import io.grpc.stub.ServerCalls;
+import java.util.concurrent.ThreadPoolExecutor;
 
 /**
  * A benchmarking aid, served only with {@code serve --bench-bare}: the same request read by the same servers, answered
@@ -14,8 +14,8 @@ import io.grpc.stub.ServerCalls;
  *
  * <ul>
  *   <li>gRPC {@value #SERVICE}/ShouldRateLimit: Envoy's {@code RateLimitRequest} and {@code RateLimitResponse}, on the
- *       service's own Netty server and executor; the request is parsed (by gRPC, as for the real method), the answer
- *       is a constant {@code overall_code: OK};
+ *       service's own Netty server and bounded pool; the request is parsed (by gRPC here, by the adapter for the
+ *       real method), the answer is a constant {@code overall_code: OK};
  *   <li>HTTP {@code POST /bench/bare}: the body is read and parsed as a {@code RateLimitRequest} in proto3 JSON, as
  *       {@code POST /json} does, and answered with the constant {@code {"overallCode":"OK"}}.
  * </ul>
@@ -47,9 +47,10 @@ final class BareEndpoint {
 
     private BareEndpoint() {}
 
-    static ServerServiceDefinition grpcService() {
+    /** The bare gRPC method, handed to {@code work} as the real one is ({@link GrpcService#bounded}). */
+    static ServerServiceDefinition grpcService(ThreadPoolExecutor work) {
         return ServerServiceDefinition.builder(SERVICE)
-                .addMethod(METHOD, ServerCalls.asyncUnaryCall((request, answer) -> {
+                .addMethod(METHOD, GrpcService.bounded(work, null, (request, answer, arrived) -> {
                     answer.onNext(OK);
                     answer.onCompleted();
                 }))

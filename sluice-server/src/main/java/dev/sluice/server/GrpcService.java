@@ -3,37 +3,128 @@ package dev.sluice.server;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
+import io.grpc.protobuf.ProtoUtils;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import org.jspecify.annotations.Nullable;
 
-/** Envoy's {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit} over the {@link RateLimitAdapter}. */
-final class GrpcService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
+/**
+ * Envoy's {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit} over the {@link RateLimitAdapter}.
+ *
+ * <p>The transport hands each call over on its own thread (the server runs with a direct executor); the call is then
+ * decided on a {@linkplain #work bounded pool}: a call that finds every thread busy and the queue full is answered
+ * {@code RESOURCE_EXHAUSTED} at once, so that a flood of calls costs a bounded amount of memory and a normal call still
+ * finds its answer in time. The message is taken as bytes and decoded on the pool by the adapter, so that one that is
+ * not a {@code RateLimitRequest} (or carries a string that is not UTF-8) is {@code INVALID_ARGUMENT}, counted and
+ * logged at most once a while, instead of gRPC's {@code UNKNOWN} with a stack trace per message.
+ */
+final class GrpcService {
     private static final System.Logger LOG = System.getLogger(GrpcService.class.getName());
+
+    /** The request as it came: decoded by {@link RateLimitAdapter#fromProto}, never by gRPC. */
+    private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
+        @Override
+        public InputStream stream(byte[] value) {
+            return new ByteArrayInputStream(value);
+        }
+
+        @Override
+        public byte[] parse(InputStream stream) {
+            try {
+                return stream.readAllBytes(); // at most the server's maxInboundMessageSize
+            } catch (IOException e) {
+                throw Status.INTERNAL
+                        .withDescription("cannot read the message: " + e)
+                        .asRuntimeException();
+            }
+        }
+    };
+
+    static final MethodDescriptor<byte[], RateLimitResponse> SHOULD_RATE_LIMIT =
+            RateLimitServiceGrpc.getShouldRateLimitMethod().toBuilder(
+                            BYTES, ProtoUtils.marshaller(RateLimitResponse.getDefaultInstance()))
+                    .build();
 
     private final RateLimitAdapter adapter;
     private final ServerMetrics metrics;
+    private final ThreadPoolExecutor work;
 
-    GrpcService(RateLimitAdapter adapter, ServerMetrics metrics) {
+    /**
+     * @param work where calls are decided: a fixed number of threads and a bounded queue that rejects beyond it
+     *             ({@link ThreadPoolExecutor.AbortPolicy})
+     */
+    GrpcService(RateLimitAdapter adapter, ServerMetrics metrics, ThreadPoolExecutor work) {
         this.adapter = adapter;
         this.metrics = metrics;
+        this.work = work;
     }
 
-    @Override
-    public void shouldRateLimit(RateLimitRequest request, StreamObserver<RateLimitResponse> answer) {
-        long start = System.nanoTime();
+    ServerServiceDefinition definition() {
+        return ServerServiceDefinition.builder(RateLimitServiceGrpc.SERVICE_NAME)
+                .addMethod(SHOULD_RATE_LIMIT, bounded(work, metrics, this::decide))
+                .build();
+    }
+
+    /**
+     * A unary method run on {@code work}, handed over from the transport's thread: {@code RESOURCE_EXHAUSTED} if the
+     * pool takes no more, and nothing done for a call its client cancelled while it waited.
+     */
+    static <Q, R> ServerCallHandler<Q, R> bounded(
+            ThreadPoolExecutor work, @Nullable ServerMetrics metrics, Method<Q, R> method) {
+        return ServerCalls.asyncUnaryCall((request, answer) -> {
+            long arrived = System.nanoTime();
+            ServerCallStreamObserver<R> call = (ServerCallStreamObserver<R>) answer;
+            call.setOnCancelHandler(() -> {}); // a cancelled call is dropped below, not answered
+            try {
+                work.execute(() -> {
+                    if (!call.isCancelled()) {
+                        method.invoke(request, call, arrived);
+                    }
+                });
+            } catch (RejectedExecutionException e) {
+                if (metrics != null) {
+                    metrics.request("grpc", "exhausted");
+                    metrics.answered("grpc", arrived);
+                }
+                call.onError(Status.RESOURCE_EXHAUSTED
+                        .withDescription("the service is deciding " + work.getMaximumPoolSize()
+                                + " requests and has " + work.getQueue().size()
+                                + " waiting, its limit (serve --grpc-max-queue): retry later")
+                        .asRuntimeException());
+            }
+        });
+    }
+
+    /** A unary method that also learns when its call arrived, before it waited for a thread. */
+    interface Method<Q, R> {
+        void invoke(Q request, StreamObserver<R> answer, long arrivedNanos);
+    }
+
+    private void decide(byte[] message, StreamObserver<RateLimitResponse> answer, long arrivedNanos) {
         try {
-            decide(request, answer);
+            answer(message, answer);
         } finally {
-            metrics.answered("grpc", start);
+            metrics.answered("grpc", arrivedNanos);
         }
     }
 
-    private void decide(RateLimitRequest request, StreamObserver<RateLimitResponse> answer) {
+    private void answer(byte[] message, StreamObserver<RateLimitResponse> answer) {
         RateLimitResponse response;
         try {
+            RateLimitRequest request = RateLimitAdapter.fromProto(message);
             response = adapter.shouldRateLimit(request);
         } catch (InvalidRequestException e) {
-            metrics.request("grpc", "invalid");
+            adapter.refused("grpc", e);
             answer.onError(
                     Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
             return;
@@ -44,7 +135,7 @@ final class GrpcService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
                     .asRuntimeException());
             return;
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "ShouldRateLimit failed on " + request, e);
+            LOG.log(System.Logger.Level.ERROR, "ShouldRateLimit failed", e);
             metrics.request("grpc", "unavailable");
             answer.onError(Status.UNAVAILABLE.withDescription(e.toString()).asRuntimeException());
             return;

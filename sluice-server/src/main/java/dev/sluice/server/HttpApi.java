@@ -8,7 +8,6 @@ import dev.sluice.policy.PolicyLimiter;
 import dev.sluice.policy.Rule;
 import dev.sluice.server.HttpTransport.Answer;
 import dev.sluice.server.HttpTransport.Request;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -64,7 +63,6 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
     private final @Nullable String adminToken;
     private final Supplier<ReloadResult> reload;
     private final boolean benchBare;
-    private final JsonFormat.Parser parser = JsonFormat.parser();
     private final JsonFormat.Printer printer = JsonFormat.printer().omittingInsignificantWhitespace();
 
     /** What {@code POST /reload} did: whether the configuration changed, and a message for the caller. */
@@ -213,18 +211,11 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
             metrics.request("http", "invalid");
             return tooLarge();
         }
-        RateLimitRequest.Builder request = RateLimitRequest.newBuilder();
-        try {
-            parser.merge(new String(body, StandardCharsets.UTF_8), request);
-        } catch (InvalidProtocolBufferException | RuntimeException e) {
-            metrics.request("http", "invalid");
-            return Answer.error(400, "the body is not a RateLimitRequest in proto3 JSON: " + e.getMessage());
-        }
         RateLimitResponse response;
         try {
-            response = adapter.shouldRateLimit(request.build());
+            response = adapter.shouldRateLimit(RateLimitAdapter.fromJson(body));
         } catch (InvalidRequestException e) {
-            metrics.request("http", "invalid");
+            adapter.refused("http", e);
             return Answer.error(400, String.valueOf(e.getMessage()));
         } catch (IllegalStateException e) {
             metrics.request("http", "unavailable");
@@ -245,11 +236,10 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
         if (body == null) {
             return tooLarge();
         }
-        RateLimitRequest.Builder request = RateLimitRequest.newBuilder();
         try {
-            parser.merge(new String(body, StandardCharsets.UTF_8), request);
-        } catch (InvalidProtocolBufferException | RuntimeException e) {
-            return Answer.error(400, "the body is not a RateLimitRequest in proto3 JSON: " + e.getMessage());
+            RateLimitAdapter.fromJson(body);
+        } catch (InvalidRequestException e) {
+            return Answer.error(400, String.valueOf(e.getMessage()));
         }
         return Answer.of(200, JSON, BareEndpoint.OK_JSON);
     }

@@ -119,6 +119,23 @@ final class Options {
         throw bad(name, v, "a whole number of at least 1");
     }
 
+    /** A whole number from {@code min} to {@code max}, or {@code defaultValue} if the option is not given. */
+    int intBetween(String name, int defaultValue, int min, int max) {
+        String v = values.get(name);
+        if (v == null) {
+            return defaultValue;
+        }
+        try {
+            int n = Integer.parseInt(v);
+            if (n >= min && n <= max) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw bad(name, v, "a whole number from " + min + " to " + max);
+    }
+
     @Nullable
     Duration duration(String name) {
         String v = values.get(name);

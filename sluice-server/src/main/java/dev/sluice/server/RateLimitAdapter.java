@@ -1,6 +1,8 @@
 package dev.sluice.server;
 
 import com.google.protobuf.Duration;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.util.JsonFormat;
 import dev.sluice.policy.Descriptor;
 import dev.sluice.policy.DescriptorVerdict;
 import dev.sluice.policy.Limit;
@@ -17,6 +19,12 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -57,6 +65,10 @@ final class RateLimitAdapter {
     static final String SHADOW_BAN_HEADER = "x-sluice-shadow-ban";
 
     private static final long MAX_UINT32 = 0xFFFF_FFFFL;
+    /** The most of a parser's reason an error message quotes. */
+    private static final int MAX_REASON = 200;
+
+    private static final JsonFormat.Parser JSON = JsonFormat.parser();
 
     private static final System.Logger LOG = System.getLogger(RateLimitAdapter.class.getName());
 
@@ -67,24 +79,93 @@ final class RateLimitAdapter {
     private final @Nullable ExecutorService storeCalls;
 
     private final long deadlineNanos;
+    private final RequestCaps caps;
+    private final BadRequestLog badRequests = new BadRequestLog();
     /** When a store failure was last logged, for logging at most one a second. */
     private final AtomicLong lastLogged = new AtomicLong(System.nanoTime() - 2_000_000_000L);
 
     /**
      * @param storeCalls where checks run when each one calls the store (exact mode on a shared store), so that an
      *                   answer never waits more than {@code deadline}; null to check on the caller's thread
+     * @param caps       what a request may hold; one over them is refused before it is checked
      */
     RateLimitAdapter(
             PolicyLimiter limiter,
             HeaderStyle headers,
             ServerMetrics metrics,
             @Nullable ExecutorService storeCalls,
-            java.time.Duration deadline) {
+            java.time.Duration deadline,
+            RequestCaps caps) {
         this.limiter = Objects.requireNonNull(limiter);
         this.headers = Objects.requireNonNull(headers);
         this.metrics = Objects.requireNonNull(metrics);
         this.storeCalls = storeCalls;
         this.deadlineNanos = deadline.toNanos();
+        this.caps = Objects.requireNonNull(caps);
+    }
+
+    /**
+     * A {@code RateLimitRequest} in protobuf's binary form, as gRPC carries it.
+     *
+     * @throws InvalidRequestException if it is not one, or a string in it is not UTF-8
+     */
+    static RateLimitRequest fromProto(byte[] message) {
+        try {
+            return RateLimitRequest.parseFrom(message);
+        } catch (InvalidProtocolBufferException e) {
+            String reason = String.valueOf(e.getMessage());
+            boolean utf8 = reason.contains("UTF-8"); // protobuf's InvalidProtocolBufferException.invalidUtf8()
+            throw new InvalidRequestException(
+                    utf8 ? InvalidRequestException.Kind.INVALID_UTF8 : InvalidRequestException.Kind.UNDECODABLE,
+                    (utf8 ? "a string of the message is not valid UTF-8: " : "the message is not a RateLimitRequest: ")
+                            + excerpt(reason));
+        }
+    }
+
+    /**
+     * A {@code RateLimitRequest} in proto3 JSON, as {@code POST /json} carries it. The body must be UTF-8: a malformed
+     * sequence is refused rather than replaced, so that two different byte strings never share one counter.
+     *
+     * @throws InvalidRequestException if the body is not UTF-8, or not a {@code RateLimitRequest} in proto3 JSON
+     */
+    static RateLimitRequest fromJson(byte[] body) {
+        CharBuffer text = CharBuffer.allocate(body.length); // UTF-8 never has fewer bytes than UTF-16 chars
+        ByteBuffer in = ByteBuffer.wrap(body);
+        CharsetDecoder decoder = StandardCharsets.UTF_8
+                .newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT);
+        CoderResult r = decoder.decode(in, text, true);
+        if (!r.isError()) {
+            r = decoder.flush(text);
+        }
+        if (r.isError()) {
+            throw new InvalidRequestException(
+                    InvalidRequestException.Kind.INVALID_UTF8,
+                    "the body is not valid UTF-8: a malformed sequence at byte " + in.position());
+        }
+        RateLimitRequest.Builder request = RateLimitRequest.newBuilder();
+        try {
+            JSON.merge(text.flip().toString(), request);
+        } catch (InvalidProtocolBufferException | RuntimeException e) {
+            throw new InvalidRequestException(
+                    InvalidRequestException.Kind.UNDECODABLE,
+                    "the body is not a RateLimitRequest in proto3 JSON: " + excerpt(String.valueOf(e.getMessage())));
+        }
+        return request.build();
+    }
+
+    /** A parser's reason, cut short: it can quote the input, which may be a megabyte long. */
+    private static String excerpt(String reason) {
+        return reason.length() <= MAX_REASON
+                ? reason
+                : reason.substring(0, MAX_REASON) + "… (" + reason.length() + " characters)";
+    }
+
+    /** Counts {@code e}, a request refused on {@code transport}, and logs it if its kind was not logged lately. */
+    void refused(String transport, InvalidRequestException e) {
+        metrics.request(transport, "invalid");
+        badRequests.refused(transport, e);
     }
 
     /**
@@ -93,13 +174,16 @@ final class RateLimitAdapter {
      * @throws InvalidRequestException if the request cannot be decided, naming the problem
      */
     RateLimitResponse shouldRateLimit(RateLimitRequest request) {
+        checkCaps(request);
         String domain = request.getDomain();
         if (domain.isEmpty()) {
-            throw new InvalidRequestException("rate limit domain must not be empty");
+            throw new InvalidRequestException(
+                    InvalidRequestException.Kind.INVALID_FIELD, "rate limit domain must not be empty");
         }
         int n = request.getDescriptorsCount();
         if (n == 0) {
-            throw new InvalidRequestException("rate limit descriptor list must not be empty");
+            throw new InvalidRequestException(
+                    InvalidRequestException.Kind.INVALID_FIELD, "rate limit descriptor list must not be empty");
         }
         List<Descriptor> descriptors = new ArrayList<>(n);
         long[] hits = new long[n];
@@ -109,16 +193,22 @@ final class RateLimitAdapter {
             descriptors.add(descriptor(i, d));
             hits[i] = d.hasHitsAddend() ? d.getHitsAddend().getValue() : requestHits;
             if (hits[i] == 0) {
-                throw new InvalidRequestException("descriptors[" + i + "].hits_addend is 0 (check without counting),"
-                        + " which this service does not support: leave it unset or give at least 1");
+                throw new InvalidRequestException(
+                        InvalidRequestException.Kind.INVALID_FIELD,
+                        "descriptors[" + i + "].hits_addend is 0 (check without counting),"
+                                + " which this service does not support: leave it unset or give at least 1");
             }
             if (hits[i] < 0) {
-                throw new InvalidRequestException("descriptors[" + i + "].hits_addend " + Long.toUnsignedString(hits[i])
-                        + " is too large: at most " + Long.MAX_VALUE);
+                throw new InvalidRequestException(
+                        InvalidRequestException.Kind.INVALID_FIELD,
+                        "descriptors[" + i + "].hits_addend " + Long.toUnsignedString(hits[i])
+                                + " is too large: at most " + Long.MAX_VALUE);
             }
             if (d.hasLimit()) {
-                throw new InvalidRequestException("descriptors[" + i + "].limit: limit overrides in the request are"
-                        + " not supported; the limits are the configuration's");
+                throw new InvalidRequestException(
+                        InvalidRequestException.Kind.INVALID_FIELD,
+                        "descriptors[" + i + "].limit: limit overrides in the request are"
+                                + " not supported; the limits are the configuration's");
             }
         }
 
@@ -233,15 +323,47 @@ final class RateLimitAdapter {
         }
     }
 
+    /** Refuses a request over the {@link RequestCaps}, or with a string no UTF-8 can carry, before any other work. */
+    private void checkCaps(RateLimitRequest request) {
+        int n = request.getDescriptorsCount();
+        if (n > caps.maxDescriptors()) {
+            throw new InvalidRequestException(
+                    InvalidRequestException.Kind.OVER_CAP,
+                    "the request has " + n + " descriptors, over the limit of " + caps.maxDescriptors()
+                            + " (serve --max-descriptors)");
+        }
+        RequestCaps.checkString("domain", request.getDomain(), caps.maxKeyBytes(), "--max-key-bytes");
+        for (int i = 0; i < n; i++) {
+            RateLimitDescriptor d = request.getDescriptors(i);
+            int entries = d.getEntriesCount();
+            if (entries > caps.maxEntries()) {
+                throw new InvalidRequestException(
+                        InvalidRequestException.Kind.OVER_CAP,
+                        "descriptors[" + i + "] has " + entries + " entries, over the limit of " + caps.maxEntries()
+                                + " (serve --max-entries)");
+            }
+            for (int j = 0; j < entries; j++) {
+                RateLimitDescriptor.Entry e = d.getEntries(j);
+                String at = "descriptors[" + i + "].entries[" + j + "].";
+                RequestCaps.checkString(at + "key", e.getKey(), caps.maxKeyBytes(), "--max-key-bytes");
+                RequestCaps.checkString(at + "value", e.getValue(), caps.maxValueBytes(), "--max-value-bytes");
+            }
+        }
+    }
+
     private static Descriptor descriptor(int i, RateLimitDescriptor d) {
         if (d.getEntriesCount() == 0) {
-            throw new InvalidRequestException("descriptors[" + i + "] has no entries: give at least one key and value");
+            throw new InvalidRequestException(
+                    InvalidRequestException.Kind.INVALID_FIELD,
+                    "descriptors[" + i + "] has no entries: give at least one key and value");
         }
         List<Descriptor.Entry> entries = new ArrayList<>(d.getEntriesCount());
         for (int j = 0; j < d.getEntriesCount(); j++) {
             RateLimitDescriptor.Entry e = d.getEntries(j);
             if (e.getKey().isEmpty()) {
-                throw new InvalidRequestException("descriptors[" + i + "].entries[" + j + "].key must not be empty");
+                throw new InvalidRequestException(
+                        InvalidRequestException.Kind.INVALID_FIELD,
+                        "descriptors[" + i + "].entries[" + j + "].key must not be empty");
             }
             entries.add(new Descriptor.Entry(e.getKey(), e.getValue()));
         }

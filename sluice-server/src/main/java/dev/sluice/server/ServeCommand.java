@@ -44,6 +44,20 @@ final class ServeCommand {
               --response-headers S    off (default), draft03 (RateLimit-Limit, -Remaining, -Reset) or draft10
                                       (RateLimit-Policy and RateLimit): headers for Envoy to add to the response
               --watch-interval D      the longest time between two checks of --config; default 5s
+              --memory-max-keys N     the in-memory store's bound on keys per limit; at the bound a new key is
+                                      refused (OVER_LIMIT), never let through; default one per KiB of the
+                                      maximum heap (-Xmx), at most 1000000
+              --max-descriptors N     descriptors in one request; default 64
+              --max-entries N         entries in one descriptor; default 16
+              --max-key-bytes N       UTF-8 bytes in the domain and in each key; default 256
+              --max-value-bytes N     UTF-8 bytes in each value; default 1024
+                                      (a request over a cap: INVALID_ARGUMENT, HTTP 400, naming the cap)
+              --grpc-max-streams N    concurrent gRPC calls on one connection (HTTP/2 max concurrent streams);
+                                      default 1000
+              --grpc-max-queue N      gRPC calls waiting for a thread when all are busy; beyond it a call is
+                                      answered RESOURCE_EXHAUSTED at once; default 1000
+              --grpc-max-resets N     RST_STREAM frames one connection may send in 10s before it is closed with
+                                      GOAWAY; default 10000; 0: no limit
               --bench-bare            a benchmarking aid, not for production: also answer OK, with no rate-limit
                                       work, on POST /bench/bare and gRPC sluice.bench.Bare/ShouldRateLimit, to
                                       compare the service with its bare server stack (see the load command)
@@ -66,7 +80,24 @@ final class ServeCommand {
             "http-read-timeout",
             "http-idle-timeout",
             "response-headers",
-            "watch-interval");
+            "watch-interval",
+            "memory-max-keys",
+            "max-descriptors",
+            "max-entries",
+            "max-key-bytes",
+            "max-value-bytes",
+            "grpc-max-streams",
+            "grpc-max-queue",
+            "grpc-max-resets");
+
+    /**
+     * The in-memory store's bound on keys per limit unless {@code --memory-max-keys} sets another: one per KiB of the
+     * heap's maximum, at most a million (262,144 at {@code -Xmx256m}). A key of the service costs a few hundred bytes,
+     * so the keys of a few limits at their bound fit in the heap with room to spare.
+     */
+    static int defaultMemoryMaxKeys() {
+        return (int) Math.min(1_000_000, Math.max(1024, Runtime.getRuntime().maxMemory() >> 10));
+    }
 
     private ServeCommand() {}
 
@@ -106,7 +137,10 @@ final class ServeCommand {
                 watch == null ? Duration.ofSeconds(5) : watch,
                 System.getenv("SLUICE_ADMIN_TOKEN"),
                 o.flag("bench-bare"),
-                o.flag("allow-domain-removal"));
+                o.flag("allow-domain-removal"),
+                grpcLimits(o),
+                requestCaps(o),
+                o.intBetween("memory-max-keys", defaultMemoryMaxKeys(), 1, Integer.MAX_VALUE));
 
         SluiceServer server;
         try {
@@ -152,5 +186,23 @@ final class ServeCommand {
             Thread.currentThread().interrupt();
         }
         return 0;
+    }
+
+    static RequestCaps requestCaps(Options o) {
+        RequestCaps d = RequestCaps.DEFAULTS;
+        int body = HttpApi.MAX_BODY;
+        return new RequestCaps(
+                o.intBetween("max-descriptors", d.maxDescriptors(), 1, body),
+                o.intBetween("max-entries", d.maxEntries(), 1, body),
+                o.intBetween("max-key-bytes", d.maxKeyBytes(), 1, body),
+                o.intBetween("max-value-bytes", d.maxValueBytes(), 1, body));
+    }
+
+    static SluiceServer.GrpcLimits grpcLimits(Options o) {
+        SluiceServer.GrpcLimits d = SluiceServer.GrpcLimits.DEFAULTS;
+        return new SluiceServer.GrpcLimits(
+                o.intBetween("grpc-max-streams", d.maxStreams(), 1, Integer.MAX_VALUE),
+                o.intBetween("grpc-max-queue", d.maxQueue(), 1, 1_000_000),
+                o.intBetween("grpc-max-resets", d.maxResets(), 0, Integer.MAX_VALUE));
     }
 }

@@ -18,7 +18,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <ul>
  *   <li>{@code sluice.server.requests} (counter; {@code transport} = {@code grpc} or {@code http}, {@code result} =
- *       {@code ok}, {@code over_limit}, {@code invalid} or {@code unavailable}): requests answered;
+ *       {@code ok}, {@code over_limit}, {@code invalid}, {@code unavailable}, or {@code exhausted}: a gRPC call
+ *       answered {@code RESOURCE_EXHAUSTED} because the queue of calls waiting for a thread was full): requests
+ *       answered;
  *   <li>{@code sluice.server.answer} (timer; {@code transport}): time from a decision request's arrival to its
  *       answer, bad requests included, on the service's side;
  *   <li>{@code sluice.server.store.failures} (counter; {@code domain}, {@code cause} = {@code failed} or

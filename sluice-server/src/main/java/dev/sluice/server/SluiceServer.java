@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -33,7 +32,7 @@ final class SluiceServer implements AutoCloseable {
     private final PolicyLimiter limiter;
     private final @Nullable PolicyWatcher watcher;
     private final Server grpc;
-    private final ExecutorService grpcExecutor;
+    private final ThreadPoolExecutor grpcExecutor;
     private final HttpApi http;
     private final @Nullable ExecutorService storeExecutor;
     private volatile boolean ready;
@@ -73,19 +72,34 @@ final class SluiceServer implements AutoCloseable {
                         new ThreadPoolExecutor.AbortPolicy())
                 : null;
         Duration deadline = s.storeTimeout().plusMillis(2);
-        RateLimitAdapter adapter = new RateLimitAdapter(limiter, s.headers(), metrics, storeExecutor, deadline);
-        this.grpcExecutor = Executors.newFixedThreadPool(threads, r -> {
-            Thread t = new Thread(r, "sluice-grpc-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        RateLimitAdapter adapter =
+                new RateLimitAdapter(limiter, s.headers(), metrics, storeExecutor, deadline, s.caps());
+        // The transport hands each call to this pool at once (a direct executor): a fixed number of threads and a
+        // bounded queue, beyond which a call is answered RESOURCE_EXHAUSTED (GrpcService.bounded).
+        this.grpcExecutor = new ThreadPoolExecutor(
+                threads,
+                threads,
+                60,
+                TimeUnit.SECONDS,
+                new ArrayBlockingQueue<>(s.grpc().maxQueue()),
+                r -> {
+                    Thread t = new Thread(r, "sluice-grpc-" + n.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                },
+                new ThreadPoolExecutor.AbortPolicy());
+        TransportLog.install();
         InetSocketAddress grpcAddress = new InetSocketAddress(s.bind(), s.grpcPort());
         NettyServerBuilder grpcBuilder = NettyServerBuilder.forAddress(grpcAddress)
-                .addService(new GrpcService(adapter, metrics))
-                .executor(grpcExecutor)
-                .maxInboundMessageSize(HttpApi.MAX_BODY);
+                .addService(new GrpcService(adapter, metrics, grpcExecutor).definition())
+                .directExecutor()
+                .maxInboundMessageSize(HttpApi.MAX_BODY)
+                .maxConcurrentCallsPerConnection(s.grpc().maxStreams());
+        if (s.grpc().maxResets() > 0) {
+            grpcBuilder.maxRstFramesPerWindow(s.grpc().maxResets(), GrpcLimits.RESET_WINDOW_SECONDS);
+        }
         if (s.benchBare()) {
-            grpcBuilder.addService(BareEndpoint.grpcService());
+            grpcBuilder.addService(BareEndpoint.grpcService(grpcExecutor));
         }
         try {
             this.grpc = grpcBuilder.build().start();
@@ -124,7 +138,7 @@ final class SluiceServer implements AutoCloseable {
      */
     static SluiceServer start(ServeSettings s) throws IOException {
         Policies policies = s.config() == null ? BuiltIn.policies() : Policies.load(s.config());
-        Stores.Opened store = Stores.open(s.store(), s.sharing(), s.storeTimeout());
+        Stores.Opened store = Stores.open(s.store(), s.sharing(), s.storeTimeout(), s.memoryMaxKeys());
         try {
             return new SluiceServer(s, policies, store);
         } catch (IOException | RuntimeException e) {
@@ -251,7 +265,25 @@ final class SluiceServer implements AutoCloseable {
             Duration watchInterval,
             @Nullable String adminToken,
             boolean benchBare,
-            boolean allowDomainRemoval) {}
+            boolean allowDomainRemoval,
+            GrpcLimits grpc,
+            RequestCaps caps,
+            int memoryMaxKeys) {}
+
+    /**
+     * The gRPC server's bounds.
+     *
+     * @param maxStreams concurrent calls (HTTP/2 streams) on one connection, sent to the client as
+     *                   {@code SETTINGS_MAX_CONCURRENT_STREAMS}; a stream past it is refused ({@code REFUSED_STREAM})
+     * @param maxQueue   calls waiting for a thread when every thread is deciding one; a call past it is answered
+     *                   {@code RESOURCE_EXHAUSTED}
+     * @param maxResets  {@code RST_STREAM} frames one connection may send in {@link #RESET_WINDOW_SECONDS}; past it
+     *                   the connection is closed ({@code GOAWAY ENHANCE_YOUR_CALM}); 0: no limit
+     */
+    record GrpcLimits(int maxStreams, int maxQueue, int maxResets) {
+        static final int RESET_WINDOW_SECONDS = 10;
+        static final GrpcLimits DEFAULTS = new GrpcLimits(1000, 1000, 10_000);
+    }
 
     static UncheckedIOException unchecked(IOException e) {
         return new UncheckedIOException(e);

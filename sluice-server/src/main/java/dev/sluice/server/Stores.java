@@ -104,17 +104,20 @@ final class Stores {
     /**
      * Opens the store of {@code uri}.
      *
+     * @param memoryMaxKeys the in-memory store's bound on keys per limit ({@link InMemoryStore.Builder#maximumKeys})
      * @throws UsageException if the URI names no store this service knows, or is malformed, or names the in-memory
      *                        store with a sharing other than exact
      */
-    static Opened open(String uri, Sharing sharing, Duration timeout) {
+    static Opened open(String uri, Sharing sharing, Duration timeout, int memoryMaxKeys) {
         String scheme = uri.contains(":") ? uri.substring(0, uri.indexOf(':')) : uri;
         switch (scheme) {
             case "memory" -> {
                 if (sharing.mode() != Mode.EXACT) {
                     throw new UsageException("serve: " + sharing.mode().option + " needs a shared store, not " + uri);
                 }
-                return new Opened(InMemoryStore.create(), "memory:", false, () -> {});
+                InMemoryStore memory =
+                        InMemoryStore.builder().maximumKeys(memoryMaxKeys).build();
+                return new Opened(memory, "memory:", false, () -> {});
             }
             case "redis", "rediss" -> {
                 RedisClient client = RedisClient.create(redisUri(uri));

@@ -64,7 +64,7 @@ class OptionsTest {
                 e.getMessage());
         assertTrue(assertThrows(
                         UsageException.class,
-                        () -> Stores.open("mongodb://h:1", Stores.Sharing.EXACT, Duration.ofMillis(15)))
+                        () -> Stores.open("mongodb://h:1", Stores.Sharing.EXACT, Duration.ofMillis(15), 1))
                 .getMessage()
                 .contains("name the database"));
         assertEquals(
@@ -74,7 +74,8 @@ class OptionsTest {
                                 () -> Stores.open(
                                         "memory:",
                                         Stores.Sharing.of(Duration.ofMillis(100), null),
-                                        Duration.ofMillis(15)))
+                                        Duration.ofMillis(15),
+                                        1))
                         .getMessage());
         assertEquals(
                 "serve: --lease-interval needs a shared store, not memory:",
@@ -83,7 +84,8 @@ class OptionsTest {
                                 () -> Stores.open(
                                         "memory:",
                                         Stores.Sharing.of(null, Duration.ofMillis(100)),
-                                        Duration.ofMillis(15)))
+                                        Duration.ofMillis(15),
+                                        1))
                         .getMessage());
     }
 

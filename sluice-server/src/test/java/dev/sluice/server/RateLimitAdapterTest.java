@@ -40,7 +40,8 @@ class RateLimitAdapterTest {
                 HeaderStyle.DRAFT03,
                 new ServerMetrics(new SimpleMeterRegistry()),
                 null,
-                Duration.ofMillis(17));
+                Duration.ofMillis(17),
+                RequestCaps.DEFAULTS);
     }
 
     @Test
@@ -103,7 +104,8 @@ class RateLimitAdapterTest {
                     HeaderStyle.OFF,
                     new ServerMetrics(registry),
                     gone,
-                    Duration.ofMillis(17));
+                    Duration.ofMillis(17),
+                    RequestCaps.DEFAULTS);
             RateLimitResponse r = a.shouldRateLimit(request(answer, descriptor("k", "v")));
             Code expected = answer.equals("allow") ? Code.OK : Code.OVER_LIMIT;
             assertEquals(expected, r.getOverallCode(), answer);

@@ -185,6 +185,10 @@ final class ServerProcess implements AutoCloseable {
         }
     }
 
+    ManagedChannel channel() {
+        return channel;
+    }
+
     RateLimitServiceGrpc.RateLimitServiceBlockingStub grpc() {
         return RateLimitServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
     }

@@ -1,0 +1,461 @@
+package dev.sluice.server;
+
+import static dev.sluice.server.ServerProcess.descriptor;
+import static dev.sluice.server.ServerProcess.request;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.CallOptions;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCalls;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The service under hostile input, as a separate process: floods of gRPC streams and resets, requests over the caps,
+ * bytes that are not UTF-8 or not protobuf, a flood of client ids through a {@code detailed_metric} rule, more users
+ * than the in-memory store's bound. Each is answered in time with a clear refusal, memory and output stay bounded,
+ * and a normal request is still answered. Bounds on memory and sizes are asserted here; what was measured is in
+ * {@code docs/benchmarks.md}.
+ */
+class HostileInputIT {
+    /** The peak resident memory allowed to a server (started with -Xmx256m) under a flood. */
+    static final long MAX_RSS_BYTES = 512L << 20;
+
+    /** Streams in {@link #aFloodOfConcurrentStreams}. */
+    static final int FLOOD = 20_000;
+
+    static ServerProcess server;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void start() {
+        server = ServerProcess.serve();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            try {
+                assertEquals(Code.OK, server.shouldRateLimit(ok("after")).getOverallCode());
+            } finally {
+                server.close();
+            }
+        }
+    }
+
+    static RateLimitRequest ok(String client) {
+        return request("oauth-token", descriptor("client_id", client));
+    }
+
+    // ---- caps, both doors
+
+    @Test
+    void tenThousandDescriptorsAreRefusedNamingTheCap() {
+        RateLimitRequest.Builder b = RateLimitRequest.newBuilder().setDomain("oauth-token");
+        for (int i = 0; i < 10_000; i++) {
+            b.addDescriptors(descriptor("client_id", "c" + i));
+        }
+        refusedOnBothDoors(
+                b.build(), "the request has 10000 descriptors, over the limit of 64 (serve --max-descriptors)");
+    }
+
+    @Test
+    void megabyteKeysAndValuesAreRefusedNamingTheCap() {
+        String mb = "k".repeat(1_000_000);
+        refusedOnBothDoors(
+                request("oauth-token", descriptor(mb, "v")),
+                "descriptors[0].entries[0].key is 1000000 bytes, over the limit of 256 bytes (serve --max-key-bytes)");
+        refusedOnBothDoors(
+                request("oauth-token", descriptor("client_id", "abc", "username", mb)),
+                "descriptors[0].entries[1].value is 1000000 bytes, over the limit of 1024 bytes"
+                        + " (serve --max-value-bytes)");
+        refusedOnBothDoors(
+                request("d".repeat(300), descriptor("client_id", "abc")),
+                "domain is 300 bytes, over the limit of 256 bytes (serve --max-key-bytes)");
+        RateLimitDescriptor.Builder d = RateLimitDescriptor.newBuilder();
+        for (int i = 0; i < 17; i++) {
+            d.addEntries(RateLimitDescriptor.Entry.newBuilder().setKey("k" + i).setValue("v"));
+        }
+        refusedOnBothDoors(
+                request("oauth-token", descriptor("client_id", "a"), d.build()),
+                "descriptors[1] has 17 entries, over the limit of 16 (serve --max-entries)");
+    }
+
+    static void refusedOnBothDoors(RateLimitRequest request, String message) {
+        StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> server.shouldRateLimit(request));
+        assertEquals(
+                Status.Code.INVALID_ARGUMENT,
+                e.getStatus().getCode(),
+                e.getStatus().toString());
+        assertEquals(message, e.getStatus().getDescription());
+        HttpResponse<String> http = server.post("/json", ServerProcess.json(request));
+        assertEquals(400, http.statusCode());
+        assertEquals("{\"error\":" + DashboardData.quote(message) + "}", http.body());
+    }
+
+    // ---- bytes that are not UTF-8, or not protobuf
+
+    /** {@code ShouldRateLimit} taking the message as bytes, to send what a generated stub cannot. */
+    static final MethodDescriptor<byte[], byte[]> RAW = RateLimitServiceGrpc.getShouldRateLimitMethod().toBuilder(
+                    Bytes.MARSHALLER, Bytes.MARSHALLER)
+            .build();
+
+    /** {@code domain} (field 1) holding the bytes C3 28: a lead byte and no continuation. */
+    static final byte[] INVALID_UTF8 = {0x0a, 0x02, (byte) 0xc3, 0x28};
+
+    /** {@code domain} announcing 127 bytes and ending after none. */
+    static final byte[] UNDECODABLE = {0x0a, 0x7f};
+
+    static Status raw(byte[] message) {
+        StatusRuntimeException e = assertThrows(
+                StatusRuntimeException.class,
+                () -> ClientCalls.blockingUnaryCall(
+                        server.channel(), RAW, CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), message));
+        return e.getStatus();
+    }
+
+    @Test
+    void invalidUtf8IsRefusedOnBothDoors() {
+        Status grpc = raw(INVALID_UTF8);
+        assertEquals(Status.Code.INVALID_ARGUMENT, grpc.getCode(), grpc.toString());
+        assertEquals(
+                "a string of the message is not valid UTF-8: Protocol message had invalid UTF-8.",
+                grpc.getDescription());
+
+        byte[] body =
+                "{\"domain\":\"oauth-token\",\"descriptors\":[{\"entries\":[{\"key\":\"client_id\",\"value\":\"a\u00ff\"}]}]}"
+                        .getBytes(StandardCharsets.ISO_8859_1); // ÿ as the one byte FF, never UTF-8
+        HttpResponse<String> http = server.send(HttpRequest.newBuilder(server.uri("/json"))
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                .build());
+        assertEquals(400, http.statusCode(), http.body());
+        assertEquals("{\"error\":\"the body is not valid UTF-8: a malformed sequence at byte 80\"}", http.body());
+
+        // An escape can name half of a surrogate pair, which no UTF-8 can carry.
+        HttpResponse<String> surrogate = server.post(
+                "/json",
+                "{\"domain\":\"oauth-token\",\"descriptors\":[{\"entries\":[{\"key\":\"client_id\",\"value\":\"a\\ud800\"}]}]}");
+        assertEquals(400, surrogate.statusCode(), surrogate.body());
+        assertTrue(
+                surrogate
+                        .body()
+                        .contains("descriptors[0].entries[0].value is not valid Unicode: an unpaired surrogate"
+                                + " at character 1"),
+                surrogate.body());
+    }
+
+    @Test
+    void undecodableProtobufIsInvalidArgument() {
+        Status s = raw(UNDECODABLE);
+        assertEquals(Status.Code.INVALID_ARGUMENT, s.getCode(), s.toString());
+        assertTrue(
+                String.valueOf(s.getDescription()).startsWith("the message is not a RateLimitRequest: "), s.toString());
+    }
+
+    /**
+     * 2,000 malformed messages of two kinds: each answered {@code INVALID_ARGUMENT}, and the log holds at most a line
+     * per kind every 10 s, with no stack trace.
+     */
+    @Test
+    void twoThousandMalformedMessagesLogBoundedLines() throws InterruptedException {
+        int before = server.stderr().size();
+        long start = System.nanoTime();
+        List<Future<byte[]>> calls = new ArrayList<>();
+        Map<Status.Code, Integer> codes = new TreeMap<>();
+        for (int i = 0; i < 2000; i++) {
+            calls.add(ClientCalls.futureUnaryCall(
+                    server.channel().newCall(RAW, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS)),
+                    i % 2 == 0 ? INVALID_UTF8 : UNDECODABLE));
+            if (calls.size() == 64 || i == 1999) {
+                for (Future<byte[]> f : calls) {
+                    codes.merge(code(f), 1, Integer::sum);
+                }
+                calls.clear();
+            }
+        }
+        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start) + 1;
+        assertEquals(Map.of(Status.Code.INVALID_ARGUMENT, 2000), codes);
+        List<String> log = server.stderr().subList(before, server.stderr().size());
+        long refusals =
+                log.stream().filter(l -> l.contains("refused a grpc request")).count();
+        long bound = 2 * (seconds / 10 + 1); // two kinds, one line each per 10 s
+        assertTrue(refusals >= 1 && refusals <= bound, refusals + " lines over " + seconds + " s: " + log);
+        assertTrue(log.stream().noneMatch(l -> l.startsWith("\tat ")), "a stack trace: " + log);
+        assertTrue(log.size() <= 4 * bound, "lines logged: " + log);
+    }
+
+    static Status.Code code(Future<?> f) throws InterruptedException {
+        try {
+            f.get(30, TimeUnit.SECONDS);
+            return Status.Code.OK;
+        } catch (ExecutionException e) {
+            return Status.fromThrowable(e.getCause()).getCode();
+        } catch (TimeoutException e) {
+            throw new AssertionError("no answer in 30 s", e);
+        }
+    }
+
+    // ---- floods of streams
+
+    /**
+     * A reset after every stream opened (HTTP/2 "rapid reset"), 30,000 times on one connection: the server closes
+     * the connection with {@code GOAWAY ENHANCE_YOUR_CALM} and keeps serving the others.
+     */
+    @Test
+    void aFloodOfResetsIsCutOff() throws IOException, InterruptedException {
+        try (RawHttp2 c = new RawHttp2(server.grpcPort())) {
+            try {
+                for (int i = 0; i < 30_000; i++) {
+                    c.openAndReset(RawHttp2.SHOULD_RATE_LIMIT);
+                }
+                c.flush();
+            } catch (IOException e) {
+                // the server closed the connection while the flood was still being written
+            }
+            c.awaitClosed(30);
+            assertEquals(RawHttp2.ENHANCE_YOUR_CALM, c.goAwayError());
+            assertTrue(c.closedByServer());
+        }
+        assertEquals(Code.OK, server.shouldRateLimit(ok("after-resets")).getOverallCode());
+    }
+
+    /**
+     * Streams opened on four connections without waiting for any answer, far past each connection's limit of 1000
+     * concurrent streams: the server answers each stream (a decision, {@code RESOURCE_EXHAUSTED} when the queue of
+     * calls waiting for a thread is full, or {@code REFUSED_STREAM} past the connection's streams) or closes the
+     * connection that breaks the protocol (a message on a stream it refused); meanwhile a normal client's calls are
+     * all answered, and the server's peak memory stays bounded. {@value #FLOOD} streams in all: as many as a shared
+     * two-core machine gets through in a bounded time; the figures are in {@code docs/benchmarks.md}.
+     */
+    @Test
+    void aFloodOfConcurrentStreams() throws Exception {
+        int connections = 4;
+        int perConnection = FLOOD / connections;
+        byte[] message = ok("flood").toByteArray();
+        try (ServerProcess flooded = ServerProcess.serve("--grpc-max-queue", "100")) {
+            List<RawHttp2> clients = new ArrayList<>();
+            List<Thread> writers = new ArrayList<>();
+            try {
+                for (int i = 0; i < connections; i++) {
+                    RawHttp2 c = new RawHttp2(flooded.grpcPort());
+                    clients.add(c);
+                    assertEquals(1000, c.maxConcurrentStreams());
+                    writers.add(new Thread(() -> {
+                        try {
+                            for (int j = 0; j < perConnection; j++) {
+                                c.call(RawHttp2.SHOULD_RATE_LIMIT, message);
+                            }
+                            c.flush();
+                        } catch (IOException e) {
+                            // the server closed the connection: counted below
+                        }
+                    }));
+                }
+                writers.forEach(Thread::start);
+
+                // A normal client meanwhile: every call answered within its deadline.
+                Map<Status.Code, Integer> probes = new TreeMap<>();
+                long slowest = 0;
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+                while (!clients.stream().allMatch(c -> c.ended.size() == perConnection || c.closedByServer())) {
+                    assertTrue(System.nanoTime() < deadline, "the flood is not over after 120 s");
+                    long t0 = System.nanoTime();
+                    Status.Code code;
+                    try {
+                        flooded.grpc().withDeadlineAfter(20, TimeUnit.SECONDS).shouldRateLimit(ok("probe"));
+                        code = Status.Code.OK;
+                    } catch (StatusRuntimeException e) {
+                        code = e.getStatus().getCode();
+                    }
+                    slowest = Math.max(slowest, System.nanoTime() - t0);
+                    probes.merge(code, 1, Integer::sum);
+                    assertTrue(
+                            code == Status.Code.OK || code == Status.Code.RESOURCE_EXHAUSTED,
+                            "a probe answered " + code);
+                    Thread.sleep(100);
+                }
+                for (Thread w : writers) {
+                    w.join();
+                }
+                Map<Integer, Integer> ends = new TreeMap<>();
+                int cutOff = 0;
+                for (RawHttp2 c : clients) {
+                    c.ended.values().forEach(v -> ends.merge(v, 1, Integer::sum));
+                    if (c.ended.size() < perConnection) {
+                        assertTrue(c.closedByServer());
+                        cutOff += perConnection - c.ended.size();
+                    }
+                }
+                int decided = ends.getOrDefault(0, 0);
+                int exhausted = ends.getOrDefault(Status.Code.RESOURCE_EXHAUSTED.value(), 0);
+                int refused = ends.getOrDefault(-1 - RawHttp2.REFUSED_STREAM, 0);
+                int answered =
+                        ends.values().stream().mapToInt(Integer::intValue).sum();
+                assertEquals(answered, decided + exhausted + refused, "answers: " + ends);
+                assertEquals(FLOOD, answered + cutOff, "answers: " + ends);
+                assertTrue(exhausted + refused + cutOff > 0, "answers: " + ends);
+                long rss = peakRss(flooded);
+                System.out.printf(
+                        "%d streams: %d decided, %d RESOURCE_EXHAUSTED, %d REFUSED_STREAM, %d on connections closed"
+                                + " by the server; probes %s, slowest %d ms; peak RSS %d MiB%n",
+                        FLOOD, decided, exhausted, refused, cutOff, probes, slowest / 1_000_000, rss >> 20);
+                assertTrue(rss < MAX_RSS_BYTES, "peak RSS " + (rss >> 20) + " MiB");
+                assertEquals(
+                        List.of(),
+                        flooded.stderr().stream()
+                                .filter(l -> l.startsWith("\tat ") || l.contains("Stream Error"))
+                                .limit(5)
+                                .toList(),
+                        "a stack trace per refused stream");
+            } finally {
+                for (RawHttp2 c : clients) {
+                    c.close();
+                }
+            }
+            assertEquals(Code.OK, flooded.shouldRateLimit(ok("after-flood")).getOverallCode());
+        }
+    }
+
+    /** The process's peak resident set ({@code VmHWM}), in bytes. */
+    static long peakRss(ServerProcess p) throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/" + p.process().pid() + "/status"))) {
+            if (line.startsWith("VmHWM:")) {
+                return Long.parseLong(line.replaceAll("[^0-9]", "")) << 10;
+            }
+        }
+        throw new AssertionError("no VmHWM in /proc/" + p.process().pid() + "/status");
+    }
+
+    // ---- output and memory bounded whatever the traffic
+
+    /**
+     * Thirty 1 MB client ids, then 200,000 distinct ones, through the built-in example's {@code detailed_metric}
+     * rule: {@code /metrics} and {@code /dashboard/data} stay small (the cap on values, and long values shortened).
+     */
+    @Test
+    void twoHundredThousandClientIdsKeepMetricsSmall() throws Exception {
+        try (ServerProcess p = ServerProcess.serve("--max-value-bytes", "1000000")) {
+            for (int i = 0; i < 30; i++) {
+                String id = (char) ('a' + i % 26) + Integer.toString(i) + "x".repeat(999_990);
+                assertEquals(Code.OK, p.shouldRateLimit(ok(id)).getOverallCode());
+            }
+            RateLimitServiceGrpc.RateLimitServiceFutureStub stub = RateLimitServiceGrpc.newFutureStub(p.channel());
+            List<Future<RateLimitResponse>> pending = new ArrayList<>();
+            int descriptors = 64;
+            for (int r = 0; r < 200_000 / descriptors + 1; r++) {
+                RateLimitRequest.Builder b = RateLimitRequest.newBuilder().setDomain("oauth-token");
+                for (int d = 0; d < descriptors; d++) {
+                    b.addDescriptors(descriptor("client_id", "id-" + (r * descriptors + d)));
+                }
+                pending.add(stub.withDeadlineAfter(30, TimeUnit.SECONDS).shouldRateLimit(b.build()));
+                if (pending.size() == 32) {
+                    for (Future<RateLimitResponse> f : pending) {
+                        assertEquals(Code.OK, f.get(30, TimeUnit.SECONDS).getOverallCode());
+                    }
+                    pending.clear();
+                }
+            }
+            for (Future<RateLimitResponse> f : pending) {
+                assertEquals(Code.OK, f.get(30, TimeUnit.SECONDS).getOverallCode());
+            }
+            HttpResponse<String> metrics = p.get("/metrics");
+            HttpResponse<String> data = p.get("/dashboard/data");
+            assertEquals(200, metrics.statusCode());
+            assertEquals(200, data.statusCode());
+            long rss = peakRss(p);
+            System.out.printf(
+                    "200,030 client ids: /metrics %d bytes, /dashboard/data %d bytes; peak RSS %d MiB%n",
+                    metrics.body().length(), data.body().length(), rss >> 20);
+            assertTrue(metrics.body().contains("value=\"other\""), "past the cap: other");
+            assertTrue(metrics.body().contains("value=\"a0" + "x".repeat(62) + "…#"), "a long id, shortened");
+            assertTrue(metrics.body().length() < 1 << 20, metrics.body().length() + " bytes of /metrics");
+            assertTrue(data.body().length() < 1 << 20, data.body().length() + " bytes of /dashboard/data");
+            assertTrue(rss < MAX_RSS_BYTES, "peak RSS " + (rss >> 20) + " MiB");
+        }
+    }
+
+    /**
+     * The in-memory store's bound on keys ({@code --memory-max-keys}): at the bound a new user is refused while
+     * every user already held keeps being decided, and none passes its limit.
+     */
+    @Test
+    void theInMemoryStoreRefusesNewKeysAtItsBound() throws IOException {
+        Files.writeString(
+                dir.resolve("day.yaml"),
+                """
+                domain: day
+                descriptors:
+                  - key: user
+                    rate_limit: {unit: day, requests_per_unit: 2}
+                """);
+        try (ServerProcess p = ServerProcess.serve("--config", dir.toString(), "--memory-max-keys", "20")) {
+            for (int i = 0; i < 20; i++) {
+                assertEquals(
+                        Code.OK,
+                        p.shouldRateLimit(request("day", descriptor("user", "u" + i)))
+                                .getOverallCode());
+            }
+            RateLimitResponse atBound = p.shouldRateLimit(request("day", descriptor("user", "u20")));
+            assertEquals(Code.OVER_LIMIT, atBound.getOverallCode(), "a new user at the bound");
+            assertEquals(0, atBound.getStatuses(0).getLimitRemaining());
+            assertEquals(
+                    Code.OK,
+                    p.shouldRateLimit(request("day", descriptor("user", "u0"))).getOverallCode());
+            assertEquals(
+                    Code.OVER_LIMIT,
+                    p.shouldRateLimit(request("day", descriptor("user", "u0"))).getOverallCode(),
+                    "a user held keeps its count: its third request of the day is refused");
+        }
+    }
+
+    /** Bytes as they are, both ways. */
+    static final class Bytes {
+        static final MethodDescriptor.Marshaller<byte[]> MARSHALLER = new MethodDescriptor.Marshaller<>() {
+            @Override
+            public InputStream stream(byte[] value) {
+                return new ByteArrayInputStream(value);
+            }
+
+            @Override
+            public byte[] parse(InputStream stream) {
+                try {
+                    return stream.readAllBytes();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+        };
+
+        private Bytes() {}
+    }
+}

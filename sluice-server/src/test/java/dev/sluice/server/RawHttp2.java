@@ -1,0 +1,276 @@
+package dev.sluice.server;
+
+import io.grpc.netty.shaded.io.netty.buffer.Unpooled;
+import io.grpc.netty.shaded.io.netty.handler.codec.http2.DefaultHttp2HeadersDecoder;
+import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2Exception;
+import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2Headers;
+import java.io.BufferedOutputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A gRPC client at the level of HTTP/2 frames, that does what a hostile one does and a real one never would: opens
+ * streams past the server's {@code SETTINGS_MAX_CONCURRENT_STREAMS} without waiting for answers, and resets streams as
+ * fast as it opens them. Frames are written by hand (headers as HPACK literals, no Huffman); the server's headers are
+ * read with Netty's HPACK decoder (from grpc-netty-shaded). It records how each stream ended: its {@code grpc-status},
+ * or the error code of the server's {@code RST_STREAM}.
+ */
+final class RawHttp2 implements AutoCloseable {
+    static final String SHOULD_RATE_LIMIT = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
+    /** {@code REFUSED_STREAM}: the server did not take the stream (RFC 9113 §7). */
+    static final int REFUSED_STREAM = 7;
+    /** {@code ENHANCE_YOUR_CALM}: the server's answer to an abusive peer. */
+    static final int ENHANCE_YOUR_CALM = 11;
+
+    private static final int DATA = 0;
+    private static final int HEADERS = 1;
+    private static final int RST_STREAM = 3;
+    private static final int SETTINGS = 4;
+    private static final int PING = 6;
+    private static final int GOAWAY = 7;
+    private static final int WINDOW_UPDATE = 8;
+    private static final int CONTINUATION = 9;
+    private static final int END_STREAM = 0x1;
+    private static final int END_HEADERS = 0x4;
+    private static final int PADDED = 0x8;
+    private static final int PRIORITY = 0x20;
+
+    /** How a stream ended: {@code grpc-status} (0 and up), or −1 − the error code of the server's RST_STREAM. */
+    final ConcurrentHashMap<Integer, Integer> ended = new ConcurrentHashMap<>();
+
+    private final Socket socket;
+    private final OutputStream out;
+    private final DataInputStream in;
+    private final Thread reader;
+    private final CountDownLatch settings = new CountDownLatch(1);
+    private final DefaultHttp2HeadersDecoder hpack = new DefaultHttp2HeadersDecoder(false);
+    private volatile long maxConcurrentStreams = -1;
+    private volatile int goAwayError = -1;
+    private volatile boolean closedByServer;
+    private int nextStream = 1;
+
+    RawHttp2(int port) throws IOException {
+        socket = new Socket("127.0.0.1", port);
+        socket.setTcpNoDelay(true);
+        out = new BufferedOutputStream(socket.getOutputStream(), 1 << 16);
+        in = new DataInputStream(socket.getInputStream());
+        out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        // SETTINGS_INITIAL_WINDOW_SIZE (4) at its largest, and the connection's window as large: answers never wait.
+        frame(SETTINGS, 0, 0, new byte[] {0, 4, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff});
+        frame(WINDOW_UPDATE, 0, 0, int32(Integer.MAX_VALUE - 65_535));
+        out.flush();
+        reader = new Thread(this::read, "raw-http2-reader");
+        reader.setDaemon(true);
+        reader.start();
+        try {
+            if (!settings.await(30, TimeUnit.SECONDS)) {
+                throw new AssertionError("no SETTINGS from the server in 30 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    /** The server's SETTINGS_MAX_CONCURRENT_STREAMS, or −1 if it sent none. */
+    long maxConcurrentStreams() {
+        return maxConcurrentStreams;
+    }
+
+    /** The error code of the server's GOAWAY, or −1 if it sent none. */
+    int goAwayError() {
+        return goAwayError;
+    }
+
+    /** Whether the server closed the connection. */
+    boolean closedByServer() {
+        return closedByServer;
+    }
+
+    /** Opens a stream and sends {@code message} as its one gRPC message, ending the stream; returns its id. */
+    int call(String path, byte[] message) throws IOException {
+        int id = open(path, false);
+        byte[] data = new byte[5 + message.length];
+        data[1] = (byte) (message.length >>> 24);
+        data[2] = (byte) (message.length >>> 16);
+        data[3] = (byte) (message.length >>> 8);
+        data[4] = (byte) message.length;
+        System.arraycopy(message, 0, data, 5, message.length);
+        frame(DATA, END_STREAM, id, data);
+        return id;
+    }
+
+    /** Opens a stream and resets it at once ({@code CANCEL}), as the rapid-reset attack does; returns its id. */
+    int openAndReset(String path) throws IOException {
+        int id = open(path, false);
+        frame(RST_STREAM, 0, id, int32(8));
+        return id;
+    }
+
+    void flush() throws IOException {
+        out.flush();
+    }
+
+    private int open(String path, boolean endStream) throws IOException {
+        int id = nextStream;
+        nextStream += 2;
+        ByteArrayOutputStream h = new ByteArrayOutputStream(128);
+        h.write(0x83); // :method POST (static table 3)
+        h.write(0x86); // :scheme http (6)
+        literal(h, 4, 4, path); // :path, name from the static table
+        literal(h, 4, 1, "localhost"); // :authority
+        literal(h, 4, 31, "application/grpc"); // content-type
+        h.write(0x00); // a literal name
+        string(h, "te");
+        string(h, "trailers");
+        frame(HEADERS, END_HEADERS | (endStream ? END_STREAM : 0), id, h.toByteArray());
+        return id;
+    }
+
+    /** A literal header field without indexing whose name is the static table's entry {@code index}. */
+    private static void literal(ByteArrayOutputStream h, int prefixBits, int index, String value) {
+        integer(h, 0, prefixBits, index);
+        string(h, value);
+    }
+
+    private static void string(ByteArrayOutputStream h, String s) {
+        byte[] b = s.getBytes(StandardCharsets.US_ASCII);
+        integer(h, 0, 7, b.length); // not Huffman-coded
+        h.write(b, 0, b.length);
+    }
+
+    /** An HPACK integer (RFC 7541 §5.1) with an N-bit prefix after the bits of {@code first}. */
+    private static void integer(ByteArrayOutputStream h, int first, int prefixBits, int value) {
+        int max = (1 << prefixBits) - 1;
+        if (value < max) {
+            h.write(first | value);
+            return;
+        }
+        h.write(first | max);
+        value -= max;
+        while (value >= 128) {
+            h.write((value & 0x7f) | 0x80);
+            value >>>= 7;
+        }
+        h.write(value);
+    }
+
+    private synchronized void frame(int type, int flags, int stream, byte[] payload) throws IOException {
+        out.write(payload.length >>> 16);
+        out.write(payload.length >>> 8);
+        out.write(payload.length);
+        out.write(type);
+        out.write(flags);
+        out.write(int32(stream));
+        out.write(payload);
+    }
+
+    private static byte[] int32(int v) {
+        return new byte[] {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v};
+    }
+
+    private void read() {
+        ByteArrayOutputStream block = new ByteArrayOutputStream();
+        int blockStream = 0;
+        boolean blockEnds = false;
+        try {
+            while (true) {
+                int length = (in.readUnsignedByte() << 16) | (in.readUnsignedByte() << 8) | in.readUnsignedByte();
+                int type = in.readUnsignedByte();
+                int flags = in.readUnsignedByte();
+                int stream = in.readInt() & 0x7fff_ffff;
+                byte[] payload = new byte[length];
+                in.readFully(payload);
+                switch (type) {
+                    case SETTINGS -> {
+                        if ((flags & 0x1) == 0) {
+                            for (int i = 0; i + 6 <= length; i += 6) {
+                                int id = ((payload[i] & 0xff) << 8) | (payload[i + 1] & 0xff);
+                                long value = readInt(payload, i + 2) & 0xffff_ffffL;
+                                if (id == 3) {
+                                    maxConcurrentStreams = value;
+                                }
+                            }
+                            frame(SETTINGS, 0x1, 0, new byte[0]);
+                            flush();
+                            settings.countDown();
+                        }
+                    }
+                    case PING -> {
+                        if ((flags & 0x1) == 0) {
+                            frame(PING, 0x1, 0, payload);
+                            flush();
+                        }
+                    }
+                    case HEADERS, CONTINUATION -> {
+                        int from = 0;
+                        int to = length;
+                        if (type == HEADERS) {
+                            if ((flags & PADDED) != 0) {
+                                to -= payload[0] & 0xff;
+                                from++;
+                            }
+                            if ((flags & PRIORITY) != 0) {
+                                from += 5;
+                            }
+                            blockStream = stream;
+                            blockEnds = (flags & END_STREAM) != 0;
+                        }
+                        block.write(payload, from, to - from);
+                        if ((flags & END_HEADERS) != 0) {
+                            headers(blockStream, blockEnds, block.toByteArray());
+                            block.reset();
+                        }
+                    }
+                    case RST_STREAM -> ended.putIfAbsent(stream, -1 - readInt(payload, 0));
+                    case GOAWAY -> goAwayError = readInt(payload, 4);
+                    default -> {
+                        // DATA (the answers' bodies: the status is in the trailers), WINDOW_UPDATE
+                    }
+                }
+            }
+        } catch (EOFException e) {
+            closedByServer = true;
+        } catch (IOException e) {
+            closedByServer = !socket.isClosed();
+        } finally {
+            settings.countDown();
+        }
+    }
+
+    private void headers(int stream, boolean endsStream, byte[] block) throws IOException {
+        Http2Headers h;
+        try {
+            h = hpack.decodeHeaders(stream, Unpooled.wrappedBuffer(block));
+        } catch (Http2Exception e) {
+            throw new UncheckedIOException(new IOException("undecodable headers from the server", e));
+        }
+        CharSequence status = h.get("grpc-status");
+        if (endsStream) {
+            ended.putIfAbsent(stream, status == null ? -1000 : Integer.parseInt(status.toString()));
+        }
+    }
+
+    private static int readInt(byte[] b, int at) {
+        return ((b[at] & 0xff) << 24) | ((b[at + 1] & 0xff) << 16) | ((b[at + 2] & 0xff) << 8) | (b[at + 3] & 0xff);
+    }
+
+    /** Waits until the reader has stopped (the server closed the connection) or {@code seconds} have passed. */
+    void awaitClosed(long seconds) throws InterruptedException {
+        reader.join(TimeUnit.SECONDS.toMillis(seconds));
+    }
+
+    @Override
+    public void close() throws IOException {
+        socket.close();
+    }
+}
