@@ -42,7 +42,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * <ul>
  *   <li>{@code client_id}: one limit, with {@code username} nested under it, one limit;</li>
  *   <li>{@code api_key}: two limits, a per-second one and a per-day one, both must pass;</li>
- *   <li>{@code tenant}: one limit in {@code mode: dry_run}.</li>
+ *   <li>{@code tenant}: one limit in {@code mode: dry_run};</li>
+ *   <li>{@code remote_address} and {@code path}: one limit each.</li>
  * </ul>
  *
  * <p>The benchmarks:
@@ -54,12 +55,17 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code checkDryRun}: {@code [tenant=t]}, one dry-run limit;</li>
  *   <li>{@code checkFromRequest}: {@code checkNested} with the descriptors built per request by
  *       {@link OAuthDescriptors#forTokenRequest}, as a token endpoint would;</li>
+ *   <li>{@code checkThree}: Envoy's usual request of three descriptors, {@code [remote_address=a]},
+ *       {@code [client_id=c]}, {@code [path=p]}, each matching a rule of one limit: one all-or-nothing decision of
+ *       three parts;</li>
  *   <li>{@code checkOneLimitMetered}: {@code checkOneLimit} on a limiter with a Micrometer
  *       {@link SimpleMeterRegistry};</li>
  *   <li>{@code tryAcquire}: the bare limiter of the same algorithm and limit on pre-built keys of the same count;</li>
  *   <li>{@code tryAcquireAllOfOne}: the same decision through {@link RateLimiter#tryAcquireAll} of one part;</li>
  *   <li>{@code tryAcquireAllOfTwo}: {@link RateLimiter#tryAcquireAll} of the two limits of {@code api_key} on bare
- *       limiters, the least an all-or-nothing check of two limits does.</li>
+ *       limiters, the least an all-or-nothing check of two limits does;</li>
+ *   <li>{@code tryAcquireAllOfThree}: {@link RateLimiter#tryAcquireAll} of three keys on the bare limiter, the least
+ *       {@code checkThree} does.</li>
  * </ul>
  *
  * <p>Every check's descriptors are built once per key beforehand (but in {@code checkFromRequest}), as an
@@ -107,6 +113,8 @@ public class PolicyBench {
     private String[] names;
     private List<List<Acquisition>> partsOfOne;
     private List<List<Acquisition>> partsOfTwo;
+    private List<List<Descriptor>> three;
+    private List<List<Acquisition>> partsOfThree;
 
     /** The configuration, every limit under {@code algorithm}. */
     static String configuration(Algorithm algorithm) {
@@ -129,6 +137,10 @@ public class PolicyBench {
                 + "      - {unit: day, requests_per_unit: " + PER_DAY + "}\n"
                 + "  - key: tenant\n"
                 + "    mode: dry_run\n"
+                + "    rate_limits: [" + limit + "]\n"
+                + "  - key: remote_address\n"
+                + "    rate_limits: [" + limit + "]\n"
+                + "  - key: path\n"
                 + "    rate_limits: [" + limit + "]\n";
     }
 
@@ -158,6 +170,8 @@ public class PolicyBench {
         dryRun = new ArrayList<>(keys);
         partsOfOne = new ArrayList<>(keys);
         partsOfTwo = new ArrayList<>(keys);
+        three = new ArrayList<>(keys);
+        partsOfThree = new ArrayList<>(keys);
         for (int i = 0; i < keys; i++) {
             clients[i] = "client-" + i;
             users[i] = "user-" + i;
@@ -171,7 +185,19 @@ public class PolicyBench {
             expect(policy.check(DOMAIN, twoLimits.get(i), 1), "api_key", 2, Outcome.ALLOWED);
             expect(policy.check(DOMAIN, nested.get(i), 1), "client_id.username", 1, Outcome.ALLOWED);
             expect(policy.check(DOMAIN, dryRun.get(i), 1), "tenant", 1, Outcome.ALLOWED);
+            three.add(List.of(
+                    Descriptor.of("remote_address", "10.0.0." + i),
+                    Descriptor.of("client_id", clients[i]),
+                    Descriptor.of("path", "/api/" + i)));
+            Verdict v = policy.check(DOMAIN, three.get(i), 1);
+            if (!v.allowed() || v.descriptors().size() != 3 || v.descriptor(2).outcome() != Outcome.ALLOWED) {
+                throw new IllegalStateException("setup request of three descriptors not allowed: " + v);
+            }
             partsOfOne.add(List.of(new Acquisition(bare, names[i], 1)));
+            partsOfThree.add(List.of(
+                    new Acquisition(bare, "a|" + names[i], 1),
+                    new Acquisition(bare, "c|" + names[i], 1),
+                    new Acquisition(bare, "p|" + names[i], 1)));
             partsOfTwo.add(List.of(new Acquisition(bareSecond, names[i], 1), new Acquisition(bareDay, names[i], 1)));
             if (!bare.tryAcquire(names[i]).allowed()) {
                 throw new IllegalStateException("setup request denied for " + names[i]);
@@ -227,6 +253,13 @@ public class PolicyBench {
     }
 
     @Benchmark
+    public Verdict checkThree(KeyCursor cursor, Outcomes outcomes) {
+        Verdict v = policy.check(DOMAIN, three.get(cursor.next()), 1);
+        outcomes.count(v.allowed());
+        return v;
+    }
+
+    @Benchmark
     public Verdict checkFromRequest(KeyCursor cursor, Outcomes outcomes) {
         int i = cursor.next();
         Verdict v = policy.check(DOMAIN, OAuthDescriptors.forTokenRequest("password", nestedClients[i], users[i]), 1);
@@ -258,6 +291,13 @@ public class PolicyBench {
     @Benchmark
     public JointDecision tryAcquireAllOfTwo(KeyCursor cursor, Outcomes outcomes) {
         JointDecision d = RateLimiter.tryAcquireAll(partsOfTwo.get(cursor.next()));
+        outcomes.count(d.allowed());
+        return d;
+    }
+
+    @Benchmark
+    public JointDecision tryAcquireAllOfThree(KeyCursor cursor, Outcomes outcomes) {
+        JointDecision d = RateLimiter.tryAcquireAll(partsOfThree.get(cursor.next()));
         outcomes.count(d.allowed());
         return d;
     }

@@ -2,7 +2,6 @@ package dev.sluice.policy;
 
 import java.util.List;
 import java.util.Objects;
-import org.jspecify.annotations.Nullable;
 
 /**
  * What a request is, for rate limiting: ordered key/value entries, as envoyproxy/ratelimit's descriptors. A
@@ -12,8 +11,8 @@ import org.jspecify.annotations.Nullable;
  * Descriptor.of("client_id", "abc", "username", "bob")
  * }</pre>
  *
- * <p>A check remembers in the descriptor what it resolved to (the rule and counter keys), so a caller that keeps its
- * descriptors (per client, per route) and passes the same objects again skips the matching; see
+ * <p>Its hash is computed once, when it is made: the policy limiter finds what a descriptor it has seen resolves to
+ * (rule and counter keys) by it, so a caller that passes the same or an equal descriptor again skips the matching; see
  * {@code docs/policies.md}, "Performance".
  */
 public final class Descriptor {
@@ -41,18 +40,11 @@ public final class Descriptor {
     }
 
     private final List<Entry> entries;
-
-    /**
-     * What the last check of this descriptor resolved it to (its rule and counter keys), so that checking the same
-     * object again skips the matching, as a {@link String} keeps its hash; see {@link Engine#decideOne}. Written
-     * without synchronization: a resolution is immutable, so a thread reads none, an older one or the newest, each
-     * whole, and checks that it belongs to the engine and domain at hand before using it. A descriptor kept across a
-     * reload keeps the replaced configuration reachable until its next check.
-     */
-    RuleTree.@Nullable Resolved resolved;
+    private final int hash;
 
     private Descriptor(List<Entry> entries) {
         this.entries = entries;
+        this.hash = entries.hashCode();
     }
 
     /**
@@ -105,12 +97,12 @@ public final class Descriptor {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof Descriptor && ((Descriptor) o).entries.equals(entries);
+        return o == this || (o instanceof Descriptor d && d.hash == hash && d.entries.equals(entries));
     }
 
     @Override
     public int hashCode() {
-        return entries.hashCode();
+        return hash;
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.sluice.policy;
 
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -53,65 +54,57 @@ final class DomainPolicy {
         return out;
     }
 
-    /** The rule {@code d} matches and the wildcard pattern of each entry matched by a shared threshold, or null. */
+    /**
+     * The entry of the configuration {@code d} matches, as envoyproxy/ratelimit matches it: the node reached at the
+     * descriptor's last entry, if it has a rule; else null. The one matcher of the policy layer: {@link Policies#match}
+     * and the engine both ask it.
+     */
     @Nullable
-    Match match(Descriptor d) {
+    Node match(Descriptor d) {
         List<Descriptor.Entry> entries = d.entries();
         Level level = top;
-        @Nullable String @Nullable [] shared = null;
-        for (int i = 0; i < entries.size(); i++) {
-            Descriptor.Entry e = entries.get(i);
-            Node node = level == null ? null : level.find(e);
+        int last = entries.size() - 1;
+        for (int i = 0; ; i++) {
+            Node node = level.find(entries.get(i));
             if (node == null) {
                 return null;
             }
-            if (node.shareThreshold && node.pattern != null) {
-                if (shared == null) {
-                    shared = new String[entries.size()];
-                }
-                shared[i] = node.value;
+            if (i == last) {
+                return node.rule == null ? null : node;
             }
-            if (i == entries.size() - 1) {
-                return node.rule == null ? null : new Match(node.rule, shared);
-            }
-            if (node.children == null) {
+            Level children = node.children;
+            if (children == null) {
                 return null;
             }
-            level = node.children;
+            level = children;
         }
-        return null;
     }
 
     /**
-     * A matched rule.
-     *
-     * @param rule   the rule
-     * @param shared per entry, the wildcard pattern that stands for the value in the counter key (a shared
-     *               threshold), or null; the array itself is null when no entry shares
+     * One level of rules: the children of a rule, or a domain's top level. Filled by the parser, then only read: per
+     * descriptor key, everything that key can match here, so that finding an entry's rule is one lookup by key.
      */
-    @SuppressWarnings("ArrayRecordComponent") // never compared or hashed: a sparse per-entry array for counterKey
-    record Match(Rule rule, @Nullable String @Nullable [] shared) {}
-
-    /** One level of rules: the children of a rule, or a domain's top level. */
     static final class Level {
-        private final Map<String, Map<String, Node>> exact = new HashMap<>();
-        private final Map<String, List<Node>> wildcards = new HashMap<>();
-        private final Map<String, Node> keyOnly = new HashMap<>();
+        private final Map<String, KeyRules> byKey = new HashMap<>();
         private final List<Node> all = new java.util.ArrayList<>();
 
         /** Adds a node; false if a node of the same key and value is already there. Only while building. */
         boolean add(Node n) {
+            KeyRules k = byKey.computeIfAbsent(n.key, x -> new KeyRules());
             if (n.value == null) {
-                if (keyOnly.putIfAbsent(n.key, n) != null) {
+                if (k.keyOnly != null) {
                     return false;
                 }
-            } else if (exact.computeIfAbsent(n.key, k -> new HashMap<>()).putIfAbsent(n.value, n) != null) {
-                return false;
-            }
-            if (n.pattern != null) {
-                wildcards
-                        .computeIfAbsent(n.key, k -> new java.util.ArrayList<>())
-                        .add(n);
+                k.keyOnly = n;
+            } else {
+                if (k.exact.putIfAbsent(n.value, n) != null) {
+                    return false;
+                }
+                if (n.pattern != null) {
+                    Node[] wild = Arrays.copyOf(k.wildcards, k.wildcards.length + 1);
+                    wild[k.wildcards.length] = n;
+                    k.wildcards = wild;
+                }
             }
             all.add(n);
             return true;
@@ -122,25 +115,23 @@ final class DomainPolicy {
             return all;
         }
 
+        /** The node of {@code e} here: its exact value, else the first wildcard (in file order) that matches, else its key alone. */
         @Nullable
         Node find(Descriptor.Entry e) {
-            Map<String, Node> byValue = exact.get(e.key());
-            if (byValue != null) {
-                Node n = byValue.get(e.value());
-                if (n != null) {
-                    return n;
+            KeyRules k = byKey.get(e.key());
+            if (k == null) {
+                return null;
+            }
+            Node n = k.exact.get(e.value());
+            if (n != null) {
+                return n;
+            }
+            for (Node w : k.wildcards) {
+                if (Wildcard.matches(Objects.requireNonNull(w.pattern, "only wildcard nodes here"), e.value())) {
+                    return w;
                 }
             }
-            List<Node> wild = wildcards.get(e.key());
-            if (wild != null) {
-                for (Node n : wild) {
-                    String[] pattern = Objects.requireNonNull(n.pattern, "add() puts only nodes with a pattern here");
-                    if (Wildcard.matches(pattern, e.value())) {
-                        return n;
-                    }
-                }
-            }
-            return keyOnly.get(e.key());
+            return k.keyOnly;
         }
 
         private void collect(List<Rule> out) {
@@ -153,6 +144,18 @@ final class DomainPolicy {
                 }
             }
         }
+    }
+
+    /** What one descriptor key matches at one level. Filled while building only. */
+    private static final class KeyRules {
+        /** By value, the wildcard values included (they match as themselves first). */
+        final Map<String, Node> exact = new HashMap<>(4);
+
+        /** The nodes whose value has a {@code *}, in file order. */
+        Node[] wildcards = new Node[0];
+
+        @Nullable
+        Node keyOnly;
     }
 
     /** One descriptor entry of the configuration. */

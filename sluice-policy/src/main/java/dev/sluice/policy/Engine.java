@@ -20,25 +20,31 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One loaded configuration made ready to decide: the policies and one {@link RateLimiter} per distinct limit shape
- * (algorithm, limit, window), built once. Immutable after construction; swapped whole on reload.
+ * One loaded configuration made ready to decide: the policies, one {@link RateLimiter} per distinct limit shape
+ * (algorithm, limit, window), built once, and a {@link Plan} per rule. Immutable after construction but for a bounded
+ * cache of recent resolutions; swapped whole on reload.
  *
- * <p>How a request is decided. Every descriptor is matched to its rule; limits named in another matched limit's
- * {@code replaces} are dropped; unlimited limits are answered at once. The remaining limits are taken in three
- * stages, each all or nothing through {@link RateLimiter#tryAcquireAll}: the enforced limits, then the shadow-ban
- * limits, then the dry-run limits. A stage runs only if every stage before it passed, so a refused request consumes
- * from no limit at all, and a dry-run limit counts exactly the requests that would reach it if it were enforced.
- * Example: a request under an enforced 10/s and a dry-run 5/s, the sixth in a second: the enforced stage passes and
- * counts; the dry-run stage refuses and counts nothing, so the request is allowed and counted as a "would deny"; an
- * eleventh request is refused by the enforced stage and the dry-run stage never runs.
+ * <p>How a request is decided ({@link #decide}, the one path for every request). Every descriptor is matched to its
+ * rule ({@link DomainPolicy#match}) and given its counter keys ({@link Plan#keys}); limits named in another matched
+ * limit's {@code replaces} are dropped; unlimited limits are answered at once. The remaining limits, each with the
+ * cost of its descriptor (two descriptors that name one counter add their costs), are taken in three stages, each all
+ * or nothing through {@link RateLimiter#tryAcquireAll}: the enforced limits, then the shadow-ban limits, then the
+ * dry-run limits. A stage runs only if every stage before it passed, so a refused request consumes from no limit at
+ * all, and a dry-run limit counts exactly the requests that would reach it if it were enforced. Example: a request
+ * under an enforced 10/s and a dry-run 5/s, the sixth in a second: the enforced stage passes and counts; the dry-run
+ * stage refuses and counts nothing, so the request is allowed and counted as a "would deny"; an eleventh request is
+ * refused by the enforced stage and the dry-run stage never runs.
  *
- * <p>Counter keys: {@code domain|key=value|key=value#i}, {@code i} the limit's index in its rule, with {@code |},
- * {@code =}, {@code ~}, {@code #} and {@code \} escaped; an entry matched by a shared-threshold wildcard is written
- * {@code key~pattern}, so every value it matches shares one counter. The entries name the rule path (one descriptor
- * shape matches one rule) and the values the counter under it.
+ * <p>Resolutions. What a descriptor resolves to in a domain (its plan and counter keys) is kept in a direct-mapped
+ * table of {@value #RECENT} slots by the descriptor's value, so that a descriptor checked again (the same object or an
+ * equal one) skips the matching and finds the very key strings, whose hashes the store computed before. A slot holds
+ * the last descriptor that fell in it; descriptors longer than {@value #MAX_CACHED_CHARS} characters are not kept.
+ * Slots are read and written without locks: a resolution is immutable, so a thread sees none, an older one or a newer
+ * one, each whole, and checks that it is the one asked for.
  *
  * <p>Closing: a check holds the engine ({@link #retain(int)}) while it runs. A replaced engine is retired; its limiters
  * are closed when the last check holding it is done, never under a running check.
@@ -48,16 +54,20 @@ final class Engine {
     /** Shape of a limiter: the limits sharing it share the limiter, under different keys. */
     record Shape(Algorithm algorithm, long limit, Duration window) {}
 
+    /** Slots of the table of recent resolutions: a power of two. */
+    static final int RECENT = 4096;
+
+    /** The longest descriptor (its keys and values, in characters) whose resolution is kept. */
+    static final int MAX_CACHED_CHARS = 256;
+
     final Policies policies;
     final long version;
     private final Map<Shape, RateLimiter> limiters;
-    private final IdentityHashMap<Limit, RateLimiter> byLimit;
-    /** Per domain, its rules compiled for {@link #decideOne}. */
-    private final Map<String, RuleTree> trees;
+    /** Per domain, its rules made ready. */
+    private final Map<String, Domain> domains;
 
-    private final RuleTree.Budget budget = new RuleTree.Budget(RuleTree.MAX_CACHED);
+    private final @Nullable Resolution[] recent = new Resolution[RECENT];
     private final Clock clock;
-    private final boolean dryRun;
 
     /**
      * In-flight checks, counted in {@value #STRIPES} stripes {@value #PAD} longs apart (a cache line or two each), so
@@ -71,6 +81,35 @@ final class Engine {
     private volatile boolean retired;
     private final AtomicBoolean closed = new AtomicBoolean();
 
+    /** One domain's rules, made ready. */
+    private static final class Domain {
+        final String name;
+        final DomainPolicy policy;
+        /** The plan of each node of the configuration that has a rule. */
+        final IdentityHashMap<DomainPolicy.Node, Plan> plans;
+
+        Domain(String name, DomainPolicy policy, IdentityHashMap<DomainPolicy.Node, Plan> plans) {
+            this.name = name;
+            this.policy = policy;
+            this.plans = plans;
+        }
+    }
+
+    /** What a descriptor resolves to in a domain: its rule's plan and counter keys; no plan when no rule applies. */
+    private static final class Resolution {
+        final Descriptor descriptor;
+        final String domain;
+        final @Nullable Plan plan;
+        final @Nullable String @Nullable [] keys;
+
+        Resolution(Descriptor descriptor, String domain, @Nullable Plan plan, @Nullable String @Nullable [] keys) {
+            this.descriptor = descriptor;
+            this.domain = domain;
+            this.plan = plan;
+            this.keys = keys;
+        }
+    }
+
     Engine(
             Policies policies,
             long version,
@@ -81,9 +120,8 @@ final class Engine {
         this.policies = policies;
         this.version = version;
         this.clock = clock;
-        this.dryRun = dryRun;
         Map<Shape, RateLimiter> built = new HashMap<>();
-        IdentityHashMap<Limit, RateLimiter> map = new IdentityHashMap<>();
+        IdentityHashMap<Limit, RateLimiter> byLimit = new IdentityHashMap<>();
         List<PolicyError> refused = new ArrayList<>();
         try {
             for (String domain : policies.domains()) {
@@ -110,7 +148,7 @@ final class Engine {
                                     + e.getMessage()));
                             continue;
                         }
-                        map.put(l, limiter);
+                        byLimit.put(l, limiter);
                     }
                 }
             }
@@ -122,16 +160,35 @@ final class Engine {
             throw e;
         }
         this.limiters = Map.copyOf(built);
-        this.byLimit = map;
-        Map<String, RuleTree> compiled = new HashMap<>();
+        Map<String, Domain> ready = new HashMap<>();
         for (String domain : policies.domains()) {
             DomainPolicy p = Objects.requireNonNull(policies.domainPolicy(domain), "a domain listed has a policy");
-            // interned, as the descriptor keys and values of the trees are: a caller that names them with literals
-            // (check("oauth-token", Descriptor.of("client_id", id))) passes these very strings, which a lookup then
-            // matches by identity instead of comparing their characters
-            compiled.put(domain.intern(), RuleTree.compile(p, map::get, dryRun, budget, this));
+            IdentityHashMap<DomainPolicy.Node, Plan> plans = new IdentityHashMap<>();
+            plan(domain, p.top(), new ArrayList<>(), byLimit::get, dryRun, plans);
+            ready.put(domain, new Domain(domain, p, plans));
         }
-        this.trees = compiled;
+        this.domains = ready;
+    }
+
+    /** Makes a plan of every rule under {@code level}, whose ancestors are {@code path}. */
+    private static void plan(
+            String domain,
+            DomainPolicy.Level level,
+            List<DomainPolicy.Node> path,
+            Function<Limit, @Nullable RateLimiter> limiters,
+            boolean dryRun,
+            IdentityHashMap<DomainPolicy.Node, Plan> out) {
+        for (DomainPolicy.Node n : level.nodes()) {
+            path.add(n);
+            if (n.rule != null) {
+                out.put(n, new Plan(domain, List.copyOf(path), limiters, dryRun));
+            }
+            DomainPolicy.Level children = n.children;
+            if (children != null) {
+                plan(domain, children, path, limiters, dryRun, out);
+            }
+            path.remove(path.size() - 1);
+        }
     }
 
     int limiterCount() {
@@ -192,180 +249,238 @@ final class Engine {
         return closed.get();
     }
 
-    /** One limit of the request, and then its answer. */
-    private static final class Slot {
-        final Limit limit;
-        final int stage;
-        /** Null when the limit asks no limiter: replaced, unlimited, or a limit of 0. */
-        final @Nullable RateLimiter limiter;
-        /** Null for a replaced or unlimited limit, which has its outcome at once. */
-        @Nullable
-        Part part;
-        /** Set at once for a replaced or unlimited limit; null for the others, answered by their part. */
-        @Nullable
-        Outcome outcome;
-
-        Slot(Limit limit, int stage, @Nullable RateLimiter limiter) {
-            this.limit = limit;
-            this.stage = stage;
-            this.limiter = limiter;
-        }
-    }
-
-    /** What is taken from one limiter and key: the costs of every slot naming them, added. */
+    /** One counter of the request: a limiter and key, with the costs of every limit naming them added. */
     private static final class Part {
         /** Null for a limit of 0, which is impossible and never asks. */
         final @Nullable RateLimiter limiter;
 
         final String key;
         final Limit limit;
+        final int stage;
         long cost;
-        /** Null until its stage runs; stays null if an earlier stage refused, or its own was impossible. */
+        /** Null until its stage is answered by the store; stays null if the stage did not run or the store failed. */
         @Nullable
         Decision decision;
         /** Refused without asking the store: a limit of 0, or a cost above the limit. */
         boolean impossible;
 
-        Part(@Nullable RateLimiter limiter, String key, Limit limit) {
+        Part(@Nullable RateLimiter limiter, String key, Limit limit, int stage) {
             this.limiter = limiter;
             this.key = key;
             this.limit = limit;
+            this.stage = stage;
         }
     }
 
-    private static final int ENFORCE = 0;
-    private static final int SHADOW_BAN = 1;
-    private static final int DRY_RUN = 2;
-
-    static int stage(Mode mode, boolean dryRun) {
-        return dryRun ? DRY_RUN : mode == Mode.ENFORCE ? ENFORCE : mode == Mode.SHADOW_BAN ? SHADOW_BAN : DRY_RUN;
-    }
-
-    /** Decides a request: {@link #decideOne} when it can, else {@link #decideAny}. */
+    /** Decides a request of {@code hits} per descriptor: the one path for every request (see the class comment). */
     Verdict decide(String domain, List<Descriptor> descriptors, long hits) {
-        if (descriptors.size() == 1) {
-            Verdict v = decideOne(domain, descriptors.get(0), hits);
-            if (v != null) {
-                return v;
+        Domain dom = domains.get(domain);
+        int n = descriptors.size();
+        Resolution[] resolved = new Resolution[n];
+        int slots = 0;
+        boolean replaces = false;
+        for (int i = 0; i < n; i++) {
+            Resolution r = resolve(domain, dom, descriptors.get(i));
+            resolved[i] = r;
+            Plan p = r.plan;
+            if (p != null) {
+                slots += p.limits.length;
+                replaces |= p.replaces;
             }
         }
-        return decideAny(domain, descriptors, hits);
-    }
+        Set<String> replaced = replaces ? replaced(resolved) : null;
 
-    /**
-     * Decides a request of one descriptor whose rule replaces nothing, the common case, as {@link #decideAny} does,
-     * with what {@link RuleTree} made ready: no map of parts, no stage lists (one rule is one stage), the rule and
-     * counter keys resolved once per descriptor value and kept in the descriptor, and one limit asked with
-     * {@link RateLimiter#tryAcquire(String, long)}, which is {@link RateLimiter#tryAcquireAll} of one part. Null
-     * when the rule replaces limits: {@link #decideAny} then.
-     */
-    @Nullable
-    Verdict decideOne(String domain, Descriptor d, long hits) {
-        Objects.requireNonNull(d, "descriptor must not be null");
-        RuleTree.Resolved r = d.resolved;
-        if (r == null || r.engine != this || !r.domain.equals(domain)) {
-            RuleTree tree = trees.get(domain);
-            r = tree == null ? null : tree.resolve(d);
-            if (r != null) {
-                d.resolved = r;
+        // The counters: one part per limiter and key, in the order of the request; each limit (slot) names its part,
+        // or none when it is replaced or unlimited.
+        @Nullable Part[] bySlot = new Part[slots];
+        Part[] parts = new Part[slots];
+        Map<String, Part> byKey = slots > 8 ? new HashMap<>() : null;
+        int count = 0;
+        int slot = 0;
+        for (int i = 0; i < n; i++) {
+            Resolution r = resolved[i];
+            Plan p = r.plan;
+            if (p == null) {
+                continue;
+            }
+            @Nullable String[] keys = Objects.requireNonNull(r.keys, "a resolution with a plan has its keys");
+            long cost = hits;
+            for (int j = 0; j < p.limits.length; j++, slot++) {
+                Limit l = p.limits[j];
+                String key = keys[j];
+                if (key == null || (replaced != null && replaced.contains(l.name()))) {
+                    continue;
+                }
+                Part part = byKey != null ? byKey.get(key) : find(parts, count, key);
+                if (part == null) {
+                    part = new Part(p.limiters[j], key, l, p.stage);
+                    parts[count++] = part;
+                    if (byKey != null) {
+                        byKey.put(key, part);
+                    }
+                }
+                part.cost = part.cost > Long.MAX_VALUE - cost ? Long.MAX_VALUE : part.cost + cost;
+                bySlot[slot] = part;
             }
         }
-        RuleTree.Plan plan = r == null ? null : r.plan;
-        if (r == null || plan == null) {
-            return new Verdict(true, null, List.of(new DescriptorVerdict(d, null, List.of())));
-        }
-        if (plan.replaces) {
-            return null;
-        }
-        Limit[] limits = plan.limits;
-        int stage = plan.stage;
-        boolean impossible = hits > plan.smallest;
-        @Nullable String[] keys = r.keys;
-        if (limits.length == 1 && plan.asked == 1 && !impossible) { // one limit: its verdicts are built when read
-            RateLimiter limiter = Objects.requireNonNull(plan.limiters[0], "a limit above 0 has a limiter");
-            Decision one = limiter.tryAcquire(Objects.requireNonNull(Objects.requireNonNull(keys)[0]), hits);
-            Outcome o = one.allowed() ? Outcome.ALLOWED : refusal(stage);
-            return new Verdict(
-                    o != Outcome.DENIED,
-                    o == Outcome.SHADOW_BANNED ? plan.rule : null,
-                    d,
-                    plan.rule,
-                    limits[0],
-                    o,
-                    one);
-        }
-        int asked = plan.asked;
-        Decision one = null;
-        JointDecision joint = null;
-        boolean refused = impossible;
-        if (asked == 1 && !impossible) {
-            int only = plan.lastAsked;
-            RateLimiter limiter = Objects.requireNonNull(plan.limiters[only], "a limit above 0 has a limiter");
-            one = limiter.tryAcquire(Objects.requireNonNull(Objects.requireNonNull(keys)[only]), hits);
-            refused = !one.allowed();
-        } else if (asked > 1 && !impossible) {
-            Acquisition[] parts = new Acquisition[asked];
-            int k = 0;
-            for (int j = 0; j < limits.length; j++) {
-                if (!limits[j].unlimited()) {
-                    RateLimiter limiter = Objects.requireNonNull(plan.limiters[j], "a limit above 0 has a limiter");
-                    parts[k++] =
-                            new Acquisition(limiter, Objects.requireNonNull(Objects.requireNonNull(keys)[j]), hits);
+
+        int refusedStage = -1;
+        for (int stage = Plan.ENFORCE; stage <= Plan.DRY_RUN && refusedStage < 0; stage++) {
+            int asked = 0;
+            Part one = null;
+            boolean impossible = false;
+            for (int q = 0; q < count; q++) {
+                Part p = parts[q];
+                if (p.stage == stage) {
+                    asked++;
+                    one = p;
+                    if (p.limit.requestsPerUnit() == 0 || p.cost > p.limit.requestsPerUnit()) {
+                        p.impossible = true;
+                        impossible = true;
+                    }
                 }
             }
-            joint = RateLimiter.tryAcquireAll(Arrays.asList(parts));
-            refused = !joint.allowed();
+            if (one == null) {
+                continue;
+            }
+            if (impossible) {
+                refusedStage = stage;
+                continue;
+            }
+            if (!ask(parts, count, stage, asked, one)) {
+                refusedStage = stage;
+            }
         }
-        LimitVerdict first = null;
-        LimitVerdict[] out = limits.length == 1 ? null : new LimitVerdict[limits.length];
-        boolean banned = false;
-        int k = 0;
+
         long nowNanos = -1;
-        for (int j = 0; j < limits.length; j++) {
-            Limit l = limits[j];
-            LimitVerdict v;
-            if (l.unlimited()) {
-                v = new LimitVerdict(l, Outcome.UNLIMITED, Long.MAX_VALUE, 0, 0, false);
-            } else if (impossible) {
-                if (l.requestsPerUnit() == 0 || hits > l.requestsPerUnit()) {
+        Rule shadowBan = null;
+        DescriptorVerdict[] out = new DescriptorVerdict[n];
+        slot = 0;
+        for (int i = 0; i < n; i++) {
+            Plan p = resolved[i].plan;
+            if (p == null) {
+                out[i] = new DescriptorVerdict(descriptors.get(i), null, List.of());
+                continue;
+            }
+            LimitVerdict[] verdicts = new LimitVerdict[p.limits.length];
+            for (int j = 0; j < verdicts.length; j++, slot++) {
+                Limit l = p.limits[j];
+                Part part = bySlot[slot];
+                LimitVerdict v;
+                if (part == null) {
+                    Outcome o = l.unlimited() && (replaced == null || !replaced.contains(l.name()))
+                            ? Outcome.UNLIMITED
+                            : Outcome.REPLACED;
+                    v = new LimitVerdict(l, o, Long.MAX_VALUE, 0, 0, false);
+                } else if (part.impossible) {
                     if (nowNanos < 0) {
                         nowNanos = clock.millis() * 1_000_000L;
                     }
-                    v = impossible(l, stage, nowNanos);
+                    v = impossible(l, p.stage, nowNanos);
                 } else {
-                    v = new LimitVerdict(l, Outcome.NOT_COUNTED, -1, 0, 0, false);
+                    Decision d = part.decision;
+                    if (d == null) {
+                        v = new LimitVerdict(l, Outcome.NOT_COUNTED, -1, 0, 0, false);
+                    } else {
+                        Outcome o = p.stage != refusedStage
+                                ? Outcome.ALLOWED
+                                : d.allowed() ? Outcome.NOT_COUNTED : refusal(p.stage);
+                        v = new LimitVerdict(l, o, d.remaining(), d.resetAfterNanos(), d.retryAfterNanos(), d.failed());
+                    }
                 }
-            } else {
-                Decision dec = joint != null ? joint.decision(k++) : Objects.requireNonNull(one);
-                Outcome o = !refused ? Outcome.ALLOWED : dec.allowed() ? Outcome.NOT_COUNTED : refusal(stage);
-                v = new LimitVerdict(l, o, dec.remaining(), dec.resetAfterNanos(), dec.retryAfterNanos(), dec.failed());
+                if (shadowBan == null && v.outcome() == Outcome.SHADOW_BANNED) {
+                    shadowBan = p.rule;
+                }
+                verdicts[j] = v;
             }
-            banned |= v.outcome() == Outcome.SHADOW_BANNED;
-            if (out == null) {
-                first = v;
-            } else {
-                out[j] = v;
+            out[i] = new DescriptorVerdict(descriptors.get(i), p.rule, List.of(verdicts));
+        }
+        return new Verdict(refusedStage != Plan.ENFORCE, shadowBan, List.of(out));
+    }
+
+    /** Asks the store for the parts of {@code stage}, all or nothing, and keeps each part's decision; the answer. */
+    private static boolean ask(Part[] parts, int count, int stage, int asked, Part one) {
+        if (asked == 1) { // tryAcquireAll of one part, without its list
+            RateLimiter limiter = Objects.requireNonNull(one.limiter, "a limit of 0 has none, and is impossible");
+            Decision d = limiter.tryAcquire(one.key, one.cost);
+            one.decision = d;
+            return d.allowed();
+        }
+        Acquisition[] acquisitions = new Acquisition[asked];
+        Part[] asking = new Part[asked];
+        int k = 0;
+        for (int q = 0; q < count; q++) {
+            Part p = parts[q];
+            if (p.stage == stage) {
+                RateLimiter limiter = Objects.requireNonNull(p.limiter, "a limit of 0 has none, and is impossible");
+                asking[k] = p;
+                acquisitions[k++] = new Acquisition(limiter, p.key, p.cost);
             }
         }
-        List<LimitVerdict> verdicts = out == null ? List.of(Objects.requireNonNull(first)) : List.of(out);
-        return new Verdict(
-                !(refused && stage == ENFORCE),
-                banned ? plan.rule : null,
-                List.of(new DescriptorVerdict(d, plan.rule, verdicts)));
+        JointDecision joint = RateLimiter.tryAcquireAll(Arrays.asList(acquisitions));
+        for (int q = 0; q < asked; q++) {
+            asking[q].decision = joint.decision(q);
+        }
+        return joint.allowed();
     }
 
-    /**
-     * The counter keys {@link #decideOne} uses for {@code d}, resolved by its tree (not taken from the descriptor);
-     * null when no rule applies.
-     */
+    private static @Nullable Part find(Part[] parts, int count, String key) {
+        for (int q = 0; q < count; q++) {
+            if (parts[q].key.equals(key)) {
+                return parts[q];
+            }
+        }
+        return null;
+    }
+
+    /** The names of the limits that matched limits of the request replace. */
+    private static Set<String> replaced(Resolution[] resolved) {
+        Set<String> replaced = new HashSet<>();
+        for (Resolution r : resolved) {
+            Plan p = r.plan;
+            if (p != null && p.replaces) {
+                for (Limit l : p.limits) {
+                    replaced.addAll(l.replaces());
+                }
+            }
+        }
+        replaced.remove(""); // an unnamed limit is never replaced
+        return replaced;
+    }
+
+    /** What {@code d} resolves to in {@code domain}: from the table of recent resolutions, else matched and kept. */
+    private Resolution resolve(String domain, @Nullable Domain dom, Descriptor d) {
+        Objects.requireNonNull(d, "descriptor must not be null");
+        if (dom == null) {
+            return new Resolution(d, domain, null, null);
+        }
+        int h = d.hashCode() * 31 + domain.hashCode();
+        int slot = (h ^ (h >>> 16)) & (RECENT - 1);
+        Resolution r = recent[slot];
+        if (r != null && d.equals(r.descriptor) && domain.equals(r.domain)) {
+            return r;
+        }
+        DomainPolicy.Node node = dom.policy.match(d);
+        Plan plan = node == null ? null : dom.plans.get(node);
+        r = new Resolution(d, dom.name, plan, plan == null ? null : plan.keys(d));
+        if (chars(d) <= MAX_CACHED_CHARS) {
+            recent[slot] = r;
+        }
+        return r;
+    }
+
+    private static int chars(Descriptor d) {
+        int n = 0;
+        for (Descriptor.Entry e : d.entries()) {
+            n += e.key().length() + e.value().length();
+        }
+        return n;
+    }
+
+    /** The counter keys of {@code d} in {@code domain}, as a check resolves them; null when no rule applies. */
     @Nullable
     String @Nullable [] keysForTest(String domain, Descriptor d) {
-        RuleTree tree = trees.get(domain);
-        return tree == null ? null : tree.resolve(d).keys;
-    }
-
-    int cachedKeysForTest() {
-        return budget.used();
+        return resolve(domain, domains.get(domain), d).keys;
     }
 
     /** A limit refused without asking the store: a limit of 0, or a cost above the limit. */
@@ -375,175 +490,9 @@ final class Engine {
         return new LimitVerdict(l, refusal(stage), 0, reset, l.requestsPerUnit() == 0 ? reset : Long.MAX_VALUE, false);
     }
 
-    /** Decides any request: several descriptors, limits that replace others. */
-    Verdict decideAny(String domain, List<Descriptor> descriptors, long hits) {
-        int n = descriptors.size();
-        DomainPolicy.@Nullable Match[] matches = new DomainPolicy.@Nullable Match[n];
-        Set<String> replaced = null;
-        for (int i = 0; i < n; i++) {
-            DomainPolicy.Match m = policies.matchFull(domain, descriptors.get(i));
-            matches[i] = m;
-            if (m != null) {
-                for (Limit l : m.rule().limits()) {
-                    if (!l.replaces().isEmpty()) {
-                        if (replaced == null) {
-                            replaced = new HashSet<>();
-                        }
-                        replaced.addAll(l.replaces());
-                    }
-                }
-            }
-        }
-        List<List<Slot>> slots = new ArrayList<>(n);
-        Map<String, Part> parts = new HashMap<>();
-        List<List<Part>> stages = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
-        for (int i = 0; i < n; i++) {
-            DomainPolicy.Match m = matches[i];
-            if (m == null) {
-                slots.add(List.of());
-                continue;
-            }
-            Rule rule = m.rule();
-            List<Limit> limits = rule.limits();
-            List<Slot> mine = new ArrayList<>(limits.size());
-            String base = null;
-            int stage = stage(rule.mode(), dryRun);
-            for (int j = 0; j < limits.size(); j++) {
-                Limit l = limits.get(j);
-                if (replaced != null && !l.name().isEmpty() && replaced.contains(l.name())) {
-                    Slot s = new Slot(l, stage, null);
-                    s.outcome = Outcome.REPLACED;
-                    mine.add(s);
-                } else if (l.unlimited()) {
-                    Slot s = new Slot(l, stage, null);
-                    s.outcome = Outcome.UNLIMITED;
-                    mine.add(s);
-                } else {
-                    if (base == null) {
-                        base = counterKey(domain, descriptors.get(i), m.shared());
-                    }
-                    String key = base + "#" + j;
-                    Slot s = new Slot(l, stage, byLimit.get(l));
-                    Part p = parts.get(key);
-                    if (p == null || p.limiter != s.limiter) {
-                        p = new Part(s.limiter, key, l);
-                        parts.put(key, p);
-                        stages.get(stage).add(p);
-                    }
-                    p.cost += hits;
-                    s.part = p;
-                    mine.add(s);
-                }
-            }
-            slots.add(mine);
-        }
-
-        int refusedStage = -1;
-        for (int stage = ENFORCE; stage <= DRY_RUN && refusedStage < 0; stage++) {
-            List<Part> list = stages.get(stage);
-            if (list.isEmpty()) {
-                continue;
-            }
-            boolean impossible = false;
-            for (Part p : list) {
-                if (p.limit.requestsPerUnit() == 0 || p.cost > p.limit.requestsPerUnit()) {
-                    p.impossible = true;
-                    impossible = true;
-                }
-            }
-            if (impossible) {
-                refusedStage = stage;
-                continue;
-            }
-            List<Acquisition> acquisitions = new ArrayList<>(list.size());
-            for (Part p : list) {
-                RateLimiter limiter = Objects.requireNonNull(p.limiter, "a limit of 0 has none, and is impossible");
-                acquisitions.add(new Acquisition(limiter, p.key, p.cost));
-            }
-            JointDecision jd = RateLimiter.tryAcquireAll(acquisitions);
-            for (int k = 0; k < list.size(); k++) {
-                list.get(k).decision = jd.decision(k);
-            }
-            if (!jd.allowed()) {
-                refusedStage = stage;
-            }
-        }
-
-        long nowNanos = -1;
-        Rule shadowBan = null;
-        List<DescriptorVerdict> out = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            DomainPolicy.Match m = matches[i];
-            Rule rule = m == null ? null : m.rule();
-            List<Slot> mine = slots.get(i);
-            List<LimitVerdict> verdicts = new ArrayList<>(mine.size());
-            for (Slot s : mine) {
-                if (s.outcome == Outcome.REPLACED || s.outcome == Outcome.UNLIMITED) {
-                    verdicts.add(new LimitVerdict(s.limit, s.outcome, Long.MAX_VALUE, 0, 0, false));
-                    continue;
-                }
-                Part p = Objects.requireNonNull(s.part, "a slot neither replaced nor unlimited has its part");
-                if (p.impossible) {
-                    if (nowNanos < 0) {
-                        nowNanos = clock.millis() * 1_000_000L;
-                    }
-                    verdicts.add(impossible(s.limit, s.stage, nowNanos));
-                } else if (p.decision == null) {
-                    verdicts.add(new LimitVerdict(s.limit, Outcome.NOT_COUNTED, -1, 0, 0, false));
-                } else {
-                    Decision d = p.decision;
-                    Outcome o;
-                    if (s.stage != refusedStage) {
-                        o = Outcome.ALLOWED;
-                    } else {
-                        o = d.allowed() ? Outcome.NOT_COUNTED : refusal(s.stage);
-                    }
-                    verdicts.add(new LimitVerdict(
-                            s.limit, o, d.remaining(), d.resetAfterNanos(), d.retryAfterNanos(), d.failed()));
-                }
-                if (s.stage == SHADOW_BAN
-                        && s.stage == refusedStage
-                        && shadowBan == null
-                        && verdicts.get(verdicts.size() - 1).outcome() == Outcome.SHADOW_BANNED) {
-                    shadowBan = rule;
-                }
-            }
-            out.add(new DescriptorVerdict(descriptors.get(i), rule, verdicts));
-        }
-        return new Verdict(refusedStage != ENFORCE, shadowBan, out);
-    }
-
     private static Outcome refusal(int stage) {
-        return stage == ENFORCE ? Outcome.DENIED : stage == SHADOW_BAN ? Outcome.SHADOW_BANNED : Outcome.WOULD_DENY;
-    }
-
-    static String counterKey(String domain, Descriptor d, @Nullable String @Nullable [] shared) {
-        StringBuilder sb = new StringBuilder(64);
-        escape(sb, domain);
-        List<Descriptor.Entry> entries = d.entries();
-        for (int i = 0; i < entries.size(); i++) {
-            Descriptor.Entry e = entries.get(i);
-            sb.append('|');
-            escape(sb, e.key());
-            String pattern = shared == null ? null : shared[i];
-            if (pattern != null) {
-                sb.append('~');
-                escape(sb, pattern);
-            } else {
-                sb.append('=');
-                escape(sb, e.value());
-            }
-        }
-        return sb.toString();
-    }
-
-    static void escape(StringBuilder sb, String s) {
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '|' || c == '=' || c == '~' || c == '#' || c == '\\') {
-                sb.append('\\');
-            }
-            sb.append(c);
-        }
+        return stage == Plan.ENFORCE
+                ? Outcome.DENIED
+                : stage == Plan.SHADOW_BAN ? Outcome.SHADOW_BANNED : Outcome.WOULD_DENY;
     }
 }

@@ -245,8 +245,10 @@ public final class Policies {
      * the domain is unknown, nothing matches, or the entry that matches has no limit (a value let through).
      */
     public Optional<Rule> match(String domain, Descriptor descriptor) {
-        DomainPolicy.Match m = matchFull(domain, descriptor);
-        return m == null ? Optional.empty() : Optional.of(m.rule());
+        Objects.requireNonNull(descriptor, "descriptor must not be null");
+        DomainPolicy p = domains.get(Objects.requireNonNull(domain, "domain must not be null"));
+        DomainPolicy.Node n = p == null ? null : p.match(descriptor);
+        return n == null ? Optional.empty() : Optional.ofNullable(n.rule);
     }
 
     /** Every rule with limits of {@code domain}, depth first in file order; empty for an unknown domain. */
@@ -264,12 +266,6 @@ public final class Policies {
     public OnStoreFailure onStoreFailure(String domain) {
         DomainPolicy p = domains.get(Objects.requireNonNull(domain, "domain must not be null"));
         return p == null ? OnStoreFailure.ALLOW : p.onStoreFailure();
-    }
-
-    DomainPolicy.@Nullable Match matchFull(String domain, Descriptor descriptor) {
-        Objects.requireNonNull(descriptor, "descriptor must not be null");
-        DomainPolicy p = domains.get(Objects.requireNonNull(domain, "domain must not be null"));
-        return p == null ? null : p.match(descriptor);
     }
 
     @Override

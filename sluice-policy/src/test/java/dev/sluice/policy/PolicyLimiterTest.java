@@ -197,10 +197,28 @@ class PolicyLimiterTest {
 
     @Test
     void counterKeysEscapeTheirSeparators() {
-        assertEquals("d|a=b\\|c\\=d", Engine.counterKey("d", Descriptor.of("a", "b|c=d"), null));
-        assertEquals("d|a=b|c=d", Engine.counterKey("d", Descriptor.of("a", "b", "c", "d"), null));
-        assertEquals(
-                "d|files~files/*", Engine.counterKey("d", Descriptor.of("files", "files/x"), new String[] {"files/*"}));
+        try (PolicyLimiter l = PolicyLimiter.builder(
+                        Policies.parse(
+                                "d.yaml",
+                                """
+                                domain: d
+                                descriptors:
+                                  - key: a
+                                    rate_limit: {unit: second, requests_per_unit: 1}
+                                    descriptors:
+                                      - key: c
+                                        rate_limit: {unit: second, requests_per_unit: 1}
+                                  - key: files
+                                    value: files/*
+                                    share_threshold: true
+                                    rate_limit: {unit: second, requests_per_unit: 1}
+                                """))
+                .build()) {
+            Engine e = l.engineForTest();
+            assertEquals("d|a=b\\|c\\=d#0", e.keysForTest("d", Descriptor.of("a", "b|c=d"))[0]);
+            assertEquals("d|a=b|c=d#0", e.keysForTest("d", Descriptor.of("a", "b", "c", "d"))[0]);
+            assertEquals("d|files~files/*#0", e.keysForTest("d", Descriptor.of("files", "files/x"))[0]);
+        }
     }
 
     @Test

@@ -1,7 +1,9 @@
 package dev.sluice.policy;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,16 +12,18 @@ import dev.sluice.testkit.ManualClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
- * The engine's path for one descriptor ({@link Engine#decideOne}) answers as its general path
- * ({@link Engine#decideAny}): two limiters on one hand-moved clock, each on its own in-memory store, take the same
- * random requests, one through each path, and every verdict must be the same, field by field, as must the counts
- * left behind.
+ * A descriptor is decided alike alone and among others ({@link Engine#decide}, the one path, which Envoy's usual
+ * request of several descriptors takes as a request of one does): two limiters on one hand-moved clock, each on its
+ * own in-memory store, take the same random descriptors, one alone, the other in a request with descriptors that no
+ * rule matches around it, and the verdicts of the descriptor must be the same, field by field, as must the counts left
+ * behind. The counter keys a check resolves are checked against the ones a fresh engine builds.
  */
-class DecideOneTest {
+class OneOrManyDescriptorsTest {
 
     /** Every kind of rule the fast path meets: key-only, exact, wildcards shared or not, nested, unlimited, 0, modes. */
     static final String RULES =
@@ -112,17 +116,21 @@ class DecideOneTest {
         return Descriptor.of(entries);
     }
 
+    /** A descriptor no rule of {@link #RULES} matches. */
+    static final Descriptor NO_RULE = Descriptor.of("unknown", "u");
+
     void sameAnswers(boolean dryRun, long seed) {
-        try (PolicyLimiter fast = limiter(dryRun);
-                PolicyLimiter general = limiter(dryRun)) {
+        try (PolicyLimiter alone = limiter(dryRun);
+                PolicyLimiter among = limiter(dryRun)) {
             Random random = new Random(seed);
             for (int i = 0; i < 5_000; i++) {
                 Descriptor d = randomDescriptor(random);
                 long hits = 1 + random.nextInt(random.nextInt(10) == 0 ? 12 : 2);
-                Verdict a = fast.check("test-domain", List.of(d), hits);
-                Engine engine = general.engineForTest();
-                assertNotNull(engine);
-                Verdict b = engine.decideAny("test-domain", List.of(d), hits);
+                Verdict a = alone.check("test-domain", List.of(d), hits);
+                Verdict many = among.check("test-domain", List.of(NO_RULE, d, NO_RULE), hits);
+                assertEquals(Outcome.NO_LIMIT, many.descriptor(0).outcome());
+                assertEquals(Outcome.NO_LIMIT, many.descriptor(2).outcome());
+                Verdict b = new Verdict(many.allowed(), many.shadowBanRule().orElse(null), List.of(many.descriptor(1)));
                 assertSameVerdict(b, a, "request " + i + ": " + d + " x" + hits);
                 if (random.nextInt(20) == 0) {
                     clock.advance(Duration.ofMillis(random.nextInt(3000)));
@@ -150,64 +158,66 @@ class DecideOneTest {
     }
 
     @Test
-    void oneDescriptorAnswersAsTheGeneralPath() {
+    void oneDescriptorAnswersAloneAsAmongOthers() {
         for (long seed = 1; seed <= 4; seed++) {
             sameAnswers(false, seed);
         }
     }
 
     @Test
-    void oneDescriptorAnswersAsTheGeneralPathInGlobalDryRun() {
+    void oneDescriptorAnswersAloneAsAmongOthersInGlobalDryRun() {
         sameAnswers(true, 7);
     }
 
     @Test
-    void cachedKeysAreTheKeysTheGeneralPathBuilds() {
-        Policies p = policies;
+    void keptKeysAreTheKeysAFreshEngineBuilds() {
         Random random = new Random(3);
         try (PolicyLimiter l = limiter(false)) {
             Engine engine = l.engineForTest();
             assertNotNull(engine);
             for (int i = 0; i < 2_000; i++) {
                 Descriptor d = randomDescriptor(random);
-                DomainPolicy.Match m = p.matchFull("test-domain", d);
                 String[] keys = engine.keysForTest("test-domain", d);
-                if (m == null) {
+                Optional<Rule> rule = policies.match("test-domain", d);
+                if (rule.isEmpty()) {
                     assertNull(keys, d.toString());
                     continue;
                 }
                 assertNotNull(keys, d.toString());
-                String base = Engine.counterKey("test-domain", d, m.shared());
-                for (int j = 0; j < keys.length; j++) {
-                    String expected = m.rule().limits().get(j).unlimited() ? null : base + "#" + j;
-                    assertEquals(expected, keys[j], d + " limit " + j);
+                try (PolicyLimiter fresh = limiter(false)) {
+                    Engine other = fresh.engineForTest();
+                    assertNotNull(other);
+                    assertArrayEquals(other.keysForTest("test-domain", Descriptor.of(d.entries())), keys, d.toString());
                 }
-                assertSame(keys, engine.keysForTest("test-domain", d), "cached: " + d);
+                for (int j = 0; j < keys.length; j++) {
+                    Limit limit = rule.get().limits().get(j);
+                    assertEquals(limit.unlimited(), keys[j] == null, d + " limit " + j);
+                    if (keys[j] != null) {
+                        assertTrue(keys[j].startsWith("test-domain|") && keys[j].endsWith("#" + j), keys[j]);
+                    }
+                }
+                assertSame(keys, engine.keysForTest("test-domain", d), "kept: " + d);
+                assertSame(keys, engine.keysForTest("test-domain", Descriptor.of(d.entries())), "kept, equal: " + d);
             }
         }
     }
 
     @Test
-    void theKeyCacheStaysWithinItsBoundAndStartsAgain() {
-        RuleTree.Budget budget = new RuleTree.Budget(10);
-        for (int i = 0; i < 10; i++) {
-            assertTrue(budget.take(1));
-        }
-        assertEquals(10, budget.used());
-        assertEquals(false, budget.take(1), "the eleventh is refused and the caches start again");
-        assertEquals(0, budget.used());
-        assertTrue(budget.take(1));
-
+    void theTableOfResolutionsStaysWithinItsBound() {
         try (PolicyLimiter l = limiter(false)) {
             Engine engine = l.engineForTest();
             assertNotNull(engine);
-            for (int i = 0; i < 3 * RuleTree.MAX_CACHED; i++) {
+            for (int i = 0; i < 3 * Engine.RECENT; i++) {
                 Descriptor d = Descriptor.of("client_id", "c" + i, "username", "u" + (i % 7));
                 assertEquals(
                         "test-domain|client_id=c" + i + "|username=u" + (i % 7) + "#0",
                         engine.keysForTest("test-domain", d)[0]);
-                assertTrue(engine.cachedKeysForTest() <= RuleTree.MAX_CACHED, "bounded at " + i);
             }
+            String big = "v".repeat(Engine.MAX_CACHED_CHARS);
+            Descriptor longer = Descriptor.of("client_id", big);
+            String[] keys = engine.keysForTest("test-domain", longer);
+            assertEquals("test-domain|client_id=" + big + "#0", keys[0]);
+            assertNotSame(keys, engine.keysForTest("test-domain", longer), "a descriptor this long is not kept");
         }
     }
 }
