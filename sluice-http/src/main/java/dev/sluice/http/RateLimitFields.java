@@ -57,8 +57,8 @@ final class RateLimitFields {
      * dry run exists to measure. advertiseDryRun shows them, with their real counts, for a rollout step that warns
      * clients before enforcing.
      *
-     * A limit answered by the store's failure policy (Decision.failed) keeps its policy item, which is configuration,
-     * but gets no RateLimit item: its remaining and reset are the policy's defaults, not counts.
+     * A limit answered by the domain's on_store_failure (LimitVerdict.failed) keeps its policy item, which is
+     * configuration, but gets no RateLimit item and no part in Retry-After: the store gave no count and no time.
      *
      * t: for a limit that refused (or would have), the time until the same request could pass (retryAfter); for
      * one that allowed, the time until it is back to full (resetAfter), which for a fixed window is the time until more
@@ -116,14 +116,14 @@ final class RateLimitFields {
             boolean never = true;
             for (DescriptorVerdict d : verdict.descriptors()) {
                 for (LimitVerdict lv : d.limits()) {
-                    if (lv.outcome() == Outcome.DENIED && lv.retryAfterNanos() != Long.MAX_VALUE) {
+                    if (lv.outcome() == Outcome.DENIED && !lv.failed() && lv.retryAfterNanos() != Long.MAX_VALUE) {
                         never = false;
                         retryAfter = Math.max(retryAfter, ceilSeconds(lv.retryAfterNanos()));
                     }
                 }
             }
             if (never) {
-                retryAfter = -1; // e.g. more hits than the limit allows: no wait lets it through
+                retryAfter = -1; // e.g. more hits than the limit allows, or a store down: no wait is known to help
             }
         }
         return new RateLimitFields(items, retryAfter);

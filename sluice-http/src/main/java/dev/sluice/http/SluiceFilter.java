@@ -41,9 +41,11 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Not limited</b> (the extractor returned empty, or no rule matched): the request goes on with no field. The
  *       first request the extractor finds no descriptor in is logged at {@code WARNING}, later ones at {@code DEBUG} at
  *       most once a minute.
- *   <li><b>Failures</b>: a store failure is answered by its failure policy, as the {@link Verdict} says (fail-open
- *       passes, fail-closed refuses with a {@code 429}); an exception of the extractor or the limiter is logged and
- *       the request passes with no field. The filter never answers {@code 500} on the limiter's account.
+ *   <li><b>Failures</b>: a store failure is answered by the domain's {@code on_store_failure}, as the
+ *       {@link Verdict} says ({@code allow} passes, {@code deny} refuses with a {@code 429}, with no
+ *       {@code Retry-After} and no {@code RateLimit} count, since the store gave none); an exception of the extractor
+ *       or the limiter is logged and the request passes with no field. The filter never answers {@code 500} on the
+ *       limiter's account.
  * </ul>
  *
  * Thread-safe and immutable; the limiter's configuration may be reloaded under it. Requests that are not HTTP pass

@@ -23,8 +23,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * A store that is down: the filter answers as the store's failure policy says (open: pass; closed: refuse; throw:
- * the filter passes the request unlimited), never with a 500.
+ * A store that is down: the filter answers as the domain's {@code on_store_failure} says (allow: pass; deny: refuse),
+ * whatever the store's own failure policy, never with a 500, and with no count or wait the store never gave.
  */
 class StoreFailureTest {
 
@@ -53,30 +53,30 @@ class StoreFailureTest {
 
     @ParameterizedTest
     @EnumSource(FailurePolicy.class)
-    void aStoreThatIsDownIsAnsweredByItsFailurePolicy(FailurePolicy policy) throws Exception {
-        try (PolicyLimiter limiter = PolicyLimiter.builder(Policies.parse("oauth-token.yaml", SluiceFilterTest.POLICY))
-                        .store(down(policy))
-                        .build();
-                TokenServer server = new TokenServer(Map.of(
-                        "/token",
-                        SluiceFilter.builder(limiter).domain("oauth-token").build()))) {
-            HttpResponse<String> r = server.clientCredentials("/token", "app");
-            assertTrue(r.headers().firstValue("RateLimit").isEmpty(), "no counts: the store gave none");
-            if (policy == FailurePolicy.THROW) { // the limiter throws: the filter lets the request through, unlimited
-                assertEquals(200, r.statusCode());
-                assertTrue(r.headers().firstValue("RateLimit-Policy").isEmpty());
-                assertEquals(1, server.served.get());
-                return;
-            }
-            SluiceFilterTest.assertPolicy(SluiceFilterTest.only(r, "RateLimit-Policy"), "client_id", 3, 60);
-            if (policy == FailurePolicy.FAIL_OPEN) {
-                assertEquals(200, r.statusCode());
-                assertEquals(1, server.served.get());
-            } else {
-                assertEquals(429, r.statusCode());
-                assertEquals("7", r.headers().firstValue("Retry-After").orElseThrow(), "6.5 s rounded up");
-                assertEquals(List.of("client_id"), Json.parseObject(r.body()).get("violated-policies"));
-                assertEquals(0, server.served.get());
+    void aStoreThatIsDownIsAnsweredByTheDomainsOnStoreFailure(FailurePolicy policy) throws Exception {
+        for (String answer : List.of("allow", "deny")) {
+            String yaml = SluiceFilterTest.POLICY.replace(
+                    "domain: oauth-token\n", "domain: oauth-token\non_store_failure: " + answer + "\n");
+            try (PolicyLimiter limiter = PolicyLimiter.builder(Policies.parse("oauth-token.yaml", yaml))
+                            .store(down(policy))
+                            .build();
+                    TokenServer server = new TokenServer(Map.of(
+                            "/token",
+                            SluiceFilter.builder(limiter).domain("oauth-token").build()))) {
+                HttpResponse<String> r = server.clientCredentials("/token", "app");
+                String what = policy + ", on_store_failure: " + answer;
+                assertTrue(r.headers().firstValue("RateLimit").isEmpty(), "no counts: the store gave none; " + what);
+                SluiceFilterTest.assertPolicy(SluiceFilterTest.only(r, "RateLimit-Policy"), "client_id", 3, 60);
+                if (answer.equals("allow")) {
+                    assertEquals(200, r.statusCode(), what);
+                    assertEquals(1, server.served.get(), what);
+                } else {
+                    assertEquals(429, r.statusCode(), what);
+                    assertTrue(r.headers().firstValue("Retry-After").isEmpty(), "no wait invented; " + what);
+                    assertEquals(
+                            List.of("client_id"), Json.parseObject(r.body()).get("violated-policies"), what);
+                    assertEquals(0, server.served.get(), what);
+                }
             }
         }
     }

@@ -6,6 +6,7 @@ import dev.sluice.Decision;
 import dev.sluice.JointDecision;
 import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
+import dev.sluice.SluiceException;
 import dev.sluice.spi.RateLimitStore;
 import java.time.Clock;
 import java.time.Duration;
@@ -38,6 +39,14 @@ import org.jspecify.annotations.Nullable;
  * under an enforced 10/s and a dry-run 5/s, the sixth in a second: the enforced stage passes and counts; the dry-run
  * stage refuses and counts nothing, so the request is allowed and counted as a "would deny"; an eleventh request is
  * refused by the enforced stage and the dry-run stage never runs.
+ *
+ * <p>A store that fails. A stage whose store call fails (a decision answered by the store's
+ * {@link dev.sluice.FailurePolicy}, whatever that policy is, or a {@link SluiceException}) is answered by the domain's
+ * {@code on_store_failure} of this configuration, the one deciding: {@code allow} passes the stage, {@code deny}
+ * refuses it as its mode refuses (an enforced stage refuses the request). Its limits report {@link
+ * LimitVerdict#failed()} with no counts, since the store gave none: remaining -1, reset and retry 0. A check the
+ * limiter's deadline cut short ({@link #decide}'s {@code storeAnswers} false) is answered the same way, every stage
+ * as failed.
  *
  * <p>Resolutions. What a descriptor resolves to in a domain (its plan and counter keys) is kept in a direct-mapped
  * table of {@value #RECENT} slots by the descriptor's value, so that a descriptor checked again (the same object or an
@@ -272,8 +281,16 @@ final class Engine {
         }
     }
 
-    /** Decides a request of {@code hits} per descriptor: the one path for every request (see the class comment). */
-    Verdict decide(String domain, List<Descriptor> descriptors, long hits) {
+    /**
+     * Decides a request: the one path for every request (see the class comment).
+     *
+     * @param hits         the cost of every descriptor, unless {@code costs} is given
+     * @param costs        the cost of each descriptor, in order; null when every descriptor costs {@code hits}
+     * @param storeAnswers false when the store is not to be asked because the check's deadline has passed: every
+     *                     stage is answered by {@code on_store_failure}
+     */
+    Verdict decide(
+            String domain, List<Descriptor> descriptors, long hits, long @Nullable [] costs, boolean storeAnswers) {
         Domain dom = domains.get(domain);
         int n = descriptors.size();
         Resolution[] resolved = new Resolution[n];
@@ -304,7 +321,7 @@ final class Engine {
                 continue;
             }
             @Nullable String[] keys = Objects.requireNonNull(r.keys, "a resolution with a plan has its keys");
-            long cost = hits;
+            long cost = costs == null ? hits : costs[i];
             for (int j = 0; j < p.limits.length; j++, slot++) {
                 Limit l = p.limits[j];
                 String key = keys[j];
@@ -324,7 +341,9 @@ final class Engine {
             }
         }
 
+        OnStoreFailure onFailure = dom == null ? OnStoreFailure.ALLOW : dom.policy.onStoreFailure();
         int refusedStage = -1;
+        int failedStages = 0;
         for (int stage = Plan.ENFORCE; stage <= Plan.DRY_RUN && refusedStage < 0; stage++) {
             int asked = 0;
             Part one = null;
@@ -347,7 +366,21 @@ final class Engine {
                 refusedStage = stage;
                 continue;
             }
-            if (!ask(parts, count, stage, asked, one)) {
+            boolean failed = !storeAnswers || !ask(parts, count, stage, asked, one);
+            boolean allowed = true;
+            for (int q = 0; q < count && !failed; q++) {
+                Decision d = parts[q].decision;
+                if (parts[q].stage == stage && d != null) {
+                    failed = d.failed();
+                    allowed &= d.allowed();
+                }
+            }
+            if (failed) {
+                failedStages |= 1 << stage;
+                if (onFailure == OnStoreFailure.DENY) {
+                    refusedStage = stage;
+                }
+            } else if (!allowed) {
                 refusedStage = stage;
             }
         }
@@ -377,6 +410,9 @@ final class Engine {
                         nowNanos = clock.millis() * 1_000_000L;
                     }
                     v = impossible(l, p.stage, nowNanos);
+                } else if ((failedStages & (1 << p.stage)) != 0) {
+                    Outcome o = onFailure == OnStoreFailure.DENY ? refusal(p.stage) : Outcome.ALLOWED;
+                    v = new LimitVerdict(l, o, -1, 0, 0, true);
                 } else {
                     Decision d = part.decision;
                     if (d == null) {
@@ -385,7 +421,7 @@ final class Engine {
                         Outcome o = p.stage != refusedStage
                                 ? Outcome.ALLOWED
                                 : d.allowed() ? Outcome.NOT_COUNTED : refusal(p.stage);
-                        v = new LimitVerdict(l, o, d.remaining(), d.resetAfterNanos(), d.retryAfterNanos(), d.failed());
+                        v = new LimitVerdict(l, o, d.remaining(), d.resetAfterNanos(), d.retryAfterNanos(), false);
                     }
                 }
                 if (shadowBan == null && v.outcome() == Outcome.SHADOW_BANNED) {
@@ -395,33 +431,44 @@ final class Engine {
             }
             out[i] = new DescriptorVerdict(descriptors.get(i), p.rule, List.of(verdicts));
         }
-        return new Verdict(refusedStage != Plan.ENFORCE, shadowBan, List.of(out));
+        return new Verdict(
+                refusedStage != Plan.ENFORCE,
+                shadowBan,
+                failedStages == 0 ? null : onFailure,
+                !storeAnswers,
+                List.of(out));
     }
 
-    /** Asks the store for the parts of {@code stage}, all or nothing, and keeps each part's decision; the answer. */
+    /**
+     * Asks the store for the parts of {@code stage}, all or nothing, and keeps each part's decision; false when the
+     * store failed by throwing (a store whose failure policy answered returns decisions marked failed instead).
+     */
     private static boolean ask(Part[] parts, int count, int stage, int asked, Part one) {
-        if (asked == 1) { // tryAcquireAll of one part, without its list
-            RateLimiter limiter = Objects.requireNonNull(one.limiter, "a limit of 0 has none, and is impossible");
-            Decision d = limiter.tryAcquire(one.key, one.cost);
-            one.decision = d;
-            return d.allowed();
-        }
-        Acquisition[] acquisitions = new Acquisition[asked];
-        Part[] asking = new Part[asked];
-        int k = 0;
-        for (int q = 0; q < count; q++) {
-            Part p = parts[q];
-            if (p.stage == stage) {
-                RateLimiter limiter = Objects.requireNonNull(p.limiter, "a limit of 0 has none, and is impossible");
-                asking[k] = p;
-                acquisitions[k++] = new Acquisition(limiter, p.key, p.cost);
+        try {
+            if (asked == 1) { // tryAcquireAll of one part, without its list
+                RateLimiter limiter = Objects.requireNonNull(one.limiter, "a limit of 0 has none, and is impossible");
+                one.decision = limiter.tryAcquire(one.key, one.cost);
+                return true;
             }
+            Acquisition[] acquisitions = new Acquisition[asked];
+            Part[] asking = new Part[asked];
+            int k = 0;
+            for (int q = 0; q < count; q++) {
+                Part p = parts[q];
+                if (p.stage == stage) {
+                    RateLimiter limiter = Objects.requireNonNull(p.limiter, "a limit of 0 has none, and is impossible");
+                    asking[k] = p;
+                    acquisitions[k++] = new Acquisition(limiter, p.key, p.cost);
+                }
+            }
+            JointDecision joint = RateLimiter.tryAcquireAll(Arrays.asList(acquisitions));
+            for (int q = 0; q < asked; q++) {
+                asking[q].decision = joint.decision(q);
+            }
+            return true;
+        } catch (SluiceException e) {
+            return false;
         }
-        JointDecision joint = RateLimiter.tryAcquireAll(Arrays.asList(acquisitions));
-        for (int q = 0; q < asked; q++) {
-            asking[q].decision = joint.decision(q);
-        }
-        return joint.allowed();
     }
 
     private static @Nullable Part find(Part[] parts, int count, String key) {

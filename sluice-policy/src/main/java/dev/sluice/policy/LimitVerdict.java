@@ -9,11 +9,17 @@ import java.util.Objects;
  * @param limit           the limit
  * @param outcome         what became of it
  * @param remaining       permits left under it after the request; {@link Long#MAX_VALUE} when {@link Outcome#UNLIMITED}
- *                        or {@link Outcome#REPLACED}; -1 when the limit was not asked ({@link Outcome#NOT_COUNTED}
- *                        because an earlier refusal stopped the request)
- * @param resetAfterNanos time until the limit is back to full if nothing else arrives; 0 when not known
- * @param retryAfterNanos when refused, time until the same request could pass; 0 otherwise
- * @param failed          the store failed and its failure policy answered ({@link dev.sluice.Decision#failed()})
+ *                        or {@link Outcome#REPLACED}; -1 when not known: the limit was not asked
+ *                        ({@link Outcome#NOT_COUNTED} because an earlier refusal stopped the request), or it
+ *                        {@link #failed()}
+ * @param resetAfterNanos time until the limit is back to full if nothing else arrives; 0 when not known (it
+ *                        {@link #failed()})
+ * @param retryAfterNanos when refused, time until the same request could pass; 0 otherwise, and when not known (it
+ *                        {@link #failed()})
+ * @param failed          the store failed or did not answer in time, so the domain's {@code on_store_failure}
+ *                        answered this limit ({@link Verdict#storeFailure()}): {@link Outcome#ALLOWED} for
+ *                        {@code allow}, its mode's refusal for {@code deny}, with no counts, since the store gave
+ *                        none (remaining -1, reset and retry 0)
  */
 public record LimitVerdict(
         Limit limit, Outcome outcome, long remaining, long resetAfterNanos, long retryAfterNanos, boolean failed) {

@@ -3,9 +3,11 @@ package dev.sluice.policy;
 import java.util.Locale;
 
 /**
- * What a domain answers when the store fails or times out ({@code on_store_failure} in its file): the limits of such
- * a request report {@link LimitVerdict#failed()} and {@link Verdict#storeFailed()} is true; a service in front of
- * the limiter reads this to answer. The limiter itself decides by its store's {@link dev.sluice.FailurePolicy}.
+ * What a domain answers when the store fails or times out ({@code on_store_failure} in its file). The policy limiter
+ * applies it inside the check, from the configuration that decided the request, whatever the store's own
+ * {@link dev.sluice.FailurePolicy}: {@link Verdict#allowed()} is already this answer, the limits it answered report
+ * {@link LimitVerdict#failed()} and {@link Verdict#storeFailure()} names it. A front door only turns the verdict into
+ * its response.
  */
 public enum OnStoreFailure {
     /** Let the request through: availability first (the default). */

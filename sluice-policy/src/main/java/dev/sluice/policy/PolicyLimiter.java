@@ -6,8 +6,15 @@ import dev.sluice.spi.RateLimitStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -25,8 +32,9 @@ import org.jspecify.annotations.Nullable;
  * }
  * }</pre>
  *
- * <p>A request passes only if every limit it touches passes: all of its descriptors, all limits of each rule. A
- * refused request consumes from none of them. Limits in {@link Mode#DRY_RUN} and {@link Mode#SHADOW_BAN} never
+ * <p>A request passes only if every limit it touches passes: all of its descriptors, all limits of each rule, each at
+ * its descriptor's cost. A refused request consumes from none of them. When the store fails, the domain's
+ * {@code on_store_failure} answers, inside the check: the {@link Verdict} is the whole answer at every front door. Limits in {@link Mode#DRY_RUN} and {@link Mode#SHADOW_BAN} never
  * refuse the caller; they are counted only when the enforced limits pass (see {@code docs/policies.md}).
  *
  * <p>Thread-safe. The configuration in force is one immutable engine behind one volatile reference: a check sees
@@ -43,6 +51,10 @@ public final class PolicyLimiter implements AutoCloseable {
     private final Clock clock;
     private final boolean dryRun;
     private final RateLimitListener listener;
+    /** Where checks run when they have a deadline; null: on the caller's thread. */
+    private final @Nullable ExecutorService deadlineExecutor;
+
+    private final long deadlineNanos;
     /** Null without a meter registry. */
     private final @Nullable PolicyMetrics metrics;
 
@@ -55,6 +67,8 @@ public final class PolicyLimiter implements AutoCloseable {
         this.store = b.store != null ? b.store : InMemoryStore.create();
         this.clock = b.clock;
         this.dryRun = b.dryRun;
+        this.deadlineExecutor = b.deadlineExecutor;
+        this.deadlineNanos = b.deadline.toNanos();
         this.metrics = b.registry == null ? null : new PolicyMetrics(b.registry, b.maxDetailedValues);
         this.listener = metrics == null ? RateLimitListener.NONE : metrics;
         this.engine = new Engine(b.policies, ++version, store, clock, listener, dryRun);
@@ -72,37 +86,124 @@ public final class PolicyLimiter implements AutoCloseable {
      * Decides a request of {@code domain} described by {@code descriptors}, costing {@code hits} under each limit
      * it touches. An unknown domain, or a descriptor no rule matches, is allowed with no limit.
      *
+     * <p>The verdict is the whole answer: when the store fails or does not answer by the {@link Builder#deadline
+     * deadline}, the domain's {@code on_store_failure} (of the configuration that decided) has answered, whatever the
+     * store's own {@link dev.sluice.FailurePolicy}, and {@link Verdict#storeFailure()} says so.
+     *
      * @throws IllegalArgumentException if {@code descriptors} is empty or {@code hits < 1}
      * @throws IllegalStateException    if the limiter is closed
-     * @throws dev.sluice.SluiceException if the store fails and its failure policy is to throw
      */
     public Verdict check(String domain, List<Descriptor> descriptors, long hits) {
-        Objects.requireNonNull(domain, "domain must not be null");
-        Objects.requireNonNull(descriptors, "descriptors must not be null");
-        if (descriptors.isEmpty()) {
-            throw new IllegalArgumentException("descriptors must not be empty");
-        }
+        checkArguments(domain, descriptors);
         if (hits < 1) {
             throw new IllegalArgumentException("hits must be >= 1, was " + hits);
         }
-        int stripe = Engine.stripe();
-        Engine e = retain(stripe);
-        try {
-            if (metrics == null) {
-                return e.decide(domain, descriptors, hits);
-            }
-            long start = System.nanoTime();
-            Verdict v = e.decide(domain, descriptors, hits);
-            metrics.record(domain, e.policies.domains().contains(domain), v, System.nanoTime() - start);
-            return v;
-        } finally {
-            e.release(stripe);
+        return decide(domain, descriptors, hits, null);
+    }
+
+    /**
+     * {@link #check(String, List, long)} with a cost per descriptor: {@code hits[i]} under each limit of
+     * {@code descriptors.get(i)}, as Envoy's per-descriptor {@code hits_addend}. Still one decision, all or nothing:
+     * the request passes only if every limit passes at its descriptor's cost, and a refused request consumes from
+     * none. Two descriptors that name one counter take the sum of their costs from it.
+     *
+     * @throws IllegalArgumentException if {@code descriptors} is empty, {@code hits} is not of its length, or a hit
+     *                                  is below 1
+     * @throws IllegalStateException    if the limiter is closed
+     */
+    public Verdict check(String domain, List<Descriptor> descriptors, long[] hits) {
+        checkArguments(domain, descriptors);
+        Objects.requireNonNull(hits, "hits must not be null");
+        if (hits.length != descriptors.size()) {
+            throw new IllegalArgumentException(
+                    "one hits per descriptor: " + descriptors.size() + " descriptors, " + hits.length + " hits");
         }
+        long[] costs = hits.clone();
+        for (int i = 0; i < costs.length; i++) {
+            if (costs[i] < 1) {
+                throw new IllegalArgumentException("hits[" + i + "] must be >= 1, was " + costs[i]);
+            }
+        }
+        return decide(domain, descriptors, 1, costs);
     }
 
     /** {@link #check(String, List, long)} of one descriptor and one hit. */
     public Verdict check(String domain, Descriptor descriptor) {
         return check(domain, List.of(descriptor), 1);
+    }
+
+    private static void checkArguments(String domain, List<Descriptor> descriptors) {
+        Objects.requireNonNull(domain, "domain must not be null");
+        Objects.requireNonNull(descriptors, "descriptors must not be null");
+        if (descriptors.isEmpty()) {
+            throw new IllegalArgumentException("descriptors must not be empty");
+        }
+    }
+
+    private Verdict decide(String domain, List<Descriptor> descriptors, long hits, long @Nullable [] costs) {
+        int stripe = Engine.stripe();
+        Engine e = retain(stripe);
+        long start = metrics == null ? 0 : System.nanoTime();
+        Verdict v;
+        ExecutorService executor = deadlineExecutor;
+        if (executor == null) {
+            try {
+                v = e.decide(domain, descriptors, hits, costs, true);
+            } finally {
+                e.release(stripe);
+            }
+        } else {
+            v = decideWithin(e, stripe, executor, domain, descriptors, hits, costs);
+        }
+        if (metrics != null) {
+            metrics.record(domain, e.policies.domains().contains(domain), v, System.nanoTime() - start);
+        }
+        return v;
+    }
+
+    /**
+     * Decides on {@code executor} and waits {@link #deadlineNanos} at most; past it, or when the executor refuses
+     * the task, {@code e}'s {@code on_store_failure} answers. The hold on {@code e} passes to the task once it is
+     * accepted, so a replaced configuration is not closed under a check still running after its answer was given.
+     */
+    private Verdict decideWithin(
+            Engine e,
+            int stripe,
+            ExecutorService executor,
+            String domain,
+            List<Descriptor> descriptors,
+            long hits,
+            long @Nullable [] costs) {
+        Future<Verdict> f;
+        try {
+            f = executor.submit(() -> {
+                try {
+                    return e.decide(domain, descriptors, hits, costs, true);
+                } finally {
+                    e.release(stripe);
+                }
+            });
+        } catch (RejectedExecutionException full) { // every thread waits on the store, and the queue is full
+            try {
+                return e.decide(domain, descriptors, hits, costs, false);
+            } finally {
+                e.release(stripe);
+            }
+        }
+        try {
+            return f.get(deadlineNanos, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException late) {
+            f.cancel(false); // it finishes, or fails, by the store's own timeout; its answer is dropped
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException failed) {
+            if (failed.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(failed.getCause());
+        }
+        // asks none of e's limiters, so it holds even if the task has ended and e was retired and closed meanwhile
+        return e.decide(domain, descriptors, hits, costs, false);
     }
 
     private Engine retain(int stripe) {
@@ -230,6 +331,8 @@ public final class PolicyLimiter implements AutoCloseable {
         private boolean dryRun;
         private @Nullable MeterRegistry registry;
         private int maxDetailedValues = DEFAULT_MAX_DETAILED_VALUES;
+        private @Nullable ExecutorService deadlineExecutor;
+        private Duration deadline = Duration.ZERO;
 
         private Builder(Policies policies) {
             this.policies = Objects.requireNonNull(policies, "policies must not be null");
@@ -277,6 +380,27 @@ public final class PolicyLimiter implements AutoCloseable {
                 throw new IllegalArgumentException("maxDetailedValues must be >= 0, was " + max);
             }
             this.maxDetailedValues = max;
+            return this;
+        }
+
+        /**
+         * A bound on the time a check waits for its store (default none: a check waits as long as its store's calls
+         * take). Checks then run on {@code executor}, and a check not decided within {@code deadline}, or one the
+         * executor refuses, is answered by its domain's {@code on_store_failure} ({@link Verdict#storeTimedOut()}),
+         * from the configuration it was checked under. A check past its deadline still runs to its end on the
+         * executor, and what it takes from the store then stays taken. For a store called per decision (exact mode
+         * on a shared store, or a leased store's claims), whose answer must come before a caller's own timeout.
+         *
+         * @param executor where checks run; the limiter does not shut it down
+         * @throws IllegalArgumentException if {@code deadline} is not positive
+         */
+        public Builder deadline(Duration deadline, ExecutorService executor) {
+            Objects.requireNonNull(deadline, "deadline must not be null");
+            if (deadline.isNegative() || deadline.isZero()) {
+                throw new IllegalArgumentException("deadline must be > 0, was " + deadline);
+            }
+            this.deadline = deadline;
+            this.deadlineExecutor = Objects.requireNonNull(executor, "executor must not be null");
             return this;
         }
 

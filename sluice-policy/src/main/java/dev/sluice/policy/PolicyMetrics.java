@@ -165,7 +165,7 @@ final class PolicyMetrics implements RateLimitListener {
     private static boolean nearLimit(List<LimitVerdict> limits) {
         for (LimitVerdict l : limits) {
             long limit = l.limit().requestsPerUnit();
-            if (l.outcome() == Outcome.ALLOWED && limit > 0 && limit - l.remaining() >= NEAR * limit) {
+            if (l.outcome() == Outcome.ALLOWED && !l.failed() && limit > 0 && limit - l.remaining() >= NEAR * limit) {
                 return true;
             }
         }

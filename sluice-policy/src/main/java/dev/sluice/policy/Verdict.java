@@ -7,25 +7,37 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The answer to {@link PolicyLimiter#check}: whether the request may proceed, and what each descriptor's limits
- * answered. Immutable.
+ * answered. The whole answer, at every front door: when the store fails, {@link #allowed()} is already the domain's
+ * {@code on_store_failure} ({@link #storeFailure()}). Immutable.
  */
 public final class Verdict {
 
     private final boolean allowed;
     /** Null unless a shadow-ban limit refused the request. */
     private final @Nullable Rule shadowBan;
+    /** The domain's {@code on_store_failure} that answered; null when the store answered every limit it was asked. */
+    private final @Nullable OnStoreFailure storeFailure;
 
+    private final boolean storeTimedOut;
     private final List<DescriptorVerdict> descriptors;
 
-    Verdict(boolean allowed, @Nullable Rule shadowBan, List<DescriptorVerdict> descriptors) {
+    Verdict(
+            boolean allowed,
+            @Nullable Rule shadowBan,
+            @Nullable OnStoreFailure storeFailure,
+            boolean storeTimedOut,
+            List<DescriptorVerdict> descriptors) {
         this.allowed = allowed;
         this.shadowBan = shadowBan;
+        this.storeFailure = storeFailure;
+        this.storeTimedOut = storeTimedOut;
         this.descriptors = List.copyOf(descriptors);
     }
 
     /**
-     * Whether the request may proceed: no enforced limit refused it. Limits in {@link Mode#DRY_RUN} and
-     * {@link Mode#SHADOW_BAN} never make this false.
+     * Whether the request may proceed: no enforced limit refused it, and, where the store failed, the domain's
+     * {@code on_store_failure} is {@code allow}. Limits in {@link Mode#DRY_RUN} and {@link Mode#SHADOW_BAN} never make
+     * this false.
      */
     public boolean allowed() {
         return allowed;
@@ -45,18 +57,29 @@ public final class Verdict {
     }
 
     /**
-     * Whether the store failed or timed out on any limit of the request, so that its failure policy answered
-     * ({@link LimitVerdict#failed()}); see {@link Policies#onStoreFailure(String)}.
+     * Whether the store failed or did not answer in time on a limit of the request, so that the domain's
+     * {@code on_store_failure} answered for it ({@link #storeFailure()}).
      */
     public boolean storeFailed() {
-        for (DescriptorVerdict d : descriptors) {
-            for (LimitVerdict l : d.limits()) {
-                if (l.failed()) {
-                    return true;
-                }
-            }
-        }
-        return false;
+        return storeFailure != null;
+    }
+
+    /**
+     * The domain's {@code on_store_failure} (of the configuration that decided the request) when it answered because
+     * the store failed or did not answer in time: {@link OnStoreFailure#ALLOW} let the limits it answered pass,
+     * {@link OnStoreFailure#DENY} refused them (and so the request, for an enforced limit); {@link #allowed()} is
+     * already that answer. Empty when the store answered.
+     */
+    public Optional<OnStoreFailure> storeFailure() {
+        return Optional.ofNullable(storeFailure);
+    }
+
+    /**
+     * Whether the check was not decided within the limiter's deadline ({@link PolicyLimiter.Builder#deadline}), so
+     * that {@code on_store_failure} answered every limit; implies {@link #storeFailed()} when a limit was asked.
+     */
+    public boolean storeTimedOut() {
+        return storeTimedOut;
     }
 
     /** One verdict per descriptor, in the order of the request. */

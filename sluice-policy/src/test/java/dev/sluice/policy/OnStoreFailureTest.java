@@ -13,8 +13,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code on_store_failure: allow | deny}, a domain's answer when its store fails, read by the service in front of the
- * limiter; and {@link Verdict#storeFailed()}, which tells it that the store failed.
+ * {@code on_store_failure: allow | deny}, a domain's answer when its store fails, applied by the limiter; and
+ * {@link Verdict#storeFailed()}, which tells that the store failed.
  */
 class OnStoreFailureTest {
 
@@ -62,7 +62,7 @@ class OnStoreFailureTest {
                         .build();
                 PolicyLimiter limiter = PolicyLimiter.builder(p).store(down).build()) {
             Verdict v = limiter.check("a", List.of(Descriptor.of("k", "v")), 1);
-            assertTrue(v.allowed(), "the store's own failure policy (fail open) answered: " + v);
+            assertFalse(v.allowed(), "the domain's on_store_failure (deny) answered, not the store's fail open: " + v);
             assertTrue(v.storeFailed(), v.toString());
         } finally {
             client.shutdown();

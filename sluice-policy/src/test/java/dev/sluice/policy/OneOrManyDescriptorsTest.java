@@ -130,7 +130,12 @@ class OneOrManyDescriptorsTest {
                 Verdict many = among.check("test-domain", List.of(NO_RULE, d, NO_RULE), hits);
                 assertEquals(Outcome.NO_LIMIT, many.descriptor(0).outcome());
                 assertEquals(Outcome.NO_LIMIT, many.descriptor(2).outcome());
-                Verdict b = new Verdict(many.allowed(), many.shadowBanRule().orElse(null), List.of(many.descriptor(1)));
+                Verdict b = new Verdict(
+                        many.allowed(),
+                        many.shadowBanRule().orElse(null),
+                        many.storeFailure().orElse(null),
+                        many.storeTimedOut(),
+                        List.of(many.descriptor(1)));
                 assertSameVerdict(b, a, "request " + i + ": " + d + " x" + hits);
                 if (random.nextInt(20) == 0) {
                     clock.advance(Duration.ofMillis(random.nextInt(3000)));

@@ -26,17 +26,9 @@ import java.nio.charset.CoderResult;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
@@ -75,32 +67,16 @@ final class RateLimitAdapter {
     private final PolicyLimiter limiter;
     private final HeaderStyle headers;
     private final ServerMetrics metrics;
-    /** Runs checks that call the store, so that a request waits {@link #deadlineNanos} at most; null: call inline. */
-    private final @Nullable ExecutorService storeCalls;
-
-    private final long deadlineNanos;
     private final RequestCaps caps;
     private final BadRequestLog badRequests = new BadRequestLog();
     /** When a store failure was last logged, for logging at most one a second. */
     private final AtomicLong lastLogged = new AtomicLong(System.nanoTime() - 2_000_000_000L);
 
-    /**
-     * @param storeCalls where checks run when each one calls the store (exact mode on a shared store), so that an
-     *                   answer never waits more than {@code deadline}; null to check on the caller's thread
-     * @param caps       what a request may hold; one over them is refused before it is checked
-     */
-    RateLimitAdapter(
-            PolicyLimiter limiter,
-            HeaderStyle headers,
-            ServerMetrics metrics,
-            @Nullable ExecutorService storeCalls,
-            java.time.Duration deadline,
-            RequestCaps caps) {
+    /** @param caps what a request may hold; one over them is refused before it is checked */
+    RateLimitAdapter(PolicyLimiter limiter, HeaderStyle headers, ServerMetrics metrics, RequestCaps caps) {
         this.limiter = Objects.requireNonNull(limiter);
         this.headers = Objects.requireNonNull(headers);
         this.metrics = Objects.requireNonNull(metrics);
-        this.storeCalls = storeCalls;
-        this.deadlineNanos = deadline.toNanos();
         this.caps = Objects.requireNonNull(caps);
     }
 
@@ -212,54 +188,19 @@ final class RateLimitAdapter {
             }
         }
 
-        DescriptorVerdict[] verdicts = new DescriptorVerdict[n];
-        boolean allowed = true;
-        Rule shadowBan = null;
-        boolean deny = limiter.policies().onStoreFailure(domain) == OnStoreFailure.DENY;
-        boolean[] storeDenied = new boolean[n];
-        for (Map.Entry<Long, List<Integer>> group : groupByHits(hits).entrySet()) {
-            List<Integer> indexes = group.getValue();
-            List<Descriptor> part = indexes.size() == n ? descriptors : new ArrayList<>(indexes.size());
-            if (part != descriptors) {
-                for (int i : indexes) {
-                    part.add(descriptors.get(i));
-                }
-            }
-            Verdict v = check(domain, part, group.getKey());
-            if (v == null || v.storeFailed()) {
-                String cause = v == null ? "timeout" : "failed";
-                metrics.storeFailure(domain, cause, deny ? "deny" : "allow");
-                logStoreFailure(domain, cause, deny);
-                if (v == null || deny) {
-                    for (int i : indexes) {
-                        storeDenied[i] = deny;
-                    }
-                    allowed &= !deny;
-                    if (v == null) {
-                        continue; // no verdict: the statuses say only OK or OVER_LIMIT
-                    }
-                }
-            }
-            allowed &= v.allowed();
-            if (shadowBan == null && v.shadowBanRule().isPresent()) {
-                shadowBan = v.shadowBanRule().get();
-            }
-            for (int j = 0; j < indexes.size(); j++) {
-                verdicts[indexes.get(j)] = v.descriptor(j);
-            }
+        Verdict v = limiter.check(domain, descriptors, hits);
+        OnStoreFailure answer = v.storeFailure().orElse(null);
+        if (answer != null) {
+            String cause = v.storeTimedOut() ? "timeout" : "failed";
+            metrics.storeFailure(domain, cause, answer.configName());
+            logStoreFailure(domain, cause, answer);
         }
 
         RateLimitResponse.Builder response = RateLimitResponse.newBuilder();
         DescriptorVerdict closest = null;
         DescriptorStatus closestStatus = null;
         for (int i = 0; i < n; i++) {
-            DescriptorVerdict dv = verdicts[i];
-            if (dv == null || storeDenied[i]) { // the store failed: the domain's on_store_failure answers
-                response.addStatuses(DescriptorStatus.newBuilder()
-                        .setCode(storeDenied[i] ? Code.OVER_LIMIT : Code.OK)
-                        .build());
-                continue;
-            }
+            DescriptorVerdict dv = v.descriptor(i);
             DescriptorStatus s = status(dv);
             response.addStatuses(s);
             // The descriptor closest to its limit, for the headers; one over its limit wins (envoyproxy/ratelimit).
@@ -273,52 +214,25 @@ final class RateLimitAdapter {
                 closestStatus = s;
             }
         }
-        response.setOverallCode(allowed ? Code.OK : Code.OVER_LIMIT);
+        response.setOverallCode(v.allowed() ? Code.OK : Code.OVER_LIMIT);
         if (headers != HeaderStyle.OFF && closest != null && closestStatus != null) {
             addHeaders(response, closest, closestStatus);
         }
+        Rule shadowBan = v.shadowBanRule().orElse(null);
         if (shadowBan != null) {
             response.addRequestHeadersToAdd(header(SHADOW_BAN_HEADER, shadowBan.path()));
         }
         return response.build();
     }
 
-    /** The limiter's verdict, or null if the store did not let it come within the deadline. */
-    private @Nullable Verdict check(String domain, List<Descriptor> descriptors, long hits) {
-        ExecutorService executor = storeCalls;
-        if (executor == null) {
-            return limiter.check(domain, descriptors, hits);
-        }
-        Future<Verdict> f;
-        try {
-            f = executor.submit(() -> limiter.check(domain, descriptors, hits));
-        } catch (RejectedExecutionException e) { // every store thread waits on the store, and the queue is full
-            return null;
-        }
-        try {
-            return f.get(deadlineNanos, TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            f.cancel(false); // it finishes, or fails, by the store's own timeout; its answer is dropped
-            return null;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return null;
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new IllegalStateException(e.getCause());
-        }
-    }
-
-    private void logStoreFailure(String domain, String cause, boolean deny) {
+    private void logStoreFailure(String domain, String cause, OnStoreFailure answer) {
         long now = System.nanoTime();
         long last = lastLogged.get();
         if (now - last >= 1_000_000_000L && lastLogged.compareAndSet(last, now)) {
             LOG.log(
                     System.Logger.Level.WARNING,
                     "the store " + (cause.equals("timeout") ? "did not answer in time" : "failed") + " for domain '"
-                            + domain + "': answered by on_store_failure: " + (deny ? "deny" : "allow")
+                            + domain + "': answered by on_store_failure: " + answer.configName()
                             + " (counted in sluice_server_store_failures_total; logged at most once a second)");
         }
     }
@@ -370,19 +284,17 @@ final class RateLimitAdapter {
         return Descriptor.of(entries);
     }
 
-    /** Descriptor indexes by their hits, in request order; one group when all descriptors cost the same. */
-    private static Map<Long, List<Integer>> groupByHits(long[] hits) {
-        Map<Long, List<Integer>> groups = new LinkedHashMap<>();
-        for (int i = 0; i < hits.length; i++) {
-            groups.computeIfAbsent(hits[i], h -> new ArrayList<>()).add(i);
-        }
-        return groups;
-    }
-
     private static DescriptorStatus status(DescriptorVerdict dv) {
         Outcome outcome = dv.outcome();
         if (outcome == Outcome.NO_LIMIT || outcome == Outcome.REPLACED) {
             return DescriptorStatus.newBuilder().setCode(Code.OK).build();
+        }
+        LimitVerdict decisive = dv.limit().orElse(null);
+        if (decisive != null
+                && decisive.failed()) { // on_store_failure answered: a code, and no count the store never gave
+            return DescriptorStatus.newBuilder()
+                    .setCode(outcome == Outcome.DENIED ? Code.OVER_LIMIT : Code.OK)
+                    .build();
         }
         if (outcome == Outcome.UNLIMITED) {
             return DescriptorStatus.newBuilder()

@@ -42,21 +42,11 @@ final class SluiceServer implements AutoCloseable {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         ServerMetrics metrics = new ServerMetrics(registry);
         SharingMetrics.register(registry, store.store());
-        this.limiter = PolicyLimiter.builder(policies)
-                .store(store.store())
-                .meterRegistry(registry)
-                .build();
-        Path config = s.config();
-        this.watcher = config == null
-                ? null
-                : PolicyWatcher.builder(limiter, config)
-                        .interval(s.watchInterval())
-                        .allowDomainRemoval(s.allowDomainRemoval())
-                        .start();
         int threads = Math.max(8, 4 * Runtime.getRuntime().availableProcessors());
         AtomicInteger n = new AtomicInteger();
         // Exact and leased mode on a shared store: checks run on threads of their own, so an answer waits for the store
-        // at most the deadline (the store timeout and 2 ms); a full queue is answered at once as a store failure.
+        // at most the deadline (the store timeout and 2 ms); past it, or with a full queue, the check is answered at
+        // once by its domain's on_store_failure.
         this.storeExecutor = store.waits()
                 ? new ThreadPoolExecutor(
                         2 * threads,
@@ -71,9 +61,20 @@ final class SluiceServer implements AutoCloseable {
                         },
                         new ThreadPoolExecutor.AbortPolicy())
                 : null;
-        Duration deadline = s.storeTimeout().plusMillis(2);
-        RateLimitAdapter adapter =
-                new RateLimitAdapter(limiter, s.headers(), metrics, storeExecutor, deadline, s.caps());
+        PolicyLimiter.Builder limiterBuilder =
+                PolicyLimiter.builder(policies).store(store.store()).meterRegistry(registry);
+        if (storeExecutor != null) {
+            limiterBuilder.deadline(s.storeTimeout().plusMillis(2), storeExecutor);
+        }
+        this.limiter = limiterBuilder.build();
+        Path config = s.config();
+        this.watcher = config == null
+                ? null
+                : PolicyWatcher.builder(limiter, config)
+                        .interval(s.watchInterval())
+                        .allowDomainRemoval(s.allowDomainRemoval())
+                        .start();
+        RateLimitAdapter adapter = new RateLimitAdapter(limiter, s.headers(), metrics, s.caps());
         // The transport hands each call to this pool at once (a direct executor): a fixed number of threads and a
         // bounded queue, beyond which a call is answered RESOURCE_EXHAUSTED (GrpcService.bounded).
         this.grpcExecutor = new ThreadPoolExecutor(

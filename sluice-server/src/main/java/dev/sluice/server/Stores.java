@@ -6,7 +6,6 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.sluice.FailurePolicy;
 import dev.sluice.lease.LeasedStore;
 import dev.sluice.memory.InMemoryStore;
 import dev.sluice.mongodb.MongoStore;
@@ -214,13 +213,12 @@ final class Stores {
                 case LEASED -> {
                     Duration interval = Objects.requireNonNull(sharing.interval(), "leased mode has one");
                     // a claim runs on the request's thread: the store timeout bounds it, and a request the slice held
-                    // cannot cover while the store fails is the domain's on_store_failure to answer (FAIL_OPEN marks
-                    // the decision failed; the service then allows or denies)
+                    // cannot cover while the store fails is the domain's on_store_failure to answer (the policy
+                    // limiter answers every failed decision by it)
                     CounterStore counterStore =
                             counters.build().timeout(timeout).build();
                     LeasedStore store = LeasedStore.builder(counterStore)
                             .refreshInterval(interval)
-                            .failurePolicy(FailurePolicy.FAIL_OPEN)
                             .build();
                     String how = " (leased, a round every " + interval.toMillis() + "ms)";
                     // the store first: it gives back the unused part of every slice held

@@ -39,8 +39,6 @@ class RateLimitAdapterTest {
                 PolicyLimiter.builder(Policies.parse("t.yaml", yaml)).build(),
                 HeaderStyle.DRAFT03,
                 new ServerMetrics(new SimpleMeterRegistry()),
-                null,
-                Duration.ofMillis(17),
                 RequestCaps.DEFAULTS);
     }
 
@@ -72,7 +70,7 @@ class RateLimitAdapterTest {
     }
 
     @Test
-    void descriptorsOfDifferentHitsAreDecidedPerCost() {
+    void descriptorsOfDifferentHitsAreDecidedTogether() {
         RateLimitAdapter a = adapter(WINDOWS);
         RateLimitResponse r = a.shouldRateLimit(request(
                         "w",
@@ -88,6 +86,29 @@ class RateLimitAdapterTest {
         assertEquals(0, r.getStatuses(1).getLimitRemaining());
     }
 
+    /** A request of mixed costs is one decision: one descriptor over its limit refuses it, and nothing is taken. */
+    @Test
+    void aRequestOfMixedHitsIsDecidedAllOrNothing() {
+        RateLimitAdapter a = adapter(WINDOWS);
+        RateLimitResponse spend = a.shouldRateLimit(request(
+                "w",
+                descriptor("minute", "x").toBuilder()
+                        .setHitsAddend(UInt64Value.of(3))
+                        .build()));
+        assertEquals(0, spend.getStatuses(0).getLimitRemaining());
+        RateLimitResponse r = a.shouldRateLimit(request(
+                "w",
+                descriptor("hourly", "x").toBuilder()
+                        .setHitsAddend(UInt64Value.of(2))
+                        .build(),
+                descriptor("minute", "x")));
+        assertEquals(Code.OVER_LIMIT, r.getOverallCode(), "minute has nothing left");
+        assertEquals(Code.OK, r.getStatuses(0).getCode());
+        assertEquals(Code.OVER_LIMIT, r.getStatuses(1).getCode());
+        RateLimitResponse alone = a.shouldRateLimit(request("w", descriptor("hourly", "x")));
+        assertEquals(2, alone.getStatuses(0).getLimitRemaining(), "the refused request took none of hourly's 3");
+    }
+
     @Test
     void aStoreThatCannotAnswerIsAnsweredByTheDomainsOnStoreFailure() {
         String yaml = "domain: open\ndescriptors:\n  - key: k\n    rate_limit: {unit: hour, requests_per_unit: 3}\n";
@@ -100,11 +121,10 @@ class RateLimitAdapterTest {
                                     "t.yaml",
                                     yaml.replace(
                                             "domain: open", "domain: " + answer + "\non_store_failure: " + answer)))
+                            .deadline(Duration.ofMillis(17), gone)
                             .build(),
                     HeaderStyle.OFF,
                     new ServerMetrics(registry),
-                    gone,
-                    Duration.ofMillis(17),
                     RequestCaps.DEFAULTS);
             RateLimitResponse r = a.shouldRateLimit(request(answer, descriptor("k", "v")));
             Code expected = answer.equals("allow") ? Code.OK : Code.OVER_LIMIT;

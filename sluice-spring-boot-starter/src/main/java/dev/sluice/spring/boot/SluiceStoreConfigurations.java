@@ -1,7 +1,6 @@
 package dev.sluice.spring.boot;
 
 import com.mongodb.client.MongoClient;
-import dev.sluice.FailurePolicy;
 import dev.sluice.lease.LeasedStore;
 import dev.sluice.memory.InMemoryStore;
 import dev.sluice.mongodb.MongoStore;
@@ -227,8 +226,8 @@ public final class SluiceStoreConfigurations {
      * Decisions are made in memory within slices of each limit claimed from the store, so the instances together
      * never pass it; a round every {@code sluice.store.interval} gives back what is unused and claims ahead. A
      * request its slice does not cover claims on its own thread, bounded by {@code sluice.store.timeout}; while the
-     * store fails such a request passes ({@link FailurePolicy#FAIL_OPEN}, a {@code Decision.failed()} decision), as
-     * a decision of an exact-mode store does then, and the filter lets it through.
+     * store fails such a request is answered by its domain's {@code on_store_failure}, as a decision of an exact-mode
+     * store is then.
      */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnProperty(prefix = "sluice.store", name = "mode", havingValue = "leased")
@@ -243,7 +242,6 @@ public final class SluiceStoreConfigurations {
         public LeasedStore sluiceRateLimitStore(CounterStore counterStore, SluiceProperties properties) {
             return LeasedStore.builder(counterStore)
                     .refreshInterval(interval(properties))
-                    .failurePolicy(FailurePolicy.FAIL_OPEN)
                     .build();
         }
     }

@@ -89,14 +89,16 @@ class SluiceStoreModesTest {
     }
 
     @Test
-    void leasedModeIsALeasedStoreThatFailsOpenOnRedisCountersBoundByTheStoreTimeout() {
+    void leasedModeIsALeasedStoreOnRedisCountersBoundByTheStoreTimeout() {
         onRedis.withPropertyValues(
                         "sluice.store.mode=leased", "sluice.store.interval=250ms", "sluice.store.timeout=40ms")
                 .run(context -> {
                     LeasedStore store = context.getBean(LeasedStore.class);
                     assertThat(context.getBean(RateLimitStore.class)).isSameAs(store);
                     assertEquals(Duration.ofMillis(250), store.refreshInterval());
-                    assertThat(store.toString()).contains("FAIL_OPEN");
+                    assertThat(store.toString())
+                            .as("the store's own failure policy is left alone: the domain's on_store_failure answers")
+                            .contains("FAIL_CLOSED");
                     CounterStore counters = context.getBean(CounterStore.class);
                     assertThat(counters).isInstanceOf(RedisCounterStore.class);
                     assertThat(counters.toString())
