@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -55,8 +56,11 @@ import org.jspecify.annotations.Nullable;
  * Slots are read and written without locks: a resolution is immutable, so a thread sees none, an older one or a newer
  * one, each whole, and checks that it is the one asked for.
  *
- * <p>Closing: a check holds the engine ({@link #retain(int)}) while it runs. A replaced engine is retired; its limiters
- * are closed when the last check holding it is done, never under a running check.
+ * <p>Closing: a check holds the engine ({@link #retain(int)}) while it runs. A replaced engine is retired; it lets go
+ * of its limiters when the last check holding it is done, never under a running check, and a limiter is closed when
+ * the last engine using it lets go. A reload hands every limiter whose shape the new configuration still has to it
+ * ({@link Shared}), so a limit whose rule did not change keeps its in-memory counts: its counter key (domain, rule
+ * path, index) and its limiter are the same.
  */
 final class Engine {
 
@@ -71,7 +75,7 @@ final class Engine {
 
     final Policies policies;
     final long version;
-    private final Map<Shape, RateLimiter> limiters;
+    private final Map<Shape, Shared> limiters;
     /** Per domain, its rules made ready. */
     private final Map<String, Domain> domains;
 
@@ -119,17 +123,47 @@ final class Engine {
         }
     }
 
+    /**
+     * A limiter and the count of engines using it. The last engine to close closes it, so that a reload hands the
+     * limiters of unchanged shapes, with their counts, to the next configuration.
+     */
+    static final class Shared {
+        final RateLimiter limiter;
+        private final AtomicInteger engines = new AtomicInteger(1);
+
+        Shared(RateLimiter limiter) {
+            this.limiter = limiter;
+        }
+
+        /** One more engine uses it; only while an engine using it is in force, so never after it closed. */
+        Shared take() {
+            engines.incrementAndGet();
+            return this;
+        }
+
+        void release() {
+            if (engines.decrementAndGet() == 0) {
+                limiter.close();
+            }
+        }
+    }
+
+    /**
+     * @param previous the limiters of the configuration in force, by shape: a shape found there is taken over with its
+     *                 counts instead of built anew (empty for the first configuration)
+     */
     Engine(
             Policies policies,
             long version,
             RateLimitStore store,
             Clock clock,
             RateLimitListener listener,
-            boolean dryRun) {
+            boolean dryRun,
+            Map<Shape, Shared> previous) {
         this.policies = policies;
         this.version = version;
         this.clock = clock;
-        Map<Shape, RateLimiter> built = new HashMap<>();
+        Map<Shape, Shared> built = new HashMap<>();
         IdentityHashMap<Limit, RateLimiter> byLimit = new IdentityHashMap<>();
         List<PolicyError> refused = new ArrayList<>();
         try {
@@ -143,21 +177,26 @@ final class Engine {
                                 Objects.requireNonNull(l.algorithm(), "a limited Limit has one"),
                                 l.requestsPerUnit(),
                                 Objects.requireNonNull(l.window(), "a limited Limit has one"));
-                        RateLimiter limiter;
+                        Shared limiter;
                         try {
-                            limiter = built.computeIfAbsent(s, k -> RateLimiter.builder(k.algorithm())
-                                    .limit(k.limit(), k.window())
-                                    .clock(clock)
-                                    .store(store)
-                                    .listener(listener)
-                                    .build());
+                            limiter = built.computeIfAbsent(s, k -> {
+                                Shared kept = previous.get(k);
+                                return kept != null
+                                        ? kept.take()
+                                        : new Shared(RateLimiter.builder(k.algorithm())
+                                                .limit(k.limit(), k.window())
+                                                .clock(clock)
+                                                .store(store)
+                                                .listener(listener)
+                                                .build());
+                            });
                         } catch (IllegalArgumentException e) {
                             // synchronized and leased mode keep only the algorithms whose state is counts per frame
                             refused.add(rule.error("rule " + rule.path() + ", limit " + l + ": the store refuses it: "
                                     + e.getMessage()));
                             continue;
                         }
-                        byLimit.put(l, limiter);
+                        byLimit.put(l, limiter.limiter);
                     }
                 }
             }
@@ -165,7 +204,7 @@ final class Engine {
                 throw new PolicyException(refused);
             }
         } catch (RuntimeException e) {
-            built.values().forEach(RateLimiter::close);
+            built.values().forEach(Shared::release);
             throw e;
         }
         this.limiters = Map.copyOf(built);
@@ -202,6 +241,11 @@ final class Engine {
 
     int limiterCount() {
         return limiters.size();
+    }
+
+    /** The limiters by shape, for the next configuration to take over ({@link Shared#take()}). */
+    Map<Shape, Shared> limiters() {
+        return limiters;
     }
 
     /** The stripe of {@link #holds} the current thread counts its checks in: pass it to retain and release. */
@@ -250,7 +294,7 @@ final class Engine {
             }
         }
         if (closed.compareAndSet(false, true)) {
-            limiters.values().forEach(RateLimiter::close);
+            limiters.values().forEach(Shared::release);
         }
     }
 

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -71,7 +72,7 @@ public final class PolicyLimiter implements AutoCloseable {
         this.deadlineNanos = b.deadline.toNanos();
         this.metrics = b.registry == null ? null : new PolicyMetrics(b.registry, b.maxDetailedValues);
         this.listener = metrics == null ? RateLimitListener.NONE : metrics;
-        this.engine = new Engine(b.policies, ++version, store, clock, listener, dryRun);
+        this.engine = new Engine(b.policies, ++version, store, clock, listener, dryRun, Map.of());
         if (metrics != null) {
             metrics.loaded(version);
         }
@@ -243,9 +244,10 @@ public final class PolicyLimiter implements AutoCloseable {
     }
 
     /**
-     * Puts {@code policies} in force, whole: checks that start after this returns use them. The limiters of the
-     * configuration replaced are closed once the checks still using it are done (their in-memory counts go with
-     * them; a shared store keeps its counts, under the same keys when the limits are the same).
+     * Puts {@code policies} in force, whole: checks that start after this returns use them. A limit whose rule did
+     * not change (the same domain, rule path and index, algorithm, limit and window) keeps its counts, in memory as
+     * on a shared store; the others start from zero. The limiters no longer used are closed once the checks still
+     * using the configuration replaced are done.
      *
      * @throws PolicyException      if the store refuses one of its limits (synchronized and leased mode keep only
      *                               fixed windows, sliding window counters and sliding tails); the configuration in
@@ -258,7 +260,7 @@ public final class PolicyLimiter implements AutoCloseable {
         if (old == null) {
             throw new IllegalStateException("the policy limiter is closed");
         }
-        Engine next = new Engine(policies, version + 1, store, clock, listener, dryRun);
+        Engine next = new Engine(policies, version + 1, store, clock, listener, dryRun, old.limiters());
         version++;
         engine = next;
         old.retire();

@@ -209,4 +209,38 @@ class ReloadTest {
         }
         limiter.close();
     }
+
+    /** A reload keeps the in-memory count of every limit whose rule did not change; a changed limit starts again. */
+    @Test
+    void aReloadKeepsTheCountsOfUnchangedLimits() {
+        String yaml =
+                """
+                domain: d
+                descriptors:
+                  - {key: a, rate_limit: {unit: minute, requests_per_unit: 5}}
+                  - {key: b, rate_limit: {unit: minute, requests_per_unit: %d}}
+                """;
+        try (PolicyLimiter l = PolicyLimiter.builder(Policies.parse("d.yaml", yaml.formatted(3)))
+                .clock(Clocks.atHourStart())
+                .build()) {
+            List<Descriptor> a = List.of(Descriptor.of("a", "x"));
+            List<Descriptor> b = List.of(Descriptor.of("b", "x"));
+            for (int i = 0; i < 4; i++) {
+                assertTrue(l.check("d", a, 1).allowed());
+            }
+            for (int i = 0; i < 3; i++) {
+                assertTrue(l.check("d", b, 1).allowed());
+            }
+            l.update(Policies.parse("d.yaml", yaml.formatted(3))); // the same configuration again
+            assertEquals(0, l.check("d", a, 1).descriptor(0).remaining(), "a's 4 kept: the fifth takes the last");
+            assertFalse(l.check("d", a, 1).allowed(), "a's limit of 5 is spent across the reload");
+            assertFalse(l.check("d", b, 1).allowed(), "b's 3 kept");
+
+            l.update(Policies.parse("d.yaml", yaml.formatted(4))); // b's limit changes, a's rule does not
+            assertFalse(l.check("d", a, 1).allowed(), "a's count kept again");
+            Verdict fresh = l.check("d", b, 1);
+            assertTrue(fresh.allowed());
+            assertEquals(3, fresh.descriptor(0).remaining(), "b's changed limit starts from zero");
+        }
+    }
 }
