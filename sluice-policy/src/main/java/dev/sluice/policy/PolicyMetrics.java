@@ -41,6 +41,13 @@ final class PolicyMetrics implements RateLimitListener {
     static final String STORE_CALLS = "sluice.policy.store.calls";
     static final String CONFIG_LOADS = "sluice.policy.config.loads";
     static final String CONFIG_VERSION = "sluice.policy.config.version";
+    static final String UNMATCHED = "sluice.policy.unmatched";
+    static final String UNKNOWN = "unknown";
+    /** The longest domain a log line names as it was sent; longer ones are cut. */
+    private static final int LOGGED_CHARS = 100;
+
+    private static final long LOG_EVERY_NANOS = 60_000_000_000L;
+    private static final System.Logger LOG = System.getLogger(PolicyLimiter.class.getName());
     static final String OTHER = "other";
     /** The longest {@code value} tag; a longer value is shortened ({@link #label}). */
     static final int MAX_VALUE_LENGTH = 128;
@@ -67,6 +74,10 @@ final class PolicyMetrics implements RateLimitListener {
     private final Counter loads;
     private final Counter loadFailures;
     private final AtomicLong version = new AtomicLong();
+    /** When a request of an unknown domain, and one with an unmatched descriptor, were last logged. */
+    private final AtomicLong unknownLogged = new AtomicLong(System.nanoTime() - LOG_EVERY_NANOS);
+
+    private final AtomicLong unmatchedLogged = new AtomicLong(System.nanoTime() - LOG_EVERY_NANOS);
 
     PolicyMetrics(MeterRegistry registry, int maxValues) {
         this.registry = registry;
@@ -101,7 +112,7 @@ final class PolicyMetrics implements RateLimitListener {
     }
 
     void record(String domain, boolean knownDomain, Verdict verdict, long nanos) {
-        String domainTag = knownDomain ? domain : "unknown";
+        String domainTag = knownDomain ? domain : UNKNOWN;
         Timer timer = timers.get(domainTag);
         if (timer == null) {
             timer = timers.computeIfAbsent(domainTag, d -> Timer.builder(CHECK)
@@ -110,11 +121,22 @@ final class PolicyMetrics implements RateLimitListener {
                     .register(registry));
         }
         timer.record(nanos, TimeUnit.NANOSECONDS);
+        if (!knownDomain) {
+            unknownDomain(domain);
+        }
         List<DescriptorVerdict> descriptors = verdict.descriptors();
         for (int i = 0; i < descriptors.size(); i++) {
             DescriptorVerdict d = descriptors.get(i);
             Rule rule = d.ruleOrNull();
             if (rule == null) {
+                unmatched(domainTag).increment();
+                if (knownDomain) {
+                    logAtMostOnceAMinute(
+                            unmatchedLogged,
+                            () -> "no rule of domain '" + domain + "' matches a descriptor of keys "
+                                    + shown(keys(d.descriptor())) + ": allowed with no limit (counted in " + UNMATCHED
+                                    + "; logged at most once a minute)");
+                }
                 continue;
             }
             RuleMeters meters = byRule.get(rule);
@@ -130,6 +152,49 @@ final class PolicyMetrics implements RateLimitListener {
                 meters.nearLimit(domain, rule).increment();
             }
         }
+    }
+
+    /**
+     * The descriptors no rule matched, per domain; {@code domain=unknown} for a domain the configuration does not
+     * define, which is logged (not tagged: it comes from the traffic).
+     */
+    private Counter unmatched(String domainTag) {
+        Counter c = counters.get(UNMATCHED + '\0' + domainTag);
+        if (c == null) {
+            c = counters.computeIfAbsent(UNMATCHED + '\0' + domainTag, k -> Counter.builder(UNMATCHED)
+                    .tag("domain", domainTag)
+                    .description("Descriptors allowed with no limit: no rule matched, or the domain is unknown")
+                    .register(registry));
+        }
+        return c;
+    }
+
+    /** Logs a request of a domain no configuration defines, at most once a minute. */
+    void unknownDomain(String domain) {
+        logAtMostOnceAMinute(
+                unknownLogged,
+                () -> "no configuration defines domain '" + shown(domain) + "': its requests are allowed with no limit"
+                        + " (counted in " + UNMATCHED + "{domain=unknown}; logged at most once a minute)");
+    }
+
+    private static void logAtMostOnceAMinute(AtomicLong last, java.util.function.Supplier<String> message) {
+        long now = System.nanoTime();
+        long then = last.get();
+        if (now - then >= LOG_EVERY_NANOS && last.compareAndSet(then, now)) {
+            LOG.log(System.Logger.Level.WARNING, message);
+        }
+    }
+
+    private static String keys(Descriptor d) {
+        StringBuilder sb = new StringBuilder("[");
+        for (Descriptor.Entry e : d.entries()) {
+            sb.append(sb.length() > 1 ? ", " : "").append(e.key());
+        }
+        return sb.append(']').toString();
+    }
+
+    private static String shown(String s) {
+        return s.length() <= LOGGED_CHARS ? s : s.substring(0, LOGGED_CHARS) + "… (" + s.length() + " characters)";
     }
 
     /** One rule's meters, registered as they are first needed. */

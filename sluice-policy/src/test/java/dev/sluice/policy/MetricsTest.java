@@ -112,6 +112,21 @@ class MetricsTest {
                         .count());
         assertEquals(
                 1,
+                registry.get(PolicyMetrics.UNMATCHED)
+                        .tag("domain", "unknown")
+                        .counter()
+                        .count(),
+                "a descriptor of an unknown domain, counted without its name");
+        l.check("oauth-token", List.of(Descriptor.of("no_such_key", "x"), Descriptor.of("other", "y")), 1);
+        assertEquals(
+                2,
+                registry.get(PolicyMetrics.UNMATCHED)
+                        .tag("domain", "oauth-token")
+                        .counter()
+                        .count(),
+                "two descriptors no rule of the domain matches");
+        assertEquals(
+                1,
                 registry.get(PolicyMetrics.CONFIG_LOADS)
                         .tag("result", "success")
                         .counter()
