@@ -2,18 +2,29 @@ package dev.sluice.http;
 
 import java.util.List;
 
-/** The {@code application/problem+json} body (RFC 9457) of a refusal, written by hand: one object, four members. */
-final class ProblemJson {
+/**
+ * The {@code application/problem+json} body (RFC 9457) of a refusal, written by hand: one object, five members. Uses
+ * no servlet type, so any front door that answers a refusal over HTTP writes the same body.
+ */
+public final class ProblemJson {
 
     /** The problem type of draft-ietf-httpapi-ratelimit-headers-10 §5.1. */
-    static final String QUOTA_EXCEEDED = "https://iana.org/assignments/http-problem-types#quota-exceeded";
+    public static final String QUOTA_EXCEEDED = "https://iana.org/assignments/http-problem-types#quota-exceeded";
 
-    static final String TITLE = "Request cannot be satisfied as assigned quota has been exceeded";
+    public static final String TITLE = "Request cannot be satisfied as assigned quota has been exceeded";
 
     private ProblemJson() {}
 
+    /** The media type of the body. */
+    public static final String MEDIA_TYPE = "application/problem+json";
+
+    /** The body of a {@code 429} refused under {@code fields}: its {@link RateLimitFields#refusalDetail()} and violated limits. */
+    public static String quotaExceeded(RateLimitFields fields) {
+        return quotaExceeded(fields.refusalDetail(), fields.violated());
+    }
+
     /** The body of a {@code 429}: type, title, status, detail and {@code violated-policies}. */
-    static String quotaExceeded(String detail, List<String> violatedPolicies) {
+    public static String quotaExceeded(String detail, List<String> violatedPolicies) {
         StringBuilder sb = new StringBuilder(256);
         sb.append("{\"type\":");
         string(sb, QUOTA_EXCEEDED);

@@ -11,7 +11,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
@@ -19,9 +21,14 @@ import org.jspecify.annotations.Nullable;
 /**
  * The rate-limit response fields of one {@link Verdict}, as draft-ietf-httpapi-ratelimit-headers-10 defines them:
  * one quota policy item per advertised limit in {@code RateLimit-Policy}, and one service limit item per advertised
- * limit whose count is known in {@code RateLimit}. Immutable.
+ * limit whose count is known in {@code RateLimit}; and the legacy three-number fields ({@code X-RateLimit-Limit},
+ * {@code -Remaining}, {@code -Reset}) of one decisive limit. Immutable.
+ *
+ * <p>This class uses no servlet type: the {@link SluiceFilter} and the rate-limit service (which answers Envoy with
+ * the fields of the descriptor closest to its limit, {@link #of(DescriptorVerdict)}) both format through it, so a
+ * limit is named, counted and timed alike at every front door.
  */
-final class RateLimitFields {
+public final class RateLimitFields {
 
     /**
      * One advertised limit.
@@ -33,7 +40,7 @@ final class RateLimitFields {
      * @param reset     {@code t}, whole seconds rounded up; -1 when not known
      * @param denied    this limit refused the request
      */
-    record Item(String name, long quota, long window, long remaining, long reset, boolean denied) {}
+    public record Item(String name, long quota, long window, long remaining, long reset, boolean denied) {}
 
     private final List<Item> items;
     private final long retryAfter;
@@ -70,7 +77,13 @@ final class RateLimitFields {
      * and RateLimit: "client_id_big#0";r=0;t=1, "client_id_big#1";r=995;t=50400 (the day limit was not counted: the
      * request was refused whole), Retry-After: 1.
      */
-    static RateLimitFields of(Verdict verdict, boolean globalDryRun, boolean advertiseDryRun) {
+    /**
+     * The fields of {@code verdict}: every advertised limit of every descriptor, in order.
+     *
+     * @param globalDryRun    the limiter's global dry run ({@link dev.sluice.policy.PolicyLimiter#dryRun()})
+     * @param advertiseDryRun whether dry-run limits are advertised
+     */
+    public static RateLimitFields of(Verdict verdict, boolean globalDryRun, boolean advertiseDryRun) {
         List<Item> items = new ArrayList<>();
         Set<String> names = new HashSet<>();
         for (DescriptorVerdict d : verdict.descriptors()) {
@@ -89,25 +102,7 @@ final class RateLimitFields {
                 if (o == Outcome.UNLIMITED || o == Outcome.REPLACED || o == Outcome.NO_LIMIT) {
                     continue;
                 }
-                Limit limit = lv.limit();
-                Duration window = Objects.requireNonNull(limit.window(), "a limited limit has a window");
-                String name = unique(policyName(rule, limit, j), names);
-                boolean known = lv.remaining() >= 0 && !lv.failed();
-                long remaining = known ? lv.remaining() : -1;
-                long reset = -1;
-                if (known) {
-                    long nanos = lv.refused() ? lv.retryAfterNanos() : lv.resetAfterNanos();
-                    if (nanos > 0 && nanos != Long.MAX_VALUE) {
-                        reset = ceilSeconds(nanos);
-                    }
-                }
-                items.add(new Item(
-                        name,
-                        limit.requestsPerUnit(),
-                        Math.max(1, ceilSeconds(window)),
-                        remaining,
-                        reset,
-                        o == Outcome.DENIED));
+                items.add(item(unique(policyName(rule, lv.limit(), j), names), lv));
             }
         }
         long retryAfter = -1;
@@ -130,11 +125,56 @@ final class RateLimitFields {
     }
 
     /**
+     * The fields of one descriptor's deciding limit ({@link DescriptorVerdict#limit()}), whatever its mode: what the
+     * rate-limit service advertises for the descriptor closest to its limit. No item when no limit applied, or the
+     * limit was unlimited or replaced.
+     */
+    public static RateLimitFields of(DescriptorVerdict descriptor) {
+        Rule rule = descriptor.rule().orElse(null);
+        LimitVerdict lv = descriptor.limit().orElse(null);
+        if (rule == null || lv == null) {
+            return new RateLimitFields(List.of(), -1);
+        }
+        Outcome o = lv.outcome();
+        if (o == Outcome.UNLIMITED || o == Outcome.REPLACED || o == Outcome.NO_LIMIT) {
+            return new RateLimitFields(List.of(), -1);
+        }
+        int index = descriptor.limits().indexOf(lv);
+        Item item = item(policyName(rule, lv.limit(), Math.max(0, index)), lv);
+        long retryAfter = o == Outcome.DENIED && lv.retryAfterNanos() != Long.MAX_VALUE
+                ? Math.max(1, ceilSeconds(lv.retryAfterNanos()))
+                : -1;
+        return new RateLimitFields(List.of(item), retryAfter);
+    }
+
+    /** One limited limit's item, named {@code name}. */
+    private static Item item(String name, LimitVerdict lv) {
+        Limit limit = lv.limit();
+        Duration window = Objects.requireNonNull(limit.window(), "a limited limit has a window");
+        boolean known = lv.remaining() >= 0 && !lv.failed();
+        long remaining = known ? lv.remaining() : -1;
+        long reset = -1;
+        if (known) {
+            long nanos = lv.refused() ? lv.retryAfterNanos() : lv.resetAfterNanos();
+            if (nanos > 0 && nanos != Long.MAX_VALUE) {
+                reset = ceilSeconds(nanos);
+            }
+        }
+        return new Item(
+                name,
+                limit.requestsPerUnit(),
+                Math.max(1, ceilSeconds(window)),
+                remaining,
+                reset,
+                lv.outcome() == Outcome.DENIED);
+    }
+
+    /**
      * The name of a limit in the fields: its {@code name} in the configuration; else the path of its rule
      * ({@code client_id}, {@code client_id.username}, {@code client_id_big-partner}); else, for a rule of several
      * limits, the path and the limit's index ({@code client_id_big-partner#1}).
      */
-    static String policyName(Rule rule, Limit limit, int index) {
+    public static String policyName(Rule rule, Limit limit, int index) {
         String name;
         if (!limit.name().isEmpty()) {
             name = limit.name();
@@ -188,13 +228,12 @@ final class RateLimitFields {
     }
 
     /** The advertised limits, in the order of the request's descriptors and of each rule's limits. */
-    List<Item> items() {
+    public List<Item> items() {
         return items;
     }
 
     /** The {@code RateLimit-Policy} field value; null when no limit is advertised. */
-    @Nullable
-    String policyField() {
+    public @Nullable String policyField() {
         if (items.isEmpty()) {
             return null;
         }
@@ -209,8 +248,7 @@ final class RateLimitFields {
     }
 
     /** The {@code RateLimit} field value; null when no advertised limit has a known count. */
-    @Nullable
-    String rateLimitField() {
+    public @Nullable String rateLimitField() {
         StringBuilder sb = new StringBuilder();
         for (Item i : items) {
             if (i.remaining < 0) {
@@ -228,12 +266,12 @@ final class RateLimitFields {
     }
 
     /** {@code Retry-After} in seconds when the request is refused; -1 when it is not, or when no wait will help. */
-    long retryAfter() {
+    public long retryAfter() {
         return retryAfter;
     }
 
     /** The names of the limits that refused the request. */
-    List<String> violated() {
+    public List<String> violated() {
         List<String> names = new ArrayList<>();
         for (Item i : items) {
             if (i.denied) {
@@ -247,8 +285,7 @@ final class RateLimitFields {
      * The limit the legacy {@code X-RateLimit-*} fields describe: the refusing one that asks for the longest wait,
      * else the one with the fewest left (the longer reset on a tie); null when no count is known.
      */
-    @Nullable
-    Item decisive() {
+    public @Nullable Item decisive() {
         Item best = null;
         for (Item i : items) {
             if (i.remaining < 0) {
@@ -263,6 +300,39 @@ final class RateLimitFields {
             }
         }
         return best;
+    }
+
+    /**
+     * The three-number fields of the {@link #decisive()} limit, in order, each name {@code prefix} followed by
+     * {@code Limit}, {@code Remaining} and {@code Reset} (seconds until reset, not a time; left out when not known):
+     * {@code X-RateLimit-} for the legacy fields, {@code RateLimit-} for draft 03's. Empty when no count is known.
+     */
+    public Map<String, String> threeNumberFields(String prefix) {
+        Item d = decisive();
+        if (d == null) {
+            return Map.of();
+        }
+        Map<String, String> fields = new LinkedHashMap<>();
+        fields.put(prefix + "Limit", Long.toString(d.quota()));
+        fields.put(prefix + "Remaining", Long.toString(d.remaining()));
+        if (d.reset() >= 0) {
+            fields.put(prefix + "Reset", Long.toString(d.reset()));
+        }
+        return fields;
+    }
+
+    /**
+     * One sentence on the first refusing limit, for a refusal's problem body: {@code 5 requests per 1 s allowed by
+     * "client_id"; retry in 1 s.}
+     */
+    public String refusalDetail() {
+        String retry = retryAfter >= 0 ? "; retry in " + retryAfter + " s." : ".";
+        for (Item i : items) {
+            if (i.denied()) {
+                return i.quota() + " requests per " + i.window() + " s allowed by \"" + i.name() + "\"" + retry;
+            }
+        }
+        return "The request was refused by a rate limit" + retry;
     }
 
     /** Appends {@code s} as an sf-string (RFC 8941 §4.1.6): quoted, with {@code "} and {@code \} escaped. */

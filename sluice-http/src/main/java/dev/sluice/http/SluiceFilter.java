@@ -136,14 +136,7 @@ public final class SluiceFilter implements Filter {
             res.setHeader("RateLimit", rateLimit);
         }
         if (legacyHeaders) {
-            RateLimitFields.Item decisive = fields.decisive();
-            if (decisive != null) {
-                res.setHeader("X-RateLimit-Limit", Long.toString(decisive.quota()));
-                res.setHeader("X-RateLimit-Remaining", Long.toString(decisive.remaining()));
-                if (decisive.reset() >= 0) {
-                    res.setHeader("X-RateLimit-Reset", Long.toString(decisive.reset()));
-                }
-            }
+            fields.threeNumberFields("X-RateLimit-").forEach(res::setHeader);
         }
     }
 
@@ -153,23 +146,10 @@ public final class SluiceFilter implements Filter {
         if (retryAfter >= 0) {
             res.setHeader("Retry-After", Long.toString(retryAfter));
         }
-        byte[] body =
-                ProblemJson.quotaExceeded(detail(fields), fields.violated()).getBytes(StandardCharsets.UTF_8);
-        res.setContentType("application/problem+json");
+        byte[] body = ProblemJson.quotaExceeded(fields).getBytes(StandardCharsets.UTF_8);
+        res.setContentType(ProblemJson.MEDIA_TYPE);
         res.setContentLength(body.length);
         res.getOutputStream().write(body);
-    }
-
-    /** One sentence on the first refusing limit: {@code 5 requests per 1 s allowed by "client_id"; retry in 1 s.} */
-    private static String detail(RateLimitFields fields) {
-        for (RateLimitFields.Item i : fields.items()) {
-            if (i.denied()) {
-                return i.quota() + " requests per " + i.window() + " s allowed by \"" + i.name() + "\""
-                        + (fields.retryAfter() >= 0 ? "; retry in " + fields.retryAfter() + " s." : ".");
-            }
-        }
-        return "The request was refused by a rate limit"
-                + (fields.retryAfter() >= 0 ? "; retry in " + fields.retryAfter() + " s." : ".");
     }
 
     @Override

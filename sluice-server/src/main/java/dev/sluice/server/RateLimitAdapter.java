@@ -3,6 +3,7 @@ package dev.sluice.server;
 import com.google.protobuf.Duration;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
+import dev.sluice.http.RateLimitFields;
 import dev.sluice.policy.Descriptor;
 import dev.sluice.policy.DescriptorVerdict;
 import dev.sluice.policy.Limit;
@@ -215,8 +216,8 @@ final class RateLimitAdapter {
             }
         }
         response.setOverallCode(v.allowed() ? Code.OK : Code.OVER_LIMIT);
-        if (headers != HeaderStyle.OFF && closest != null && closestStatus != null) {
-            addHeaders(response, closest, closestStatus);
+        if (headers != HeaderStyle.OFF && closest != null) {
+            addHeaders(response, closest);
         }
         Rule shadowBan = v.shadowBanRule().orElse(null);
         if (shadowBan != null) {
@@ -372,29 +373,21 @@ final class RateLimitAdapter {
         return -Math.floorDiv(-a, b);
     }
 
-    private void addHeaders(RateLimitResponse.Builder response, DescriptorVerdict dv, DescriptorStatus s) {
-        long limit = Integer.toUnsignedLong(s.getCurrentLimit().getRequestsPerUnit());
-        long remaining = Integer.toUnsignedLong(s.getLimitRemaining());
-        Duration until = s.getDurationUntilReset();
-        long reset = until.getSeconds() + (until.getNanos() > 0 ? 1 : 0); // whole seconds, rounded up
+    /** The fields of the closest descriptor, formatted as every front door formats them ({@link RateLimitFields}). */
+    private void addHeaders(RateLimitResponse.Builder response, DescriptorVerdict closest) {
+        RateLimitFields fields = RateLimitFields.of(closest);
         if (headers == HeaderStyle.DRAFT03) {
-            response.addResponseHeadersToAdd(header("RateLimit-Limit", Long.toString(limit)));
-            response.addResponseHeadersToAdd(header("RateLimit-Remaining", Long.toString(remaining)));
-            response.addResponseHeadersToAdd(header("RateLimit-Reset", Long.toString(reset)));
+            fields.threeNumberFields("RateLimit-").forEach((k, v) -> response.addResponseHeadersToAdd(header(k, v)));
             return;
         }
-        LimitVerdict l = dv.limit().orElseThrow();
-        String name = policyName(dv.rule().orElse(null), l.limit());
-        java.time.Duration w = Objects.requireNonNull(l.limit().window());
-        long window = Math.max(1, w.getSeconds() + (w.getNano() > 0 ? 1 : 0));
-        response.addResponseHeadersToAdd(header("RateLimit-Policy", "\"" + name + "\";q=" + limit + ";w=" + window));
-        response.addResponseHeadersToAdd(header("RateLimit", "\"" + name + "\";r=" + remaining + ";t=" + reset));
-    }
-
-    /** The limit's name, else its rule's path: a structured-field string (quotes and backslashes dropped). */
-    private static String policyName(@Nullable Rule rule, Limit limit) {
-        String name = !limit.name().isEmpty() ? limit.name() : rule == null ? "limit" : rule.path();
-        return name.replace("\"", "").replace("\\", "");
+        String policy = fields.policyField();
+        if (policy != null) {
+            response.addResponseHeadersToAdd(header("RateLimit-Policy", policy));
+        }
+        String rateLimit = fields.rateLimitField();
+        if (rateLimit != null) {
+            response.addResponseHeadersToAdd(header("RateLimit", rateLimit));
+        }
     }
 
     private static HeaderValue header(String key, String value) {
