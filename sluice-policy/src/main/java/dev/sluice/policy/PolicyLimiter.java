@@ -71,6 +71,9 @@ public final class PolicyLimiter implements AutoCloseable {
         this.deadlineExecutor = b.deadlineExecutor;
         this.deadlineNanos = b.deadline.toNanos();
         this.metrics = b.registry == null ? null : new PolicyMetrics(b.registry, b.maxDetailedValues);
+        if (b.registry != null) {
+            SharingMetrics.register(b.registry, store);
+        }
         this.listener = metrics == null ? RateLimitListener.NONE : metrics;
         this.engine = new Engine(b.policies, ++version, store, clock, listener, dryRun, Map.of());
         if (metrics != null) {
@@ -364,7 +367,8 @@ public final class PolicyLimiter implements AutoCloseable {
 
         /**
          * Where the metrics go (see {@code docs/policies.md} for the names); default none. Store errors and
-         * latency are heard through the limiters' {@link RateLimitListener}.
+         * latency are heard through the limiters' {@link RateLimitListener}; a synchronized or leased store's own
+         * counts ({@code sluice.sync.*}, {@code sluice.leased.*}) are read from its stats when scraped.
          */
         public Builder meterRegistry(MeterRegistry registry) {
             this.registry = Objects.requireNonNull(registry, "registry must not be null");

@@ -41,7 +41,6 @@ final class SluiceServer implements AutoCloseable {
         this.store = store;
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         ServerMetrics metrics = new ServerMetrics(registry);
-        SharingMetrics.register(registry, store.store());
         int threads = Math.max(8, 4 * Runtime.getRuntime().availableProcessors());
         AtomicInteger n = new AtomicInteger();
         // Exact and leased mode on a shared store: checks run on threads of their own, so an answer waits for the store

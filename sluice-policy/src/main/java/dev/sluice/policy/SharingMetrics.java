@@ -1,4 +1,4 @@
-package dev.sluice.server;
+package dev.sluice.policy;
 
 import dev.sluice.lease.LeaseStats;
 import dev.sluice.lease.LeasedStore;
@@ -13,8 +13,9 @@ import java.util.function.ToLongFunction;
 
 /**
  * What the store of synchronized or leased mode does behind the decisions, from its own counts
- * ({@link SynchronizedStore#stats()}, {@link LeasedStore#stats()}), read when the metrics are scraped. Nothing for exact
- * mode and the in-memory store, whose every call the policy's {@code sluice.policy.store.calls} timer already counts.
+ * ({@link SynchronizedStore#stats()}, {@link LeasedStore#stats()}), read when the metrics are scraped; bound by
+ * {@link PolicyLimiter.Builder#meterRegistry}, so every front door on a limiter exports them. Nothing for exact mode and
+ * the in-memory store, whose every call the policy's {@code sluice.policy.store.calls} timer already counts.
  *
  * <ul>
  *   <li>synchronized mode, counters: {@code sluice.sync.flushes}, {@code sluice.sync.refreshes},

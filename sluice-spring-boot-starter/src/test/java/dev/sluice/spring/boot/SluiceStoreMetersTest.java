@@ -1,0 +1,78 @@
+package dev.sluice.spring.boot;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import dev.sluice.lease.LeasedStore;
+import dev.sluice.policy.PolicyLimiter;
+import dev.sluice.sync.SynchronizedStore;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/**
+ * A starter application in synchronized or leased mode exports the mode's own meters ({@code sluice.sync.*},
+ * {@code sluice.leased.*}) on its meter registry, as the service does: they are bound with the limiter's metrics.
+ */
+class SluiceStoreMetersTest {
+
+    final ApplicationContextRunner withMeters =
+            new SluiceStoreModesTest().onRedis.withBean(MeterRegistry.class, SimpleMeterRegistry::new);
+
+    static double count(MeterRegistry registry, String name, String... tags) {
+        FunctionCounter c = registry.find(name).tags(tags).functionCounter();
+        assertNotNull(c, name + " " + String.join("=", tags) + " is exported: " + registry.getMeters());
+        return c.count();
+    }
+
+    @Test
+    void synchronizedModeExportsItsFlushesAndWrites() {
+        withMeters
+                .withPropertyValues("sluice.store.mode=synchronized", "sluice.store.interval=1h")
+                .run(context -> {
+                    MeterRegistry registry = context.getBean(MeterRegistry.class);
+                    SynchronizedStore store = context.getBean(SynchronizedStore.class);
+                    assertEquals(
+                            5,
+                            SluiceStoreModesTest.allowed(
+                                    context.getBean(PolicyLimiter.class), SluiceStoreModesTest.newClient(), 6));
+                    for (String name : new String[] {
+                        "sluice.sync.flushes", "sluice.sync.refreshes", "sluice.sync.store.calls",
+                        "sluice.sync.writes", "sluice.sync.conflicts", "sluice.sync.store.failures",
+                        "sluice.sync.doubtful.writes", "sluice.sync.evictions"
+                    }) {
+                        count(registry, name);
+                    }
+                    assertEquals(store.stats().storeCalls(), count(registry, "sluice.sync.store.calls"));
+                    assertEquals(0, count(registry, "sluice.sync.store.failures"));
+                    assertNull(registry.find("sluice.leased.rounds").meter(), "no meter of the other mode");
+                });
+    }
+
+    @Test
+    void leasedModeExportsItsClaimsAndUnusedPermits() {
+        withMeters
+                .withPropertyValues("sluice.store.mode=leased", "sluice.store.interval=1h")
+                .run(context -> {
+                    MeterRegistry registry = context.getBean(MeterRegistry.class);
+                    LeasedStore store = context.getBean(LeasedStore.class);
+                    assertEquals(
+                            5,
+                            SluiceStoreModesTest.allowed(
+                                    context.getBean(PolicyLimiter.class), SluiceStoreModesTest.newClient(), 6));
+                    double claimed = count(registry, "sluice.leased.permits", "direction", "claimed");
+                    assertEquals(store.stats().permitsClaimed(), claimed);
+                    assertEquals(5, claimed, "the five a day, claimed by this one instance");
+                    assertEquals(store.stats().claims(), count(registry, "sluice.leased.claims", "on", "request"));
+                    count(registry, "sluice.leased.rounds");
+                    assertEquals(0, count(registry, "sluice.leased.store.failures"));
+                    assertEquals(
+                            store.unusedPermits(),
+                            registry.get("sluice.leased.permits.unused").gauge().value());
+                    assertNull(registry.find("sluice.sync.flushes").meter(), "no meter of the other mode");
+                });
+    }
+}
