@@ -13,4 +13,7 @@ module dev.sluice.mongodb {
     requires transitive org.mongodb.bson;
 
     exports dev.sluice.mongodb;
+
+    provides dev.sluice.spi.StoreProvider with
+            dev.sluice.mongodb.MongoStoreProvider;
 }

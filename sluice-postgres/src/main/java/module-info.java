@@ -6,6 +6,10 @@ module dev.sluice.postgres {
     requires static transitive org.jspecify;
     requires transitive dev.sluice;
     requires transitive java.sql;
+    requires static com.zaxxer.hikari;
 
     exports dev.sluice.postgres;
+
+    provides dev.sluice.spi.StoreProvider with
+            dev.sluice.postgres.PostgresStoreProvider;
 }

@@ -10,4 +10,7 @@ module dev.sluice.redis {
     requires transitive lettuce.core;
 
     exports dev.sluice.redis;
+
+    provides dev.sluice.spi.StoreProvider with
+            dev.sluice.redis.RedisStoreProvider;
 }

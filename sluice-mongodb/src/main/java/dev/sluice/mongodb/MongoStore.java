@@ -19,6 +19,7 @@ import dev.sluice.spi.SharedJoint;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.spi.SharedStoreBuilder;
 import dev.sluice.spi.SharedStoreOptions;
+import dev.sluice.spi.StoreConnection;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Objects;
@@ -120,6 +121,23 @@ public final class MongoStore implements RateLimitStore {
     /** A builder for a store in {@code database}. */
     public static Builder builder(MongoDatabase database) {
         return new Builder(Objects.requireNonNull(database, "database must not be null"));
+    }
+
+    /**
+     * {@code database} of {@code client} as a {@link StoreConnection}, for {@link dev.sluice.assembly.StoreAssembly}
+     * to build the store of a mode on; closing the connection leaves the client open.
+     */
+    public static StoreConnection connection(MongoClient client, String database) {
+        return connection(client, database, () -> {});
+    }
+
+    static StoreConnection connection(MongoClient client, String database, AutoCloseable closer) {
+        return StoreConnection.of(
+                timeout -> timeout == null
+                        ? builder(client, database).build()
+                        : builder(client, database).timeout(timeout).build(),
+                () -> counterStoreBuilder(client, database),
+                closer);
     }
 
     /** A builder for the counter store of synchronized mode in {@code database} of {@code client}. */

@@ -9,6 +9,7 @@ import dev.sluice.spi.SharedJoint;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.spi.SharedStoreBuilder;
 import dev.sluice.spi.SharedStoreOptions;
+import dev.sluice.spi.StoreConnection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
@@ -162,6 +163,23 @@ public final class PostgresStore implements RateLimitStore {
      */
     public static CounterStoreBuilder counterStoreBuilder(DataSource dataSource) {
         return new CounterStoreBuilder(Objects.requireNonNull(dataSource, "dataSource must not be null"));
+    }
+
+    /**
+     * {@code dataSource} as a {@link StoreConnection}, for {@link dev.sluice.assembly.StoreAssembly} to build the store
+     * of a mode on; closing the connection leaves the data source open.
+     */
+    public static StoreConnection connection(DataSource dataSource) {
+        return connection(dataSource, () -> {});
+    }
+
+    static StoreConnection connection(DataSource dataSource, AutoCloseable closer) {
+        return StoreConnection.of(
+                timeout -> timeout == null
+                        ? builder(dataSource).build()
+                        : builder(dataSource).timeout(timeout).build(),
+                () -> counterStoreBuilder(dataSource),
+                closer);
     }
 
     /**

@@ -9,6 +9,7 @@ import dev.sluice.spi.SharedJoint;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.spi.SharedStoreBuilder;
 import dev.sluice.spi.SharedStoreOptions;
+import dev.sluice.spi.StoreConnection;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.ClusterClientOptions;
@@ -163,6 +164,38 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
     public static CounterStoreBuilder counterStoreBuilder(RedisClusterClient client) {
         Objects.requireNonNull(client, "client must not be null");
         return new CounterStoreBuilder(() -> Connector.cluster(client));
+    }
+
+    /**
+     * {@code client} as a {@link StoreConnection}, for {@link dev.sluice.assembly.StoreAssembly} to build the store of
+     * a mode on; closing the connection leaves the client open.
+     */
+    public static StoreConnection connection(RedisClient client) {
+        return connection(client, () -> {});
+    }
+
+    /**
+     * {@code client} as a {@link StoreConnection}, for {@link dev.sluice.assembly.StoreAssembly} to build the store of
+     * a mode on; closing the connection leaves the client open.
+     */
+    public static StoreConnection connection(RedisClusterClient client) {
+        return connection(client, () -> {});
+    }
+
+    static StoreConnection connection(RedisClient client, AutoCloseable closer) {
+        return connection(() -> builder(client), () -> counterStoreBuilder(client), closer);
+    }
+
+    static StoreConnection connection(RedisClusterClient client, AutoCloseable closer) {
+        return connection(() -> builder(client), () -> counterStoreBuilder(client), closer);
+    }
+
+    private static StoreConnection connection(
+            Supplier<Builder> builder, Supplier<CounterStoreBuilder> counters, AutoCloseable closer) {
+        return StoreConnection.of(
+                timeout -> (timeout == null ? builder.get() : builder.get().timeout(timeout)).build(),
+                counters,
+                closer);
     }
 
     /**

@@ -31,7 +31,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Turns Envoy's {@code RateLimitRequest} into one {@link PolicyLimiter#check} and the {@link Verdict} into a

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import org.jspecify.annotations.Nullable;
 
 /** {@code serve}: runs the service until SIGTERM or SIGINT, then shuts down gracefully. */
 final class ServeCommand {
@@ -27,7 +28,11 @@ final class ServeCommand {
               --allow-domain-removal  put in force a change that removes a domain (its file deleted, the directory
                                       emptied); without it such a change is refused and the domain's limits stay
               --store URI             memory: (default), redis://host:port[/db], rediss://…, redis-cluster://host:port,
-                                      postgresql://user:password@host:port/database, mongodb://host:port/database
+                                      postgresql://user:password@host:port/database, mongodb://host:port/database;
+                                      printed with its password as ***
+              --store-password-file PATH
+                                      the store's password, read from a file (a mounted Kubernetes secret) instead
+                                      of the URI; or set SLUICE_STORE_PASSWORD in the environment
               --sync-interval D       synchronized mode on the shared store: decide locally, flush every D (e.g. 100ms);
                                       the instances together may pass a limit by what the others admit in D
               --lease-interval D      leased mode on the shared store: decide locally within slices of each limit
@@ -71,6 +76,7 @@ final class ServeCommand {
     private static final Set<String> VALUED = Set.of(
             "config",
             "store",
+            "store-password-file",
             "sync-interval",
             "lease-interval",
             "store-timeout",
@@ -99,7 +105,27 @@ final class ServeCommand {
         return (int) Math.min(1_000_000, Math.max(1024, Runtime.getRuntime().maxMemory() >> 10));
     }
 
+    /** The environment variable that may hold the store's password, so that it is not on the command line. */
+    static final String STORE_PASSWORD_VARIABLE = "SLUICE_STORE_PASSWORD";
+
     private ServeCommand() {}
+
+    private static @Nullable String storePassword() {
+        String p = System.getenv(STORE_PASSWORD_VARIABLE);
+        return p == null || p.isEmpty() ? null : p;
+    }
+
+    private static @Nullable Path passwordFile(Options o) {
+        String file = o.string("store-password-file");
+        if (file == null) {
+            return null;
+        }
+        Path p = Path.of(file);
+        if (!Files.isReadable(p)) {
+            throw o.bad("store-password-file", file, "a readable file holding the store's password");
+        }
+        return p;
+    }
 
     static int run(List<String> args, PrintStream out, PrintStream err) {
         Options o = Options.parse("serve", args, VALUED, FLAGS);
@@ -128,6 +154,8 @@ final class ServeCommand {
                 o.string("store", "memory:"),
                 Stores.Sharing.of(o.duration("sync-interval"), o.duration("lease-interval")),
                 storeTimeout == null ? Duration.ofMillis(15) : storeTimeout,
+                storePassword(),
+                passwordFile(o),
                 o.address("bind", "127.0.0.1"),
                 o.port("http-port", 8080),
                 o.port("grpc-port", 8081),
@@ -159,7 +187,7 @@ final class ServeCommand {
         out.println("sluice: grpc listening on " + host + ":" + server.grpcPort());
         out.println("sluice: http listening on " + host + ":" + server.httpPort());
         out.println("sluice: serving " + server.limiter().policies().domains() + " from "
-                + (config == null ? "the built-in example" : config) + " on " + settings.store());
+                + (config == null ? "the built-in example" : config) + " on " + server.storeDescription());
         if (config != null && server.limiter().policies().domains().isEmpty()) {
             err.println("sluice: warning: " + config + " defines no domain: every request is allowed until one is "
                     + "added");

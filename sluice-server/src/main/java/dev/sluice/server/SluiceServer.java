@@ -1,5 +1,6 @@
 package dev.sluice.server;
 
+import dev.sluice.assembly.AssembledStore;
 import dev.sluice.policy.Policies;
 import dev.sluice.policy.PolicyException;
 import dev.sluice.policy.PolicyLimiter;
@@ -28,7 +29,7 @@ import org.jspecify.annotations.Nullable;
 final class SluiceServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(SluiceServer.class.getName());
 
-    private final Stores.Opened store;
+    private final AssembledStore store;
     private final PolicyLimiter limiter;
     private final @Nullable PolicyWatcher watcher;
     private final Server grpc;
@@ -37,7 +38,7 @@ final class SluiceServer implements AutoCloseable {
     private final @Nullable ExecutorService storeExecutor;
     private volatile boolean ready;
 
-    private SluiceServer(ServeSettings s, Policies policies, Stores.Opened store) throws IOException {
+    private SluiceServer(ServeSettings s, Policies policies, AssembledStore store) throws IOException {
         this.store = store;
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         ServerMetrics metrics = new ServerMetrics(registry);
@@ -138,7 +139,8 @@ final class SluiceServer implements AutoCloseable {
      */
     static SluiceServer start(ServeSettings s) throws IOException {
         Policies policies = s.config() == null ? BuiltIn.policies() : Policies.load(s.config());
-        Stores.Opened store = Stores.open(s.store(), s.sharing(), s.storeTimeout(), s.memoryMaxKeys());
+        AssembledStore store = Stores.open(
+                s.store(), s.sharing(), s.storeTimeout(), s.memoryMaxKeys(), s.storePassword(), s.storePasswordFile());
         try {
             return new SluiceServer(s, policies, store);
         } catch (IOException | RuntimeException e) {
@@ -157,6 +159,11 @@ final class SluiceServer implements AutoCloseable {
 
     PolicyLimiter limiter() {
         return limiter;
+    }
+
+    /** The store, its URI without secrets, and its mode: what may be printed. */
+    String storeDescription() {
+        return store.description();
     }
 
     /**
@@ -248,7 +255,8 @@ final class SluiceServer implements AutoCloseable {
     }
 
     /**
-     * The options of {@code serve}; {@code benchBare}: also serve the {@link BareEndpoint}s; {@code allowDomainRemoval}:
+     * The options of {@code serve}; {@code storePassword} and {@code storePasswordFile}: the store's password apart
+     * from its URI; {@code benchBare}: also serve the {@link BareEndpoint}s; {@code allowDomainRemoval}:
      * a change of the configuration that removes a domain is put in force, not refused.
      */
     record ServeSettings(
@@ -256,6 +264,8 @@ final class SluiceServer implements AutoCloseable {
             String store,
             Stores.Sharing sharing,
             Duration storeTimeout,
+            @Nullable String storePassword,
+            @Nullable Path storePasswordFile,
             java.net.InetAddress bind,
             int httpPort,
             int grpcPort,

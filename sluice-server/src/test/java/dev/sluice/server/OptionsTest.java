@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.assembly.StoreAssembly;
+import dev.sluice.assembly.StoreMode;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -50,15 +52,12 @@ class OptionsTest {
     }
 
     @Test
-    void postgresUrisBecomeAPoolAndPasswordsStayOutOfMessages() {
-        var c = Stores.hikari("postgresql://app:p%40ss@db.example:6432/limits?sslmode=require");
-        assertEquals("jdbc:postgresql://db.example:6432/limits?sslmode=require", c.getJdbcUrl());
-        assertEquals("app", c.getUsername());
-        assertEquals("p@ss", c.getPassword());
-        assertEquals(
-                "jdbc:postgresql://h:5432/d", Stores.hikari("postgresql://h/d").getJdbcUrl());
-        assertEquals("postgresql://app:***@h/d", Stores.redact("postgresql://app:secret@h/d"));
-        UsageException e = assertThrows(UsageException.class, () -> Stores.hikari("postgresql://app:secret@h"));
+    void storeUrisAreCheckedAndPasswordsStayOutOfMessages() {
+        // How a postgresql:// URI becomes a pool: PostgresStoreProviderTest (sluice-postgres).
+        assertEquals("postgresql://app:***@h/d", StoreAssembly.redact("postgresql://app:secret@h/d"));
+        UsageException e = assertThrows(
+                UsageException.class,
+                () -> Stores.open("postgresql://app:secret@h", Stores.Sharing.EXACT, Duration.ofMillis(15)));
         assertEquals(
                 "serve: --store 'postgresql://app:***@h' is not valid: expected postgresql://user:password@host:port/database",
                 e.getMessage());
@@ -93,10 +92,10 @@ class OptionsTest {
     void synchronizedOrLeasedModeNotBoth() {
         assertEquals(Stores.Sharing.EXACT, Stores.Sharing.of(null, null));
         assertEquals(
-                new Stores.Sharing(Stores.Mode.SYNCHRONIZED, Duration.ofMillis(100)),
+                new Stores.Sharing(StoreMode.SYNCHRONIZED, Duration.ofMillis(100)),
                 Stores.Sharing.of(Duration.ofMillis(100), null));
         assertEquals(
-                new Stores.Sharing(Stores.Mode.LEASED, Duration.ofSeconds(1)),
+                new Stores.Sharing(StoreMode.LEASED, Duration.ofSeconds(1)),
                 Stores.Sharing.of(null, Duration.ofSeconds(1)));
         assertEquals(
                 "serve: give --sync-interval (synchronized mode) or --lease-interval (leased mode), not both",

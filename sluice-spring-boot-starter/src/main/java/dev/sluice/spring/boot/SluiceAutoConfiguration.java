@@ -49,6 +49,7 @@ import org.springframework.util.ClassUtils;
     SluiceStoreConfigurations.Postgres.class,
     SluiceStoreConfigurations.Mongo.class,
     SluiceStoreConfigurations.Memory.class,
+    SluiceStoreConfigurations.OnConnection.class,
     // last: a store's configuration steps aside for a RateLimitStore registered before it
     SluiceStoreConfigurations.Synchronized.class,
     SluiceStoreConfigurations.Leased.class

@@ -143,10 +143,27 @@ public class SluiceProperties {
          */
         private StoreType type = StoreType.MEMORY;
 
-        /** The Redis URI of the redis store, e.g. redis://localhost:6379. */
+        /**
+         * The store's URI: redis://localhost:6379 (required for the redis store unless the application has its own
+         * RedisClient), redis-cluster://host:port,host:port, postgresql://user@host:5432/database (HikariCP on the
+         * class path), mongodb://host:27017/database; when set, the postgresql and mongodb stores use it instead of
+         * the application's DataSource or MongoClient. Printed with its password as ***.
+         */
         private @Nullable String uri;
 
-        /** The MongoDB database of the mongodb store. */
+        /**
+         * The store's password, apart from the URI: from the environment (SLUICE_STORE_PASSWORD) or a secret store,
+         * so that it is not written in a properties file. Put into the URI's user info; not with a URI that has one.
+         */
+        private @Nullable String password;
+
+        /**
+         * A file holding the store's password (a mounted Kubernetes secret), read at start, white space around it
+         * dropped; wins over sluice.store.password.
+         */
+        private @Nullable Path passwordFile;
+
+        /** The MongoDB database of the mongodb store on the application's MongoClient (a URI names its own). */
         private String database = "sluice";
 
         /**
@@ -182,6 +199,22 @@ public class SluiceProperties {
 
         public void setUri(@Nullable String uri) {
             this.uri = uri;
+        }
+
+        public @Nullable String getPassword() {
+            return password;
+        }
+
+        public void setPassword(@Nullable String password) {
+            this.password = password;
+        }
+
+        public @Nullable Path getPasswordFile() {
+            return passwordFile;
+        }
+
+        public void setPasswordFile(@Nullable Path passwordFile) {
+            this.passwordFile = passwordFile;
         }
 
         public String getDatabase() {

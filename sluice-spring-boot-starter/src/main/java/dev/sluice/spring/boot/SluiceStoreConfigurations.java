@@ -1,23 +1,24 @@
 package dev.sluice.spring.boot;
 
 import com.mongodb.client.MongoClient;
+import dev.sluice.assembly.StoreAssembly;
+import dev.sluice.assembly.StoreMode;
+import dev.sluice.assembly.StoreModeException;
 import dev.sluice.lease.LeasedStore;
-import dev.sluice.memory.InMemoryStore;
 import dev.sluice.mongodb.MongoStore;
 import dev.sluice.postgres.PostgresStore;
 import dev.sluice.redis.RedisStore;
 import dev.sluice.spi.CounterStore;
-import dev.sluice.spi.CounterStoreBuilder;
 import dev.sluice.spi.RateLimitStore;
-import dev.sluice.spi.SharedStoreBuilder;
-import dev.sluice.spring.boot.SluiceProperties.StoreMode;
+import dev.sluice.spi.StoreConnection;
 import dev.sluice.sync.SynchronizedStore;
 import io.lettuce.core.RedisClient;
-import java.time.Duration;
 import java.util.Locale;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -31,28 +32,53 @@ import org.springframework.context.annotation.ConfigurationCondition;
  * class path, and all only when the application defines no {@link RateLimitStore} of its own. A shared store lets
  * every instance of the application count against the same limits.
  *
- * <p>In exact mode (the default) the store's configuration defines the {@link RateLimitStore}: every decision is one
- * call to the store. In synchronized and leased mode it defines the {@link CounterStore} instead, and
- * {@link Synchronized} or {@link Leased} the {@link RateLimitStore} that decides in memory on it. The context closes
- * the beans in the reverse order of their dependencies: the limiter, then the mode's store (a synchronized store
- * flushes, a leased store gives back the unused part of its slices), then the counter store, then the client.
+ * <p>The stores are assembled by the {@link StoreAssembly} the rate-limit service uses too, so a mode, its interval
+ * and timeout mean the same in both. A shared store's configuration defines the {@link StoreConnection}: on
+ * {@code sluice.store.uri} when it is set (opened, and closed with the context), else on the application's own client
+ * ({@link RedisClient}, {@link DataSource}, {@link MongoClient}). {@link OnConnection} then defines, in exact mode
+ * (the default), the {@link RateLimitStore}: every decision is one call to the store; in synchronized and leased mode
+ * the {@link CounterStore}, and {@link Synchronized} or {@link Leased} the {@link RateLimitStore} that decides in
+ * memory on it. The context closes the beans in the reverse order of their dependencies: the limiter, then the mode's
+ * store (a synchronized store flushes, a leased store gives back the unused part of its slices), then the counter
+ * store, then the connection.
  */
 public final class SluiceStoreConfigurations {
 
     private SluiceStoreConfigurations() {}
 
     /**
-     * The counter store of synchronized or leased mode. A claim of leased mode runs on a request's thread, so its
-     * calls are bounded by {@code sluice.store.timeout}, or else by the exact stores' default (250 ms), as a decision
-     * in exact mode would be. Synchronized mode's calls are background flushes and refreshes (and one read when an
-     * instance takes up a key), so they keep the counter store's own default (1 s).
+     * The assembly of {@code sluice.store.mode}, {@code .interval}, {@code .timeout} and the password given apart
+     * ({@code sluice.store.password}, {@code .password-file}).
+     *
+     * @throws IllegalStateException naming the property whose value the assembly refuses
      */
-    static CounterStore counterStore(CounterStoreBuilder<?> builder, SluiceProperties.Store properties) {
-        if (properties.getMode() == StoreMode.LEASED) {
-            Duration timeout = properties.getTimeout();
-            builder.timeout(timeout != null ? timeout : SharedStoreBuilder.DEFAULT_TIMEOUT);
+    static StoreAssembly assembly(SluiceProperties.Store p) {
+        StoreAssembly.Builder b = StoreAssembly.builder().mode(mode(p.getMode()));
+        try {
+            if (p.getMode() != SluiceProperties.StoreMode.EXACT) {
+                b.interval(p.getInterval());
+            }
+            b.timeout(p.getTimeout());
+        } catch (IllegalArgumentException e) {
+            // the message says it all, with the property's name; not chained, so it is the root cause shown
+            throw new IllegalStateException("sluice.store." + e.getMessage());
         }
-        return builder.build();
+        String password = p.getPassword();
+        return b.password(password == null || password.isEmpty() ? null : password)
+                .passwordFile(p.getPasswordFile())
+                .build();
+    }
+
+    private static StoreMode mode(SluiceProperties.StoreMode mode) {
+        return StoreMode.valueOf(mode.name());
+    }
+
+    /** A connection on {@code sluice.store.uri}, or null when it is not set. */
+    private static @Nullable StoreConnection onUri(SluiceProperties properties) {
+        String uri = properties.getStore().getUri();
+        return uri == null || uri.isEmpty()
+                ? null
+                : assembly(properties.getStore()).connect(uri);
     }
 
     /** Whether {@code sluice.store.mode} is {@code synchronized} or {@code leased}: the modes on a counter store. */
@@ -86,14 +112,14 @@ public final class SluiceStoreConfigurations {
         @Bean
         @ConditionalOnMissingBean
         public RateLimitStore sluiceRateLimitStore(SluiceProperties properties) {
-            StoreMode mode = properties.getStore().getMode();
-            if (mode != StoreMode.EXACT) {
+            try {
+                return assembly(properties.getStore()).memoryStore();
+            } catch (StoreModeException e) {
                 throw new IllegalStateException(
-                        "sluice.store.mode=" + mode.name().toLowerCase(Locale.ROOT)
+                        "sluice.store.mode=" + e.mode().name().toLowerCase(Locale.ROOT)
                                 + " needs a shared store, and sluice.store.type is memory: set sluice.store.type to"
                                 + " redis, postgresql or mongodb, or sluice.store.mode to exact");
             }
-            return InMemoryStore.create();
         }
     }
 
@@ -107,93 +133,95 @@ public final class SluiceStoreConfigurations {
         /** Created by Spring. */
         public Redis() {}
 
-        @Bean(destroyMethod = "shutdown")
+        /** Redis on {@code sluice.store.uri}, or through the application's {@link RedisClient}. */
+        @Bean
         @ConditionalOnMissingBean
-        public RedisClient sluiceRedisClient(SluiceProperties properties) {
-            String uri = properties.getStore().getUri();
-            if (uri == null || uri.isEmpty()) {
+        public StoreConnection sluiceStoreConnection(ObjectProvider<RedisClient> client, SluiceProperties properties) {
+            StoreConnection c = onUri(properties);
+            if (c != null) {
+                return c;
+            }
+            RedisClient own = client.getIfAvailable();
+            if (own == null) {
                 throw new IllegalStateException(
                         "sluice.store.type=redis needs sluice.store.uri, e.g. redis://localhost:6379");
             }
-            RedisClient client = RedisClient.create(uri);
-            client.setOptions(RedisStore.recommendedClientOptions());
-            return client;
-        }
-
-        @Bean
-        @ConditionalOnMissingBean
-        @ConditionalOnProperty(prefix = "sluice.store", name = "mode", havingValue = "exact", matchIfMissing = true)
-        public RateLimitStore sluiceRateLimitStore(RedisClient client, SluiceProperties properties) {
-            RedisStore.Builder b = RedisStore.builder(client);
-            Duration timeout = properties.getStore().getTimeout();
-            return (timeout == null ? b : b.timeout(timeout)).build();
-        }
-
-        /** The counts of synchronized and leased mode, in Redis. */
-        @Bean
-        @ConditionalOnMissingBean({CounterStore.class, RateLimitStore.class})
-        @Conditional(OnCounterStoreMode.class)
-        public CounterStore sluiceCounterStore(RedisClient client, SluiceProperties properties) {
-            return counterStore(RedisStore.counterStoreBuilder(client), properties.getStore());
+            return RedisStore.connection(own);
         }
     }
 
-    /** {@code postgresql}: the application's {@link DataSource} ({@code spring.datasource.*}). */
+    /** {@code postgresql}: {@code sluice.store.uri}, or the application's {@link DataSource} ({@code spring.datasource.*}). */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "dev.sluice.postgres.PostgresStore")
     @ConditionalOnProperty(prefix = "sluice.store", name = "type", havingValue = "postgresql")
+    @ConditionalOnMissingBean(RateLimitStore.class)
     public static class Postgres {
 
         /** Created by Spring. */
         public Postgres() {}
 
+        /** PostgreSQL on {@code sluice.store.uri}, or through the application's {@link DataSource}. */
         @Bean
         @ConditionalOnMissingBean
-        @ConditionalOnProperty(prefix = "sluice.store", name = "mode", havingValue = "exact", matchIfMissing = true)
-        public RateLimitStore sluiceRateLimitStore(ObjectProvider<DataSource> dataSource, SluiceProperties properties) {
-            PostgresStore.Builder b = PostgresStore.builder(dataSource.getObject());
-            Duration timeout = properties.getStore().getTimeout();
-            return (timeout == null ? b : b.timeout(timeout)).build();
-        }
-
-        /** The counts of synchronized and leased mode, in a table of the application's database. */
-        @Bean
-        @ConditionalOnMissingBean({CounterStore.class, RateLimitStore.class})
-        @Conditional(OnCounterStoreMode.class)
-        public CounterStore sluiceCounterStore(ObjectProvider<DataSource> dataSource, SluiceProperties properties) {
-            return counterStore(PostgresStore.counterStoreBuilder(dataSource.getObject()), properties.getStore());
+        public StoreConnection sluiceStoreConnection(
+                ObjectProvider<DataSource> dataSource, SluiceProperties properties) {
+            StoreConnection c = onUri(properties);
+            return c != null ? c : PostgresStore.connection(dataSource.getObject());
         }
     }
 
     /**
-     * {@code mongodb}: the application's {@link MongoClient} ({@code spring.data.mongodb.*}), database
-     * {@code sluice.store.database}.
+     * {@code mongodb}: {@code sluice.store.uri}, or the application's {@link MongoClient}
+     * ({@code spring.data.mongodb.*}) and database {@code sluice.store.database}.
      */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "dev.sluice.mongodb.MongoStore")
     @ConditionalOnProperty(prefix = "sluice.store", name = "type", havingValue = "mongodb")
+    @ConditionalOnMissingBean(RateLimitStore.class)
     public static class Mongo {
 
         /** Created by Spring. */
         public Mongo() {}
 
+        /** MongoDB on {@code sluice.store.uri}, or through the application's {@link MongoClient}. */
         @Bean
         @ConditionalOnMissingBean
+        public StoreConnection sluiceStoreConnection(ObjectProvider<MongoClient> client, SluiceProperties properties) {
+            StoreConnection c = onUri(properties);
+            return c != null
+                    ? c
+                    : MongoStore.connection(
+                            client.getObject(), properties.getStore().getDatabase());
+        }
+    }
+
+    /** The stores on the shared store's {@link StoreConnection}: exact mode's, or the counter store of the others. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnBean(StoreConnection.class)
+    public static class OnConnection {
+
+        /** Created by Spring. */
+        public OnConnection() {}
+
+        /** Exact mode: every decision one call to the store, bounded by {@code sluice.store.timeout}. */
+        @Bean
+        @ConditionalOnMissingBean({RateLimitStore.class, CounterStore.class})
         @ConditionalOnProperty(prefix = "sluice.store", name = "mode", havingValue = "exact", matchIfMissing = true)
-        public RateLimitStore sluiceRateLimitStore(ObjectProvider<MongoClient> client, SluiceProperties properties) {
-            MongoStore.Builder b =
-                    MongoStore.builder(client.getObject(), properties.getStore().getDatabase());
-            Duration timeout = properties.getStore().getTimeout();
-            return (timeout == null ? b : b.timeout(timeout)).build();
+        public RateLimitStore sluiceRateLimitStore(StoreConnection connection, SluiceProperties properties) {
+            return assembly(properties.getStore()).exactStore(connection);
         }
 
-        /** The counts of synchronized and leased mode, in database {@code sluice.store.database}. */
+        /**
+         * The counts of synchronized and leased mode. A claim of leased mode runs on a request's thread, so its calls
+         * are bounded by {@code sluice.store.timeout}, or else by the exact stores' default (250 ms), as a decision in
+         * exact mode would be. Synchronized mode's calls are background flushes and refreshes (and one read when an
+         * instance takes up a key), so they keep the counter store's own default (1 s).
+         */
         @Bean
         @ConditionalOnMissingBean({CounterStore.class, RateLimitStore.class})
         @Conditional(OnCounterStoreMode.class)
-        public CounterStore sluiceCounterStore(ObjectProvider<MongoClient> client, SluiceProperties properties) {
-            SluiceProperties.Store p = properties.getStore();
-            return counterStore(MongoStore.counterStoreBuilder(client.getObject(), p.getDatabase()), p);
+        public CounterStore sluiceCounterStore(StoreConnection connection, SluiceProperties properties) {
+            return assembly(properties.getStore()).counterStore(connection);
         }
     }
 
@@ -215,9 +243,7 @@ public final class SluiceStoreConfigurations {
         @Bean
         @ConditionalOnMissingBean(RateLimitStore.class)
         public SynchronizedStore sluiceRateLimitStore(CounterStore counterStore, SluiceProperties properties) {
-            return SynchronizedStore.builder(counterStore)
-                    .flushInterval(interval(properties))
-                    .build();
+            return assembly(properties.getStore()).synchronizedStore(counterStore);
         }
     }
 
@@ -240,17 +266,7 @@ public final class SluiceStoreConfigurations {
         @Bean
         @ConditionalOnMissingBean(RateLimitStore.class)
         public LeasedStore sluiceRateLimitStore(CounterStore counterStore, SluiceProperties properties) {
-            return LeasedStore.builder(counterStore)
-                    .refreshInterval(interval(properties))
-                    .build();
+            return assembly(properties.getStore()).leasedStore(counterStore);
         }
-    }
-
-    private static Duration interval(SluiceProperties properties) {
-        Duration interval = properties.getStore().getInterval();
-        if (interval.isNegative() || interval.isZero()) {
-            throw new IllegalStateException("sluice.store.interval must be > 0, was " + interval);
-        }
-        return interval;
     }
 }
