@@ -1,6 +1,6 @@
 package dev.sluice;
 
-import dev.sluice.spi.JointDecider;
+import dev.sluice.internal.JointDecider;
 import java.util.List;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -64,8 +64,8 @@ public interface RateLimiter extends AutoCloseable {
      *
      * <p>Atomic when every limiter is on the same store, or every limiter on the in-memory store: no other request
      * sees some parts taken and not the others (see each store for how). Across stores, the parts are taken in order
-     * and given back at the first refusal ({@link dev.sluice.spi.JointDecider#takeAndGiveBack()}): never over the
-     * limit, but a concurrent request may be refused for the permits a refused request held for that moment.
+     * ({@link #reserve}) and given back at the first refusal: never over the limit, but a concurrent request may be
+     * refused for the permits a refused request held for that moment.
      *
      * @param parts the limits, in the order the answer lists them; at least one, and no limiter with the same key
      *              twice (add the costs instead)
@@ -87,7 +87,7 @@ public interface RateLimiter extends AutoCloseable {
                             + a.key() + "' at " + j + " and " + i + " (add the costs instead)");
                 }
             }
-            JointDecider d = Objects.requireNonNull(a.limiter().jointDecider(), "limiter returned no joint decider");
+            JointDecider d = JointDecider.of(a.limiter());
             if (decider == null) {
                 decider = d;
             } else if (!decider.equals(d)) {
@@ -100,14 +100,6 @@ public interface RateLimiter extends AutoCloseable {
     /** {@link #tryAcquireAll(List)} of the parts given. */
     static JointDecision tryAcquireAll(Acquisition... parts) {
         return tryAcquireAll(List.of(parts));
-    }
-
-    /**
-     * For stores: the decider of joint requests ({@link #tryAcquireAll}) on this limiter's store. Default
-     * {@link JointDecider#takeAndGiveBack()}.
-     */
-    default JointDecider jointDecider() {
-        return JointDecider.takeAndGiveBack();
     }
 
     /**

@@ -1,6 +1,9 @@
 package dev.sluice.algorithm;
 
 import dev.sluice.Algorithm;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.Set;
 
 /**
  * The counter algorithms seen as counts per <em>frame</em>: the window ({@code FIXED_WINDOW}, {@code SLIDING_TAIL})
@@ -22,11 +25,16 @@ public final class FrameStates {
 
     private FrameStates() {}
 
-    /** Whether {@code algorithm} keeps its state as counts per frame. */
+    /**
+     * The algorithms that keep their state as counts per frame, in {@link Algorithm}'s order: what synchronized and
+     * leased mode keep. Unmodifiable.
+     */
+    public static final Set<Algorithm> ALGORITHMS = Collections.unmodifiableSet(
+            EnumSet.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.SLIDING_TAIL));
+
+    /** Whether {@code algorithm} keeps its state as counts per frame: one of {@link #ALGORITHMS}. */
     public static boolean supports(Algorithm algorithm) {
-        return algorithm == Algorithm.FIXED_WINDOW
-                || algorithm == Algorithm.SLIDING_TAIL
-                || algorithm == Algorithm.SLIDING_WINDOW_COUNTER;
+        return ALGORITHMS.contains(algorithm);
     }
 
     /**

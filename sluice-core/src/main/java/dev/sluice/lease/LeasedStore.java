@@ -7,11 +7,12 @@ import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
 import dev.sluice.algorithm.FrameStates;
-import dev.sluice.spi.BackgroundRounds;
+import dev.sluice.internal.AlgorithmList;
+import dev.sluice.internal.BackgroundRounds;
+import dev.sluice.internal.CounterStoreCalls;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
-import dev.sluice.spi.CounterStoreCalls;
 import dev.sluice.spi.CounterWrite;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedStoreOptions;
@@ -19,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
@@ -46,8 +48,8 @@ import org.jspecify.annotations.Nullable;
  * }</pre>
  *
  * <ul>
- *   <li><b>Algorithms:</b> {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER} and {@code SLIDING_TAIL}; {@link #bind}
- *       refuses the others with an {@link IllegalArgumentException} naming the algorithm.</li>
+ *   <li><b>Algorithms:</b> those of {@link #algorithms()}; {@link #bind} refuses the others with an
+ *       {@link IllegalArgumentException} naming the algorithm.</li>
  *   <li><b>Decisions</b> take only the key's own lock. A request the slice held for the current frame covers is
  *       admitted with no I/O. A request it does not cover <em>claims</em> more on its own thread: one compare-and-set
  *       (after a read when the record was never read, the write met a conflict, or other instances usually wrote
@@ -223,16 +225,14 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
      * A limiter with {@code config} whose slices live in the shape {@link SharedStoreOptions#shape shape(config)}: the
      * same records as synchronized mode's, so limiters of one shape share the limit across instances.
      *
-     * @throws IllegalArgumentException if the algorithm is not {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER}
-     *                                  or {@code SLIDING_TAIL}
+     * @throws IllegalArgumentException if the algorithm is not one of {@link #algorithms()}
      */
     @Override
     public RateLimiter bind(LimiterConfig config) {
         Objects.requireNonNull(config, "config must not be null");
-        if (!FrameStates.supports(config.algorithm())) {
-            throw new IllegalArgumentException("leased mode supports FIXED_WINDOW, SLIDING_WINDOW_COUNTER and "
-                    + "SLIDING_TAIL, not " + config.algorithm() + ": its state is not counts per frame that slices "
-                    + "can be cut from (use an exact-mode store for it)");
+        String refusal = refusal(config.algorithm());
+        if (refusal != null) {
+            throw new IllegalArgumentException(refusal);
         }
         long idle = (idleTimeout != null ? idleTimeout : config.window()).toNanos();
         String warning = subWindowWarning(config, refreshInterval);
@@ -242,6 +242,21 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         LeasedLimiter limiter = new LeasedLimiter(this, config, idle);
         limiters.add(limiter);
         return limiter;
+    }
+
+    /** {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER} and {@code SLIDING_TAIL}: slices are cut from frames. */
+    @Override
+    public Set<Algorithm> algorithms() {
+        return FrameStates.ALGORITHMS;
+    }
+
+    @Override
+    public @Nullable String refusal(Algorithm algorithm) {
+        return algorithms().contains(algorithm)
+                ? null
+                : "leased mode supports " + AlgorithmList.of(algorithms()) + ", not " + algorithm
+                        + ": its state is not counts per frame that slices can be cut from (use an exact-mode store "
+                        + "for it)";
     }
 
     /**

@@ -7,7 +7,8 @@ import dev.sluice.RateLimiter;
 import dev.sluice.Reservation;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.Params;
-import dev.sluice.spi.JointDecider;
+import dev.sluice.internal.JointDecider;
+import dev.sluice.internal.JointMember;
 import dev.sluice.spi.Listeners;
 import java.util.Iterator;
 import java.util.Map;
@@ -67,7 +68,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>{@link #close()} retires and drops every state: a reservation taken before returns nothing afterwards.
  */
-final class InMemoryRateLimiter implements RateLimiter {
+final class InMemoryRateLimiter implements RateLimiter, JointMember {
 
     static final int SWEEP_PER_INSERT = 2;
     static final int SWEEP_PER_TICK = 256;

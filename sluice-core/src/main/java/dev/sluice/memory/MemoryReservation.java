@@ -1,6 +1,6 @@
 package dev.sluice.memory;
 
-import dev.sluice.spi.OnceReservation;
+import dev.sluice.internal.OnceReservation;
 
 /** A reservation on the in-memory store: remembers where its permits were taken from. */
 final class MemoryReservation extends OnceReservation {

@@ -4,21 +4,33 @@ import dev.sluice.Acquisition;
 import dev.sluice.Decision;
 import dev.sluice.JointDecision;
 import dev.sluice.SluiceException;
+import dev.sluice.internal.JointDecider;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The joint decider of one shared store: every {@link SharedRateLimiter} the store binds shares one, so that joint
+ * The joint of one shared store: every {@link SharedRateLimiter} the store binds shares one, so that joint
  * requests over its limiters reach the store together. Where the store has an {@link AtomicJointDecider} that can
  * take the keys together, the request is one atomic call; otherwise (no such decider, or keys a Redis Cluster keeps
  * in different slots) each part is taken in order, and at the first refusal what was taken is given back and the
  * rest are asked without consuming. A store failure is answered by the failure policy, part by part.
  */
-public final class SharedJoint implements JointDecider {
+public final class SharedJoint {
 
     private final @Nullable AtomicJointDecider atomic;
+    private final JointDecider decider = new JointDecider() {
+        @Override
+        public JointDecision decideAll(List<Acquisition> parts) {
+            return SharedJoint.this.decideAll(parts);
+        }
+
+        @Override
+        public String toString() {
+            return SharedJoint.this.toString();
+        }
+    };
 
     /**
      * The joint decider of one store.
@@ -29,12 +41,16 @@ public final class SharedJoint implements JointDecider {
         this.atomic = atomic;
     }
 
-    @Override
-    public JointDecision decideAll(List<Acquisition> parts) {
+    /** What the store's limiters name as the decider of their joint requests. */
+    JointDecider decider() {
+        return decider;
+    }
+
+    private JointDecision decideAll(List<Acquisition> parts) {
         int n = parts.size();
-        SharedRateLimiter[] limiters = new SharedRateLimiter[n];
+        SharedLimiter[] limiters = new SharedLimiter[n];
         for (int i = 0; i < n; i++) {
-            limiters[i] = (SharedRateLimiter) parts.get(i).limiter();
+            limiters[i] = (SharedLimiter) parts.get(i).limiter();
             limiters[i].checkOpen();
         }
         AtomicJointDecider oneCall = atomic;
@@ -51,7 +67,7 @@ public final class SharedJoint implements JointDecider {
 
     /** One call to the store; null if it cannot take these keys together. */
     private static Decision @Nullable [] atomically(
-            AtomicJointDecider atomic, List<Acquisition> parts, SharedRateLimiter[] limiters) {
+            AtomicJointDecider atomic, List<Acquisition> parts, SharedLimiter[] limiters) {
         int n = parts.size();
         List<AtomicDecider> deciders = new ArrayList<>(n);
         List<String> keys = new ArrayList<>(n);
@@ -80,7 +96,7 @@ public final class SharedJoint implements JointDecider {
             for (int i = 0; i < n; i++) {
                 limiters[i].storeCall(start);
             }
-            SharedRateLimiter.throwIfClosed(e);
+            SharedLimiter.throwIfClosed(e);
             for (int i = 0; i < n; i++) {
                 decisions[i] = limiters[i].fallback(keys.get(i), costs[i], e);
             }
@@ -93,10 +109,10 @@ public final class SharedJoint implements JointDecider {
         return decisions;
     }
 
-    private static Decision[] takeAndGiveBack(List<Acquisition> parts, SharedRateLimiter[] limiters) {
+    private static Decision[] takeAndGiveBack(List<Acquisition> parts, SharedLimiter[] limiters) {
         int n = parts.size();
         Decision[] decisions = new Decision[n];
-        SharedRateLimiter.SharedReservation[] taken = new SharedRateLimiter.SharedReservation[n];
+        SharedLimiter.SharedReservation[] taken = new SharedLimiter.SharedReservation[n];
         int refusedAt = -1;
         for (int i = 0; i < n && refusedAt < 0; i++) {
             Acquisition a = parts.get(i);
@@ -122,7 +138,7 @@ public final class SharedJoint implements JointDecider {
             Acquisition a = parts.get(i);
             Decision d = limiters[i].decide(a.key(), a.cost(), false, null);
             if (i > refusedAt && !d.allowed() && a.limiter().config().countRejected()) {
-                SharedRateLimiter.SharedReservation counted = limiters[i].new SharedReservation(a.key(), a.cost());
+                SharedLimiter.SharedReservation counted = limiters[i].new SharedReservation(a.key(), a.cost());
                 Decision c = limiters[i].decide(a.key(), a.cost(), true, counted); // refused here too: counted
                 if (c.allowed()) {
                     if (counted.holds) { // room came back since the peek: the request is refused all the same
@@ -139,10 +155,7 @@ public final class SharedJoint implements JointDecider {
 
     /** Gives back what the first {@code count} parts hold. */
     private static void giveBack(
-            List<Acquisition> parts,
-            SharedRateLimiter[] limiters,
-            SharedRateLimiter.SharedReservation[] taken,
-            int count) {
+            List<Acquisition> parts, SharedLimiter[] limiters, SharedLimiter.SharedReservation[] taken, int count) {
         for (int i = count - 1; i >= 0; i--) {
             if (taken[i].holds) {
                 limiters[i].giveBack(parts.get(i).key(), parts.get(i).cost(), taken[i].place);

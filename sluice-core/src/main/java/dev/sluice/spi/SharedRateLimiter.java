@@ -1,247 +1,52 @@
 package dev.sluice.spi;
 
-import dev.sluice.Decision;
 import dev.sluice.FailurePolicy;
 import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
-import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
-import java.util.Objects;
-import java.util.concurrent.atomic.LongAdder;
-import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link RateLimiter} whose every decision is one call to a shared store's {@link AtomicDecider}: what every
- * shared store's {@link RateLimitStore#bind} returns. It validates arguments, times requests
+ * shared store's {@link RateLimitStore#bind} returns, built by {@link #create}. It validates arguments, times requests
  * ({@link TimeSource}), applies the {@link FailurePolicy} when the store fails, keeps reservations, and tells the
  * limiter's and the store's {@link RateLimitListener}s of every decision, failure and call. With no listener at all,
- * store failures are logged through a {@link FailureLog}: one warning a minute with their count.
+ * store failures are logged: one warning a minute with their count.
  *
  * <p>Joint requests ({@link RateLimiter#tryAcquireAll}) over limiters of one store go to that store's
  * {@link SharedJoint}: one atomic call where the store offers it ({@link AtomicJointDecider}), else take and give
  * back.
  *
- * <p>Thread-safe; holds no lock and no per-key state of its own.
+ * <p>Thread-safe; holds no lock and no per-key state of its own. Only {@link #create} makes one.
  */
-public final class SharedRateLimiter extends AbstractRateLimiter<OnceReservation> {
-
-    private final LimiterConfig config;
-    private final AtomicDecider decider;
-    private final SharedStoreOptions options;
-    private final SharedJoint joint;
-    private final RateLimitListener limiterListener;
-    private final RateLimitListener storeListener;
-    private final LongAdder failures = new LongAdder();
-    private final @Nullable FailureLog failureLog;
-    private volatile boolean closed;
-
-    private SharedRateLimiter(
-            LimiterConfig config, AtomicDecider decider, SharedStoreOptions options, SharedJoint joint) {
-        this.config = Objects.requireNonNull(config, "config must not be null");
-        this.decider = Objects.requireNonNull(decider, "decider must not be null");
-        this.options = Objects.requireNonNull(options, "options must not be null");
-        this.joint = Objects.requireNonNull(joint, "joint must not be null");
-        this.limiterListener = config.listener();
-        this.storeListener = options.listener();
-        this.failureLog = limiterListener == RateLimitListener.NONE && storeListener == RateLimitListener.NONE
-                ? new FailureLog(decider.toString(), options.failurePolicy().toString())
-                : null;
-    }
+public sealed interface SharedRateLimiter extends RateLimiter permits SharedLimiter {
 
     /**
      * A limiter with {@code config} deciding through {@code decider}, alone: joint requests over it take and give
      * back.
      */
-    public static SharedRateLimiter create(LimiterConfig config, AtomicDecider decider, SharedStoreOptions options) {
-        return new SharedRateLimiter(config, decider, options, new SharedJoint(null));
+    static SharedRateLimiter create(LimiterConfig config, AtomicDecider decider, SharedStoreOptions options) {
+        return new SharedLimiter(config, decider, options, new SharedJoint(null));
     }
 
     /**
      * A limiter with {@code config} deciding through {@code decider}, whose joint requests go to {@code joint}: the
      * store's one {@link SharedJoint}, the same for every limiter it binds.
      */
-    public static SharedRateLimiter create(
+    static SharedRateLimiter create(
             LimiterConfig config, AtomicDecider decider, SharedStoreOptions options, SharedJoint joint) {
-        return new SharedRateLimiter(config, decider, options, joint);
-    }
-
-    @Override
-    public LimiterConfig config() {
-        return config;
+        return new SharedLimiter(config, decider, options, joint);
     }
 
     /** The options of the store this limiter decides on. */
-    public SharedStoreOptions options() {
-        return options;
-    }
-
-    /** The store's decider behind this limiter. */
-    AtomicDecider decider() {
-        return decider;
-    }
+    SharedStoreOptions options();
 
     /**
      * How many calls to the store have failed or timed out since this limiter was built. The same count reaches a
      * {@link RateLimitListener#onStoreFailure listener}, which needs no cast.
      */
-    public long storeFailures() {
-        return failures.sum();
-    }
+    long storeFailures();
 
-    @Override
-    public JointDecider jointDecider() {
-        return joint;
-    }
-
-    /** Marks the limiter closed: it holds no state of its own, and the store stays open for other limiters. */
-    @Override
-    public void close() {
-        closed = true;
-    }
-
-    @Override
-    protected void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("this limiter is closed: " + this);
-        }
-    }
-
-    /**
-     * Decides one request; a store failure is answered by the failure policy. A {@code reservation} is always one of
-     * this limiter's {@link SharedReservation}s.
-     */
-    @Override
-    protected Decision decide(String key, long cost, boolean consume, @Nullable OnceReservation reservation) {
-        StoreDecision s;
-        long start = System.nanoTime();
-        try {
-            s = decider.decide(key, cost, consume, now());
-            if (s == null) {
-                throw new SluiceException("the store returned no decision");
-            }
-        } catch (RuntimeException e) {
-            storeCall(start);
-            throwIfClosed(e);
-            return fallback(key, cost, e);
-        }
-        storeCall(start);
-        Decision d = toDecision(s);
-        if (reservation instanceof SharedReservation r && d.allowed()) {
-            r.place = s.place();
-            r.holds = true;
-        }
-        return d;
-    }
-
-    Decision toDecision(StoreDecision s) {
-        return s.allowed()
-                ? Decision.allowed(config.limit(), s.remaining(), s.resetAfterNanos())
-                : Decision.denied(config.limit(), s.remaining(), s.resetAfterNanos(), s.retryAfterNanos());
-    }
-
-    boolean giveBack(String key, long cost, long place) {
-        long start = System.nanoTime();
-        try {
-            boolean returned = decider.giveBack(key, cost, place, now());
-            storeCall(start);
-            return returned;
-        } catch (RuntimeException e) {
-            storeCall(start);
-            throwIfClosed(e);
-            SluiceException failure = recordFailure("giving back " + cost + " for", key, e);
-            if (options.failurePolicy() == FailurePolicy.THROW) {
-                throw failure;
-            }
-            return false;
-        }
-    }
-
-    long now() {
-        return options.timeSource() == TimeSource.CLOCK ? config.clockNanos() : AtomicDecider.STORE_TIME;
-    }
-
-    /**
-     * Rethrows {@code e} if it says the store is closed ({@link AtomicDecider}): no failure policy answers for a
-     * store the application closed.
-     */
-    static void throwIfClosed(RuntimeException e) {
-        if (e instanceof IllegalStateException) {
-            throw e;
-        }
-    }
-
-    /** The failure policy's answer to a request the store failed to decide. */
-    Decision fallback(String key, long cost, RuntimeException e) {
-        SluiceException failure = recordFailure("deciding", key, e);
-        switch (options.failurePolicy()) {
-            case FAIL_OPEN:
-                return Decision.fromFailurePolicy(Decision.allowed(config.limit(), config.limit() - cost, 0));
-            case FAIL_CLOSED:
-                long wait = options.failClosedRetryAfter().toNanos();
-                return Decision.fromFailurePolicy(Decision.denied(config.limit(), 0, wait, wait));
-            default:
-                throw failure;
-        }
-    }
-
-    SluiceException recordFailure(String what, String key, RuntimeException e) {
-        failures.increment();
-        SluiceException failure = e instanceof SluiceException
-                ? (SluiceException) e
-                : new SluiceException("store failed " + what + " key '" + key + "': " + e, e);
-        if (failureLog != null) {
-            failureLog.failed(failure);
-        }
-        Listeners.failure(limiterListener, this, failure);
-        Listeners.failure(storeListener, this, failure);
-        return failure;
-    }
-
-    void storeCall(long startNanos) {
-        if (limiterListener == RateLimitListener.NONE && storeListener == RateLimitListener.NONE) {
-            return;
-        }
-        long nanos = System.nanoTime() - startNanos;
-        Listeners.call(limiterListener, this, nanos);
-        Listeners.call(storeListener, this, nanos);
-    }
-
-    @Override
-    protected void notifyDecision(String key, long cost, Decision d) {
-        Listeners.decision(limiterListener, this, key, cost, d);
-        Listeners.decision(storeListener, this, key, cost, d);
-    }
-
-    @Override
-    public String toString() {
-        return "SharedRateLimiter[" + config.algorithm() + ", " + config.limit() + "/" + config.window() + ", "
-                + decider + ", " + options.timeSource() + ", " + options.failurePolicy() + (closed ? ", closed" : "")
-                + "]";
-    }
-
-    @Override
-    protected OnceReservation reservation(String key, long cost) {
-        return new SharedReservation(key, cost);
-    }
-
-    /** A reservation on a shared store: remembers where its permits were taken from. */
-    final class SharedReservation extends OnceReservation {
-        long place; // set once by reserve(), before the reservation is published
-        boolean holds; // likewise: admitted by the store itself, not by a fail-open fallback
-
-        SharedReservation(String key, long cost) {
-            super(key, cost);
-        }
-
-        @Override
-        protected boolean holds() {
-            return holds;
-        }
-
-        @Override
-        protected boolean giveBack() {
-            return SharedRateLimiter.this.giveBack(key, cost, place);
-        }
-    }
+    /** The joint of this limiter's store, which its joint requests go to: the same for every limiter the store binds. */
+    SharedJoint joint();
 }

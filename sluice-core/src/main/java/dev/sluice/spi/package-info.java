@@ -13,20 +13,18 @@
  * {@link dev.sluice.spi.SharedStoreBuilder}. Such a store passes {@code RateLimiterContract} of {@code sluice-testkit},
  * every algorithm, request by request.
  *
- * <p><b>Synchronized mode</b> (decisions in memory, counts written in bulk): a store implements
+ * <p><b>Synchronized and leased mode</b> (decisions in memory, counts shared in bulk): a store implements
  * {@link dev.sluice.spi.CounterStore}, two calls only (load a batch of {@link dev.sluice.spi.CounterKey}s; compare-and-set
- * a batch of {@link dev.sluice.spi.CounterWrite}s by version), and {@code dev.sluice.sync.SynchronizedStore} does
- * everything else. Such a store passes {@code CounterStoreContract} of {@code sluice-testkit}; synchronized mode runs
- * {@link dev.sluice.Algorithm#FIXED_WINDOW}, {@link dev.sluice.Algorithm#SLIDING_WINDOW_COUNTER} and
- * {@link dev.sluice.Algorithm#SLIDING_TAIL} only, whose state is counts per frame that add up across instances.
+ * a batch of {@link dev.sluice.spi.CounterWrite}s by version), and {@code dev.sluice.sync.SynchronizedStore} or
+ * {@code dev.sluice.lease.LeasedStore} does everything else. Such a store passes {@code CounterStoreContract} of
+ * {@code sluice-testkit}; those modes keep only the algorithms whose state is counts per frame that add up across
+ * instances (their {@link dev.sluice.spi.RateLimitStore#algorithms()}).
  *
  * <p>Either way a store reports to {@link dev.sluice.RateLimitListener}s only through
- * {@link dev.sluice.spi.Listeners}, so a listener that throws changes nothing, and its limiters' reservations extend
- * {@link dev.sluice.spi.OnceReservation}.
+ * {@link dev.sluice.spi.Listeners}, so a listener that throws changes nothing. A store that keeps fewer than every
+ * algorithm says which through {@link dev.sluice.spi.RateLimitStore#algorithms()}.
  *
- * <p>Core's own limiters of exact, synchronized and leased mode take requests through
- * {@link dev.sluice.spi.AbstractRateLimiter}; synchronized and leased mode call their counter store through
- * {@link dev.sluice.spi.CounterStoreCalls} and run their rounds on {@link dev.sluice.spi.BackgroundRounds}. A store
- * need not know these three.
+ * <p>The plumbing core's own limiters share (their request entry, reservations, background rounds, the calls to a
+ * counter store) lives in a package the module does not export: a store need not know it.
  */
 package dev.sluice.spi;

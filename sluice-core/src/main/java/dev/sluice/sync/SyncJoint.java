@@ -4,8 +4,8 @@ import dev.sluice.Acquisition;
 import dev.sluice.Decision;
 import dev.sluice.JointDecision;
 import dev.sluice.algorithm.AlgorithmState;
+import dev.sluice.internal.JointDecider;
 import dev.sluice.internal.JointLocks;
-import dev.sluice.spi.JointDecider;
 import java.util.Arrays;
 import java.util.List;
 

@@ -1,17 +1,19 @@
 package dev.sluice.sync;
 
+import dev.sluice.Algorithm;
 import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
 import dev.sluice.algorithm.FrameStates;
-import dev.sluice.spi.BackgroundRounds;
+import dev.sluice.internal.AlgorithmList;
+import dev.sluice.internal.BackgroundRounds;
+import dev.sluice.internal.CounterStoreCalls;
+import dev.sluice.internal.FailureLog;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
-import dev.sluice.spi.CounterStoreCalls;
 import dev.sluice.spi.CounterWrite;
-import dev.sluice.spi.FailureLog;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedStoreOptions;
 import java.time.Duration;
@@ -20,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
@@ -44,9 +47,9 @@ import org.jspecify.annotations.Nullable;
  * }</pre>
  *
  * <ul>
- *   <li><b>Algorithms:</b> {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER} and {@code SLIDING_TAIL}, whose
- *       state is counts per frame that add up across instances. {@link #bind} refuses the others with an
- *       {@link IllegalArgumentException}: the state of a bucket, and the order of a sliding log, do not add up.</li>
+ *   <li><b>Algorithms:</b> those of {@link #algorithms()}, whose state is counts per frame that add up across
+ *       instances. {@link #bind} refuses the others with an {@link IllegalArgumentException}: the state of a bucket,
+ *       and the order of a sliding log, do not add up.</li>
  *   <li><b>Decisions</b> read {@code g + i} (below) under the key's own lock: no I/O, no lock shared across keys,
  *       exact per instance. {@code remaining}, {@code resetAfter} and {@code retryAfter} are computed from
  *       {@code g + i}. Time comes from each limiter's clock.</li>
@@ -57,7 +60,7 @@ import org.jspecify.annotations.Nullable;
  *       same read; requests on other keys, flushes and refreshes never do, and no lock is held during it. If the read
  *       fails or times out, the key is decided on what this instance knows (its own counts) until a refresh reads it,
  *       and the failure goes to the store's and the limiter's listeners with the limiter (with no listener at all, to
- *       a {@link dev.sluice.spi.FailureLog} line a minute). So during an outage each new key's first requests wait up
+ *       a warning of the {@code dev.sluice} logger a minute). So during an outage each new key's first requests wait up
  *       to that timeout once. A closed store reads no new key.</li>
  *   <li><b>Accuracy:</b> an instance does not see what the others admitted since its last refresh (or, for a key it
  *       has just taken up, since it read the record), so the sum across instances may pass the limit by what the
@@ -204,21 +207,34 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      * {@link dev.sluice.spi.SharedStoreOptions#shape shape(config)}: limiters of the same shape share counts
      * across instances (and within this one, through the store).
      *
-     * @throws IllegalArgumentException if the algorithm is not {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER}
-     *                                  or {@code SLIDING_TAIL}
+     * @throws IllegalArgumentException if the algorithm is not one of {@link #algorithms()}
      */
     @Override
     public RateLimiter bind(LimiterConfig config) {
         Objects.requireNonNull(config, "config must not be null");
-        if (!FrameStates.supports(config.algorithm())) {
-            throw new IllegalArgumentException("synchronized mode supports FIXED_WINDOW, SLIDING_WINDOW_COUNTER and "
-                    + "SLIDING_TAIL, not " + config.algorithm() + ": a bucket's level and a log's order do not add up "
-                    + "across instances (use an exact-mode store for it)");
+        String refusal = refusal(config.algorithm());
+        if (refusal != null) {
+            throw new IllegalArgumentException(refusal);
         }
         long idle = (idleTimeout != null ? idleTimeout : config.window()).toNanos();
         SynchronizedLimiter limiter = new SynchronizedLimiter(this, config, idle);
         limiters.add(limiter);
         return limiter;
+    }
+
+    /** {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER} and {@code SLIDING_TAIL}: counts per frame add up. */
+    @Override
+    public Set<Algorithm> algorithms() {
+        return FrameStates.ALGORITHMS;
+    }
+
+    @Override
+    public @Nullable String refusal(Algorithm algorithm) {
+        return algorithms().contains(algorithm)
+                ? null
+                : "synchronized mode supports " + AlgorithmList.of(algorithms()) + ", not " + algorithm
+                        + ": a bucket's level and a log's order do not add up across instances (use an exact-mode "
+                        + "store for it)";
     }
 
     /**

@@ -13,6 +13,7 @@ import dev.sluice.FailurePolicy;
 import dev.sluice.JointDecision;
 import dev.sluice.RateLimiter;
 import dev.sluice.TestClock;
+import dev.sluice.internal.JointDecider;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.SharedStoreOptions;
 import dev.sluice.sync.InMemoryCounterStore;
@@ -60,7 +61,7 @@ class LeasedJointTest {
         LeasedStore store = manual(new FlakyCounterStore(shared), Duration.ofSeconds(1));
         RateLimiter perClient = limiter(store, Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1));
         RateLimiter perUser = limiter(store, Algorithm.FIXED_WINDOW, 3, Duration.ofMinutes(1));
-        assertSame(perClient.jointDecider(), perUser.jointDecider(), "one decider for the store's limiters");
+        assertSame(JointDecider.of(perClient), JointDecider.of(perUser), "one decider for the store's limiters");
         for (int i = 0; i < 3; i++) {
             JointDecision d =
                     RateLimiter.tryAcquireAll(Acquisition.of(perClient, "client"), Acquisition.of(perUser, "user"));

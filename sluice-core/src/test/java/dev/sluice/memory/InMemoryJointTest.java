@@ -10,6 +10,7 @@ import dev.sluice.Decision;
 import dev.sluice.JointDecision;
 import dev.sluice.RateLimiter;
 import dev.sluice.TestClock;
+import dev.sluice.internal.JointDecider;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,7 +42,7 @@ class InMemoryJointTest {
     void limitersOfDifferentInMemoryStoresDecideInOneStep() {
         RateLimiter a = limiter(5, Duration.ofMinutes(1), InMemoryStore.create());
         RateLimiter b = limiter(5, Duration.ofMinutes(1), InMemoryStore.create());
-        assertTrue(a.jointDecider() == b.jointDecider(), "one decider for every in-memory limiter");
+        assertTrue(JointDecider.of(a) == JointDecider.of(b), "one decider for every in-memory limiter");
         JointDecision d = RateLimiter.tryAcquireAll(Acquisition.of(a, "k", 2), Acquisition.of(b, "k", 3));
         assertTrue(d.allowed(), d.toString());
         assertEquals(3, a.peek("k", 1).remaining());

@@ -72,7 +72,8 @@ class MongoJointTest {
     void aJointRequestRefusedByOneLimitTakesNothingFromTheOthers() {
         RateLimiter few = limiter(Algorithm.FIXED_WINDOW, 2, Duration.ofMinutes(1), store);
         RateLimiter many = limiter(Algorithm.SLIDING_TAIL, 10, Duration.ofMinutes(1), store);
-        assertSame(few.jointDecider(), many.jointDecider(), "one joint decider per store");
+        assertSame(
+                ((SharedRateLimiter) few).joint(), ((SharedRateLimiter) many).joint(), "one joint decider per store");
         String k = "joint:" + run;
 
         assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(few, k), Acquisition.of(many, k, 3))

@@ -177,25 +177,23 @@ final class Engine {
                                 Objects.requireNonNull(l.algorithm(), "a limited Limit has one"),
                                 l.requestsPerUnit(),
                                 Objects.requireNonNull(l.window(), "a limited Limit has one"));
-                        Shared limiter;
-                        try {
-                            limiter = built.computeIfAbsent(s, k -> {
-                                Shared kept = previous.get(k);
-                                return kept != null
-                                        ? kept.take()
-                                        : new Shared(RateLimiter.builder(k.algorithm())
-                                                .limit(k.limit(), k.window())
-                                                .clock(clock)
-                                                .store(store)
-                                                .listener(listener)
-                                                .build());
-                            });
-                        } catch (IllegalArgumentException e) {
-                            // synchronized and leased mode keep only the algorithms whose state is counts per frame
-                            refused.add(rule.error("rule " + rule.path() + ", limit " + l + ": the store refuses it: "
-                                    + e.getMessage()));
+                        String refusal = store.refusal(s.algorithm()); // null if one of store.algorithms()
+                        if (refusal != null) {
+                            refused.add(rule.error(
+                                    "rule " + rule.path() + ", limit " + l + ": the store refuses it: " + refusal));
                             continue;
                         }
+                        Shared limiter = built.computeIfAbsent(s, k -> {
+                            Shared kept = previous.get(k);
+                            return kept != null
+                                    ? kept.take()
+                                    : new Shared(RateLimiter.builder(k.algorithm())
+                                            .limit(k.limit(), k.window())
+                                            .clock(clock)
+                                            .store(store)
+                                            .listener(listener)
+                                            .build());
+                        });
                         byLimit.put(l, limiter.limiter);
                     }
                 }

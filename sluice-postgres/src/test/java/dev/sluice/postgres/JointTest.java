@@ -13,6 +13,7 @@ import dev.sluice.JointDecision;
 import dev.sluice.RateLimiter;
 import dev.sluice.TimeSource;
 import dev.sluice.spi.SharedJoint;
+import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.server.PostgresServers;
 import java.sql.Connection;
@@ -84,16 +85,21 @@ class JointTest {
     void everyLimiterOfTheStoreSharesOneJointDecider() {
         RateLimiter a = limiter(Algorithm.TOKEN_BUCKET, 5, BUCKET, false, store());
         RateLimiter b = limiter(Algorithm.FIXED_WINDOW, 5, MINUTE, false, store());
-        assertInstanceOf(SharedJoint.class, a.jointDecider());
-        assertSame(a.jointDecider(), b.jointDecider(), "one SharedJoint per store");
+        assertInstanceOf(SharedJoint.class, joint(a));
+        assertSame(joint(a), joint(b), "one SharedJoint per store");
         PostgresStore other = PostgresStore.builder(Databases.shared())
                 .table("sluice_joint")
                 .timeSource(TimeSource.CLOCK)
                 .build();
         assertNotSame(
-                a.jointDecider(),
-                limiter(Algorithm.TOKEN_BUCKET, 5, MINUTE, false, other).jointDecider(),
+                joint(a),
+                joint(limiter(Algorithm.TOKEN_BUCKET, 5, MINUTE, false, other)),
                 "another store, another joint decider");
+    }
+
+    /** The joint a limiter's joint requests go to. */
+    private static SharedJoint joint(RateLimiter limiter) {
+        return ((SharedRateLimiter) limiter).joint();
     }
 
     /**

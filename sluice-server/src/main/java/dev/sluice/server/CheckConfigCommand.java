@@ -1,5 +1,6 @@
 package dev.sluice.server;
 
+import dev.sluice.Algorithm;
 import dev.sluice.lease.LeasedStore;
 import dev.sluice.policy.Policies;
 import dev.sluice.policy.PolicyError;
@@ -11,7 +12,9 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * {@code check-config [--mode M] PATH…}: loads each path as {@code serve --config} would, prints every error as
@@ -31,8 +34,8 @@ final class CheckConfigCommand {
 
             Options:
               --mode M    exact (default), synchronized or leased: the mode the service will run the files in;
-                          synchronized and leased mode keep fixed_window, sliding_window_counter and sliding_tail
-                          limits only, and any other limit is reported at its rule
+                          synchronized mode keeps %s limits only, leased mode
+                          %s, and any other limit is reported at its rule
             """;
 
     private CheckConfigCommand() {}
@@ -40,7 +43,7 @@ final class CheckConfigCommand {
     static int run(List<String> args, PrintStream out, PrintStream err) {
         Options o = Options.parse("check-config", args, Set.of("mode"), Set.of("help"));
         if (o.flag("help")) {
-            out.print(HELP);
+            out.print(HELP.formatted(kept("synchronized"), kept("leased")));
             return 0;
         }
         String mode = o.string("mode", "exact");
@@ -99,17 +102,38 @@ final class CheckConfigCommand {
      */
     private static void keptBy(String mode, Policies policies) {
         if (mode.equals("synchronized")) {
-            try (SynchronizedStore store = SynchronizedStore.builder(InMemoryCounterStore.create())
-                    .manualSync()
-                    .build()) {
+            try (SynchronizedStore store = synchronizedStore()) {
                 PolicyLimiter.builder(policies).store(store).build().close(); // built: every limit is kept
             }
         } else if (mode.equals("leased")) {
-            try (LeasedStore store = LeasedStore.builder(InMemoryCounterStore.create())
-                    .manualSync()
-                    .build()) {
+            try (LeasedStore store = leasedStore()) {
                 PolicyLimiter.builder(policies).store(store).build().close(); // built: every limit is kept
             }
         }
+    }
+
+    private static SynchronizedStore synchronizedStore() {
+        return SynchronizedStore.builder(InMemoryCounterStore.create())
+                .manualSync()
+                .build();
+    }
+
+    private static LeasedStore leasedStore() {
+        return LeasedStore.builder(InMemoryCounterStore.create()).manualSync().build();
+    }
+
+    /** The algorithms the store of {@code mode} keeps, as a configuration names them. */
+    private static String kept(String mode) {
+        Set<Algorithm> algorithms;
+        if (mode.equals("synchronized")) {
+            try (SynchronizedStore store = synchronizedStore()) {
+                algorithms = store.algorithms();
+            }
+        } else {
+            try (LeasedStore store = leasedStore()) {
+                algorithms = store.algorithms();
+            }
+        }
+        return algorithms.stream().map(a -> a.name().toLowerCase(Locale.ROOT)).collect(Collectors.joining(", "));
     }
 }

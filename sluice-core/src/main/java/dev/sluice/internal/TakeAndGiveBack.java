@@ -1,4 +1,4 @@
-package dev.sluice.spi;
+package dev.sluice.internal;
 
 import dev.sluice.Acquisition;
 import dev.sluice.Decision;

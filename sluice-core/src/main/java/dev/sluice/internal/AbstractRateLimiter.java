@@ -1,4 +1,4 @@
-package dev.sluice.spi;
+package dev.sluice.internal;
 
 import dev.sluice.Decision;
 import dev.sluice.LimiterConfig;
@@ -10,12 +10,12 @@ import org.jspecify.annotations.Nullable;
  * The request entry of a limiter that decides every request in one method, {@link #decide}: {@link #tryAcquire},
  * {@link #peek} and {@link #reserve} check their arguments ({@link LimiterConfig#checkRequest}) and that the limiter
  * is open, decide, and tell the listeners of every decision that may consume ({@code peek} is not told). The limiters
- * of exact mode ({@link SharedRateLimiter}), synchronized mode and leased mode extend it; a store of another module
- * binds a {@link SharedRateLimiter} and need not.
+ * of exact mode ({@link dev.sluice.spi.SharedRateLimiter}), synchronized mode and leased mode extend it; a store of
+ * another module binds a {@code SharedRateLimiter} and need not know it.
  *
  * @param <R> the limiter's reservation, which remembers where its permits were taken from
  */
-public abstract class AbstractRateLimiter<R extends OnceReservation> implements RateLimiter {
+public abstract class AbstractRateLimiter<R extends OnceReservation> implements RateLimiter, JointMember {
 
     /** For a limiter's constructor. */
     protected AbstractRateLimiter() {}

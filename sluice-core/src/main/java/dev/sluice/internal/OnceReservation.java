@@ -1,4 +1,4 @@
-package dev.sluice.spi;
+package dev.sluice.internal;
 
 import dev.sluice.Decision;
 import dev.sluice.Reservation;
@@ -8,7 +8,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The base of every limiter's {@link Reservation}: its key, cost and decision, and a {@link #cancel()} that gives
- * the permits back at most once however many threads call it. A limiter (of any store, in this module or another)
+ * the permits back at most once however many threads call it. Each of core's limiters
  * subclasses it privately to say where the permits were taken from and how to return them.
  *
  * <p>Thread-safe once published: {@link #decide} is called once, by the limiter's {@code reserve}, before the

@@ -1,4 +1,4 @@
-package dev.sluice.spi;
+package dev.sluice.internal;
 
 import java.time.Duration;
 import java.util.Objects;
@@ -10,7 +10,6 @@ import java.util.function.Consumer;
 /**
  * The daemon thread that runs the background rounds of synchronized and leased mode: each task again a fixed interval
  * after its last run ended. A task that throws is handed to the failure handler and runs again at its next turn.
- * Built by those modes' stores; an application has no use for it.
  *
  * <p>Thread-safe.
  */

@@ -1,4 +1,4 @@
-package dev.sluice.spi;
+package dev.sluice.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,15 +1,17 @@
-package dev.sluice.spi;
+package dev.sluice.internal;
 
 import dev.sluice.Acquisition;
 import dev.sluice.JointDecision;
+import dev.sluice.RateLimiter;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * Decides a joint request ({@link dev.sluice.RateLimiter#tryAcquireAll}) all or nothing: it passes only if every
  * {@link Acquisition} passes, and when refused consumes from none of them (but for the limits that refuse it and
  * count rejections: they count it, as they would alone).
  *
- * <p>Each limiter names the decider of its store ({@link dev.sluice.RateLimiter#jointDecider()}). A joint request
+ * <p>Each limiter of core's stores names the decider of its store ({@link JointMember#jointDecider()}). A joint request
  * whose limiters all name equal deciders is decided by that decider, which can make it one atomic step (the
  * in-memory store locks every key in one order; a store can run one script or one function over every key);
  * any other request is decided by {@link #takeAndGiveBack()}.
@@ -34,5 +36,12 @@ public interface JointDecider {
      */
     static JointDecider takeAndGiveBack() {
         return TakeAndGiveBack.INSTANCE;
+    }
+
+    /** The decider {@code limiter} names if it is a {@link JointMember}, else {@link #takeAndGiveBack()}. */
+    static JointDecider of(RateLimiter limiter) {
+        return limiter instanceof JointMember m
+                ? Objects.requireNonNull(m.jointDecider(), "limiter named no joint decider")
+                : takeAndGiveBack();
     }
 }

@@ -1,8 +1,13 @@
-package dev.sluice.spi;
+package dev.sluice.internal;
 
 import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
+import dev.sluice.spi.CounterKey;
+import dev.sluice.spi.CounterSnapshot;
+import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.Listeners;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
@@ -12,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * The calls of synchronized and leased mode to their {@link CounterStore}: each answer checked (one record per key,
  * one result per write), each call counted, timed and told to the store's listener (and to the limiter's, for a call
  * made on a limiter's request), each failure counted, told and wrapped in a {@link SluiceException}. Remembers whether
- * the last call failed. Built by those modes' stores; an application has no use for it.
+ * the last call failed.
  *
  * <p>Thread-safe.
  */
