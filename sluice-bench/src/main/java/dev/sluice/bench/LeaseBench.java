@@ -1,8 +1,8 @@
 package dev.sluice.bench;
 
 import dev.sluice.lease.LeasedStore;
+import dev.sluice.memory.InMemoryCounterStore;
 import dev.sluice.spi.RateLimitStore;
-import dev.sluice.sync.InMemoryCounterStore;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.State;

@@ -4,7 +4,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.RateLimiter;
 import dev.sluice.RateLimiterBuilder;
 import dev.sluice.lease.LeasedStore;
-import dev.sluice.sync.InMemoryCounterStore;
+import dev.sluice.memory.InMemoryCounterStore;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.time.Clock;

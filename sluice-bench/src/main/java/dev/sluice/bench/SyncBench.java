@@ -1,7 +1,7 @@
 package dev.sluice.bench;
 
+import dev.sluice.memory.InMemoryCounterStore;
 import dev.sluice.spi.RateLimitStore;
-import dev.sluice.sync.InMemoryCounterStore;
 import dev.sluice.sync.SynchronizedStore;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;

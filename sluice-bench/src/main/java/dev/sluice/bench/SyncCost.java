@@ -3,7 +3,7 @@ package dev.sluice.bench;
 import dev.sluice.Algorithm;
 import dev.sluice.RateLimiter;
 import dev.sluice.RateLimiterBuilder;
-import dev.sluice.sync.InMemoryCounterStore;
+import dev.sluice.memory.InMemoryCounterStore;
 import dev.sluice.sync.SynchronizedStore;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;

@@ -2,7 +2,7 @@ package dev.sluice.bench;
 
 import dev.sluice.Algorithm;
 import dev.sluice.RateLimiter;
-import dev.sluice.sync.InMemoryCounterStore;
+import dev.sluice.memory.InMemoryCounterStore;
 import dev.sluice.sync.SyncStats;
 import dev.sluice.sync.SynchronizedStore;
 import java.time.Duration;

@@ -2,7 +2,7 @@ package dev.sluice.lease;
 
 import dev.sluice.Algorithm;
 import dev.sluice.SimulatedInstances;
-import dev.sluice.sync.InMemoryCounterStore;
+import dev.sluice.memory.InMemoryCounterStore;
 import dev.sluice.sync.SynchronizedStore;
 import java.time.Duration;
 import java.util.ArrayList;

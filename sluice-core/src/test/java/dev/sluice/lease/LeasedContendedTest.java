@@ -10,7 +10,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
 import dev.sluice.TestClock;
-import dev.sluice.sync.InMemoryCounterStore;
+import dev.sluice.memory.InMemoryCounterStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

@@ -9,6 +9,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.RateLimiterBuilder;
 import dev.sluice.Reservation;
 import dev.sluice.TestClock;
+import dev.sluice.memory.InMemoryCounterStore;
 import dev.sluice.memory.InMemoryStore;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -2,6 +2,7 @@ package dev.sluice.sync;
 
 import dev.sluice.Algorithm;
 import dev.sluice.SimulatedInstances;
+import dev.sluice.memory.InMemoryCounterStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -14,6 +14,7 @@ import dev.sluice.RateLimiterBuilder;
 import dev.sluice.Reservation;
 import dev.sluice.SluiceException;
 import dev.sluice.TestClock;
+import dev.sluice.memory.InMemoryCounterStore;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;

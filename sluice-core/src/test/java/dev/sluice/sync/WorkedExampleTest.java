@@ -8,6 +8,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
 import dev.sluice.TestClock;
+import dev.sluice.memory.InMemoryCounterStore;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import java.time.Duration;

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.lease.LeasedStore;
+import dev.sluice.memory.InMemoryCounterStore;
 import dev.sluice.spi.RateLimitStore;
-import dev.sluice.sync.InMemoryCounterStore;
 import dev.sluice.sync.SynchronizedStore;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;

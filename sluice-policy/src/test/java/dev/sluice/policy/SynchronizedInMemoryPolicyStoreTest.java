@@ -1,7 +1,7 @@
 package dev.sluice.policy;
 
+import dev.sluice.memory.InMemoryCounterStore;
 import dev.sluice.spi.CounterStore;
-import dev.sluice.sync.InMemoryCounterStore;
 
 /** All or nothing in synchronized mode over the in-memory counter store. */
 class SynchronizedInMemoryPolicyStoreTest extends SynchronizedPolicyStoreContract {

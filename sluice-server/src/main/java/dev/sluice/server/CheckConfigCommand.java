@@ -2,11 +2,11 @@ package dev.sluice.server;
 
 import dev.sluice.Algorithm;
 import dev.sluice.lease.LeasedStore;
+import dev.sluice.memory.InMemoryCounterStore;
 import dev.sluice.policy.Policies;
 import dev.sluice.policy.PolicyError;
 import dev.sluice.policy.PolicyException;
 import dev.sluice.policy.PolicyLimiter;
-import dev.sluice.sync.InMemoryCounterStore;
 import dev.sluice.sync.SynchronizedStore;
 import java.io.PrintStream;
 import java.nio.file.Files;

@@ -1,11 +1,11 @@
 package dev.sluice.testkit;
 
 import dev.sluice.SluiceException;
+import dev.sluice.memory.InMemoryCounterStore;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
-import dev.sluice.sync.InMemoryCounterStore;
 import java.util.List;
 
 /**

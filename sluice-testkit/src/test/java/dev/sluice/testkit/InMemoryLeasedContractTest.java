@@ -1,7 +1,7 @@
 package dev.sluice.testkit;
 
+import dev.sluice.memory.InMemoryCounterStore;
 import dev.sluice.spi.CounterStore;
-import dev.sluice.sync.InMemoryCounterStore;
 
 /** Leased mode on the in-memory counter store passes the leased mode contract. */
 class InMemoryLeasedContractTest extends LeasedContract {

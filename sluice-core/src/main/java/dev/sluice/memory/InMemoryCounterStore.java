@@ -1,4 +1,4 @@
-package dev.sluice.sync;
+package dev.sluice.memory;
 
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
@@ -13,7 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A {@link CounterStore} in this JVM's heap: for tests, simulations, and several {@link SynchronizedStore}s in one
+ * A {@link CounterStore} in this JVM's heap: for tests, simulations, and several synchronized or leased stores in one
  * JVM. Each write is atomic per key ({@link ConcurrentHashMap#compute}); a batch is not atomic as a whole, like the
  * real stores'.
  *
