@@ -53,7 +53,7 @@ public final class LeaseCost {
             for (int keys : keyCounts) {
                 double memory = measure(algorithm, keys, null)[0];
                 try (LeasedStore store = LeasedStore.builder(InMemoryCounterStore.create())
-                        .manualSync()
+                        .manualRounds()
                         .build()) {
                     double[] leased = measure(algorithm, keys, store);
                     System.out.printf(

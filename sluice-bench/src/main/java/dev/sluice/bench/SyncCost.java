@@ -37,7 +37,7 @@ public final class SyncCost {
                 new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.SLIDING_TAIL}) {
             double memory = measure(algorithm, null)[0];
             try (SynchronizedStore store = SynchronizedStore.builder(InMemoryCounterStore.create())
-                    .manualSync()
+                    .manualRounds()
                     .build()) {
                 double[] sync = measure(algorithm, store);
                 System.out.printf(

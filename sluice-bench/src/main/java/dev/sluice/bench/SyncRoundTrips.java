@@ -43,7 +43,7 @@ public final class SyncRoundTrips {
 
     private static long callsPerFlush(int dirty, int batch, int perKey) {
         try (SynchronizedStore store = SynchronizedStore.builder(InMemoryCounterStore.create())
-                .manualSync()
+                .manualRounds()
                 .batchSize(batch)
                 .build()) {
             RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL)

@@ -233,12 +233,12 @@ public final class StoreAssembly {
 
     /** Synchronized mode's store on {@code counters}, flushing every interval. */
     public SynchronizedStore synchronizedStore(CounterStore counters) {
-        return SynchronizedStore.builder(counters).flushInterval(interval).build();
+        return SynchronizedStore.builder(counters).interval(interval).build();
     }
 
     /** Leased mode's store on {@code counters}, a round every interval. */
     public LeasedStore leasedStore(CounterStore counters) {
-        return LeasedStore.builder(counters).refreshInterval(interval).build();
+        return LeasedStore.builder(counters).interval(interval).build();
     }
 
     /**

@@ -93,7 +93,7 @@ public final class CounterStoreCalls {
         }
     }
 
-    /** Whether the last call failed (or a failure outside calls said so since). */
+    /** Whether the last call failed. */
     public boolean failing() {
         return failing;
     }
@@ -110,14 +110,9 @@ public final class CounterStoreCalls {
 
     /**
      * Counts {@code failure}, one that happened outside a call (a background round that threw), and tells the store's
-     * listener of it.
-     *
-     * @param markFailing whether the counter store counts as failing from now on, as after a failed call
+     * listener of it. The counter store does not count as failing for it: only a failed call says so.
      */
-    public void failedOutsideCalls(SluiceException failure, boolean markFailing) {
-        if (markFailing) {
-            failing = true;
-        }
+    public void failedOutsideCalls(SluiceException failure) {
         failures.increment();
         Listeners.failure(listener, null, failure);
     }

@@ -1,6 +1,7 @@
 package dev.sluice.lease;
 
 import dev.sluice.algorithm.AlgorithmState;
+import dev.sluice.internal.CountedKey;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import java.util.concurrent.CountDownLatch;
@@ -12,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  * ({@code delta}: unused slices and cancelled permits to give back, rejections to count). Every field but the identity
  * is guarded by this lease's lock ({@link #lock()}), the only lock a decision takes.
  */
-final class Lease extends LeaseHead {
+final class Lease extends LeaseHead implements CountedKey {
 
     // ---- read and written by claims, rounds, peeks and the first request of a frame --------------------------------
 
@@ -97,6 +98,16 @@ final class Lease extends LeaseHead {
         this.id = id;
         this.view = view;
         this.lastUsed = now;
+    }
+
+    @Override
+    public CounterKey id() {
+        return id;
+    }
+
+    @Override
+    public LeasedLimiter limiter() {
+        return limiter;
     }
 
     /**

@@ -13,7 +13,9 @@ import dev.sluice.internal.AbstractRateLimiter;
 import dev.sluice.internal.FrameMap;
 import dev.sluice.internal.JointDecider;
 import dev.sluice.internal.KeyTable;
+import dev.sluice.internal.LocalRounds;
 import dev.sluice.internal.OnceReservation;
+import dev.sluice.internal.PreparedWrite;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterWrite;
@@ -28,7 +30,6 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -461,7 +462,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
      * if there is nothing to write. The caller holds no lock; the lease's lock is taken here.
      */
     @Nullable
-    Write prepare(Lease ls, long cost, boolean claimAhead, LongSupplier versions) {
+    Write prepare(Lease ls, long cost, boolean claimAhead, LocalRounds<?> rounds) {
         long now = now();
         ls.lock();
         try {
@@ -498,11 +499,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
             ls.delta.clear();
             long expireAt = counts.isEmpty() ? now : counts.lastKey() + lifetime;
             long expected = ls.global.version();
-            long version;
-            do {
-                version = versions.getAsLong();
-            } while (version == CounterSnapshot.ABSENT || version == expected);
-            CounterWrite w = new CounterWrite(ls.id, expected, version, counts, expireAt);
+            CounterWrite w = new CounterWrite(ls.id, expected, rounds.nextVersion(expected), counts, expireAt);
             return new Write(ls, w, ls.frame, claims, carried);
         } finally {
             ls.unlock();
@@ -1055,8 +1052,13 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
      * A write prepared for one lease in {@code frame}: the claims it carries, per frame (that frame's for a request,
      * later frames' for a round claiming ahead), and the changes of {@code delta}.
      */
-    record Write(
-            Lease lease, CounterWrite write, long frame, NavigableMap<Long, Long> claims, Map<Long, Long> carried) {
+    record Write(Lease lease, CounterWrite write, long frame, NavigableMap<Long, Long> claims, Map<Long, Long> carried)
+            implements PreparedWrite<Lease> {
+        @Override
+        public Lease key() {
+            return lease;
+        }
+
         /** The permits claimed, over every frame. */
         long claimed() {
             long c = 0;

@@ -3,30 +3,26 @@ package dev.sluice.lease;
 import dev.sluice.Algorithm;
 import dev.sluice.FailurePolicy;
 import dev.sluice.LimiterConfig;
+import dev.sluice.LocalStoreBuilder;
 import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
-import dev.sluice.algorithm.FrameStates;
-import dev.sluice.internal.AlgorithmList;
-import dev.sluice.internal.BackgroundRounds;
 import dev.sluice.internal.CounterStoreCalls;
-import dev.sluice.spi.CounterKey;
+import dev.sluice.internal.LocalRounds;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
-import dev.sluice.spi.CounterWrite;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedStoreOptions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -39,7 +35,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <pre>{@code
  * LeasedStore leased = LeasedStore.builder(counterStore)
- *         .refreshInterval(Duration.ofMillis(100))
+ *         .interval(Duration.ofMillis(100))
  *         .build();                                        // starts a daemon thread; close() stops it
  * RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL)
  *         .limit(100, Duration.ofMinutes(1))
@@ -167,12 +163,19 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
      *      claim ahead; both give back what they hold unused
      */
 
-    /** The default {@link Builder#refreshInterval(Duration)}. */
-    public static final Duration DEFAULT_REFRESH_INTERVAL = Duration.ofMillis(100);
+    /** The default {@link Builder#interval(Duration)}. */
+    public static final Duration DEFAULT_INTERVAL = LocalStoreBuilder.DEFAULT_INTERVAL;
+    /**
+     * The default interval.
+     *
+     * @deprecated the round runs every {@linkplain Builder#interval(Duration) interval}: use {@link #DEFAULT_INTERVAL}
+     */
+    @Deprecated
+    public static final Duration DEFAULT_REFRESH_INTERVAL = DEFAULT_INTERVAL;
     /** The default {@link Builder#batchSize(int)}. */
-    public static final int DEFAULT_BATCH_SIZE = 500;
-    /** How many compare-and-set attempts one claim or one round's write of a key makes before it gives up. */
-    static final int CONFLICT_ROUNDS = 4;
+    public static final int DEFAULT_BATCH_SIZE = LocalStoreBuilder.DEFAULT_BATCH_SIZE;
+    /** How many compare-and-set attempts one claim makes before it gives up (a round's write makes as many). */
+    static final int CONFLICT_ROUNDS = LocalRounds.CONFLICT_ROUNDS;
 
     /**
      * Sub-windows per round above which binding a sub-window counter warns: the round claims every one of them ahead
@@ -182,21 +185,12 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(LeasedStore.class.getName());
 
-    private final CounterStore counterStore;
+    private final LocalRounds<LeasedLimiter> rounds;
     private final CounterStoreCalls calls;
-    private final Duration refreshInterval;
-    private final int batchSize;
-    private final @Nullable Duration idleTimeout;
     private final FailurePolicy failurePolicy;
-    private final RateLimitListener listener;
-    private final LongSupplier versions;
-    private final List<LeasedLimiter> limiters = new CopyOnWriteArrayList<>();
     private final LeaseJoint joint = new LeaseJoint(this);
-    private final ReentrantLock round = new ReentrantLock();
-    private final @Nullable BackgroundRounds background;
-    private volatile boolean closed;
 
-    private final LongAdder rounds = new LongAdder();
+    private final LongAdder roundCount = new LongAdder();
     private final LongAdder claims = new LongAdder();
     private final LongAdder claimsAhead = new LongAdder();
     private final LongAdder permitsClaimed = new LongAdder();
@@ -204,16 +198,11 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     private final LongAdder conflicts = new LongAdder();
     private final LongAdder evictions = new LongAdder();
 
-    private LeasedStore(Builder b) {
-        this.counterStore = b.counterStore;
-        this.calls = new CounterStoreCalls(b.counterStore, b.listener);
-        this.refreshInterval = b.refreshInterval;
-        this.batchSize = b.batchSize;
-        this.idleTimeout = b.idleTimeout;
-        this.failurePolicy = b.failurePolicy;
-        this.listener = b.listener;
-        this.versions = b.versions;
-        this.background = b.manual ? null : startRounds();
+    private LeasedStore(LocalRounds<LeasedLimiter> rounds, boolean manual, FailurePolicy failurePolicy) {
+        this.rounds = rounds;
+        this.calls = rounds.calls();
+        this.failurePolicy = failurePolicy;
+        rounds.start(manual, this::refresh);
     }
 
     /** A builder for a leased store claiming slices from {@code counterStore}. */
@@ -229,34 +218,22 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
      */
     @Override
     public RateLimiter bind(LimiterConfig config) {
-        Objects.requireNonNull(config, "config must not be null");
-        String refusal = refusal(config.algorithm());
-        if (refusal != null) {
-            throw new IllegalArgumentException(refusal);
-        }
-        long idle = (idleTimeout != null ? idleTimeout : config.window()).toNanos();
-        String warning = subWindowWarning(config, refreshInterval);
+        String warning = subWindowWarning(config, rounds.interval()); // null for every algorithm but one it keeps
         if (warning != null) {
             LOG.log(System.Logger.Level.WARNING, warning);
         }
-        LeasedLimiter limiter = new LeasedLimiter(this, config, idle);
-        limiters.add(limiter);
-        return limiter;
+        return rounds.bind(config, (c, idleNanos) -> new LeasedLimiter(this, c, idleNanos));
     }
 
     /** {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER} and {@code SLIDING_TAIL}: slices are cut from frames. */
     @Override
     public Set<Algorithm> algorithms() {
-        return FrameStates.ALGORITHMS;
+        return rounds.algorithms();
     }
 
     @Override
     public @Nullable String refusal(Algorithm algorithm) {
-        return algorithms().contains(algorithm)
-                ? null
-                : "leased mode supports " + AlgorithmList.of(algorithms()) + ", not " + algorithm
-                        + ": its state is not counts per frame that slices can be cut from (use an exact-mode store "
-                        + "for it)";
+        return rounds.refusal(algorithm);
     }
 
     /**
@@ -292,19 +269,19 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
      * @return whether every call of the round succeeded
      */
     public boolean refresh() {
-        round.lock();
+        rounds.round().lock();
         try {
-            rounds.increment();
+            roundCount.increment();
             long callsBefore = calls.calls();
             boolean ok = true;
-            for (LeasedLimiter limiter : limiters) {
+            for (LeasedLimiter limiter : rounds.limiters()) {
                 List<Lease> write = new ArrayList<>();
                 List<Lease> read = new ArrayList<>();
                 List<CountDownLatch> latches = new ArrayList<>();
                 limiter.round(write, read, latches);
                 try {
                     if (ok) {
-                        ok = writeAll(write, null, true) && loadAll(read, null);
+                        ok = writeAll(write, null, true) && rounds.load(read, null, LeasedStore::loaded);
                     }
                 } finally {
                     free(write);
@@ -317,14 +294,14 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
             }
             return ok;
         } finally {
-            round.unlock();
+            rounds.round().unlock();
         }
     }
 
     /** What this store has done so far. */
     public LeaseStats stats() {
         return new LeaseStats(
-                rounds.sum(),
+                roundCount.sum(),
                 calls.calls(),
                 claims.sum(),
                 claimsAhead.sum(),
@@ -342,20 +319,31 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
      */
     public long unusedPermits() {
         long u = 0;
-        for (LeasedLimiter l : limiters) {
+        for (LeasedLimiter l : rounds.limiters()) {
             u += l.unused();
         }
         return u;
     }
 
     /** The interval of the background round. */
+    public Duration interval() {
+        return rounds.interval();
+    }
+
+    /**
+     * The interval of the background round.
+     *
+     * @deprecated use {@link #interval()}
+     */
+    @Deprecated
+    @SuppressWarnings("InlineMeSuggester") // core has no dependency for @InlineMe
     public Duration refreshInterval() {
-        return refreshInterval;
+        return interval();
     }
 
     /** The most records in one call to the counter store. */
     public int batchSize() {
-        return batchSize;
+        return rounds.batchSize();
     }
 
     /**
@@ -365,24 +353,20 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
      */
     @Override
     public void close() {
-        closed = true;
-        if (background != null) {
-            background.stop(refreshInterval);
-        }
-        round.lock();
+        rounds.stop();
+        rounds.round().lock();
         try {
-            for (LeasedLimiter l : limiters) {
+            for (LeasedLimiter l : rounds.limiters()) {
                 writeAll(l.returnAll(), null, false);
             }
         } finally {
-            round.unlock();
+            rounds.round().unlock();
         }
     }
 
     @Override
     public String toString() {
-        return "LeasedStore[" + counterStore + ", round every " + refreshInterval + ", batches of " + batchSize + ", "
-                + failurePolicy + (background == null ? ", manual" : "") + (closed ? ", closed" : "") + "]";
+        return "LeasedStore[" + rounds.describe() + ", " + failurePolicy + (rounds.closed() ? ", closed" : "") + "]";
     }
 
     // ---- called by the limiters ---------------------------------------------------------------------------------
@@ -419,7 +403,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
                     sawStale(ls, seen);
                 }
             }
-            LeasedLimiter.Write w = ls.limiter.prepare(ls, cost, false, versions);
+            LeasedLimiter.Write w = ls.limiter.prepare(ls, cost, false, rounds);
             if (w == null) {
                 return null;
             }
@@ -479,11 +463,11 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     }
 
     long roundNanos() {
-        return refreshInterval.toNanos();
+        return rounds.interval().toNanos();
     }
 
     RateLimitListener listener() {
-        return listener;
+        return rounds.listener();
     }
 
     void evicted() {
@@ -518,16 +502,16 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
 
     /** Closes {@code limiter}: gives back its unused slices now if the store answers. Idempotent. */
     void release(LeasedLimiter limiter) {
-        round.lock();
+        rounds.round().lock();
         try {
             if (limiter.isClosed()) {
                 return;
             }
             List<Lease> out = limiter.closeAndTakeLeases();
-            limiters.remove(limiter);
+            rounds.remove(limiter);
             writeAll(out, null, false);
         } finally {
-            round.unlock();
+            rounds.round().unlock();
         }
     }
 
@@ -556,95 +540,69 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     /**
      * Writes the changes of {@code leases} in batches, re-reading and writing again after conflicts; with
      * {@code claimAhead} (the round) each write also claims the slices of the frames that start before the next round.
+     * A lease whose record was never read, or that reads first by choice ({@link Lease#readFirst}), is read before its
+     * first write; each first write counts into {@link Lease#staleSixteenths} whether another instance had written
+     * the record since this one last saw it.
+     *
+     * @return whether no call failed
      */
     private boolean writeAll(List<Lease> leases, @Nullable RateLimiter limiter, boolean claimAhead) {
-        List<Lease> todo = leases;
-        for (int attempt = 0; attempt < CONFLICT_ROUNDS && !todo.isEmpty(); attempt++) {
-            List<Lease> unread = new ArrayList<>();
-            // at the first attempt, which leases write without reading first, which read first by choice, and the
-            // version these last saw
-            boolean[] blind = new boolean[todo.size()];
-            boolean[] readFirst = new boolean[todo.size()];
-            long[] seen = new long[todo.size()];
-            for (int i = 0; i < todo.size(); i++) {
-                Lease ls = todo.get(i);
-                ls.lock();
-                try {
-                    readFirst[i] = attempt == 0 && ls.readFirst();
-                    blind[i] = attempt == 0 && ls.read && !readFirst[i];
-                    seen[i] = ls.global.version();
-                } finally {
-                    ls.unlock();
-                }
-                if (!blind[i]) {
-                    unread.add(ls);
-                }
-            }
-            if (!loadAll(unread, limiter)) {
-                return false;
-            }
-            for (int i = 0; i < todo.size(); i++) {
-                if (readFirst[i]) {
-                    sawStale(todo.get(i), seen[i]);
-                }
-            }
-            List<Lease> conflicted = new ArrayList<>();
-            for (int from = 0; from < todo.size(); from += batchSize) {
-                int to = Math.min(todo.size(), from + batchSize);
-                List<LeasedLimiter.Write> ws = new ArrayList<>();
-                List<CounterWrite> writes = new ArrayList<>();
-                int[] at = new int[to - from]; // the index in todo of each write
-                for (int i = from; i < to; i++) {
-                    Lease ls = todo.get(i);
-                    LeasedLimiter.Write w = ls.limiter.prepare(ls, 0, claimAhead, versions);
-                    if (w != null) {
-                        at[ws.size()] = i;
-                        ws.add(w);
-                        writes.add(w.write());
-                    }
-                }
-                if (ws.isEmpty()) {
+        List<Lease> unread = new ArrayList<>();
+        Map<Lease, Long> seenBeforeRead = new HashMap<>(); // read first by choice: the version last seen
+        Set<Lease> blind = new HashSet<>(); // written without a read first
+        for (Lease ls : leases) {
+            ls.lock();
+            try {
+                if (ls.readFirst()) {
+                    seenBeforeRead.put(ls, ls.global.version());
+                } else if (ls.read) {
+                    blind.add(ls);
                     continue;
                 }
-                boolean[] applied;
-                try {
-                    applied = calls.compareAndSet(writes, limiter);
-                } catch (SluiceException e) {
-                    ws.forEach(w -> w.lease().limiter.unknown(w));
-                    return false;
-                }
-                for (int j = 0; j < ws.size(); j++) {
-                    if (blind[at[j]]) {
-                        sawStale(ws.get(j).lease(), !applied[j]);
-                    }
-                    if (!settle(ws.get(j), applied[j])) {
-                        conflicted.add(ws.get(j).lease());
-                    }
-                }
+            } finally {
+                ls.unlock();
             }
-            todo = conflicted;
+            unread.add(ls);
         }
-        return true;
+        LocalRounds.Written written = rounds.writeAll(
+                unread,
+                leases,
+                limiter,
+                (ls, snapshot) -> {
+                    loaded(ls, snapshot);
+                    Long seen = seenBeforeRead.remove(ls);
+                    if (seen != null) {
+                        sawStale(ls, seen);
+                    }
+                },
+                ls -> ls.limiter.prepare(ls, 0, claimAhead, rounds),
+                new LocalRounds.Settle<>() {
+                    @Override
+                    public void applied(LeasedLimiter.Write w) {
+                        if (blind.remove(w.key())) {
+                            sawStale(w.key(), false);
+                        }
+                        settle(w, true);
+                    }
+
+                    @Override
+                    public void conflicted(LeasedLimiter.Write w) {
+                        if (blind.remove(w.key())) {
+                            sawStale(w.key(), true);
+                        }
+                        settle(w, false);
+                    }
+
+                    @Override
+                    public void unknown(LeasedLimiter.Write w) {
+                        w.key().limiter.unknown(w);
+                    }
+                });
+        return written != LocalRounds.Written.CALL_FAILED;
     }
 
-    private boolean loadAll(List<Lease> leases, @Nullable RateLimiter limiter) {
-        for (int from = 0; from < leases.size(); from += batchSize) {
-            List<Lease> batch = leases.subList(from, Math.min(leases.size(), from + batchSize));
-            List<CounterKey> ids = new ArrayList<>(batch.size());
-            for (Lease ls : batch) {
-                ids.add(ls.id);
-            }
-            List<CounterSnapshot> snapshots;
-            try {
-                snapshots = calls.load(ids, limiter);
-            } catch (SluiceException e) {
-                return false;
-            }
-            for (int j = 0; j < batch.size(); j++) {
-                batch.get(j).limiter.loaded(batch.get(j), snapshots.get(j));
-            }
-        }
-        return true;
+    private static void loaded(Lease ls, CounterSnapshot snapshot) {
+        ls.limiter.loaded(ls, snapshot);
     }
 
     @Nullable
@@ -659,7 +617,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
 
     /** For a store that has been failing: one read of any held key, to see whether it answers again. */
     private boolean probe() {
-        for (LeasedLimiter l : limiters) {
+        for (LeasedLimiter l : rounds.limiters()) {
             Lease ls = l.any();
             if (ls != null) {
                 return readOne(ls) == null;
@@ -679,58 +637,35 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         }
     }
 
-    private BackgroundRounds startRounds() {
-        BackgroundRounds r = new BackgroundRounds("sluice-lease", this::roundFailed);
-        r.every(refreshInterval, this::refresh);
-        return r;
-    }
-
-    /** A round that threw: counted and told to the listener as a failure; the next round runs as usual. */
-    private void roundFailed(RuntimeException e) {
-        calls.failedOutsideCalls(CounterStoreCalls.wrap("leased store failed in a background round", e), false);
-    }
-
-    /** Builds a {@link LeasedStore}. Not thread-safe; setters validate at once. */
-    public static final class Builder {
-        private final CounterStore counterStore;
-        private Duration refreshInterval = DEFAULT_REFRESH_INTERVAL;
-        private int batchSize = DEFAULT_BATCH_SIZE;
-        private @Nullable Duration idleTimeout;
+    /**
+     * Builds a {@link LeasedStore}; the options both local-decision modes have are {@link LocalStoreBuilder}'s. Every
+     * interval the background round measures demand (a slice is sized by what this instance was asked for in one
+     * interval), gives back unused slices, claims ahead, and re-reads refused keys, whose next claim then sees the room
+     * freed meanwhile: the shorter, the sooner unused permits return to the others. Not thread-safe; setters validate
+     * at once.
+     */
+    public static final class Builder extends LocalStoreBuilder<Builder, LeasedStore> {
         private FailurePolicy failurePolicy = FailurePolicy.FAIL_CLOSED;
-        private RateLimitListener listener = RateLimitListener.NONE;
-        private LongSupplier versions = () -> ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
-        private boolean manual;
 
         private Builder(CounterStore counterStore) {
-            this.counterStore = Objects.requireNonNull(counterStore, "counterStore must not be null");
+            super(counterStore);
         }
 
         /**
-         * How often the background round runs; default 100 ms. It measures demand (a slice is sized by what this
-         * instance was asked for in one interval), gives back unused slices, and re-reads refused keys, whose next
-         * claim then sees the room freed meanwhile. The shorter, the sooner unused permits return to the others.
+         * How often the background round runs.
+         *
+         * @deprecated use {@link #interval(Duration)}
          */
+        @Deprecated
+        @SuppressWarnings("InlineMeSuggester") // core has no dependency for @InlineMe
         public Builder refreshInterval(Duration interval) {
-            this.refreshInterval = SharedStoreOptions.requirePositive("refreshInterval", interval);
-            return this;
+            return interval(SharedStoreOptions.requirePositive("refreshInterval", interval));
         }
 
-        /** The most records in one call (one round trip) to the counter store; default 500. */
-        public Builder batchSize(int batchSize) {
-            if (batchSize <= 0) {
-                throw new IllegalArgumentException("batchSize must be > 0, was " + batchSize);
-            }
-            this.batchSize = batchSize;
-            return this;
-        }
-
-        /**
-         * How long a key must go without a request here before it is dropped from memory (at a round, once its
-         * slice is given back); default each limiter's window.
-         */
+        /** {@inheritDoc} A key is dropped at a round, once its slice is given back. */
+        @Override
         public Builder idleTimeout(Duration timeout) {
-            this.idleTimeout = SharedStoreOptions.requirePositive("idleTimeout", timeout);
-            return this;
+            return super.idleTimeout(timeout);
         }
 
         /**
@@ -745,36 +680,29 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         }
 
         /**
-         * Told of every decision of the store's limiters and of every call to the counter store (its time and its
-         * failure): with the limiter for a claim made on a request, with {@code null} for the round's calls. Must not
-         * block; a listener that throws changes nothing. Default: none.
+         * No background thread: the application (or a test) calls {@link LeasedStore#refresh()} itself.
+         *
+         * @deprecated use {@link #manualRounds()}
          */
-        public Builder listener(RateLimitListener listener) {
-            this.listener = Objects.requireNonNull(listener, "listener must not be null");
-            return this;
-        }
-
-        /** Shorthand for a {@link #listener} told only of failed calls to the counter store, e.g. to log them. */
-        public Builder failureListener(Consumer<? super SluiceException> listener) {
-            Objects.requireNonNull(listener, "failureListener must not be null");
-            return listener(RateLimitListener.ofFailures(listener));
-        }
-
-        /** No background thread: the application (or a test) calls {@link LeasedStore#refresh()} itself. */
+        @Deprecated
+        @SuppressWarnings("InlineMeSuggester") // core has no dependency for @InlineMe
         public Builder manualSync() {
-            this.manual = true;
-            return this;
+            return manualRounds();
         }
 
         /** Where new versions come from; default random. For tests that want versions 1, 2, 3. */
         Builder versions(LongSupplier versions) {
-            this.versions = Objects.requireNonNull(versions, "versions must not be null");
-            return this;
+            return withVersions(versions);
         }
 
-        /** The store; starts its background thread unless {@link #manualSync()}. */
+        /** The store; starts its background thread unless {@link #manualRounds()}. */
+        @Override
         public LeasedStore build() {
-            return new LeasedStore(this);
+            return new LeasedStore(
+                    new LocalRounds<>(
+                            "leased", counterStore(), interval(), batchSize(), idleTimeout(), listener(), versions()),
+                    isManual(),
+                    failurePolicy);
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.sluice.sync;
 
 import dev.sluice.algorithm.AlgorithmState;
+import dev.sluice.internal.CountedKey;
 import dev.sluice.internal.KeyTable;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
@@ -20,7 +21,7 @@ import org.jspecify.annotations.Nullable;
  * is over ({@link #loaded()}, by the one thread that reads it, see {@code SynchronizedStore.takeUp}); until then
  * decisions wait in {@link #awaitLoaded()}, holding no lock, and the flusher and refresher leave the key alone.
  */
-final class KeyState {
+final class KeyState implements CountedKey {
 
     final SynchronizedLimiter limiter;
     final String key;
@@ -53,6 +54,16 @@ final class KeyState {
     private volatile boolean open;
     /** Opened once, right after {@link #open} is set. */
     private final CountDownLatch ready = new CountDownLatch(1);
+
+    @Override
+    public CounterKey id() {
+        return id;
+    }
+
+    @Override
+    public SynchronizedLimiter limiter() {
+        return limiter;
+    }
 
     KeyState(SynchronizedLimiter limiter, String key, CounterKey id, AlgorithmState view, long now) {
         this.limiter = limiter;

@@ -11,7 +11,9 @@ import dev.sluice.internal.AbstractRateLimiter;
 import dev.sluice.internal.FrameMap;
 import dev.sluice.internal.JointDecider;
 import dev.sluice.internal.KeyTable;
+import dev.sluice.internal.LocalRounds;
 import dev.sluice.internal.OnceReservation;
+import dev.sluice.internal.PreparedWrite;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterWrite;
@@ -22,7 +24,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
@@ -256,7 +257,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
      * write. Counts of frames that no longer count are dropped here: they can change no decision any more.
      */
     @Nullable
-    Flight prepare(KeyState ks, LongSupplier versions) {
+    Flight prepare(KeyState ks, LocalRounds<?> rounds) {
         long now = now();
         long liveFrom = now - lifetime + 1; // a frame counts while now < start + lifetime
         ks.lock();
@@ -274,7 +275,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
             FrameMap counters = FrameMap.wrap(view, view.length / 2).tail(liveFrom);
             long expireAt = counters.isEmpty() ? now : counters.frame(counters.size() - 1) + lifetime;
             long expected = ks.global.version();
-            CounterWrite write = new CounterWrite(ks.id, expected, nextVersion(versions, expected), counters, expireAt);
+            CounterWrite write = new CounterWrite(ks.id, expected, rounds.nextVersion(expected), counters, expireAt);
             return new Flight(ks, write, written, ks.changes);
         } finally {
             ks.unlock();
@@ -283,7 +284,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
 
     /** The write was applied: {@code g := g + i} as written, {@code i} keeps only what came after. */
     void written(Flight f) {
-        KeyState ks = f.state();
+        KeyState ks = f.key();
         ks.lock();
         try {
             ks.global = new CounterSnapshot(f.write().newVersion(), f.write().counters());
@@ -298,7 +299,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
 
     /** The call carrying the write failed: it may or may not have been applied. */
     void unknown(Flight f) {
-        KeyState ks = f.state();
+        KeyState ks = f.key();
         ks.lock();
         try {
             ks.doubt =
@@ -408,14 +409,6 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
         FrameStates.restoreInto(algorithm, params, view, frames, values, n);
     }
 
-    private static long nextVersion(LongSupplier versions, long expected) {
-        long v;
-        do {
-            v = versions.getAsLong();
-        } while (v == CounterSnapshot.ABSENT || v == expected);
-        return v;
-    }
-
     // ---- inspection, for tests ----------------------------------------------------------------------------------
 
     /** What this instance holds for {@code key}; null if it holds nothing. */
@@ -473,7 +466,8 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
      * A write prepared for one key, with the counts of {@code i} it carries and the key's {@link KeyState#changes}
      * when it was prepared.
      */
-    record Flight(KeyState state, CounterWrite write, FrameCounts written, long changes) {}
+    record Flight(KeyState key, CounterWrite write, FrameCounts written, long changes)
+            implements PreparedWrite<KeyState> {}
 
     @Override
     public String toString() {

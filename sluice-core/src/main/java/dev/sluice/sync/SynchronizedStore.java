@@ -2,32 +2,22 @@ package dev.sluice.sync;
 
 import dev.sluice.Algorithm;
 import dev.sluice.LimiterConfig;
+import dev.sluice.LocalStoreBuilder;
 import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
-import dev.sluice.algorithm.FrameStates;
-import dev.sluice.internal.AlgorithmList;
-import dev.sluice.internal.BackgroundRounds;
 import dev.sluice.internal.CounterStoreCalls;
 import dev.sluice.internal.FailureLog;
-import dev.sluice.spi.CounterKey;
+import dev.sluice.internal.LocalRounds;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
-import dev.sluice.spi.CounterWrite;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedStoreOptions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
@@ -150,32 +140,31 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      * change a decision.
      */
 
-    /** The default {@link Builder#flushInterval(Duration)}. */
-    public static final Duration DEFAULT_FLUSH_INTERVAL = Duration.ofMillis(100);
+    /** The default {@link Builder#interval(Duration)}. */
+    public static final Duration DEFAULT_INTERVAL = LocalStoreBuilder.DEFAULT_INTERVAL;
+    /**
+     * The default interval.
+     *
+     * @deprecated the flush interval is the store's {@linkplain Builder#interval(Duration) interval}: use
+     *     {@link #DEFAULT_INTERVAL}
+     */
+    @Deprecated
+    public static final Duration DEFAULT_FLUSH_INTERVAL = DEFAULT_INTERVAL;
     /** The default {@link Builder#batchSize(int)}. */
-    public static final int DEFAULT_BATCH_SIZE = 500;
-    /** How often one flush re-reads and writes again the keys whose write met a conflict. */
-    static final int CONFLICT_ROUNDS = 4;
+    public static final int DEFAULT_BATCH_SIZE = LocalStoreBuilder.DEFAULT_BATCH_SIZE;
 
-    private final CounterStore counterStore;
+    /** How often one flush re-reads and writes again the keys whose write met a conflict. */
+    static final int CONFLICT_ROUNDS = LocalRounds.CONFLICT_ROUNDS;
+
+    private final LocalRounds<SynchronizedLimiter> rounds;
     private final CounterStoreCalls calls;
-    private final Duration flushInterval;
     private final Duration refreshInterval;
-    private final int batchSize;
-    private final @Nullable Duration idleTimeout; // null: each limiter's window
-    private final RateLimitListener listener;
-    private final LongSupplier versions;
     private final SyncJoint joint = new SyncJoint(this);
-    private final List<SynchronizedLimiter> limiters = new CopyOnWriteArrayList<>();
-    private final ReentrantLock round = new ReentrantLock();
     /** Keys of closed limiters whose counts are not yet written, or whose last write is in doubt. Guarded by round. */
     private final List<KeyState> orphans = new ArrayList<>();
 
-    private final @Nullable BackgroundRounds background;
     /** Failed first reads of a key when neither the store nor the limiter has a listener: a log line a minute. */
     private final FailureLog takeUpFailures;
-
-    private volatile boolean closed;
 
     private final LongAdder flushes = new LongAdder();
     private final LongAdder refreshes = new LongAdder();
@@ -184,16 +173,19 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     private final LongAdder doubtfulWrites = new LongAdder();
     private final LongAdder evictions = new LongAdder();
 
-    private SynchronizedStore(Builder b) {
-        this.counterStore = b.counterStore;
-        this.calls = new CounterStoreCalls(b.counterStore, b.listener);
-        this.flushInterval = b.flushInterval;
-        this.refreshInterval = b.refreshInterval != null ? b.refreshInterval : b.flushInterval;
-        this.batchSize = b.batchSize;
-        this.idleTimeout = b.idleTimeout;
-        this.listener = b.listener;
-        this.versions = b.versions;
-        this.background = b.manual ? null : startRounds();
+    private SynchronizedStore(LocalRounds<SynchronizedLimiter> rounds, boolean manual, @Nullable Duration refresh) {
+        this.rounds = rounds;
+        this.calls = rounds.calls();
+        this.refreshInterval = refresh != null ? refresh : rounds.interval();
+        if (refreshInterval.toNanos() == rounds.interval().toNanos()) {
+            rounds.start(manual, () -> {
+                flush();
+                refresh();
+            });
+        } else {
+            rounds.start(manual, this::flush);
+            rounds.alsoEvery(refreshInterval, this::refresh);
+        }
         this.takeUpFailures = new FailureLog(toString(), "deciding on the counts held here");
     }
 
@@ -211,30 +203,18 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      */
     @Override
     public RateLimiter bind(LimiterConfig config) {
-        Objects.requireNonNull(config, "config must not be null");
-        String refusal = refusal(config.algorithm());
-        if (refusal != null) {
-            throw new IllegalArgumentException(refusal);
-        }
-        long idle = (idleTimeout != null ? idleTimeout : config.window()).toNanos();
-        SynchronizedLimiter limiter = new SynchronizedLimiter(this, config, idle);
-        limiters.add(limiter);
-        return limiter;
+        return rounds.bind(config, (c, idleNanos) -> new SynchronizedLimiter(this, c, idleNanos));
     }
 
     /** {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER} and {@code SLIDING_TAIL}: counts per frame add up. */
     @Override
     public Set<Algorithm> algorithms() {
-        return FrameStates.ALGORITHMS;
+        return rounds.algorithms();
     }
 
     @Override
     public @Nullable String refusal(Algorithm algorithm) {
-        return algorithms().contains(algorithm)
-                ? null
-                : "synchronized mode supports " + AlgorithmList.of(algorithms()) + ", not " + algorithm
-                        + ": a bucket's level and a log's order do not add up across instances (use an exact-mode "
-                        + "store for it)";
+        return rounds.refusal(algorithm);
     }
 
     /**
@@ -247,33 +227,45 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      * @return whether every count pending when the flush began has been written
      */
     public boolean flush() {
-        round.lock();
+        rounds.round().lock();
         try {
             flushes.increment();
             return writeAll(collect(ks -> ks.doubt != null), collect(KeyState::dirty));
         } finally {
             pruneOrphans();
-            round.unlock();
+            rounds.round().unlock();
         }
     }
 
-    /** Settles {@code doubtful}, then writes {@code dirty}; the caller holds {@link #round}. */
+    /** Settles {@code doubtful}, then writes {@code dirty}; the caller holds the round lock. */
     private boolean writeAll(List<KeyState> doubtful, List<KeyState> dirty) {
-        if (!load(doubtful)) {
-            return false;
+        return rounds.writeAll(doubtful, dirty, null, this::loaded, ks -> ks.limiter.prepare(ks, rounds), settle)
+                == LocalRounds.Written.ALL;
+    }
+
+    /** A write's outcome, into the key and the counts of {@link #stats()}. */
+    private final LocalRounds.Settle<SynchronizedLimiter.Flight> settle = new LocalRounds.Settle<>() {
+        @Override
+        public void applied(SynchronizedLimiter.Flight f) {
+            writes.increment();
+            f.key().limiter.written(f);
         }
-        for (int attempt = 0; ; attempt++) {
-            List<KeyState> conflicted = new ArrayList<>();
-            if (!write(dirty, conflicted)) {
-                return false;
-            }
-            if (conflicted.isEmpty()) {
-                return true;
-            }
-            if (attempt + 1 == CONFLICT_ROUNDS || !load(conflicted)) {
-                return false;
-            }
-            dirty = conflicted;
+
+        @Override
+        public void conflicted(SynchronizedLimiter.Flight f) {
+            conflicts.increment();
+        }
+
+        @Override
+        public void unknown(SynchronizedLimiter.Flight f) {
+            f.key().limiter.unknown(f);
+        }
+    };
+
+    /** Takes a record a round read as the key's {@code g}. */
+    private void loaded(KeyState ks, CounterSnapshot snapshot) {
+        if (ks.limiter.loaded(ks, snapshot)) {
+            doubtfulWrites.increment();
         }
     }
 
@@ -283,13 +275,13 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      * those handed-over keys until they are written. Idempotent.
      */
     void release(SynchronizedLimiter limiter) {
-        round.lock();
+        rounds.round().lock();
         try {
             if (limiter.isClosed()) {
                 return;
             }
             List<KeyState> unwritten = limiter.closeAndTakeKeys();
-            limiters.remove(limiter);
+            rounds.remove(limiter);
             orphans.addAll(unwritten);
             List<KeyState> doubtful = new ArrayList<>();
             List<KeyState> dirty = new ArrayList<>();
@@ -312,11 +304,11 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
             }
         } finally {
             pruneOrphans();
-            round.unlock();
+            rounds.round().unlock();
         }
     }
 
-    /** Lets go of the keys of closed limiters that have nothing left to write; the caller holds {@link #round}. */
+    /** Lets go of the keys of closed limiters that have nothing left to write; the caller holds the round lock. */
     private void pruneOrphans() {
         orphans.removeIf(ks -> {
             ks.lock();
@@ -341,7 +333,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      */
     void takeUp(KeyState ks) {
         try {
-            if (!closed && !calls.failing()) {
+            if (!rounds.closed() && !calls.failing()) {
                 readFirst(ks);
             }
         } finally {
@@ -356,7 +348,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
             snapshot = calls.load(List.of(ks.id), limiter, "reading the record of key '" + ks.key + "'")
                     .get(0);
         } catch (SluiceException failure) {
-            if (listener == RateLimitListener.NONE && limiter.config().listener() == RateLimitListener.NONE) {
+            if (listener() == RateLimitListener.NONE && limiter.config().listener() == RateLimitListener.NONE) {
                 takeUpFailures.failed(failure);
             }
             return;
@@ -371,21 +363,21 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
 
     /** The store's listener. */
     RateLimitListener listener() {
-        return listener;
+        return rounds.listener();
     }
 
     /** How many limiters this store refers to; for tests. */
     int limiterCount() {
-        return limiters.size();
+        return rounds.limiters().size();
     }
 
     /** How many keys of closed limiters wait for a flush; for tests. */
     int orphanCount() {
-        round.lock();
+        rounds.round().lock();
         try {
             return orphans.size();
         } finally {
-            round.unlock();
+            rounds.round().unlock();
         }
     }
 
@@ -397,15 +389,15 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      * @return whether every held key was read
      */
     public boolean refresh() {
-        round.lock();
+        rounds.round().lock();
         try {
             refreshes.increment();
-            for (SynchronizedLimiter limiter : limiters) {
+            for (SynchronizedLimiter limiter : rounds.limiters()) {
                 evictions.add(limiter.evictIdle());
             }
-            return load(collect(ks -> true));
+            return rounds.load(collect(ks -> true), null, this::loaded);
         } finally {
-            round.unlock();
+            rounds.round().unlock();
         }
     }
 
@@ -422,19 +414,30 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
                 evictions.sum());
     }
 
-    /** The interval of the background flush. */
-    public Duration flushInterval() {
-        return flushInterval;
+    /** The interval of the background round: a flush, and a refresh unless its own interval was set. */
+    public Duration interval() {
+        return rounds.interval();
     }
 
-    /** The interval of the background refresh. */
+    /**
+     * The interval of the background flush.
+     *
+     * @deprecated the flush runs every {@link #interval()}: use that
+     */
+    @Deprecated
+    @SuppressWarnings("InlineMeSuggester") // core has no dependency for @InlineMe
+    public Duration flushInterval() {
+        return interval();
+    }
+
+    /** The interval of the background refresh: {@link #interval()} unless set apart. */
     public Duration refreshInterval() {
         return refreshInterval;
     }
 
     /** The most records in one call to the counter store. */
     public int batchSize() {
-        return batchSize;
+        return rounds.batchSize();
     }
 
     /**
@@ -446,10 +449,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      */
     @Override
     public void close() {
-        closed = true;
-        if (background != null) {
-            background.stop(flushInterval);
-        }
+        rounds.stop();
         flush();
     }
 
@@ -458,7 +458,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     /** The keys of every limiter, and of closed limiters not yet written, that satisfy {@code which}. */
     private List<KeyState> collect(Predicate<KeyState> which) {
         List<KeyState> keys = new ArrayList<>();
-        for (SynchronizedLimiter limiter : limiters) {
+        for (SynchronizedLimiter limiter : rounds.limiters()) {
             limiter.collect(which, keys);
         }
         for (KeyState ks : orphans) {
@@ -474,205 +474,87 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         return keys;
     }
 
-    /**
-     * {@code keys} cut into the batches of the calls to the counter store: per limiter, so that one call concerns one
-     * shape and never holds a key twice, and at most the batch size each.
-     */
-    private List<List<KeyState>> batches(List<KeyState> keys) {
-        Map<SynchronizedLimiter, List<KeyState>> byLimiter = new LinkedHashMap<>();
-        for (KeyState ks : keys) {
-            byLimiter.computeIfAbsent(ks.limiter, l -> new ArrayList<>()).add(ks);
-        }
-        List<List<KeyState>> batches = new ArrayList<>();
-        for (List<KeyState> group : byLimiter.values()) {
-            for (int from = 0; from < group.size(); from += batchSize) {
-                batches.add(group.subList(from, Math.min(group.size(), from + batchSize)));
-            }
-        }
-        return batches;
-    }
-
-    /** Writes {@code dirty} in batches; adds the keys that met a conflict to {@code conflicted}. */
-    private boolean write(List<KeyState> dirty, List<KeyState> conflicted) {
-        for (List<KeyState> batch : batches(dirty)) {
-            List<SynchronizedLimiter.Flight> flights = new ArrayList<>(batch.size());
-            List<CounterWrite> batchWrites = new ArrayList<>(batch.size());
-            for (KeyState ks : batch) {
-                SynchronizedLimiter.Flight f = ks.limiter.prepare(ks, versions);
-                if (f != null) {
-                    flights.add(f);
-                    batchWrites.add(f.write());
-                }
-            }
-            if (flights.isEmpty()) {
-                continue;
-            }
-            boolean[] applied;
-            try {
-                applied = calls.compareAndSet(batchWrites, null);
-            } catch (SluiceException e) {
-                for (SynchronizedLimiter.Flight f : flights) {
-                    f.state().limiter.unknown(f);
-                }
-                return false;
-            }
-            for (int j = 0; j < applied.length; j++) {
-                SynchronizedLimiter.Flight f = flights.get(j);
-                if (applied[j]) {
-                    writes.increment();
-                    f.state().limiter.written(f);
-                } else {
-                    conflicts.increment();
-                    conflicted.add(f.state());
-                }
-            }
-        }
-        return true;
-    }
-
-    /** Reads {@code keys} in batches and takes each record as the key's {@code g}. */
-    private boolean load(List<KeyState> keys) {
-        for (List<KeyState> batch : batches(keys)) {
-            List<CounterKey> ids = new ArrayList<>(batch.size());
-            for (KeyState ks : batch) {
-                ids.add(ks.id);
-            }
-            List<CounterSnapshot> snapshots;
-            try {
-                snapshots = calls.load(ids, null);
-            } catch (SluiceException e) {
-                return false;
-            }
-            for (int j = 0; j < batch.size(); j++) {
-                KeyState ks = batch.get(j);
-                if (ks.limiter.loaded(ks, snapshots.get(j))) {
-                    doubtfulWrites.increment();
-                }
-            }
-        }
-        return true;
-    }
-
-    private BackgroundRounds startRounds() {
-        BackgroundRounds r = new BackgroundRounds("sluice-sync", this::roundFailed);
-        if (flushInterval.toNanos() == refreshInterval.toNanos()) {
-            r.every(flushInterval, () -> {
-                flush();
-                refresh();
-            });
-        } else {
-            r.every(flushInterval, this::flush);
-            r.every(refreshInterval, this::refresh);
-        }
-        return r;
-    }
-
-    /**
-     * A round that threw: counted and told to the listener as a failure of the counter store, which counts as failing
-     * until a call succeeds; the next round runs as usual.
-     */
-    private void roundFailed(RuntimeException e) {
-        calls.failedOutsideCalls(CounterStoreCalls.wrap("counter store failed in a background round", e), true);
-    }
-
     @Override
     public String toString() {
-        return "SynchronizedStore[" + counterStore + ", flush every " + flushInterval + ", refresh every "
-                + refreshInterval + ", batches of " + batchSize + (background == null ? ", manual" : "") + "]";
+        return "SynchronizedStore[" + rounds.describe()
+                + (refreshInterval.toNanos() == interval().toNanos() ? "" : ", refresh every " + refreshInterval) + "]";
     }
 
     /**
-     * Builds a {@link SynchronizedStore}. Not thread-safe; setters validate at once.
+     * Builds a {@link SynchronizedStore}; the options both local-decision modes have are {@link LocalStoreBuilder}'s.
+     * Every interval the background thread flushes (writes the counts taken here) and then refreshes (reads every key
+     * held, to see the others' counts). Not thread-safe; setters validate at once.
      */
-    public static final class Builder {
-        private final CounterStore counterStore;
-        private Duration flushInterval = DEFAULT_FLUSH_INTERVAL;
+    public static final class Builder extends LocalStoreBuilder<Builder, SynchronizedStore> {
         private @Nullable Duration refreshInterval;
-        private int batchSize = DEFAULT_BATCH_SIZE;
-        private @Nullable Duration idleTimeout;
-        private RateLimitListener listener = RateLimitListener.NONE;
-        private LongSupplier versions = () -> ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
-        private boolean manual;
 
         private Builder(CounterStore counterStore) {
-            this.counterStore = Objects.requireNonNull(counterStore, "counterStore must not be null");
+            super(counterStore);
         }
 
         /**
-         * How often the background thread writes the counts taken here; default 100 ms. The shorter, the less the
-         * instances can pass the limit together, and the more round trips.
+         * How often the background thread writes the counts taken here.
+         *
+         * @deprecated the flush runs every {@link #interval(Duration) interval}: use that
          */
+        @Deprecated
+        @SuppressWarnings("InlineMeSuggester") // core has no dependency for @InlineMe
         public Builder flushInterval(Duration interval) {
-            this.flushInterval = SharedStoreOptions.requirePositive("flushInterval", interval);
-            return this;
+            return interval(SharedStoreOptions.requirePositive("flushInterval", interval));
         }
 
         /**
-         * How often the background thread reads every held key to see the others' counts; default the flush interval,
-         * in which case each round flushes and then refreshes.
+         * How often the background thread reads every held key to see the others' counts, if not at every round;
+         * default the {@linkplain #interval(Duration) interval}, in which case each round flushes and then refreshes.
          */
         public Builder refreshInterval(Duration interval) {
             this.refreshInterval = SharedStoreOptions.requirePositive("refreshInterval", interval);
             return this;
         }
 
-        /** The most records in one call (one round trip) to the counter store; default 500. */
-        public Builder batchSize(int batchSize) {
-            if (batchSize <= 0) {
-                throw new IllegalArgumentException("batchSize must be > 0, was " + batchSize);
-            }
-            this.batchSize = batchSize;
-            return this;
-        }
-
         /**
-         * How long a key must go without a request here before it may be dropped from memory; default each limiter's
-         * window. A key is dropped (at a refresh) only when it also has nothing to write and none of the counts this
-         * instance knows for it still counts. The idle time counts from the first flush or refresh after the key's
-         * last request (a decision leaves only a mark on the key, which the rounds take in), so a key may stay up to
-         * one interval longer. A key that comes back is taken up as a new key: its record is read before its first
-         * decision.
+         * {@inheritDoc} A key is dropped (at a refresh) only when it also has nothing to write and none of the counts
+         * this instance knows for it still counts. The idle time counts from the first flush or refresh after the
+         * key's last request (a decision leaves only a mark on the key, which the rounds take in), so a key may stay
+         * up to one interval longer. A key that comes back is taken up as a new key: its record is read before its
+         * first decision.
          */
+        @Override
         public Builder idleTimeout(Duration timeout) {
-            this.idleTimeout = SharedStoreOptions.requirePositive("idleTimeout", timeout);
-            return this;
-        }
-
-        /**
-         * Told of every decision of the store's limiters (each limiter's own listener hears its own besides), and of
-         * every call to the counter store: how long it took, and its failure; the limiter of a call is {@code null},
-         * since flushes and refreshes are the store's own work. Must not block; a listener that throws changes no
-         * decision and no count. Default: none.
-         */
-        public Builder listener(RateLimitListener listener) {
-            this.listener = Objects.requireNonNull(listener, "listener must not be null");
-            return this;
-        }
-
-        /** Shorthand for a {@link #listener} told only of failed calls to the counter store, e.g. to log them. */
-        public Builder failureListener(Consumer<? super SluiceException> listener) {
-            Objects.requireNonNull(listener, "failureListener must not be null");
-            return listener(RateLimitListener.ofFailures(listener));
+            return super.idleTimeout(timeout);
         }
 
         /**
          * No background thread: the application (or a test) calls {@link SynchronizedStore#flush()} and
          * {@link SynchronizedStore#refresh()} itself.
+         *
+         * @deprecated use {@link #manualRounds()}
          */
+        @Deprecated
+        @SuppressWarnings("InlineMeSuggester") // core has no dependency for @InlineMe
         public Builder manualSync() {
-            this.manual = true;
-            return this;
+            return manualRounds();
         }
 
         /** Where new versions come from; default random. For tests that want versions 1, 2, 3. */
         Builder versions(LongSupplier versions) {
-            this.versions = Objects.requireNonNull(versions, "versions must not be null");
-            return this;
+            return withVersions(versions);
         }
 
-        /** The store; starts its background thread unless {@link #manualSync()}. */
+        /** The store; starts its background thread unless {@link #manualRounds()}. */
+        @Override
         public SynchronizedStore build() {
-            return new SynchronizedStore(this);
+            return new SynchronizedStore(
+                    new LocalRounds<>(
+                            "synchronized",
+                            counterStore(),
+                            interval(),
+                            batchSize(),
+                            idleTimeout(),
+                            listener(),
+                            versions()),
+                    isManual(),
+                    refreshInterval);
         }
     }
 }

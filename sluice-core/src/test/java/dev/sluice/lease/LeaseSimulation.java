@@ -127,13 +127,13 @@ final class LeaseSimulation {
         for (int j = 0; j < s.instances(); j++) {
             if (s.mode() == Mode.LEASED) {
                 leased.add(LeasedStore.builder(shared)
-                        .refreshInterval(s.interval())
-                        .manualSync()
+                        .interval(s.interval())
+                        .manualRounds()
                         .build());
             } else {
                 synced.add(SynchronizedStore.builder(shared)
-                        .flushInterval(s.interval())
-                        .manualSync()
+                        .interval(s.interval())
+                        .manualRounds()
                         .build());
             }
         }

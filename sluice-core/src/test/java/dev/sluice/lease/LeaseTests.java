@@ -24,7 +24,7 @@ final class LeaseTests {
 
     /** An instance over {@code store} whose rounds run by hand ({@link LeasedStore#refresh()}), every {@code interval}. */
     static LeasedStore manual(FlakyCounterStore store, Duration interval) {
-        return LeasedStore.builder(store).refreshInterval(interval).manualSync().build();
+        return LeasedStore.builder(store).interval(interval).manualRounds().build();
     }
 
     /** A limiter of {@code store} on {@code clock}; a sub-window counter gets 10 sub-windows. */

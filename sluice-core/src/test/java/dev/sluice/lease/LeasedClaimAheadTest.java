@@ -317,8 +317,8 @@ class LeasedClaimAheadTest {
         List<RateLimiter> limiters = new ArrayList<>();
         for (int j = 0; j < instances; j++) {
             LeasedStore s = LeasedStore.builder(shared)
-                    .refreshInterval(Duration.ofMillis(100))
-                    .manualSync()
+                    .interval(Duration.ofMillis(100))
+                    .manualRounds()
                     .build();
             stores.add(s);
             limiters.add(limiter(s, algorithm, limit, Duration.ofSeconds(1)));

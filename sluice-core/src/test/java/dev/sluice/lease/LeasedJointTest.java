@@ -132,9 +132,9 @@ class LeasedJointTest {
     void whenAClaimFailsTheFailurePolicyAnswersTheShortPartAndTheOthersKeepTheirSlices() {
         FlakyCounterStore calls = new FlakyCounterStore(shared);
         LeasedStore store = LeasedStore.builder(calls)
-                .refreshInterval(Duration.ofSeconds(1))
+                .interval(Duration.ofSeconds(1))
                 .failurePolicy(FailurePolicy.FAIL_CLOSED)
-                .manualSync()
+                .manualRounds()
                 .build();
         RateLimiter perClient = limiter(store, Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1));
         RateLimiter perUser = limiter(store, Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1));

@@ -45,7 +45,7 @@ class LeasedStoreTest {
     private final InMemoryCounterStore shared = InMemoryCounterStore.create();
 
     private static LeasedStore instance(InMemoryCounterStore counters) {
-        return LeasedStore.builder(counters).manualSync().build();
+        return LeasedStore.builder(counters).manualRounds().build();
     }
 
     private RateLimiter limiter(LeasedStore store, Algorithm algorithm, long limit, Duration window) {
@@ -73,7 +73,7 @@ class LeasedStoreTest {
     /** Sub-windows much shorter than the round: the round would claim dozens ahead per key; an operator is told. */
     @Test
     void aSubWindowCounterOfManySubWindowsPerRoundIsWarnedOf() {
-        Duration round = LeasedStore.DEFAULT_REFRESH_INTERVAL;
+        Duration round = LeasedStore.DEFAULT_INTERVAL;
         LimiterConfig minute = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER) // 60 sub-windows of 1 s
                 .limit(10, Duration.ofMinutes(1))
                 .build()
@@ -120,6 +120,7 @@ class LeasedStoreTest {
     }
 
     @Test
+    @SuppressWarnings("deprecation") // refreshInterval, the old name of interval, still names itself
     void builderRefusesBadValuesNamingThem() {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> LeasedStore.builder(shared)
                         .batchSize(0))
@@ -240,8 +241,8 @@ class LeasedStoreTest {
         List<RateLimiter> limiters = new ArrayList<>();
         for (int j = 0; j < 3; j++) {
             LeasedStore s = LeasedStore.builder(shared)
-                    .refreshInterval(Duration.ofSeconds(1))
-                    .manualSync()
+                    .interval(Duration.ofSeconds(1))
+                    .manualRounds()
                     .build();
             stores.add(s);
             limiters.add(limiter(s, algorithm, 20, Duration.ofSeconds(10)));
@@ -303,8 +304,8 @@ class LeasedStoreTest {
     @Test
     void theSlidingTailGivesBackTheUnusedSliceOfThePreviousWindow() {
         LeasedStore store = LeasedStore.builder(shared)
-                .refreshInterval(Duration.ofSeconds(1))
-                .manualSync()
+                .interval(Duration.ofSeconds(1))
+                .manualRounds()
                 .build();
         RateLimiter limiter = limiter(store, Algorithm.SLIDING_TAIL, 10, Duration.ofMinutes(1));
         for (int j = 0; j < 4; j++) {
@@ -375,7 +376,7 @@ class LeasedStoreTest {
     @Test
     void inAnOutageTheSliceHeldIsSpentAndThenTheFailurePolicyAnswers() {
         FlakyCounterStore flaky = new FlakyCounterStore(shared);
-        LeasedStore store = LeasedStore.builder(flaky).manualSync().build();
+        LeasedStore store = LeasedStore.builder(flaky).manualRounds().build();
         RateLimiter limiter = limiter(store, Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
         for (int j = 0; j < 4; j++) {
             assertTrue(limiter.tryAcquire(KEY).allowed()); // slices of 1, 2 and 4: holds 7, used 4
@@ -411,7 +412,7 @@ class LeasedStoreTest {
     @Test
     void aClaimWhoseAnswerWasLostIsTakenWhenTheNextReadFindsItApplied() {
         FlakyCounterStore flaky = new FlakyCounterStore(shared);
-        LeasedStore store = LeasedStore.builder(flaky).manualSync().build();
+        LeasedStore store = LeasedStore.builder(flaky).manualRounds().build();
         RateLimiter limiter = limiter(store, Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
         assertTrue(limiter.tryAcquire(KEY).allowed());
         flaky.takeLog();
@@ -442,7 +443,7 @@ class LeasedStoreTest {
     @Test
     void aClaimInDoubtThatWasNotAppliedIsDropped() {
         FlakyCounterStore flaky = new FlakyCounterStore(shared);
-        LeasedStore store = LeasedStore.builder(flaky).manualSync().build();
+        LeasedStore store = LeasedStore.builder(flaky).manualRounds().build();
         RateLimiter limiter = limiter(store, Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
         assertTrue(limiter.tryAcquire(KEY).allowed());
         flaky.down = true;
@@ -462,7 +463,7 @@ class LeasedStoreTest {
         RateLimiter open = limiter(
                 LeasedStore.builder(flaky)
                         .failurePolicy(FailurePolicy.FAIL_OPEN)
-                        .manualSync()
+                        .manualRounds()
                         .build(),
                 Algorithm.FIXED_WINDOW,
                 10,
@@ -470,7 +471,7 @@ class LeasedStoreTest {
         RateLimiter throwing = limiter(
                 LeasedStore.builder(flaky)
                         .failurePolicy(FailurePolicy.THROW)
-                        .manualSync()
+                        .manualRounds()
                         .build(),
                 Algorithm.FIXED_WINDOW,
                 10,
@@ -540,7 +541,7 @@ class LeasedStoreTest {
     void theBackgroundRoundGivesBackAnIdleSlice() {
         AtomicLong failures = new AtomicLong();
         try (LeasedStore store = LeasedStore.builder(shared)
-                .refreshInterval(Duration.ofMillis(10))
+                .interval(Duration.ofMillis(10))
                 .failureListener(e -> failures.incrementAndGet())
                 .build()) {
             RateLimiter limiter = limiter(store, Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));

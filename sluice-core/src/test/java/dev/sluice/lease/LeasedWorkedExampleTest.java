@@ -34,8 +34,8 @@ class LeasedWorkedExampleTest {
 
     private static LeasedStore instance(FlakyCounterStore store) {
         return LeasedStore.builder(store)
-                .refreshInterval(Duration.ofSeconds(1))
-                .manualSync()
+                .interval(Duration.ofSeconds(1))
+                .manualRounds()
                 .build();
     }
 

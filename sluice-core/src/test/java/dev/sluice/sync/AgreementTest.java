@@ -57,7 +57,7 @@ class AgreementTest {
                         : o;
             };
             SynchronizedStore sync = SynchronizedStore.builder(InMemoryCounterStore.create())
-                    .manualSync()
+                    .manualRounds()
                     .batchSize(1 + random.nextInt(3))
                     .build();
             RateLimiter synced = options.apply(

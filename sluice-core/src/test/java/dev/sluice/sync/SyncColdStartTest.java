@@ -50,11 +50,14 @@ class SyncColdStartTest {
     private final InMemoryCounterStore shared = InMemoryCounterStore.create();
 
     private static SynchronizedStore instance(CounterStore store) {
-        return SynchronizedStore.builder(store).manualSync().build();
+        return SynchronizedStore.builder(store).manualRounds().build();
     }
 
     private static SynchronizedStore instance(CounterStore store, RateLimitListener listener) {
-        return SynchronizedStore.builder(store).manualSync().listener(listener).build();
+        return SynchronizedStore.builder(store)
+                .manualRounds()
+                .listener(listener)
+                .build();
     }
 
     private RateLimiter limiter(SynchronizedStore store, Algorithm algorithm, long limit, Duration window) {

@@ -86,7 +86,7 @@ final class SyncSimulation {
         InMemoryCounterStore shared = InMemoryCounterStore.create();
         List<SynchronizedStore> stores = new ArrayList<>();
         for (int j = 0; j < s.instances(); j++) {
-            stores.add(SynchronizedStore.builder(shared).manualSync().build());
+            stores.add(SynchronizedStore.builder(shared).manualRounds().build());
         }
         SimulatedInstances instances = new SimulatedInstances(s.algorithm(), s.limit(), stores, s.cold());
         long step = 1_000_000_000L / s.offeredPerSecond();

@@ -40,7 +40,7 @@ class SynchronizedStoreTest {
     private final InMemoryCounterStore shared = InMemoryCounterStore.create();
 
     private SynchronizedStore instance(CounterStore store) {
-        return SynchronizedStore.builder(store).manualSync().build();
+        return SynchronizedStore.builder(store).manualRounds().build();
     }
 
     private SynchronizedStore instance() {
@@ -154,7 +154,7 @@ class SynchronizedStoreTest {
         for (int perKey : new int[] {1, 10, 100}) {
             ScriptedCounterStore scripted = new ScriptedCounterStore(InMemoryCounterStore.create());
             SynchronizedStore s = SynchronizedStore.builder(scripted)
-                    .manualSync()
+                    .manualRounds()
                     .batchSize(7)
                     .build();
             RateLimiter limiter = limiter(s, Algorithm.SLIDING_TAIL, 1_000, Duration.ofMinutes(1));
@@ -195,7 +195,7 @@ class SynchronizedStoreTest {
             }
         };
         SynchronizedStore s =
-                SynchronizedStore.builder(spy).manualSync().batchSize(4).build();
+                SynchronizedStore.builder(spy).manualRounds().batchSize(4).build();
         RateLimiter first = limiter(s, Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1));
         RateLimiter same = limiter(s, Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1)); // the same shape
         RateLimiter other = limiter(s, Algorithm.SLIDING_TAIL, 100, Duration.ofMinutes(1));
@@ -226,7 +226,7 @@ class SynchronizedStoreTest {
         ScriptedCounterStore toB = new ScriptedCounterStore(shared);
         List<SluiceException> failures = new ArrayList<>();
         SynchronizedStore a = SynchronizedStore.builder(toA)
-                .manualSync()
+                .manualRounds()
                 .failureListener(failures::add)
                 .build();
         SynchronizedStore b = instance(toB);
@@ -317,7 +317,7 @@ class SynchronizedStoreTest {
     @Test
     void keysAreEvictedOnlyWhenIdleWithNothingToWriteAndNothingThatStillCounts() {
         SynchronizedStore a = SynchronizedStore.builder(shared)
-                .manualSync()
+                .manualRounds()
                 .idleTimeout(Duration.ofSeconds(30))
                 .build();
         SynchronizedStore b = instance();
@@ -642,6 +642,7 @@ class SynchronizedStoreTest {
     // ---- configuration ---------------------------------------------------------------------------------------------
 
     @Test
+    @SuppressWarnings("deprecation") // flushInterval, the old name of interval, still names itself
     void bucketsAndTheLogAreRefusedAndBadOptionsNamed() {
         SynchronizedStore a = instance();
         for (Algorithm algorithm :
@@ -688,7 +689,7 @@ class SynchronizedStoreTest {
         RateLimiter atOther = limiter(other, Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
 
         SynchronizedStore s = SynchronizedStore.builder(watched)
-                .flushInterval(Duration.ofMillis(5))
+                .interval(Duration.ofMillis(5))
                 .build();
         try {
             RateLimiter limiter = limiter(s, Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));

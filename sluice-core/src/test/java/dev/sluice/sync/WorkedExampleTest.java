@@ -34,7 +34,7 @@ class WorkedExampleTest {
 
     private SynchronizedStore instance(ScriptedCounterStore store) {
         return SynchronizedStore.builder(store)
-                .manualSync()
+                .manualRounds()
                 .versions(versions::incrementAndGet)
                 .build();
     }

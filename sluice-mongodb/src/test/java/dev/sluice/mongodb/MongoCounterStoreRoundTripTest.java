@@ -135,7 +135,7 @@ class MongoCounterStoreRoundTripTest {
     @CsvSource({"50, 7, 1", "50, 7, 10", "50, 7, 100", "1200, 500, 1", "1200, 500, 20", "3, 500, 1000"})
     void aFlushIsOneUpdatePerBatchOfDirtyKeysWhateverTheRequests(int keys, int batchSize, int requestsPerKey) {
         SynchronizedStore sync = SynchronizedStore.builder(counters())
-                .manualSync()
+                .manualRounds()
                 .batchSize(batchSize)
                 .build();
         RateLimiter limiter = limiter(sync);
@@ -182,10 +182,14 @@ class MongoCounterStoreRoundTripTest {
      */
     @Test
     void aConflictCostsOneReadAndOneWriteMorePerBatch() {
-        SynchronizedStore a =
-                SynchronizedStore.builder(counters()).manualSync().batchSize(7).build();
-        SynchronizedStore b =
-                SynchronizedStore.builder(counters()).manualSync().batchSize(7).build();
+        SynchronizedStore a = SynchronizedStore.builder(counters())
+                .manualRounds()
+                .batchSize(7)
+                .build();
+        SynchronizedStore b = SynchronizedStore.builder(counters())
+                .manualRounds()
+                .batchSize(7)
+                .build();
         RateLimiter atA = limiter(a);
         RateLimiter atB = limiter(b);
         for (int k = 0; k < 20; k++) {

@@ -116,7 +116,7 @@ class MongoCounterStoreTest {
     void aRecordIsADocumentOfExactlyTheDesignShape() {
         CounterStore counters = counters().build();
         SynchronizedStore sync =
-                SynchronizedStore.builder(counters).manualSync().build();
+                SynchronizedStore.builder(counters).manualRounds().build();
         RateLimiter limiter = tail(sync, clock);
         String clientId = "abc-" + run;
         clock.set(NOON.plusSeconds(5));
@@ -165,9 +165,9 @@ class MongoCounterStoreTest {
     @Test
     void subSecondFramesAreNamedWithTheirNanosecondsAndKeptExactly() {
         SynchronizedStore a =
-                SynchronizedStore.builder(counters().build()).manualSync().build();
+                SynchronizedStore.builder(counters().build()).manualRounds().build();
         SynchronizedStore b =
-                SynchronizedStore.builder(counters().build()).manualSync().build();
+                SynchronizedStore.builder(counters().build()).manualRounds().build();
         RateLimiter atA = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER)
                 .limit(1000, Duration.ofSeconds(1))
                 .buckets(4)

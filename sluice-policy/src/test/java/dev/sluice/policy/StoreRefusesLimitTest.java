@@ -54,10 +54,11 @@ class StoreRefusesLimitTest {
     Path dir;
 
     static Stream<Arguments> stores() {
-        Supplier<RateLimitStore> leased = () ->
-                LeasedStore.builder(InMemoryCounterStore.create()).manualSync().build();
+        Supplier<RateLimitStore> leased = () -> LeasedStore.builder(InMemoryCounterStore.create())
+                .manualRounds()
+                .build();
         Supplier<RateLimitStore> synchronize = () -> SynchronizedStore.builder(InMemoryCounterStore.create())
-                .manualSync()
+                .manualRounds()
                 .build();
         return Stream.of(Arguments.of("leased", leased), Arguments.of("synchronized", synchronize));
     }

@@ -31,7 +31,8 @@ abstract class SynchronizedPolicyStoreContract extends PolicyStoreContract {
 
     private synchronized SynchronizedStore instance(int i) {
         while (instances.size() <= i) {
-            instances.add(SynchronizedStore.builder(counterStore()).manualSync().build());
+            instances.add(
+                    SynchronizedStore.builder(counterStore()).manualRounds().build());
         }
         return instances.get(i);
     }

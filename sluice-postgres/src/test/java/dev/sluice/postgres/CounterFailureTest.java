@@ -132,7 +132,7 @@ class CounterFailureTest {
             ManualClock clock =
                     new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
             SynchronizedStore sync = SynchronizedStore.builder(store)
-                    .manualSync()
+                    .manualRounds()
                     .failureListener(reported::add)
                     .build();
             RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL)

@@ -119,9 +119,9 @@ class CounterKeysTest {
         ManualClock clock =
                 new ManualClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
         SynchronizedStore one =
-                SynchronizedStore.builder(store).manualSync().batchSize(5).build();
+                SynchronizedStore.builder(store).manualRounds().batchSize(5).build();
         SynchronizedStore two =
-                SynchronizedStore.builder(store).manualSync().batchSize(5).build();
+                SynchronizedStore.builder(store).manualRounds().batchSize(5).build();
         RateLimiter atOne = RateLimiter.builder(Algorithm.FIXED_WINDOW)
                 .limit(100, Duration.ofHours(1))
                 .clock(clock)

@@ -68,7 +68,7 @@ class CounterRoundTripTest {
 
     private void flushes(int requestsPerKey, CounterStore counters, CountingDataSource counting, RoundTripProxy proxy) {
         SynchronizedStore sync = SynchronizedStore.builder(counters)
-                .manualSync()
+                .manualRounds()
                 .batchSize(BATCH)
                 .build();
         RateLimiter tail = RateLimiter.builder(Algorithm.SLIDING_TAIL)
@@ -137,15 +137,15 @@ class CounterRoundTripTest {
                     .build();
             for (int rep = 0; rep < repetitions; rep++) {
                 SynchronizedStore a = SynchronizedStore.builder(counters)
-                        .manualSync()
+                        .manualRounds()
                         .batchSize(batchSize)
                         .build();
                 SynchronizedStore b = SynchronizedStore.builder(counters)
-                        .manualSync()
+                        .manualRounds()
                         .batchSize(batchSize)
                         .build();
                 SynchronizedStore c = SynchronizedStore.builder(counters)
-                        .manualSync()
+                        .manualRounds()
                         .batchSize(batchSize)
                         .build();
                 RateLimiter atA = tail(a);

@@ -39,9 +39,8 @@ public final class LeasedFlood {
         RedisClient client = RedisClient.create(uri);
         client.setOptions(RedisStore.recommendedClientOptions());
         RedisCounterStore counters = RedisStore.counterStoreBuilder(client).build();
-        LeasedStore leased = LeasedStore.builder(counters)
-                .refreshInterval(Duration.ofMillis(20))
-                .build();
+        LeasedStore leased =
+                LeasedStore.builder(counters).interval(Duration.ofMillis(20)).build();
         RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL)
                 .limit(limit, Duration.ofDays(1))
                 .store(leased)

@@ -38,7 +38,7 @@ public final class LeasedHolder {
         client.setOptions(RedisStore.recommendedClientOptions());
         RedisCounterStore counters =
                 RedisStore.counterStoreBuilder(client).timeout(Servers.PATIENCE).build();
-        LeasedStore leased = LeasedStore.builder(counters).manualSync().build();
+        LeasedStore leased = LeasedStore.builder(counters).manualRounds().build();
         ManualClock clock = new ManualClock(Instant.now());
         RateLimiter limiter = RateLimiter.builder(Algorithm.FIXED_WINDOW)
                 .limit(limit, window)

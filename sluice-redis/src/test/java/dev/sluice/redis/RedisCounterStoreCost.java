@@ -66,11 +66,11 @@ final class RedisCounterStoreCost {
             warmUp(countersA, clock);
             warmUp(countersB, clock);
             SynchronizedStore a = SynchronizedStore.builder(countersA)
-                    .manualSync()
+                    .manualRounds()
                     .batchSize(batch)
                     .build();
             SynchronizedStore b = SynchronizedStore.builder(countersB)
-                    .manualSync()
+                    .manualRounds()
                     .batchSize(batch)
                     .build();
             RateLimiter atA = limiter(a, clock);

@@ -159,7 +159,7 @@ class RedisCounterStoreOutageTest {
                 ManualClock clock = new ManualClock(
                         Instant.now().truncatedTo(ChronoUnit.HOURS).plus(1, ChronoUnit.HOURS));
                 SynchronizedStore sync =
-                        SynchronizedStore.builder(store).manualSync().build();
+                        SynchronizedStore.builder(store).manualRounds().build();
                 RateLimiter limiter = RateLimiter.builder(Algorithm.FIXED_WINDOW)
                         .limit(100, Duration.ofHours(1))
                         .clock(clock)

@@ -79,7 +79,7 @@ class RedisCounterStoreRoundTripTest {
                 RedisStore.counterStoreBuilder(client).timeout(Servers.PATIENCE).build()) {
             warmUp(counters);
             SynchronizedStore sync = SynchronizedStore.builder(counters)
-                    .manualSync()
+                    .manualRounds()
                     .batchSize(BATCH)
                     .build();
             RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL)

@@ -212,7 +212,7 @@ class RedisCounterStoreTest {
                     .store(exact)
                     .build();
             SynchronizedStore sync =
-                    SynchronizedStore.builder(counters).manualSync().build();
+                    SynchronizedStore.builder(counters).manualRounds().build();
             RateLimiter syncLimiter = RateLimiter.builder(Algorithm.FIXED_WINDOW)
                     .limit(3, Duration.ofMinutes(1))
                     .clock(clock)

@@ -178,7 +178,7 @@ class RedisLeasedDeadInstanceTest {
     }
 
     private RateLimiter instance() {
-        LeasedStore store = LeasedStore.builder(counterStore()).manualSync().build();
+        LeasedStore store = LeasedStore.builder(counterStore()).manualRounds().build();
         opened.add(store);
         return RateLimiter.builder(Algorithm.FIXED_WINDOW)
                 .limit(LIMIT, WINDOW)

@@ -59,7 +59,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * </ul>
  *
  * <p>The limiters read a {@link ManualClock} that never moves (an hour-long window that no real time can turn) and the
- * rounds are run by hand ({@link LeasedStore.Builder#manualSync()}), so every count is exact. Each algorithm runs on a
+ * rounds are run by hand ({@link LeasedStore.Builder#manualRounds()}), so every count is exact. Each algorithm runs on a
  * server of its own.
  *
  * <p>Two more tests: the same kill with traffic running, claims and rounds cut off in flight; and what the first relies
@@ -126,7 +126,7 @@ class RedisLeasedOutageTest {
         Decision refused = bounded(() -> atA.tryAcquire(key));
         assertFalse(refused.allowed());
         assertTrue(refused.failed(), "the failure policy's answer: " + refused);
-        assertEquals(a.refreshInterval(), refused.retryAfter(), "retry after one round interval");
+        assertEquals(a.interval(), refused.retryAfter(), "retry after one round interval");
         assertEquals(callsA + 1, a.stats().storeCalls(), "one claim found the store down");
         for (int j = 0; j < 5; j++) {
             Decision d = atA.tryAcquire(key);
@@ -240,7 +240,7 @@ class RedisLeasedOutageTest {
         for (int j = 0; j < 2; j++) {
             RedisCounterStore counters = counterStore(client);
             LeasedStore store = LeasedStore.builder(counters)
-                    .refreshInterval(Duration.ofMillis(20))
+                    .interval(Duration.ofMillis(20))
                     .build();
             opened.add(store);
             stores.add(store);
@@ -370,8 +370,10 @@ class RedisLeasedOutageTest {
     }
 
     private LeasedStore leased(RedisCounterStore counters, FailurePolicy policy) {
-        LeasedStore store =
-                LeasedStore.builder(counters).failurePolicy(policy).manualSync().build();
+        LeasedStore store = LeasedStore.builder(counters)
+                .failurePolicy(policy)
+                .manualRounds()
+                .build();
         opened.add(store);
         return store;
     }

@@ -42,7 +42,7 @@ class RedisSyncColdStartTest {
     }
 
     private static SynchronizedStore instance(RedisCounterStore counters) {
-        return SynchronizedStore.builder(counters).manualSync().build();
+        return SynchronizedStore.builder(counters).manualRounds().build();
     }
 
     private RateLimiter limiter(SynchronizedStore store, Algorithm algorithm, long limit, Duration window) {

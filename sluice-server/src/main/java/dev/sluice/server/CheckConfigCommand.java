@@ -114,12 +114,12 @@ final class CheckConfigCommand {
 
     private static SynchronizedStore synchronizedStore() {
         return SynchronizedStore.builder(InMemoryCounterStore.create())
-                .manualSync()
+                .manualRounds()
                 .build();
     }
 
     private static LeasedStore leasedStore() {
-        return LeasedStore.builder(InMemoryCounterStore.create()).manualSync().build();
+        return LeasedStore.builder(InMemoryCounterStore.create()).manualRounds().build();
     }
 
     /** The algorithms the store of {@code mode} keeps, as a configuration names them. */

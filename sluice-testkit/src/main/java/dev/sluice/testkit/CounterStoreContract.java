@@ -116,7 +116,7 @@ public abstract class CounterStoreContract {
     /** A new instance: a synchronized store on a new {@link #counterStore()}, flushed and refreshed by hand. */
     protected final SynchronizedStore instance() {
         SynchronizedStore s = SynchronizedStore.builder(counterStore())
-                .manualSync()
+                .manualRounds()
                 .batchSize(batchSize())
                 .build();
         built.add(s);
@@ -126,7 +126,7 @@ public abstract class CounterStoreContract {
     /** A new instance whose synchronized store has {@code listener}, on {@code counters}. */
     private SynchronizedStore instance(CounterStore counters, RateLimitListener listener) {
         SynchronizedStore s = SynchronizedStore.builder(counters)
-                .manualSync()
+                .manualRounds()
                 .batchSize(batchSize())
                 .listener(listener)
                 .build();

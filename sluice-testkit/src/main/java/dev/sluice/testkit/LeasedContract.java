@@ -85,7 +85,7 @@ public abstract class LeasedContract {
     /** A new instance: a leased store on a new {@link #counterStore()}, its rounds run by hand. */
     protected final LeasedStore instance() {
         LeasedStore s =
-                LeasedStore.builder(counterStore()).manualSync().batchSize(8).build();
+                LeasedStore.builder(counterStore()).manualRounds().batchSize(8).build();
         built.add(s);
         return s;
     }
@@ -407,7 +407,7 @@ public abstract class LeasedContract {
     void anInstanceThatDiesHoldingASliceBlocksTheOthersOnlyUntilItsFrameStopsCounting(Algorithm algorithm) {
         String k = key("dead");
         clock.set(clock.instant().truncatedTo(ChronoUnit.HOURS).plus(Duration.ofMinutes(10)));
-        LeasedStore dead = LeasedStore.builder(counterStore()).manualSync().build(); // never closed: it dies
+        LeasedStore dead = LeasedStore.builder(counterStore()).manualRounds().build(); // never closed: it dies
         RateLimiter atDead = limiter(dead, algorithm, 10, Duration.ofMinutes(1));
         for (int j = 0; j < 4; j++) {
             assertTrue(atDead.tryAcquire(k).allowed());

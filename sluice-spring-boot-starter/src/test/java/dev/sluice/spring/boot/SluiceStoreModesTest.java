@@ -78,7 +78,7 @@ class SluiceStoreModesTest {
                 .run(context -> {
                     SynchronizedStore store = context.getBean(SynchronizedStore.class);
                     assertThat(context.getBean(RateLimitStore.class)).isSameAs(store);
-                    assertEquals(Duration.ofMillis(250), store.flushInterval());
+                    assertEquals(Duration.ofMillis(250), store.interval());
                     CounterStore counters = context.getBean(CounterStore.class);
                     assertThat(counters).isInstanceOf(RedisCounterStore.class);
                     assertThat(counters.toString())
@@ -95,7 +95,7 @@ class SluiceStoreModesTest {
                 .run(context -> {
                     LeasedStore store = context.getBean(LeasedStore.class);
                     assertThat(context.getBean(RateLimitStore.class)).isSameAs(store);
-                    assertEquals(Duration.ofMillis(250), store.refreshInterval());
+                    assertEquals(Duration.ofMillis(250), store.interval());
                     assertThat(store.toString())
                             .as("the store's own failure policy is left alone: the domain's on_store_failure answers")
                             .contains("FAIL_CLOSED");
@@ -112,7 +112,7 @@ class SluiceStoreModesTest {
     void leasedModeWithoutAStoreTimeoutClaimsWithinTheExactStoresDefault() {
         onRedis.withPropertyValues("sluice.store.mode=leased").run(context -> {
             assertEquals(
-                    Duration.ofMillis(100), context.getBean(LeasedStore.class).refreshInterval());
+                    Duration.ofMillis(100), context.getBean(LeasedStore.class).interval());
             assertThat(context.getBean(CounterStore.class).toString()).endsWith(", timeout PT0.25S]");
         });
     }
