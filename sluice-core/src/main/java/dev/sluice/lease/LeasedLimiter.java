@@ -49,9 +49,6 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     /** This limiter's place in the order in which a joint request takes the locks of several limiters' keys. */
     final long serial = SERIALS.incrementAndGet();
 
-    /** Requests arriving at random at this rate per frame leave a frame empty as often as not ({@code e^-ln2 = 1/2}). */
-    private static final double LN_2 = Math.log(2);
-
     private final LeasedStore store;
     private final LimiterConfig config;
     private final Algorithm algorithm;
@@ -61,25 +58,8 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     private final long lifetime;
     private final long idleNanos;
     private final long roundNanos;
-    /** The permits the window frees in a tenth of an interval: a claim on a request is made only if it can get as many. */
-    private final long minClaim;
-    /**
-     * The shorter of an interval and a tenth of the window: what a claim of a contended key (refused here in this
-     * interval or the last) is sized for, and how long a claim that found too little room stops further claims.
-     */
-    private final long shortHorizon;
-    /**
-     * The room a contended key (refused here in this interval or the last) waits for before it claims on a request:
-     * for the sliding tail, the permits the window frees in a {@link #shortHorizon}, the span such a key's claims are
-     * sized for, and up to twice that for an instance whose recent claims won ({@link Lease#winSixteenths}); for the
-     * other algorithms, whose room does not grow within a frame, {@link #minClaim}.
-     */
-    private final long contendedClaim;
-    /**
-     * Whether rounds are more than a tenth of the window apart: a slice claimed ahead and left unused is then held,
-     * until the next round gives it back, for longer than the window can spare.
-     */
-    private final boolean longRounds;
+    /** How big the slices are. */
+    private final SliceSizing sizing;
 
     private final RateLimitListener listener;
     private final KeyTable<Lease> leases = new KeyTable<>();
@@ -95,13 +75,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         this.lifetime = FrameStates.lifetime(algorithm, params);
         this.idleNanos = idleNanos;
         this.roundNanos = store.roundNanos();
-        this.minClaim = Math.max(1, (long)
-                ((double) config.limit() * Math.min(roundNanos / 10, config.windowNanos()) / config.windowNanos()));
-        this.shortHorizon = Math.max(1, Math.min(roundNanos, config.windowNanos() / 10));
-        this.contendedClaim = algorithm != Algorithm.SLIDING_TAIL
-                ? minClaim
-                : Math.max(1, (long) ((double) config.limit() * shortHorizon / config.windowNanos()));
-        this.longRounds = roundNanos > config.windowNanos() / 10;
+        this.sizing = new SliceSizing(config, frameSize, roundNanos);
         this.listener = config.listener();
     }
 
@@ -339,9 +313,9 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
 
     /**
      * Whether a request short of its slice may claim: not starved (a claim found too little room less than
-     * {@link #shortHorizon} ago, in this frame and since the last round), and the store, as last read, has room for it
+     * {@link SliceSizing#shortHorizon} ago, in this frame and since the last round), and the store, as last read, has room for it
      * and for a claim worth a round trip: at least the permits the window frees in a tenth of an interval (for a
-     * contended sliding tail, in a {@link #shortHorizon}: {@link #contendedClaim}, raised for an instance whose claims
+     * contended sliding tail, in a {@link SliceSizing#shortHorizon}: {@link SliceSizing#contendedClaim}, raised for an instance whose claims
      * keep winning), or this instance's expected demand if that is less. Give-backs not yet written count as room.
      * The record as last read is measured at {@code now}, so a sliding window's room grows as its past counts less.
      */
@@ -353,23 +327,14 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
             return true;
         }
         long need = ls.used + cost - ls.granted;
-        long bar = contendedClaim + contendedClaim * ls.winSixteenths / 16; // up to twice for one that keeps winning
-        long worth = Math.min(ls.refused || ls.lastRefused ? bar : minClaim, expected(ls, now));
+        long worth = sizing.worth(ls.refused || ls.lastRefused, ls.winSixteenths, expected(ls, now));
         return room(ls.view, now) + ls.delta.givingBack() >= Math.max(need, worth);
     }
 
-    /**
-     * The permits this instance expects to be asked for in the current frame before the next round: its demand per
-     * interval (the last interval's, or this one's so far if more), times the part of an interval the frame has left.
-     * For a contended key (refused here in this interval or the last) only the demand of the {@link #shortHorizon}:
-     * when the limit is shared by more demand than it admits, a slice sized for a whole interval would be left partly
-     * unused by the end of the window in some instances while others are refused.
-     */
+    /** The permits this instance expects to be asked for in the current frame before the next round. */
     private long expected(Lease ls, long now) {
-        long perInterval = Math.max(ls.lastDemand, ls.demand);
-        long span = ls.refused || ls.lastRefused ? shortHorizon : roundNanos;
-        long horizon = Math.min(span, frameOf(now) + frameSize - now);
-        return (long) Math.ceil((double) perInterval * horizon / roundNanos); // a size, not a count: rounding is fine
+        return sizing.expected(
+                Math.max(ls.lastDemand, ls.demand), ls.refused || ls.lastRefused, frameOf(now) + frameSize - now);
     }
 
     /** For a peek: whether the slice left, plus the room in the store as last read, covers {@code cost}. */
@@ -478,9 +443,9 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
             TreeMap<Long, Long> claims = new TreeMap<>();
             long need = ls.used + cost - ls.granted;
             if (cost > 0 && need > 0) {
-                long claim = Math.min(roomNow(counts, now), Math.max(need, expected(ls, now)));
+                long claim = Math.min(roomNow(counts, now), SliceSizing.claim(need, expected(ls, now)));
                 if (claim < need) {
-                    ls.starvedUntil = now + shortHorizon;
+                    ls.starvedUntil = now + sizing.shortHorizon;
                 }
                 if (algorithm == Algorithm.SLIDING_TAIL && (ls.refused || ls.lastRefused)) {
                     ls.winSixteenths += ((claim >= need ? 16 : 0) - ls.winSixteenths) / 4;
@@ -535,20 +500,10 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     }
 
     /**
-     * The slice claimed ahead for a frame where {@code expected} permits are expected: that plus twice its square root,
-     * rounded up. Requests arriving at random (Poisson) at that rate pass the slice in about one frame in forty, so
-     * a frame rarely needs a claim of its own on a request; a claim sized exactly by the last interval's demand would
-     * fall short in every other frame. At least 1.
-     */
-    static long aheadSlice(double expected) {
-        return Math.max(1, (long) Math.ceil(expected + 2 * Math.sqrt(expected) - 1e-9));
-    }
-
-    /**
      * Adds to {@code claims} (and {@code counts}) the slices of the frames that start after {@code now} and no later
      * than the next round ({@code now} plus one interval), for a key with demand in the last interval and no request
      * refused here in it (a key at its limit claims on requests, as before): for each, the
-     * {@linkplain #aheadSlice slice} for the demand per interval scaled to the shorter of an interval and a frame (what
+     * {@linkplain SliceSizing#aheadSlice slice} for the demand per interval scaled to the shorter of an interval and a frame (what
      * a claim at the start of that frame expects), less what is held for it already, cut so that at the start of every
      * frame from it on that it counts in, the frames counting then add up to at most <em>half</em> the limit. The
      * start of a frame is where the algorithm's measure of it is highest, so that check covers every moment. Frames in
@@ -577,11 +532,11 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         if (perInterval == 0 || ls.lastRefused || first > last) {
             return;
         }
-        double perFrame = (double) perInterval * Math.min(roundNanos, frameSize) / roundNanos;
-        if (longRounds && perFrame < LN_2) {
+        double perFrame = sizing.aheadDemand(perInterval);
+        if (perFrame <= 0) {
             return; // a frame more likely to see no request than one: its slice would more likely go unused
         }
-        long want = aheadSlice(perFrame);
+        long want = SliceSizing.aheadSlice(perFrame);
         if (roomNow(counts, now) < want) {
             return; // the key is contended across the instances: its frames are spent on requests, not held ahead
         }
@@ -873,7 +828,8 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
                         || (ls.lastDemand > 0 && !refused && frameOf(now) + frameSize <= now + roundNanos)) {
                     write.add(ls); // something to give back, or a frame starts before the next round: claim ahead
                 } else if (ls.doubt != null
-                        || (refused && room(ls.view, now) < Math.max(1, Math.min(minClaim, expected(ls, now))))) {
+                        || (refused
+                                && room(ls.view, now) < Math.max(1, Math.min(sizing.minClaim, expected(ls, now))))) {
                     read.add(ls); // a write in doubt to settle, or refused with no claim worth trying: read again
                 } else {
                     continue;

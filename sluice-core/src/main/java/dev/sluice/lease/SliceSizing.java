@@ -1,0 +1,105 @@
+package dev.sluice.lease;
+
+import dev.sluice.Algorithm;
+import dev.sluice.LimiterConfig;
+
+/**
+ * How big the slices of one leased limiter are: the pure policy of leased mode, apart from the bookkeeping of leases
+ * and the calls to the store. Numbers in, numbers out; immutable.
+ *
+ * <p>Everything is sized by demand, the cost offered here per interval (the last interval's, or this one's so far if
+ * more). A claim on a request asks for what this instance expects to need before the next round, at least what the
+ * request needs; a contended key (a request refused here in this interval or the last) only for a short horizon, so
+ * that slices do not sit unused in some instances while others are refused. A claim is worth a round trip only if the
+ * store, as last read, has at least {@link #minClaim} room (for a contended sliding tail, {@link #contendedClaim}, up
+ * to twice that for an instance whose claims keep winning). A round claims ahead, for each frame starting before the
+ * next round, {@link #aheadSlice} of the demand expected in it.
+ */
+final class SliceSizing {
+
+    /** Requests arriving at random at this rate per frame leave a frame empty as often as not ({@code e^-ln2 = 1/2}). */
+    private static final double LN_2 = Math.log(2);
+
+    private final long roundNanos;
+    private final long frameNanos;
+    /** The permits the window frees in a tenth of an interval: a claim on a request is made only if it can get as many. */
+    final long minClaim;
+    /**
+     * The shorter of an interval and a tenth of the window: what a claim of a contended key is sized for, and how long
+     * a claim that found too little room stops further claims.
+     */
+    final long shortHorizon;
+    /**
+     * The room a contended key waits for before it claims on a request: for the sliding tail, the permits the window
+     * frees in a {@link #shortHorizon}, the span such a key's claims are sized for; for the other algorithms, whose
+     * room does not grow within a frame, {@link #minClaim}.
+     */
+    final long contendedClaim;
+    /**
+     * Whether rounds are more than a tenth of the window apart: a slice claimed ahead and left unused is then held,
+     * until the next round gives it back, for longer than the window can spare.
+     */
+    private final boolean longRounds;
+
+    /** The sizing of a limiter with {@code config} whose frames are {@code frameNanos} long, rounds {@code roundNanos} apart. */
+    SliceSizing(LimiterConfig config, long frameNanos, long roundNanos) {
+        long window = config.windowNanos();
+        this.roundNanos = roundNanos;
+        this.frameNanos = frameNanos;
+        this.minClaim = Math.max(1, (long) ((double) config.limit() * Math.min(roundNanos / 10, window) / window));
+        this.shortHorizon = Math.max(1, Math.min(roundNanos, window / 10));
+        this.contendedClaim = config.algorithm() != Algorithm.SLIDING_TAIL
+                ? minClaim
+                : Math.max(1, (long) ((double) config.limit() * shortHorizon / window));
+        this.longRounds = roundNanos > window / 10;
+    }
+
+    /**
+     * The permits this instance expects to be asked for in the current frame before the next round: {@code
+     * perInterval} times the part of an interval the frame has left ({@code untilFrameEnds}), or for a {@code
+     * contended} key the part of the {@link #shortHorizon}. When the limit is shared by more demand than it admits, a
+     * slice sized for a whole interval would be left partly unused by the end of the window in some instances while
+     * others are refused.
+     */
+    long expected(long perInterval, boolean contended, long untilFrameEnds) {
+        long horizon = Math.min(contended ? shortHorizon : roundNanos, untilFrameEnds);
+        return (long) Math.ceil((double) perInterval * horizon / roundNanos); // a size, not a count: rounding is fine
+    }
+
+    /**
+     * The room the store must have, as last read, for a claim on a request to be worth a round trip, besides what the
+     * request needs: {@link #minClaim}, or for a {@code contended} key {@link #contendedClaim} raised by up to as much
+     * again for an instance whose claims won ({@code winSixteenths} of 16), so that those refused meanwhile claim
+     * first; never more than the {@code expected} demand.
+     */
+    long worth(boolean contended, int winSixteenths, long expected) {
+        long bar = contendedClaim + contendedClaim * winSixteenths / 16;
+        return Math.min(contended ? bar : minClaim, expected);
+    }
+
+    /** The claim of a request that needs {@code need} beyond its slice: the expected demand, at least the need. */
+    static long claim(long need, long expected) {
+        return Math.max(need, expected);
+    }
+
+    /**
+     * The demand expected in one frame claimed ahead, from the demand {@code perInterval}: scaled to the shorter of an
+     * interval and a frame (what a claim at the start of that frame expects); 0 when nothing should be claimed ahead,
+     * that is with rounds more than a tenth of the window apart for a frame expected to see fewer than ln 2 requests,
+     * which is more likely to pass empty than not, its slice held unused until the next round.
+     */
+    double aheadDemand(long perInterval) {
+        double perFrame = (double) perInterval * Math.min(roundNanos, frameNanos) / roundNanos;
+        return longRounds && perFrame < LN_2 ? 0 : perFrame;
+    }
+
+    /**
+     * The slice claimed ahead for a frame where {@code expected} permits are expected: that plus twice its square root,
+     * rounded up. Requests arriving at random (Poisson) at that rate pass the slice in about one frame in forty, so
+     * a frame rarely needs a claim of its own on a request; a claim sized exactly by the last interval's demand would
+     * fall short in every other frame. At least 1.
+     */
+    static long aheadSlice(double expected) {
+        return Math.max(1, (long) Math.ceil(expected + 2 * Math.sqrt(expected) - 1e-9));
+    }
+}

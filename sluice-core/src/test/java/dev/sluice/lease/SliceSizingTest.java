@@ -1,0 +1,88 @@
+package dev.sluice.lease;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.sluice.Algorithm;
+import dev.sluice.LimiterConfig;
+import dev.sluice.RateLimiter;
+import dev.sluice.RateLimiterBuilder;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** Slice sizing alone: numbers in, numbers out, worked by hand. */
+class SliceSizingTest {
+
+    private static final long MS = 1_000_000L;
+
+    private static LimiterConfig config(Algorithm algorithm, long limit, Duration window, int buckets) {
+        RateLimiterBuilder b = RateLimiter.builder(algorithm).limit(limit, window);
+        if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
+            b.buckets(buckets);
+        }
+        try (RateLimiter l = b.build()) {
+            return l.config();
+        }
+    }
+
+    /** A sliding tail of 500 per 5 s, rounds every second: a tenth of a window is 500 ms, shorter than a round. */
+    private final SliceSizing tail =
+            new SliceSizing(config(Algorithm.SLIDING_TAIL, 500, Duration.ofSeconds(5), 60), 5_000 * MS, 1_000 * MS);
+
+    @Test
+    void theBarsComeFromTheWindowAndTheRound() {
+        assertEquals(10, tail.minClaim, "what the window frees in a tenth of a round: 500 × 100 ms / 5 s");
+        assertEquals(500 * MS, tail.shortHorizon, "the shorter of a round and a tenth of the window");
+        assertEquals(50, tail.contendedClaim, "what the window frees in the short horizon: 500 × 500 ms / 5 s");
+        SliceSizing fixed =
+                new SliceSizing(config(Algorithm.FIXED_WINDOW, 500, Duration.ofSeconds(5), 60), 5_000 * MS, 1_000 * MS);
+        assertEquals(fixed.minClaim, fixed.contendedClaim, "a fixed window's room does not grow within its frame");
+        SliceSizing tiny =
+                new SliceSizing(config(Algorithm.FIXED_WINDOW, 3, Duration.ofMinutes(1), 60), 60_000 * MS, 100 * MS);
+        assertEquals(1, tiny.minClaim, "at least one permit");
+    }
+
+    @Test
+    void theExpectedDemandIsTheIntervalsCutToTheFrameOrTheShortHorizon() {
+        assertEquals(40, tail.expected(40, false, 5_000 * MS), "a whole interval left in the frame");
+        assertEquals(20, tail.expected(40, true, 5_000 * MS), "contended: the short horizon, half an interval");
+        assertEquals(10, tail.expected(40, false, 250 * MS), "a quarter of an interval left in the frame");
+        assertEquals(1, tail.expected(1, false, 1 * MS), "rounded up: a size, not a count");
+        assertEquals(0, tail.expected(0, false, 5_000 * MS));
+    }
+
+    @Test
+    void aClaimIsWorthTheRoomOfATenthOfARoundOrMoreWhenContended() {
+        assertEquals(10, tail.worth(false, 0, 50), "the least claim");
+        assertEquals(5, tail.worth(false, 0, 5), "no more than the demand expected");
+        assertEquals(50, tail.worth(true, 0, 500), "contended: the short horizon's room");
+        assertEquals(75, tail.worth(true, 8, 500), "one that won half its claims waits for half as much again");
+        assertEquals(100, tail.worth(true, 16, 500), "one that always wins waits for twice as much");
+        assertEquals(60, tail.worth(true, 16, 60), "never more than the demand expected");
+    }
+
+    @Test
+    void aClaimAsksForTheDemandExpectedAndAtLeastTheNeed() {
+        assertEquals(30, SliceSizing.claim(2, 30));
+        assertEquals(5, SliceSizing.claim(5, 3));
+    }
+
+    @Test
+    void slicesAheadCoverTheDemandAndTwiceItsSquareRoot() {
+        assertEquals(1, SliceSizing.aheadSlice(0), "at least one");
+        assertEquals(2, SliceSizing.aheadSlice(0.5), "0.5 + 2 × 0.71 = 1.9, rounded up");
+        assertEquals(8, SliceSizing.aheadSlice(4), "4 + 2 × 2");
+        assertEquals(15, SliceSizing.aheadSlice(9), "9 + 2 × 3, exactly: no rounding up past it");
+    }
+
+    @Test
+    void theDemandAheadIsPerFrameAndNoneForARareFrameWhenRoundsAreLong() {
+        assertEquals(40.0, tail.aheadDemand(40), "a frame longer than a round: a round's demand");
+        assertEquals(0.0, tail.aheadDemand(0));
+        // sub-windows of 100 ms, rounds every second: a tenth of the round's demand per frame
+        LimiterConfig swc = config(Algorithm.SLIDING_WINDOW_COUNTER, 600, Duration.ofMinutes(1), 600);
+        assertEquals(0.5, new SliceSizing(swc, 100 * MS, 1_000 * MS).aheadDemand(5), 1e-12);
+        // rounds every 10 s, more than a tenth of the window: a frame expecting 0.05 requests gets no slice ahead
+        assertEquals(0.0, new SliceSizing(swc, 100 * MS, 10_000 * MS).aheadDemand(5));
+        assertEquals(1.0, new SliceSizing(swc, 100 * MS, 10_000 * MS).aheadDemand(100), 1e-12, "but one expecting 1");
+    }
+}
