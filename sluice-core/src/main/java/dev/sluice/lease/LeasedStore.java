@@ -8,6 +8,7 @@ import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
 import dev.sluice.internal.CounterStoreCalls;
+import dev.sluice.internal.Latches;
 import dev.sluice.internal.LocalRounds;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
@@ -486,18 +487,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
 
     /** Waits for a claim or round call on a key; bounded by the counter store's timeout, which bounds the call. */
     void await(CountDownLatch latch) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                latch.await();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        Latches.awaitUninterruptibly(latch);
     }
 
     /** Closes {@code limiter}: gives back its unused slices now if the store answers. Idempotent. */

@@ -3,6 +3,7 @@ package dev.sluice.sync;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.internal.CountedKey;
 import dev.sluice.internal.KeyTable;
+import dev.sluice.internal.Latches;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import java.util.concurrent.CountDownLatch;
@@ -125,20 +126,8 @@ final class KeyState implements CountedKey {
      * bounds the read. An interrupt does not end the wait (the decision needs the key), but is kept for the caller.
      */
     void awaitLoaded() {
-        if (open) {
-            return;
-        }
-        boolean interrupted = false;
-        while (true) {
-            try {
-                ready.await();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
+        if (!open) {
+            Latches.awaitUninterruptibly(ready);
         }
     }
 
