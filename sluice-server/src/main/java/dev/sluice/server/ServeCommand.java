@@ -63,6 +63,9 @@ final class ServeCommand {
                                       answered RESOURCE_EXHAUSTED at once; default 1000
               --grpc-max-resets N     RST_STREAM frames one connection may send in 10s before it is closed with
                                       GOAWAY; default 10000; 0: no limit
+              --require-store         exit with an error (status 3) if the store does not answer at start; without
+                                      it the service starts unready (health NOT_SERVING) and turns ready once the
+                                      store answers
               --bench-bare            a benchmarking aid, not for production: also answer OK, with no rate-limit
                                       work, on POST /bench/bare and gRPC sluice.bench.Bare/ShouldRateLimit, to
                                       compare the service with its bare server stack (see the load command)
@@ -72,7 +75,7 @@ final class ServeCommand {
             On start it prints 'sluice: grpc listening on ADDRESS:PORT' and 'sluice: http listening on ADDRESS:PORT'.
             """;
 
-    private static final Set<String> FLAGS = Set.of("help", "bench-bare", "allow-domain-removal");
+    private static final Set<String> FLAGS = Set.of("help", "bench-bare", "allow-domain-removal", "require-store");
     private static final Set<String> VALUED = Set.of(
             "config",
             "store",
@@ -182,6 +185,18 @@ final class ServeCommand {
         } catch (IOException e) {
             err.println("sluice: cannot start: " + e.getMessage());
             return 3;
+        }
+        if (!server.serving()) {
+            String store = server.storeDescription();
+            if (o.flag("require-store")) {
+                server.close();
+                err.println("sluice: cannot start: the store " + store + " did not answer within "
+                        + SluiceServer.WARM_UP_BUDGET.toSeconds() + "s (--require-store)");
+                return 3;
+            }
+            err.println("sluice: the store " + store + " did not answer within "
+                    + SluiceServer.WARM_UP_BUDGET.toSeconds() + "s: starting unready (/healthcheck 500, gRPC health"
+                    + " NOT_SERVING) until it answers; --require-store exits instead");
         }
         String host = settings.bind().getHostAddress();
         out.println("sluice: grpc listening on " + host + ":" + server.grpcPort());

@@ -28,6 +28,8 @@ import org.jspecify.annotations.Nullable;
  */
 final class SluiceServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(SluiceServer.class.getName());
+    /** How long the start waits for the store to answer before the service starts unready (or refuses to start). */
+    static final Duration WARM_UP_BUDGET = Duration.ofSeconds(5);
 
     private final AssembledStore store;
     private final PolicyLimiter limiter;
@@ -36,6 +38,7 @@ final class SluiceServer implements AutoCloseable {
     private final ThreadPoolExecutor grpcExecutor;
     private final HttpApi http;
     private final @Nullable ExecutorService storeExecutor;
+    private final Readiness readiness;
     private volatile boolean ready;
 
     private SluiceServer(ServeSettings s, Policies policies, AssembledStore store) throws IOException {
@@ -67,6 +70,12 @@ final class SluiceServer implements AutoCloseable {
             limiterBuilder.deadline(s.storeTimeout().plusMillis(2), storeExecutor);
         }
         this.limiter = limiterBuilder.build();
+        this.readiness = new Readiness(
+                store.store(),
+                storeExecutor,
+                s.storeTimeout().plusMillis(2),
+                store.description(),
+                !s.store().startsWith("postgres")); // known gap: its probe is not answered after an outage
         Path config = s.config();
         this.watcher = config == null
                 ? null
@@ -93,6 +102,7 @@ final class SluiceServer implements AutoCloseable {
         InetSocketAddress grpcAddress = new InetSocketAddress(s.bind(), s.grpcPort());
         NettyServerBuilder grpcBuilder = NettyServerBuilder.forAddress(grpcAddress)
                 .addService(new GrpcService(adapter, metrics, grpcExecutor).definition())
+                .addService(readiness.grpcService())
                 .directExecutor()
                 .maxInboundMessageSize(HttpApi.MAX_BODY)
                 .maxConcurrentCallsPerConnection(s.grpc().maxStreams());
@@ -129,6 +139,10 @@ final class SluiceServer implements AutoCloseable {
         }
         metrics.refreshLimits(limiter);
         this.ready = true;
+        if (storeExecutor instanceof ThreadPoolExecutor pool) {
+            pool.prestartAllCoreThreads();
+        }
+        readiness.warmUp(WARM_UP_BUDGET);
     }
 
     /**
@@ -167,12 +181,12 @@ final class SluiceServer implements AutoCloseable {
     }
 
     /**
-     * Ready once everything is up and until the stop begins. A configuration that the watcher cannot load does not make
-     * the service unready (the last good one still decides, and every instance would leave rotation at once); the
-     * answer says so, with the first error.
+     * Ready when {@link Readiness} says so (the store path answers, and the stop has not begun), as the gRPC health
+     * service is. A configuration that the watcher cannot load does not make the service unready (the last good one
+     * still decides, and every instance would leave rotation at once); the answer says so, with the first error.
      */
     private HttpApi.Health health() {
-        if (!ready) {
+        if (!readiness.serving()) {
             return new HttpApi.Health(false, "not ready");
         }
         PolicyWatcher.Reload last =
@@ -185,6 +199,11 @@ final class SluiceServer implements AutoCloseable {
                 true,
                 "OK\nbut the configuration in " + last.source() + " cannot be loaded since " + last.time() + ": "
                         + lines[0] + (lines.length > 1 ? "\n" + lines[1] : "") + (lines.length > 2 ? "\n  …" : ""));
+    }
+
+    /** Whether the service can decide: what {@code /healthcheck} and the gRPC health service say. */
+    boolean serving() {
+        return readiness.serving();
     }
 
     private HttpApi.ReloadResult reload() {
@@ -203,6 +222,7 @@ final class SluiceServer implements AutoCloseable {
             return;
         }
         ready = false;
+        readiness.stop();
         grpc.shutdown();
         http.close();
         try {
@@ -217,6 +237,7 @@ final class SluiceServer implements AutoCloseable {
         if (watcher != null) {
             watcher.close();
         }
+        readiness.close();
         limiter.close();
         try {
             store.close();

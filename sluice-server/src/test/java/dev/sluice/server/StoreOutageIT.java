@@ -14,6 +14,7 @@ import dev.sluice.testkit.server.RedisServers;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -185,9 +186,23 @@ class StoreOutageIT {
             assertTrue(sum / count < 0.120, "a mean within the deadline and scheduling: " + sum / count + " s");
             assertEquals(40, failures(server, "allow", "open") - allowedBefore);
             assertEquals(40, failures(server, "deny", "closed") - deniedBefore);
-            assertEquals(200, server.get("/healthcheck").statusCode());
+            // Health follows the store, after a grace of a few failed probes: NOT_SERVING on both ports (not yet on
+            // PostgreSQL, whose probe is not answered after an outage: docs/server.md#health).
+            ManagedChannel health = HealthIT.channel(server);
+            try {
+                boolean follows = !name.equals("PostgreSQL");
+                if (follows) {
+                    Await.until(name + " down: not ready", Await.GENEROUS, () -> HealthIT.unready(server, health));
+                }
+                restart.run();
+                Await.until(
+                        name + " back: ready again (the service's log: " + server.stderr() + ")",
+                        Await.GENEROUS,
+                        () -> HealthIT.ready(server, health));
+            } finally {
+                health.shutdownNow();
+            }
 
-            restart.run();
             String fresh = UUID.randomUUID().toString();
             RateLimitRequest after = request("closed", descriptor("k", fresh));
             try {
