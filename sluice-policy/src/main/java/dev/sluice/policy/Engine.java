@@ -314,6 +314,9 @@ final class Engine {
         Decision decision;
         /** Refused without asking the store: a limit of 0, or a cost above the limit. */
         boolean impossible;
+        /** The next part of the request, in the order of the request. */
+        @Nullable
+        Part next;
 
         Part(@Nullable RateLimiter limiter, String key, Limit limit, int stage) {
             this.limiter = limiter;
@@ -324,7 +327,126 @@ final class Engine {
     }
 
     /**
-     * Decides a request: the one path for every request (see the class comment).
+     * What {@link #decide} decided for a request, from which its {@link Verdict} builds the answer of every descriptor
+     * and limit when first read ({@link #descriptors}). Not changed once the verdict is made.
+     */
+    static final class Decided {
+        private final List<Descriptor> request;
+        /** The resolution of the first descriptor; of the others in {@link #rest}. */
+        private final Resolution first;
+        /** The resolution of every descriptor, when there are several; else null. */
+        private final Resolution @Nullable [] rest;
+        /** The part of each limit (slot) of the request: {@link #slot0} when there is one slot, else {@link #bySlot}. */
+        private final @Nullable Part slot0;
+
+        private final @Nullable Part @Nullable [] bySlot;
+        private final @Nullable Set<String> replaced;
+        private final OnStoreFailure onFailure;
+        private final int refusedStage;
+        private final int failedStages;
+        /** The time the impossible limits report their reset from; -1 when there are none. */
+        private final long nowNanos;
+
+        Decided(
+                List<Descriptor> request,
+                Resolution first,
+                Resolution @Nullable [] rest,
+                @Nullable Part slot0,
+                @Nullable Part @Nullable [] bySlot,
+                @Nullable Set<String> replaced,
+                OnStoreFailure onFailure,
+                int refusedStage,
+                int failedStages,
+                long nowNanos) {
+            this.request = request;
+            this.first = first;
+            this.rest = rest;
+            this.slot0 = slot0;
+            this.bySlot = bySlot;
+            this.replaced = replaced;
+            this.onFailure = onFailure;
+            this.refusedStage = refusedStage;
+            this.failedStages = failedStages;
+            this.nowNanos = nowNanos;
+        }
+
+        private @Nullable Plan plan(int i) {
+            return rest == null ? first.plan : rest[i].plan;
+        }
+
+        private @Nullable Part part(int slot) {
+            return bySlot == null ? slot0 : bySlot[slot];
+        }
+
+        /** The answer of limit {@code j} of {@code p}, whose part is {@code part}: the one place outcomes are given. */
+        private LimitVerdict limit(Plan p, int j, @Nullable Part part) {
+            Limit l = p.limits[j];
+            if (part == null) {
+                Outcome o = l.unlimited() && (replaced == null || !replaced.contains(l.name()))
+                        ? Outcome.UNLIMITED
+                        : Outcome.REPLACED;
+                return new LimitVerdict(l, o, Long.MAX_VALUE, 0, 0, false);
+            }
+            if (part.impossible) {
+                return impossible(l, p.stage, nowNanos);
+            }
+            if ((failedStages & (1 << p.stage)) != 0) {
+                Outcome o = onFailure == OnStoreFailure.DENY ? refusal(p.stage) : Outcome.ALLOWED;
+                return new LimitVerdict(l, o, -1, 0, 0, true);
+            }
+            Decision d = part.decision;
+            if (d == null) {
+                return new LimitVerdict(l, Outcome.NOT_COUNTED, -1, 0, 0, false);
+            }
+            Outcome o =
+                    p.stage != refusedStage ? Outcome.ALLOWED : d.allowed() ? Outcome.NOT_COUNTED : refusal(p.stage);
+            return new LimitVerdict(l, o, d.remaining(), d.resetAfterNanos(), d.retryAfterNanos(), false);
+        }
+
+        /** The rule of the first limit, in the order of the request, that shadow-banned it; null when none did. */
+        private @Nullable Rule shadowBan() {
+            if (refusedStage != Plan.SHADOW_BAN) { // no other refusal is a shadow ban
+                return null;
+            }
+            int slot = 0;
+            for (int i = 0; i < request.size(); i++) {
+                Plan p = plan(i);
+                if (p == null) {
+                    continue;
+                }
+                for (int j = 0; j < p.limits.length; j++, slot++) {
+                    if (p.stage == Plan.SHADOW_BAN && limit(p, j, part(slot)).outcome() == Outcome.SHADOW_BANNED) {
+                        return p.rule;
+                    }
+                }
+            }
+            return null;
+        }
+
+        /** The answer of every descriptor, in the order of the request. */
+        List<DescriptorVerdict> descriptors() {
+            int n = request.size();
+            DescriptorVerdict[] out = new DescriptorVerdict[n];
+            int slot = 0;
+            for (int i = 0; i < n; i++) {
+                Plan p = plan(i);
+                if (p == null) {
+                    out[i] = new DescriptorVerdict(request.get(i), null, List.of());
+                    continue;
+                }
+                LimitVerdict[] verdicts = new LimitVerdict[p.limits.length];
+                for (int j = 0; j < verdicts.length; j++, slot++) {
+                    verdicts[j] = limit(p, j, part(slot));
+                }
+                out[i] = new DescriptorVerdict(request.get(i), p.rule, List.of(verdicts));
+            }
+            return List.of(out);
+        }
+    }
+
+    /**
+     * Decides a request: the one path for every request (see the class comment). The answer of each descriptor and
+     * limit is built when the verdict is read ({@link Decided}).
      *
      * @param hits         the cost of every descriptor, unless {@code costs} is given
      * @param costs        the cost of each descriptor, in order; null when every descriptor costs {@code hits}
@@ -335,29 +457,34 @@ final class Engine {
             String domain, List<Descriptor> descriptors, long hits, long @Nullable [] costs, boolean storeAnswers) {
         Domain dom = domains.get(domain);
         int n = descriptors.size();
-        Resolution[] resolved = new Resolution[n];
+        // a request of one descriptor keeps its resolution without an array
+        Resolution first = resolve(domain, dom, descriptors.get(0));
+        Resolution[] rest = n == 1 ? null : new Resolution[n];
         int slots = 0;
         boolean replaces = false;
         for (int i = 0; i < n; i++) {
-            Resolution r = resolve(domain, dom, descriptors.get(i));
-            resolved[i] = r;
+            Resolution r = i == 0 ? first : resolve(domain, dom, descriptors.get(i));
+            if (rest != null) {
+                rest[i] = r;
+            }
             Plan p = r.plan;
             if (p != null) {
                 slots += p.limits.length;
                 replaces |= p.replaces;
             }
         }
-        Set<String> replaced = replaces ? replaced(resolved) : null;
+        Set<String> replaced = replaces ? replaced(first, rest) : null;
 
-        // The counters: one part per limiter and key, in the order of the request; each limit (slot) names its part,
-        // or none when it is replaced or unlimited.
-        @Nullable Part[] bySlot = new Part[slots];
-        Part[] parts = new Part[slots];
+        // The counters: one part per limiter and key, in the order of the request (a list through Part.next); each
+        // limit (slot) names its part, or none when it is replaced or unlimited. A request of one slot needs no array.
+        @Nullable Part[] bySlot = slots > 1 ? new Part[slots] : null;
+        Part slot0 = null;
+        Part head = null;
+        Part tail = null;
         Map<String, Part> byKey = slots > 8 ? new HashMap<>() : null;
-        int count = 0;
         int slot = 0;
         for (int i = 0; i < n; i++) {
-            Resolution r = resolved[i];
+            Resolution r = rest == null ? first : rest[i];
             Plan p = r.plan;
             if (p == null) {
                 continue;
@@ -370,28 +497,37 @@ final class Engine {
                 if (key == null || (replaced != null && replaced.contains(l.name()))) {
                     continue;
                 }
-                Part part = byKey != null ? byKey.get(key) : find(parts, count, key);
+                Part part = byKey != null ? byKey.get(key) : find(head, key);
                 if (part == null) {
                     part = new Part(p.limiters[j], key, l, p.stage);
-                    parts[count++] = part;
+                    if (tail == null) {
+                        head = part;
+                    } else {
+                        tail.next = part;
+                    }
+                    tail = part;
                     if (byKey != null) {
                         byKey.put(key, part);
                     }
                 }
                 part.cost = part.cost > Long.MAX_VALUE - cost ? Long.MAX_VALUE : part.cost + cost;
-                bySlot[slot] = part;
+                if (bySlot != null) {
+                    bySlot[slot] = part;
+                } else {
+                    slot0 = part;
+                }
             }
         }
 
         OnStoreFailure onFailure = dom == null ? OnStoreFailure.ALLOW : dom.policy.onStoreFailure();
         int refusedStage = -1;
         int failedStages = 0;
+        long nowNanos = -1;
         for (int stage = Plan.ENFORCE; stage <= Plan.DRY_RUN && refusedStage < 0; stage++) {
             int asked = 0;
             Part one = null;
             boolean impossible = false;
-            for (int q = 0; q < count; q++) {
-                Part p = parts[q];
+            for (Part p = head; p != null; p = p.next) {
                 if (p.stage == stage) {
                     asked++;
                     one = p;
@@ -406,13 +542,14 @@ final class Engine {
             }
             if (impossible) {
                 refusedStage = stage;
+                nowNanos = clock.millis() * 1_000_000L;
                 continue;
             }
-            boolean failed = !storeAnswers || !ask(parts, count, stage, asked, one);
+            boolean failed = !storeAnswers || !ask(head, stage, asked, one);
             boolean allowed = true;
-            for (int q = 0; q < count && !failed; q++) {
-                Decision d = parts[q].decision;
-                if (parts[q].stage == stage && d != null) {
+            for (Part p = head; p != null && !failed; p = p.next) {
+                Decision d = p.decision;
+                if (p.stage == stage && d != null) {
                     failed = d.failed();
                     allowed &= d.allowed();
                 }
@@ -427,65 +564,21 @@ final class Engine {
             }
         }
 
-        long nowNanos = -1;
-        Rule shadowBan = null;
-        DescriptorVerdict[] out = new DescriptorVerdict[n];
-        slot = 0;
-        for (int i = 0; i < n; i++) {
-            Plan p = resolved[i].plan;
-            if (p == null) {
-                out[i] = new DescriptorVerdict(descriptors.get(i), null, List.of());
-                continue;
-            }
-            LimitVerdict[] verdicts = new LimitVerdict[p.limits.length];
-            for (int j = 0; j < verdicts.length; j++, slot++) {
-                Limit l = p.limits[j];
-                Part part = bySlot[slot];
-                LimitVerdict v;
-                if (part == null) {
-                    Outcome o = l.unlimited() && (replaced == null || !replaced.contains(l.name()))
-                            ? Outcome.UNLIMITED
-                            : Outcome.REPLACED;
-                    v = new LimitVerdict(l, o, Long.MAX_VALUE, 0, 0, false);
-                } else if (part.impossible) {
-                    if (nowNanos < 0) {
-                        nowNanos = clock.millis() * 1_000_000L;
-                    }
-                    v = impossible(l, p.stage, nowNanos);
-                } else if ((failedStages & (1 << p.stage)) != 0) {
-                    Outcome o = onFailure == OnStoreFailure.DENY ? refusal(p.stage) : Outcome.ALLOWED;
-                    v = new LimitVerdict(l, o, -1, 0, 0, true);
-                } else {
-                    Decision d = part.decision;
-                    if (d == null) {
-                        v = new LimitVerdict(l, Outcome.NOT_COUNTED, -1, 0, 0, false);
-                    } else {
-                        Outcome o = p.stage != refusedStage
-                                ? Outcome.ALLOWED
-                                : d.allowed() ? Outcome.NOT_COUNTED : refusal(p.stage);
-                        v = new LimitVerdict(l, o, d.remaining(), d.resetAfterNanos(), d.retryAfterNanos(), false);
-                    }
-                }
-                if (shadowBan == null && v.outcome() == Outcome.SHADOW_BANNED) {
-                    shadowBan = p.rule;
-                }
-                verdicts[j] = v;
-            }
-            out[i] = new DescriptorVerdict(descriptors.get(i), p.rule, List.of(verdicts));
-        }
+        Decided decided = new Decided(
+                descriptors, first, rest, slot0, bySlot, replaced, onFailure, refusedStage, failedStages, nowNanos);
         return new Verdict(
                 refusedStage != Plan.ENFORCE,
-                shadowBan,
+                decided.shadowBan(),
                 failedStages == 0 ? null : onFailure,
                 !storeAnswers,
-                List.of(out));
+                decided);
     }
 
     /**
      * Asks the store for the parts of {@code stage}, all or nothing, and keeps each part's decision; false when the
      * store failed by throwing (a store whose failure policy answered returns decisions marked failed instead).
      */
-    private static boolean ask(Part[] parts, int count, int stage, int asked, Part one) {
+    private static boolean ask(@Nullable Part head, int stage, int asked, Part one) {
         try {
             if (asked == 1) { // tryAcquireAll of one part, without its list
                 RateLimiter limiter = Objects.requireNonNull(one.limiter, "a limit of 0 has none, and is impossible");
@@ -495,8 +588,7 @@ final class Engine {
             Acquisition[] acquisitions = new Acquisition[asked];
             Part[] asking = new Part[asked];
             int k = 0;
-            for (int q = 0; q < count; q++) {
-                Part p = parts[q];
+            for (Part p = head; p != null; p = p.next) {
                 if (p.stage == stage) {
                     RateLimiter limiter = Objects.requireNonNull(p.limiter, "a limit of 0 has none, and is impossible");
                     asking[k] = p;
@@ -513,20 +605,20 @@ final class Engine {
         }
     }
 
-    private static @Nullable Part find(Part[] parts, int count, String key) {
-        for (int q = 0; q < count; q++) {
-            if (parts[q].key.equals(key)) {
-                return parts[q];
+    private static @Nullable Part find(@Nullable Part head, String key) {
+        for (Part p = head; p != null; p = p.next) {
+            if (p.key.equals(key)) {
+                return p;
             }
         }
         return null;
     }
 
     /** The names of the limits that matched limits of the request replace. */
-    private static Set<String> replaced(Resolution[] resolved) {
+    private static Set<String> replaced(Resolution first, Resolution @Nullable [] rest) {
         Set<String> replaced = new HashSet<>();
-        for (Resolution r : resolved) {
-            Plan p = r.plan;
+        for (int i = 0; i < (rest == null ? 1 : rest.length); i++) {
+            Plan p = (rest == null ? first : rest[i]).plan;
             if (p != null && p.replaces) {
                 for (Limit l : p.limits) {
                     replaced.addAll(l.replaces());

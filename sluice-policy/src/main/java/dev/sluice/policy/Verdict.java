@@ -2,6 +2,7 @@ package dev.sluice.policy;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
@@ -19,7 +20,14 @@ public final class Verdict {
     private final @Nullable OnStoreFailure storeFailure;
 
     private final boolean storeTimedOut;
-    private final List<DescriptorVerdict> descriptors;
+    /** What the engine decided, from which {@link #descriptors} are built when first read; null when given built. */
+    private final Engine.@Nullable Decided decided;
+    /**
+     * The verdict per descriptor, once built. Written without a lock: every thread that reads it null builds an equal
+     * list from {@link #decided}, which no one changes after the verdict is made, and the list and the verdicts in it
+     * are immutable (final fields only), so a thread sees null or a whole list.
+     */
+    private @Nullable List<DescriptorVerdict> descriptors;
 
     Verdict(
             boolean allowed,
@@ -31,7 +39,22 @@ public final class Verdict {
         this.shadowBan = shadowBan;
         this.storeFailure = storeFailure;
         this.storeTimedOut = storeTimedOut;
+        this.decided = null;
         this.descriptors = List.copyOf(descriptors);
+    }
+
+    /** A verdict whose per-descriptor answers are built from {@code decided} when first read. */
+    Verdict(
+            boolean allowed,
+            @Nullable Rule shadowBan,
+            @Nullable OnStoreFailure storeFailure,
+            boolean storeTimedOut,
+            Engine.Decided decided) {
+        this.allowed = allowed;
+        this.shadowBan = shadowBan;
+        this.storeFailure = storeFailure;
+        this.storeTimedOut = storeTimedOut;
+        this.decided = decided;
     }
 
     /**
@@ -84,7 +107,13 @@ public final class Verdict {
 
     /** One verdict per descriptor, in the order of the request. */
     public List<DescriptorVerdict> descriptors() {
-        return descriptors;
+        List<DescriptorVerdict> d = descriptors;
+        if (d == null) {
+            d = Objects.requireNonNull(decided, "a verdict is given its descriptors or what decided them")
+                    .descriptors();
+            descriptors = d;
+        }
+        return d;
     }
 
     /** The verdict of the {@code i}-th descriptor. */
