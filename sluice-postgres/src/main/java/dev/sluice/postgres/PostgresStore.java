@@ -25,6 +25,7 @@ import org.jspecify.annotations.Nullable;
  * HikariConfig pool = new HikariConfig();                    // a pooling DataSource, every wait bounded
  * pool.setJdbcUrl("jdbc:postgresql://db:5432/app?user=app&connectTimeout=1&loginTimeout=1");
  * pool.setConnectionTimeout(250);                            // borrowing: at most the store's timeout
+ * pool.setInitializationFailTimeout(-1);                     // no failing here: build() waits for the database
  * DataSource dataSource = new HikariDataSource(pool);
  * RateLimitStore store = PostgresStore.builder(dataSource)
  *         .timeout(Duration.ofMillis(250))

@@ -25,6 +25,7 @@ public final class SixCalls {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(args[0] + (args[0].contains("?") ? "&" : "?") + "connectTimeout=1&loginTimeout=1");
         config.setConnectionTimeout(250);
+        config.setInitializationFailTimeout(-1);
         try (HikariDataSource dataSource = new HikariDataSource(config)) {
             RateLimitStore store = PostgresStore.builder(dataSource)
                     .timeout(Duration.ofMillis(250))
