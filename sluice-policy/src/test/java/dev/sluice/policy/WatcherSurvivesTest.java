@@ -94,9 +94,13 @@ class WatcherSurvivesTest {
         return r;
     }
 
+    /**
+     * Waits for a reload of at least {@code version} to succeed: one change can reach the watcher as more than one
+     * file-system event, each a reload of its own, so the count of reloads is not what a test can fix.
+     */
     void awaitVersion(long version) {
         Eventually.await("version " + version + " in force and reported", () -> watcher.lastReload()
-                .map(r -> r.succeeded() && r.version() == version)
+                .map(r -> r.succeeded() && r.version() >= version)
                 .orElse(false));
     }
 
@@ -174,7 +178,7 @@ class WatcherSurvivesTest {
         Eventually.await(
                 "both files back in force",
                 () -> watcher.lastReload().map(PolicyWatcher.Reload::succeeded).orElse(false));
-        assertEquals(2, limiter.version());
+        assertTrue(limiter.version() >= 2, "version " + limiter.version());
         assertEquals(4, limitOf("a"));
         assertEquals(6, limitOf("b"));
     }
