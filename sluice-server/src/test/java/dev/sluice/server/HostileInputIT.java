@@ -209,7 +209,9 @@ class HostileInputIT {
         long refusals =
                 log.stream().filter(l -> l.contains("refused a grpc request")).count();
         long bound = 2 * (seconds / 10 + 1); // two kinds, one line each per 10 s
-        assertTrue(refusals >= 1 && refusals <= bound, refusals + " lines over " + seconds + " s: " + log);
+        // at most one line per kind every 10 s; none at all when a test before this one on the same server logged
+        // this kind less than 10 s ago, so only the upper bound is this test's to assert
+        assertTrue(refusals <= bound, refusals + " lines over " + seconds + " s: " + log);
         assertTrue(log.stream().noneMatch(l -> l.startsWith("\tat ")), "a stack trace: " + log);
         assertTrue(log.size() <= 4 * bound, "lines logged: " + log);
     }
