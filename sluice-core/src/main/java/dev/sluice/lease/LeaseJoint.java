@@ -144,6 +144,7 @@ final class LeaseJoint implements JointDecider {
                 limiter(a).demand(held[i], a.cost()); // before any claim, which is sized by it
                 counted[i] = true;
             }
+            now[i] = limiter(a).timeIn(held[i], now[i]); // read before the locks: see LeasedLimiter.timeIn
             steps[i] = limiter(a).step(held[i], now[i], a.cost(), claims[i]);
             refused |= steps[i] == LeasedLimiter.Step.REFUSE;
             covered &= steps[i] == LeasedLimiter.Step.COVERED;

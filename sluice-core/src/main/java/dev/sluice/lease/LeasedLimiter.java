@@ -106,13 +106,14 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
             Lease ls = held(key);
             @Nullable CountDownLatch waitFor = null;
             @Nullable CountDownLatch claiming = null;
-            long now = now();
+            long read = now();
             ls.lock();
             try {
                 if (ls.retired()) {
                     continue;
                 }
                 checkOpen();
+                long now = timeIn(ls, read);
                 roll(ls, now);
                 if (!consume) {
                     ls.lastUsed = Math.max(ls.lastUsed, now); // a request's is noted by the round, from its demand
@@ -272,13 +273,26 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     }
 
     /**
+     * The time of a decision, claim or give-back on {@code ls}, whose lock the caller holds, from {@code read}, the
+     * clock as read before the lock was taken: {@code read} if it lies in the frame the lease holds or a later one;
+     * else the clock read again (another thread moved the lease to a later frame while this one waited for the lock),
+     * and never before the start of the frame held (a clock stepped back). So the lease's time never runs backwards,
+     * and every admission's time lies in the frame whose slice it is charged to: the argument that a slice's frame
+     * never passes the limit ("Why never over the limit" in docs/leased-mode.md) holds at the time the request was
+     * decided at, not only at the time the other thread read.
+     */
+    long timeIn(Lease ls, long read) {
+        return read >= ls.frame ? read : Math.max(now(), ls.frame);
+    }
+
+    /**
      * Moves {@code ls} to the frame of {@code now}: the slice of an older frame stops being usable, and its unused part
      * is given back (with the next write) if that frame still counts; a slice claimed ahead for the new frame becomes
      * the slice held, and slices claimed ahead for frames that passed are given back. The caller holds the lease's lock.
      */
     void roll(Lease ls, long now) {
         if (now - frameSize < ls.frame) {
-            return; // still in the frame held (or, read before another thread rolled it, in an older one): no division
+            return; // still in the frame held: no division
         }
         long f = frameOf(now);
         long unused = ls.granted - ls.used;
@@ -407,7 +421,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
             if (ls.retired()) {
                 return false;
             }
-            roll(ls, now);
+            roll(ls, timeIn(ls, now));
             if (r.frame == ls.frame) {
                 ls.used = Math.max(0, ls.used - r.cost);
             } else {
@@ -428,9 +442,10 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
      */
     @Nullable
     Write prepare(Lease ls, long cost, boolean claimAhead, LocalRounds<?> rounds) {
-        long now = now();
+        long read = now();
         ls.lock();
         try {
+            long now = timeIn(ls, read);
             roll(ls, now);
             long liveFrom = now - lifetime + 1;
             TreeMap<Long, Long> counts =
@@ -585,11 +600,11 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
     /** The write was applied: it is the record now, and its claims are this instance's slices. */
     void applied(Write w) {
         Lease ls = w.lease();
-        long now = now();
+        long read = now();
         ls.lock();
         try {
             took(ls, new CounterSnapshot(w.write().newVersion(), w.write().counters()));
-            take(ls, w.claims(), now);
+            take(ls, w.claims(), timeIn(ls, read));
         } finally {
             ls.unlock();
         }
@@ -787,13 +802,14 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
      * write in doubt (to settle it), marking each busy.
      */
     void round(List<Lease> write, List<Lease> read, List<CountDownLatch> latches) {
-        long now = now();
+        long started = now();
         for (Lease ls : leases) {
             ls.lock();
             try {
                 if (ls.retired() || ls.busy != null) {
                     continue;
                 }
+                long now = timeIn(ls, started);
                 roll(ls, now);
                 long expected = Math.max(ls.demand, ls.lastDemand);
                 long unused = ls.granted - ls.used;
@@ -876,7 +892,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
             ls.lock();
             try {
                 leases.remove(ls);
-                roll(ls, now);
+                roll(ls, timeIn(ls, now));
                 if (ls.granted > ls.used) {
                     giveBackSlice(ls, ls.granted - ls.used);
                 }
@@ -899,7 +915,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         for (Lease ls : leases) {
             ls.lock();
             try {
-                roll(ls, now);
+                roll(ls, timeIn(ls, now));
                 if (ls.granted > ls.used) {
                     giveBackSlice(ls, ls.granted - ls.used);
                 }

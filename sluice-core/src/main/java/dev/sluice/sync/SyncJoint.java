@@ -16,7 +16,7 @@ import java.util.List;
  * <pre>
  * take up every part's key not held yet (reads its record), one by one       no lock held during the I/O
  * take the lock of every part's key, in the order (limiter serial, key)      two joint requests never wait in a cycle
- * decide every part on g + i without consuming, each at its limiter's now     what each limit answers alone
+ * read each limiter's time; decide every part on g + i without consuming      what each limit answers alone
  * all allowed:  decide every part again, consuming (added to i)              the same answers, now taken
  * else:         consume only where a refusing limit counts rejections
  * let go of the locks; tell the listeners
@@ -54,9 +54,6 @@ final class SyncJoint implements JointDecider {
                 Acquisition a = parts.get(i);
                 held[i] = limiter(a).held(a.key()); // reads the record of a key not held yet, before any lock
             }
-            for (int i = 0; i < n; i++) {
-                now[i] = limiter(parts.get(i)).now();
-            }
         } while (!JointLocks.underAll(held, order, () -> decideHeld(parts, held, now, decisions)));
         for (int i = 0; i < n; i++) {
             Acquisition a = parts.get(i);
@@ -69,6 +66,9 @@ final class SyncJoint implements JointDecider {
         int n = parts.size();
         for (Acquisition a : parts) {
             limiter(a).checkOpen(); // under the locks: a limiter closed since cannot take counts
+        }
+        for (int i = 0; i < n; i++) {
+            now[i] = limiter(parts.get(i)).now(); // under the locks: see SynchronizedLimiter.decideHeld
         }
         boolean allowed = true;
         for (int i = 0; i < n; i++) {

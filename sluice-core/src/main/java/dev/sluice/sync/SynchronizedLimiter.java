@@ -97,13 +97,13 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
     protected Decision decide(String key, long cost, boolean consume, @Nullable SyncReservation reservation) {
         while (true) {
             AlgorithmState s = held(key);
-            long now = now(); // after a first read of the record, which may have taken a while
             s.lock();
             try {
                 if (s.retired()) {
                     continue;
                 }
                 checkOpen();
+                long now = now(); // under the lock: see decideHeld
                 Decision d = decideHeld(s, now, cost, consume);
                 if (reservation != null && consume && d.allowed()) {
                     reservation.place = s.place(params, now);
@@ -151,10 +151,17 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
     }
 
     /**
-     * Decides on {@code g + i}, the view {@code s} whose lock the caller holds, and takes the permits into it where a
+     * Decides on {@code g + i}, the view {@code s} whose lock the caller holds, at {@code now}, read with the lock held,
+     * and takes the permits into it where a
      * consuming decision takes them (allowed, or refused with {@code countRejected}); the flusher finds them in
      * {@link #local}. Writes nothing but the view: what the rounds need to know of the decision, the view's lock word
      * carries ({@link KeyState#lock()}).
+     *
+     * <p>Why the time is read under the lock: read before it, a request could wait for the lock while another thread
+     * moves the key to the next frame, and the state, which never runs backwards, would then charge it to that frame,
+     * or measure a sub-window counter at the later time, whatever time the request read. An observer that notes each
+     * admission at the time its request read would see a frame pass the limit. Under the lock, the time of every
+     * decision on a key only grows, and each admission is counted in the frame of its own time.
      */
     Decision decideHeld(AlgorithmState s, long now, long cost, boolean consume) {
         Decision d = s.decide(params, now, cost, consume);
