@@ -6,9 +6,12 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.logging.Level;
 import org.jspecify.annotations.Nullable;
 
 /** {@code serve}: runs the service until SIGTERM or SIGINT, then shuts down gracefully. */
@@ -66,12 +69,18 @@ final class ServeCommand {
               --require-store         exit with an error (status 3) if the store does not answer at start; without
                                       it the service starts unready (health NOT_SERVING) and turns ready once the
                                       store answers
+              --log-level L           trace, debug, info (default), warn, error: the log's level (standard error)
+              --log-format F          text (default) or json: one JSON object a line, with envoyproxy/ratelimit's
+                                      keys (@timestamp, level, @message), the lines printed on start included
               --bench-bare            a benchmarking aid, not for production: also answer OK, with no rate-limit
                                       work, on POST /bench/bare and gRPC sluice.bench.Bare/ShouldRateLimit, to
                                       compare the service with its bare server stack (see the load command)
 
             Admin endpoints (/rlconfig, /reload) need 'Authorization: Bearer $SLUICE_ADMIN_TOKEN'; without
             SLUICE_ADMIN_TOKEN in the environment they are off.
+            envoyproxy/ratelimit's environment variables (PORT, GRPC_PORT, REDIS_URL, RUNTIME_ROOT, …) are read as
+            these options, a flag on the command line winning; one Sluice does not support stops the start with a
+            message naming it (docs/envoy-ratelimit.md lists every one).
             On start it prints 'sluice: grpc listening on ADDRESS:PORT' and 'sluice: http listening on ADDRESS:PORT'.
             """;
 
@@ -97,7 +106,9 @@ final class ServeCommand {
             "max-value-bytes",
             "grpc-max-streams",
             "grpc-max-queue",
-            "grpc-max-resets");
+            "grpc-max-resets",
+            "log-level",
+            "log-format");
 
     /**
      * The in-memory store's bound on keys per limit unless {@code --memory-max-keys} sets another: one per KiB of the
@@ -113,9 +124,17 @@ final class ServeCommand {
 
     private ServeCommand() {}
 
-    private static @Nullable String storePassword() {
-        String p = System.getenv(STORE_PASSWORD_VARIABLE);
-        return p == null || p.isEmpty() ? null : p;
+    /**
+     * The store's password given apart from its URI: {@code SLUICE_STORE_PASSWORD}, else {@code REDIS_AUTH}'s when
+     * the store is the one {@code REDIS_URL} names (no {@code --store} on the command line).
+     */
+    private static @Nullable String storePassword(
+            Map<String, String> env, Options commandLine, EnvSettings.Result fromEnv) {
+        String p = env.get(STORE_PASSWORD_VARIABLE);
+        if (p != null && !p.isEmpty()) {
+            return p;
+        }
+        return commandLine.string("store") == null ? fromEnv.storePassword() : null;
     }
 
     private static @Nullable Path passwordFile(Options o) {
@@ -131,10 +150,30 @@ final class ServeCommand {
     }
 
     static int run(List<String> args, PrintStream out, PrintStream err) {
-        Options o = Options.parse("serve", args, VALUED, FLAGS);
-        if (o.flag("help")) {
-            out.print(HELP);
+        return run(args, System.getenv(), out, err);
+    }
+
+    /** Runs {@code serve} with {@code args} over the options {@code env} asks for ({@link EnvSettings}). */
+    static int run(List<String> args, Map<String, String> env, PrintStream stdout, PrintStream stderr) {
+        Options commandLine = Options.parse("serve", args, VALUED, FLAGS);
+        if (commandLine.flag("help")) {
+            stdout.print(HELP);
             return 0;
+        }
+        EnvSettings.Result fromEnv = EnvSettings.read(env);
+        List<String> all = new ArrayList<>(fromEnv.args());
+        all.addAll(args);
+        Options o = Options.parse("serve", all, VALUED, FLAGS);
+        Level level = Logging.level(o);
+        Logging.Format format = Logging.format(o);
+        boolean json = format == Logging.Format.JSON;
+        PrintStream out = json ? Logging.jsonLines(stdout, "info") : stdout;
+        PrintStream err = json ? Logging.jsonLines(stderr, "warning") : stderr;
+        if (o.string("log-level") != null || format == Logging.Format.JSON) {
+            Logging.configure(level, format);
+        }
+        for (String notice : fromEnv.notices()) {
+            err.println("sluice: " + notice);
         }
         if (!o.operands().isEmpty()) {
             throw new UsageException(
@@ -157,7 +196,7 @@ final class ServeCommand {
                 o.string("store", "memory:"),
                 Stores.Sharing.of(o.duration("sync-interval"), o.duration("lease-interval")),
                 storeTimeout == null ? Duration.ofMillis(15) : storeTimeout,
-                storePassword(),
+                storePassword(env, commandLine, fromEnv),
                 passwordFile(o),
                 o.address("bind", "127.0.0.1"),
                 o.port("http-port", 8080),
@@ -166,7 +205,7 @@ final class ServeCommand {
                 httpIdle == null ? Duration.ofSeconds(60) : httpIdle,
                 HeaderStyle.parse(o),
                 watch == null ? Duration.ofSeconds(5) : watch,
-                System.getenv("SLUICE_ADMIN_TOKEN"),
+                env.get("SLUICE_ADMIN_TOKEN"),
                 o.flag("bench-bare"),
                 o.flag("allow-domain-removal"),
                 grpcLimits(o),

@@ -122,6 +122,7 @@ final class ServerProcess implements AutoCloseable {
         command.addAll(args);
         ProcessBuilder b = new ProcessBuilder(command);
         b.environment().remove("SLUICE_ADMIN_TOKEN");
+        b.environment().keySet().removeAll(EnvSettings.names()); // envoyproxy/ratelimit's: only what a test sets
         b.environment().putAll(env);
         try {
             Process process = b.start();

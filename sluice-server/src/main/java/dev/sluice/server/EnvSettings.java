@@ -1,0 +1,785 @@
+package dev.sluice.server;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.BiConsumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * envoyproxy/ratelimit's environment variables (its {@code src/settings/settings.go}) read by {@code serve}, so that a
+ * deployment made for it runs Sluice with nothing else changed. Every variable of that file is a row of {@link #TABLE}:
+ * {@linkplain Status#HONOURED honoured} (it means the same here), {@linkplain Status#MAPPED mapped} to a Sluice option,
+ * {@linkplain Status#NOTED noted} (accepted, it has no effect here, and a line at start says so and why) or
+ * {@linkplain Status#REFUSED refused} when set to anything but envoyproxy/ratelimit's default, naming what to use
+ * instead. Nothing is ignored silently. {@code docs/envoy-ratelimit.md} shows the same table.
+ *
+ * <p>The environment becomes options placed before the command line's, so a flag given on the command line wins.
+ * A secret ({@code REDIS_AUTH}) never becomes an option and is never printed: it is carried apart as the store's
+ * password, as {@code SLUICE_STORE_PASSWORD} is.
+ */
+final class EnvSettings {
+
+    /** What a variable means to Sluice. */
+    enum Status {
+        /** Read with the same meaning as envoyproxy/ratelimit's. */
+        HONOURED,
+        /** Read as the Sluice option named in its row. */
+        MAPPED,
+        /** Accepted at any value with no effect here; a line at start says so when it is set. */
+        NOTED,
+        /** Refused at start when set to anything but envoyproxy/ratelimit's default; the message says what to use. */
+        REFUSED
+    }
+
+    /** How a variable's value is read, as envoyproxy/ratelimit's envconfig reads it. */
+    enum Kind {
+        STRING,
+        /** Go's {@code strconv.ParseBool}: 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False. */
+        BOOL,
+        INT,
+        PORT,
+        FLOAT,
+        /** Go's {@code time.ParseDuration}: {@code 300ms}, {@code 1h30m}, {@code 150us}; normalized to nanoseconds. */
+        DURATION
+    }
+
+    /**
+     * One variable of envoyproxy/ratelimit.
+     *
+     * @param name         its name
+     * @param kind         how its value is read
+     * @param defaultValue envoyproxy/ratelimit's default, as written in its settings; "" for none
+     * @param status       what it means here
+     * @param sluice       the Sluice option it maps to, or what to use instead and why (the docs' last column)
+     * @param secret       whether its value may never be printed
+     * @param apply        what a value (normalized by {@link #kind}) does to the options being built
+     */
+    record Variable(
+            String name,
+            Kind kind,
+            String defaultValue,
+            Status status,
+            String sluice,
+            boolean secret,
+            BiConsumer<String, Draft> apply) {}
+
+    /**
+     * What the environment asks for.
+     *
+     * @param args          options, placed before the command line's so that those win
+     * @param storePassword {@code REDIS_AUTH}'s password, for the store {@code REDIS_URL} names; never printed
+     * @param notices       lines to print at start: variables set that have no effect here, and why
+     */
+    record Result(List<String> args, @Nullable String storePassword, List<String> notices) {
+        static final Result NONE = new Result(List.of(), null, List.of());
+    }
+
+    /** The options being built from the environment; the rows fill it, {@link #finish} turns it into options. */
+    static final class Draft {
+        private final Map<String, String> set;
+        private final Map<String, String> options = new LinkedHashMap<>();
+        private final List<String> notices = new ArrayList<>();
+        private final List<String> refusals = new ArrayList<>();
+        private @Nullable String host;
+        private @Nullable String grpcHost;
+        private @Nullable String debugHost;
+        private String configType = "FILE";
+        private @Nullable String runtimeRoot;
+        private @Nullable String runtimeSubdirectory;
+        private @Nullable String runtimeAppDirectory;
+        private String backendType = "redis";
+        private String redisSocketType = "unix";
+        private String redisType = "single";
+        private @Nullable String redisUrl;
+        private @Nullable String redisAuth;
+        private boolean redisTls;
+
+        private Draft(Map<String, String> set) {
+            this.set = set;
+        }
+
+        void option(String name, String value) {
+            options.put(name, value);
+        }
+
+        void flag(String name, boolean on) {
+            if (on) {
+                options.put(name, "");
+            } else {
+                options.remove(name);
+            }
+        }
+
+        void refuse(String variable, String why) {
+            refusals.add(variable + "=" + shown(variable) + " is not supported: " + why);
+        }
+
+        void note(String variable, String why) {
+            notices.add(variable + "=" + shown(variable) + " has no effect: " + why);
+        }
+
+        private String shown(String variable) {
+            Variable v = BY_NAME.get(variable);
+            return v != null && v.secret() ? "***" : "'" + set.get(variable) + "'";
+        }
+    }
+
+    private static final Pattern GO_DURATION = Pattern.compile("(\\d+(?:\\.\\d*)?|\\.\\d+)(ns|us|µs|μs|ms|s|m|h)");
+
+    private static final String NOT_YET_XDS =
+            "Sluice reads its configuration from files (RUNTIME_ROOT, --config); configuration over xDS is not"
+                    + " supported yet";
+
+    /** The rows, in settings.go's order. */
+    static final List<Variable> TABLE = List.of(
+            // listening
+            mapped(
+                    "HOST",
+                    Kind.STRING,
+                    "0.0.0.0",
+                    "--bind (one address for every port; Sluice's default is"
+                            + " 127.0.0.1, the container image sets HOST=0.0.0.0)",
+                    (v, d) -> d.host = v),
+            mapped("PORT", Kind.PORT, "8080", "--http-port", (v, d) -> d.option("http-port", v)),
+            mapped(
+                    "DEBUG_HOST",
+                    Kind.STRING,
+                    "0.0.0.0",
+                    "--bind: must be the same address as HOST's",
+                    (v, d) -> d.debugHost = v),
+            refused(
+                    "DEBUG_PORT",
+                    Kind.PORT,
+                    "6070",
+                    "the debug port is not served yet: /rlconfig and /metrics are on"
+                            + " the HTTP port (PORT, --http-port)"),
+            refused("GRPC_UDS", Kind.STRING, "", "Sluice listens on TCP: use GRPC_PORT (--grpc-port)"),
+            mapped(
+                    "GRPC_HOST",
+                    Kind.STRING,
+                    "0.0.0.0",
+                    "--bind: must be the same address as HOST's",
+                    (v, d) -> d.grpcHost = v),
+            mapped("GRPC_PORT", Kind.PORT, "8081", "--grpc-port", (v, d) -> d.option("grpc-port", v)),
+            refused("GRPC_MAX_CONNECTION_AGE", Kind.DURATION, "24h", "not supported yet"),
+            refused("GRPC_MAX_CONNECTION_AGE_GRACE", Kind.DURATION, "1h", "not supported yet"),
+            refused("GRPC_SERVER_USE_TLS", Kind.BOOL, "false", "gRPC over TLS is not supported yet"),
+            refused("GRPC_SERVER_TLS_CERT", Kind.STRING, "", "gRPC over TLS is not supported yet"),
+            refused("GRPC_SERVER_TLS_KEY", Kind.STRING, "", "gRPC over TLS is not supported yet"),
+            refused("GRPC_CLIENT_TLS_CACERT", Kind.STRING, "", "gRPC over TLS is not supported yet"),
+            refused("GRPC_CLIENT_TLS_SAN", Kind.STRING, "", "gRPC over TLS is not supported yet"),
+            // logging
+            mapped("LOG_LEVEL", Kind.STRING, "WARN", "--log-level", (v, d) -> d.option("log-level", v)),
+            mapped(
+                    "LOG_FORMAT",
+                    Kind.STRING,
+                    "text",
+                    "--log-format (text or json)",
+                    (v, d) -> d.option("log-format", v)),
+            // configuration source
+            new Variable(
+                    "CONFIG_TYPE",
+                    Kind.STRING,
+                    "FILE",
+                    Status.HONOURED,
+                    "FILE: the files of RUNTIME_ROOT" + " (--config); GRPC_XDS_SOTW is refused: " + NOT_YET_XDS,
+                    false,
+                    EnvSettings::configType),
+            new Variable(
+                    "FORCE_START_WITHOUT_INITIAL_CONFIG",
+                    Kind.BOOL,
+                    "false",
+                    Status.HONOURED,
+                    "with files the"
+                            + " service starts on an empty or missing-domain directory either way, as envoyproxy/ratelimit"
+                            + " does",
+                    false,
+                    (v, d) -> {}),
+            refused("CONFIG_GRPC_XDS_NODE_ID", Kind.STRING, "default", NOT_YET_XDS),
+            refused("CONFIG_GRPC_XDS_NODE_METADATA", Kind.STRING, "", NOT_YET_XDS),
+            refused("CONFIG_GRPC_XDS_SERVER_URL", Kind.STRING, "localhost:18000", NOT_YET_XDS),
+            refused("CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL", Kind.DURATION, "3s", NOT_YET_XDS),
+            refused("CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS", Kind.STRING, "", NOT_YET_XDS),
+            refused("CONFIG_GRPC_XDS_SERVER_USE_TLS", Kind.BOOL, "false", NOT_YET_XDS),
+            refused("CONFIG_GRPC_XDS_CLIENT_TLS_CERT", Kind.STRING, "", NOT_YET_XDS),
+            refused("CONFIG_GRPC_XDS_CLIENT_TLS_KEY", Kind.STRING, "", NOT_YET_XDS),
+            refused("CONFIG_GRPC_XDS_SERVER_TLS_CACERT", Kind.STRING, "", NOT_YET_XDS),
+            refused("CONFIG_GRPC_XDS_SERVER_TLS_SAN", Kind.STRING, "", NOT_YET_XDS),
+            refused("XDS_CLIENT_BACKOFF_INITIAL_INTERVAL", Kind.DURATION, "10s", NOT_YET_XDS),
+            refused("XDS_CLIENT_BACKOFF_MAX_INTERVAL", Kind.DURATION, "60s", NOT_YET_XDS),
+            refused("XDS_CLIENT_BACKOFF_RANDOM_FACTOR", Kind.FLOAT, "0.5", NOT_YET_XDS),
+            refused("XDS_CLIENT_BACKOFF_JITTER", Kind.BOOL, "true", NOT_YET_XDS),
+            refused("XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES", Kind.INT, "", NOT_YET_XDS),
+            // stats
+            refused(
+                    "USE_DOG_STATSD",
+                    Kind.BOOL,
+                    "false",
+                    "StatsD is not supported yet; Sluice's metrics are on" + " GET /metrics (Prometheus)"),
+            refused("USE_DOG_STATSD_MOGRIFIERS", Kind.STRING, "", "Sluice sends no DogStatsD mogrified names"),
+            new Variable(
+                    "USE_STATSD",
+                    Kind.BOOL,
+                    "true",
+                    Status.REFUSED,
+                    "StatsD is not supported yet; Sluice's"
+                            + " metrics are on GET /metrics (Prometheus). envoyproxy/ratelimit's default (true) is not"
+                            + " followed: StatsD only when asked",
+                    false,
+                    (v, d) -> {
+                        if (v.equals("true")) {
+                            d.refuse("USE_STATSD", "StatsD is not supported yet; Sluice's metrics are on GET /metrics");
+                        }
+                    }),
+            noted("STATSD_HOST", Kind.STRING, "localhost", "StatsD is not supported yet"),
+            noted("STATSD_PORT", Kind.PORT, "8125", "StatsD is not supported yet"),
+            refused("EXTRA_TAGS", Kind.STRING, "", "Sluice adds no extra tags to its metrics"),
+            noted("STATS_FLUSH_INTERVAL", Kind.DURATION, "10s", "StatsD is not supported yet"),
+            new Variable(
+                    "DISABLE_STATS",
+                    Kind.BOOL,
+                    "false",
+                    Status.HONOURED,
+                    "true: no StatsD; GET /metrics still" + " answers",
+                    false,
+                    (v, d) -> {}),
+            refused(
+                    "USE_PROMETHEUS",
+                    Kind.BOOL,
+                    "false",
+                    "Sluice's Prometheus metrics are on GET /metrics of the" + " HTTP port (PORT, --http-port)"),
+            refused(
+                    "PROMETHEUS_ADDR",
+                    Kind.STRING,
+                    ":9090",
+                    "Sluice's Prometheus metrics are on GET /metrics of the" + " HTTP port (PORT, --http-port)"),
+            refused("PROMETHEUS_PATH", Kind.STRING, "/metrics", "Sluice's Prometheus metrics are on GET /metrics"),
+            noted(
+                    "PROMETHEUS_MAPPER_YAML",
+                    Kind.STRING,
+                    "",
+                    "Sluice's Prometheus metrics carry their own names"
+                            + " (docs/server.md); no statsd_exporter mapping is read"),
+            refused(
+                    "PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS",
+                    Kind.BOOL,
+                    "false",
+                    "Sluice's latency is in seconds," + " as Prometheus names it"),
+            // runtime (the configuration files)
+            mapped(
+                    "RUNTIME_ROOT",
+                    Kind.STRING,
+                    "/srv/runtime_data/current",
+                    "--config ROOT/SUBDIRECTORY/APPDIRECTORY",
+                    (v, d) -> d.runtimeRoot = v),
+            mapped(
+                    "RUNTIME_SUBDIRECTORY",
+                    Kind.STRING,
+                    "",
+                    "--config ROOT/SUBDIRECTORY/APPDIRECTORY",
+                    (v, d) -> d.runtimeSubdirectory = v),
+            mapped(
+                    "RUNTIME_APPDIRECTORY",
+                    Kind.STRING,
+                    "config",
+                    "--config ROOT/SUBDIRECTORY/APPDIRECTORY",
+                    (v, d) -> d.runtimeAppDirectory = v),
+            new Variable(
+                    "RUNTIME_IGNOREDOTFILES",
+                    Kind.BOOL,
+                    "false",
+                    Status.NOTED,
+                    "Sluice always skips files"
+                            + " whose name starts with a dot (a ConfigMap's ..data entries), whatever the value",
+                    false,
+                    (v, d) -> {
+                        if (v.equals("false")) {
+                            d.note("RUNTIME_IGNOREDOTFILES", "Sluice always skips files whose name starts with a dot");
+                        }
+                    }),
+            new Variable(
+                    "RUNTIME_WATCH_ROOT",
+                    Kind.BOOL,
+                    "true",
+                    Status.HONOURED,
+                    "either value: Sluice notices a" + " change of the files and a swap of RUNTIME_ROOT's link alike",
+                    false,
+                    (v, d) -> {}),
+            // every cache
+            noted("EXPIRATION_JITTER_MAX_SECONDS", Kind.INT, "300", "Sluice's keys expire when their window ends"),
+            refused(
+                    "LOCAL_CACHE_SIZE_IN_BYTES",
+                    Kind.INT,
+                    "0",
+                    "Sluice keeps no local cache of keys over their"
+                            + " limit; --lease-interval decides locally within slices of each limit, never over it"),
+            refused("NEAR_LIMIT_RATIO", Kind.FLOAT, "0.8", "near_limit stats are not supported yet"),
+            refused(
+                    "CACHE_KEY_PREFIX",
+                    Kind.STRING,
+                    "",
+                    "Sluice's store keys have their own layout; give each"
+                            + " deployment its own Redis database (REDIS_URL … /db in --store)"),
+            new Variable(
+                    "BACKEND_TYPE",
+                    Kind.STRING,
+                    "redis",
+                    Status.HONOURED,
+                    "redis; memcache is refused: Sluice"
+                            + " has no memcached store (--store names Redis, PostgreSQL or MongoDB)",
+                    false,
+                    (v, d) -> d.backendType = v),
+            noted(
+                    "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT",
+                    Kind.BOOL,
+                    "false",
+                    "a refused hit never counts in" + " Sluice, whatever the value"),
+            // response headers
+            mapped("LIMIT_RESPONSE_HEADERS_ENABLED", Kind.BOOL, "false", "--response-headers draft03", (v, d) -> {
+                if (v.equals("true")) {
+                    d.option("response-headers", "draft03");
+                }
+            }),
+            refused(
+                    "LIMIT_LIMIT_HEADER",
+                    Kind.STRING,
+                    "RateLimit-Limit",
+                    "the draft 03 header names are fixed;"
+                            + " --response-headers draft10 sends the newer RateLimit-Policy and RateLimit"),
+            refused(
+                    "LIMIT_REMAINING_HEADER",
+                    Kind.STRING,
+                    "RateLimit-Remaining",
+                    "the draft 03 header names are" + " fixed"),
+            refused("LIMIT_RESET_HEADER", Kind.STRING, "RateLimit-Reset", "the draft 03 header names are fixed"),
+            // health
+            refused("HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED", Kind.BOOL, "false", "not supported yet"),
+            // redis
+            new Variable(
+                    "REDIS_SOCKET_TYPE",
+                    Kind.STRING,
+                    "unix",
+                    Status.HONOURED,
+                    "tcp; unix is refused: Sluice" + " reaches Redis over TCP",
+                    false,
+                    (v, d) -> d.redisSocketType = v),
+            new Variable(
+                    "REDIS_TYPE",
+                    Kind.STRING,
+                    "SINGLE",
+                    Status.MAPPED,
+                    "single: --store redis://REDIS_URL;"
+                            + " cluster: --store redis-cluster://REDIS_URL; sentinel is refused (not supported yet)",
+                    false,
+                    (v, d) -> d.redisType = v.toLowerCase(Locale.ROOT)),
+            mapped(
+                    "REDIS_URL",
+                    Kind.STRING,
+                    "/var/run/nutcracker/ratelimit.sock",
+                    "--store (with REDIS_TYPE," + " REDIS_TLS)",
+                    (v, d) -> d.redisUrl = v),
+            new Variable(
+                    "REDIS_POOL_SIZE",
+                    Kind.INT,
+                    "10",
+                    Status.NOTED,
+                    "Sluice's Redis client multiplexes every" + " call on one connection per node",
+                    false,
+                    (v, d) -> d.note(
+                            "REDIS_POOL_SIZE",
+                            "Sluice's Redis" + " client multiplexes every call on one connection per node")),
+            new Variable(
+                    "REDIS_AUTH",
+                    Kind.STRING,
+                    "",
+                    Status.MAPPED,
+                    "the store's password"
+                            + " (SLUICE_STORE_PASSWORD), USER:PASSWORD as in envoyproxy/ratelimit; never printed",
+                    true,
+                    (v, d) -> d.redisAuth = v),
+            mapped("REDIS_TLS", Kind.BOOL, "false", "--store rediss://…", (v, d) -> d.redisTls = v.equals("true")),
+            refused("REDIS_TLS_CLIENT_CERT", Kind.STRING, "", "Redis client certificates are not supported"),
+            refused("REDIS_TLS_CLIENT_KEY", Kind.STRING, "", "Redis client certificates are not supported"),
+            refused(
+                    "REDIS_TLS_CACERT",
+                    Kind.STRING,
+                    "",
+                    "rediss:// verifies Redis with the JVM's trust store: add"
+                            + " the CA to it (JAVA_TOOL_OPTIONS=-Djavax.net.ssl.trustStore=…)"),
+            refused(
+                    "REDIS_TLS_SKIP_HOSTNAME_VERIFICATION",
+                    Kind.BOOL,
+                    "false",
+                    "rediss:// always verifies the" + " host name"),
+            noted(
+                    "REDIS_PIPELINE_WINDOW",
+                    Kind.DURATION,
+                    "0",
+                    "Sluice's Redis client pipelines concurrent calls on" + " its connection as they come"),
+            noted("REDIS_PIPELINE_LIMIT", Kind.INT, "0", "deprecated by envoyproxy/ratelimit, which ignores it too"),
+            noted(
+                    "REDIS_CLUSTER_PIPELINE_PARALLELISM",
+                    Kind.INT,
+                    "1",
+                    "Sluice's cluster client sends each node's" + " calls as they come"),
+            refused(
+                    "REDIS_PERSECOND",
+                    Kind.BOOL,
+                    "false",
+                    "one store keeps every limit; per-second limits need no" + " store of their own"),
+            refused("REDIS_PERSECOND_SOCKET_TYPE", Kind.STRING, "unix", "one store keeps every limit"),
+            refused("REDIS_PERSECOND_TYPE", Kind.STRING, "SINGLE", "one store keeps every limit"),
+            refused(
+                    "REDIS_PERSECOND_URL",
+                    Kind.STRING,
+                    "/var/run/nutcracker/ratelimitpersecond.sock",
+                    "one store keeps every limit"),
+            refused("REDIS_PERSECOND_POOL_SIZE", Kind.INT, "10", "one store keeps every limit"),
+            secretRefused("REDIS_PERSECOND_AUTH", "one store keeps every limit"),
+            refused("REDIS_PERSECOND_TLS", Kind.BOOL, "false", "one store keeps every limit"),
+            secretRefused("REDIS_SENTINEL_AUTH", "Redis Sentinel is not supported yet"),
+            secretRefused("REDIS_PERSECOND_SENTINEL_AUTH", "one store keeps every limit"),
+            refused("REDIS_PERSECOND_PIPELINE_WINDOW", Kind.DURATION, "0", "one store keeps every limit"),
+            refused("REDIS_PERSECOND_PIPELINE_LIMIT", Kind.INT, "0", "one store keeps every limit"),
+            refused("REDIS_PERSECOND_CLUSTER_PIPELINE_PARALLELISM", Kind.INT, "1", "one store keeps every limit"),
+            new Variable(
+                    "REDIS_HEALTH_CHECK_ACTIVE_CONNECTION",
+                    Kind.BOOL,
+                    "false",
+                    Status.NOTED,
+                    "Sluice's health"
+                            + " always follows the store: NOT_SERVING while it does not answer, whatever the value",
+                    false,
+                    (v, d) -> {
+                        if (v.equals("false")) {
+                            d.note("REDIS_HEALTH_CHECK_ACTIVE_CONNECTION", "Sluice's health always follows the store");
+                        }
+                    }),
+            noted(
+                    "REDIS_TIMEOUT",
+                    Kind.DURATION,
+                    "10s",
+                    "a check waits for the store at most --store-timeout"
+                            + " (15ms by default), then its domain's on_store_failure answers"),
+            refused("REDIS_PERSECOND_TIMEOUT", Kind.DURATION, "10s", "one store keeps every limit"),
+            refused(
+                    "REDIS_POOL_ON_EMPTY_BEHAVIOR",
+                    Kind.STRING,
+                    "WAIT",
+                    "Sluice's Redis client has no pool to run" + " empty"),
+            refused("REDIS_PERSECOND_POOL_ON_EMPTY_BEHAVIOR", Kind.STRING, "WAIT", "one store keeps every limit"),
+            noted(
+                    "REDIS_STARTUP_INITIAL_INTERVAL",
+                    Kind.DURATION,
+                    "1s",
+                    "Sluice starts unready and turns ready"
+                            + " when the store answers, probing it every second (--require-store exits instead)"),
+            noted(
+                    "REDIS_STARTUP_MAX_INTERVAL",
+                    Kind.DURATION,
+                    "30s",
+                    "Sluice starts unready and turns ready when" + " the store answers, probing it every second"),
+            noted(
+                    "REDIS_STARTUP_MAX_ELAPSED_TIME",
+                    Kind.DURATION,
+                    "0",
+                    "Sluice starts unready and waits for the"
+                            + " store without end (--require-store exits if it does not answer within 5s)"),
+            // memcache
+            refused("MEMCACHE_HOST_PORT", Kind.STRING, "", "Sluice has no memcached store"),
+            refused("MEMCACHE_MAX_IDLE_CONNS", Kind.INT, "2", "Sluice has no memcached store"),
+            refused("MEMCACHE_SRV", Kind.STRING, "", "Sluice has no memcached store"),
+            refused("MEMCACHE_SRV_REFRESH", Kind.DURATION, "0", "Sluice has no memcached store"),
+            refused("MEMCACHE_TLS", Kind.BOOL, "false", "Sluice has no memcached store"),
+            refused("MEMCACHE_TLS_CLIENT_CERT", Kind.STRING, "", "Sluice has no memcached store"),
+            refused("MEMCACHE_TLS_CLIENT_KEY", Kind.STRING, "", "Sluice has no memcached store"),
+            refused("MEMCACHE_TLS_CACERT", Kind.STRING, "", "Sluice has no memcached store"),
+            refused("MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION", Kind.BOOL, "false", "Sluice has no memcached store"),
+            // modes
+            refused(
+                    "SHADOW_MODE",
+                    Kind.BOOL,
+                    "false",
+                    "not supported yet; a domain's mode: dry_run in its" + " configuration reports without enforcing"),
+            refused("QUOTA_MODE", Kind.BOOL, "false", "not supported yet"),
+            refused("RESPONSE_DYNAMIC_METADATA", Kind.BOOL, "false", "Sluice sends no dynamic metadata"),
+            refused(
+                    "MERGE_DOMAIN_CONFIG",
+                    Kind.BOOL,
+                    "false",
+                    "a domain is defined in one file; put its" + " descriptors together"),
+            // tracing
+            refused("TRACING_ENABLED", Kind.BOOL, "false", "Sluice exports no traces"),
+            refused("TRACING_SERVICE_NAME", Kind.STRING, "RateLimit", "Sluice exports no traces"),
+            refused("TRACING_SERVICE_NAMESPACE", Kind.STRING, "", "Sluice exports no traces"),
+            refused("TRACING_SERVICE_INSTANCE_ID", Kind.STRING, "", "Sluice exports no traces"),
+            refused("TRACING_EXPORTER_PROTOCOL", Kind.STRING, "http", "Sluice exports no traces"),
+            refused("TRACING_SAMPLING_RATE", Kind.FLOAT, "1", "Sluice exports no traces"),
+            // not envoyproxy/ratelimit's, but set by Envoy Gateway's deployment of it
+            noted(
+                    "GRPC_SERVER_TLS_CA_CERT",
+                    Kind.STRING,
+                    "",
+                    "not a setting of envoyproxy/ratelimit, which ignores"
+                            + " it (Envoy Gateway sets it); GRPC_CLIENT_TLS_CACERT asks for client certificates"));
+
+    private static final Map<String, Variable> BY_NAME = byName();
+
+    private static Map<String, Variable> byName() {
+        Map<String, Variable> m = new LinkedHashMap<>();
+        for (Variable v : TABLE) {
+            if (m.put(v.name(), v) != null) {
+                throw new IllegalStateException("two rows for " + v.name());
+            }
+        }
+        return m;
+    }
+
+    private EnvSettings() {}
+
+    /** The variable named {@code name}, or null if envoyproxy/ratelimit has none of that name. */
+    static @Nullable Variable variable(String name) {
+        return BY_NAME.get(name);
+    }
+
+    /** The names of every variable of the table. */
+    static Set<String> names() {
+        return BY_NAME.keySet();
+    }
+
+    /**
+     * Reads envoyproxy/ratelimit's variables from {@code env}; variables of other names are not looked at, and a
+     * variable set to the empty string counts as not set, as envconfig counts it.
+     *
+     * @throws UsageException naming every variable refused or of a bad value, each with what to use instead
+     */
+    static Result read(Map<String, String> env) {
+        Map<String, String> set = new LinkedHashMap<>();
+        for (Variable v : TABLE) {
+            String value = env.get(v.name());
+            if (value != null && !value.isEmpty()) {
+                set.put(v.name(), value);
+            }
+        }
+        if (set.isEmpty()) {
+            return Result.NONE;
+        }
+        Draft d = new Draft(set);
+        for (Map.Entry<String, String> e : set.entrySet()) {
+            Variable v = java.util.Objects.requireNonNull(BY_NAME.get(e.getKey()));
+            String value;
+            try {
+                value = normalize(v.kind(), e.getValue());
+            } catch (IllegalArgumentException bad) {
+                d.refusals.add(v.name() + "=" + d.shown(v.name()) + " is not valid: expected " + bad.getMessage());
+                continue;
+            }
+            v.apply().accept(value, d);
+        }
+        List<String> args = finish(d);
+        if (!d.refusals.isEmpty()) {
+            throw new UsageException("serve: the environment asks for what Sluice does not do (docs/envoy-ratelimit.md"
+                    + " lists every variable):\n  " + String.join("\n  ", d.refusals));
+        }
+        return new Result(args, d.redisAuth, List.copyOf(d.notices));
+    }
+
+    /** The composed options: the bind address, the configuration path and the store URI. */
+    private static List<String> finish(Draft d) {
+        String bind = d.host != null ? d.host : d.grpcHost != null ? d.grpcHost : d.debugHost;
+        for (String[] other : new String[][] {{"GRPC_HOST", d.grpcHost}, {"DEBUG_HOST", d.debugHost}}) {
+            if (other[1] != null && !other[1].equals(bind)) {
+                d.refuse(
+                        other[0],
+                        "Sluice binds every port to one address (--bind), here " + bind
+                                + ": give HOST, GRPC_HOST and DEBUG_HOST the same one");
+            }
+        }
+        if (bind != null) {
+            d.option("bind", bind);
+        }
+        if (d.configType.equals("FILE")
+                && (d.runtimeRoot != null || d.runtimeSubdirectory != null || d.runtimeAppDirectory != null)) {
+            String path = d.runtimeRoot != null ? d.runtimeRoot : "/srv/runtime_data/current";
+            if (d.runtimeSubdirectory != null) {
+                path = path + "/" + d.runtimeSubdirectory;
+            }
+            path = path + "/" + (d.runtimeAppDirectory != null ? d.runtimeAppDirectory : "config");
+            d.option("config", path);
+        }
+        if (!d.backendType.equalsIgnoreCase("redis")) {
+            d.refuse(
+                    "BACKEND_TYPE",
+                    "Sluice has no memcached store: --store names Redis (REDIS_URL), PostgreSQL or" + " MongoDB");
+        }
+        store(d);
+        List<String> args = new ArrayList<>();
+        for (Map.Entry<String, String> o : d.options.entrySet()) {
+            args.add(o.getValue().isEmpty() ? "--" + o.getKey() : "--" + o.getKey() + "=" + o.getValue());
+        }
+        return args;
+    }
+
+    /** {@code --store} from {@code REDIS_URL}, {@code REDIS_TYPE}, {@code REDIS_TLS} and the user of REDIS_AUTH. */
+    private static void store(Draft d) {
+        if (d.redisUrl == null) {
+            if (d.redisAuth != null) {
+                d.redisAuth = null;
+                d.notices.add("REDIS_AUTH has no effect: no REDIS_URL names a store");
+            }
+            return;
+        }
+        if (!d.redisSocketType.equalsIgnoreCase("tcp")) {
+            d.refusals.add("REDIS_SOCKET_TYPE="
+                    + (d.set.containsKey("REDIS_SOCKET_TYPE") ? "'" + d.redisSocketType + "'" : "unix (its default)")
+                    + " is not supported: Sluice reaches Redis over TCP; set REDIS_SOCKET_TYPE=tcp and REDIS_URL to"
+                    + " host:port");
+            return;
+        }
+        String user = "";
+        if (d.redisAuth != null) {
+            int colon = d.redisAuth.indexOf(':');
+            if (colon >= 0) {
+                user = d.redisAuth.substring(0, colon) + "@";
+                d.redisAuth = d.redisAuth.substring(colon + 1);
+            }
+        }
+        String scheme;
+        switch (d.redisType) {
+            case "single" -> scheme = d.redisTls ? "rediss://" : "redis://";
+            case "cluster" -> {
+                if (d.redisTls) {
+                    d.refuse("REDIS_TLS", "a Redis Cluster is reached without TLS (redis-cluster://)");
+                }
+                scheme = "redis-cluster://";
+            }
+            case "sentinel" -> {
+                d.refuse("REDIS_TYPE", "Redis Sentinel is not supported yet: REDIS_TYPE single or cluster");
+                return;
+            }
+            default -> {
+                d.refusals.add("REDIS_TYPE='" + d.redisType + "' is not valid: expected single, cluster or sentinel");
+                return;
+            }
+        }
+        if (d.redisUrl.contains("://") || d.redisUrl.contains("@")) {
+            d.refusals.add("REDIS_URL='" + dev.sluice.assembly.StoreAssembly.redact(d.redisUrl) + "' is not valid:"
+                    + " expected host:port (host:port,host:port… for a cluster), as envoyproxy/ratelimit reads it;"
+                    + " the password goes in REDIS_AUTH");
+            return;
+        }
+        d.option("store", scheme + user + d.redisUrl);
+    }
+
+    private static void configType(String value, Draft d) {
+        switch (value.toUpperCase(Locale.ROOT)) {
+            case "FILE" -> d.configType = "FILE";
+            case "GRPC_XDS_SOTW" -> {
+                d.configType = "GRPC_XDS_SOTW";
+                d.refuse("CONFIG_TYPE", NOT_YET_XDS);
+            }
+            default -> d.refusals.add("CONFIG_TYPE='" + value + "' is not valid: expected FILE or GRPC_XDS_SOTW");
+        }
+    }
+
+    private static Variable mapped(
+            String name, Kind kind, String defaultValue, String option, BiConsumer<String, Draft> apply) {
+        return new Variable(name, kind, defaultValue, Status.MAPPED, option, false, apply);
+    }
+
+    /** Refused unless set to its default (compared as read: {@code 24h} and {@code 1440m} are one value). */
+    private static Variable refused(String name, Kind kind, String defaultValue, String why) {
+        String normalDefault = defaultValue.isEmpty() ? "" : normalize(kind, defaultValue);
+        return new Variable(name, kind, defaultValue, Status.REFUSED, why, false, (v, d) -> {
+            if (!v.equals(normalDefault)) {
+                d.refuse(name, why);
+            }
+        });
+    }
+
+    private static Variable secretRefused(String name, String why) {
+        return new Variable(name, Kind.STRING, "", Status.REFUSED, why, true, (v, d) -> d.refuse(name, why));
+    }
+
+    private static Variable noted(String name, Kind kind, String defaultValue, String why) {
+        return new Variable(name, kind, defaultValue, Status.NOTED, why, false, (v, d) -> d.note(name, why));
+    }
+
+    /**
+     * The value as read, in one spelling: booleans {@code true}/{@code false}, durations in nanoseconds, numbers
+     * without leading zeros.
+     *
+     * @throws IllegalArgumentException with what was expected
+     */
+    static String normalize(Kind kind, String value) {
+        String v = value.trim();
+        return switch (kind) {
+            case STRING -> v;
+            case BOOL -> switch (v) {
+                case "1", "t", "T", "TRUE", "true", "True" -> "true";
+                case "0", "f", "F", "FALSE", "false", "False" -> "false";
+                default -> throw new IllegalArgumentException("true or false");
+            };
+            case INT -> {
+                try {
+                    yield String.valueOf(Long.parseLong(v));
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException("a whole number");
+                }
+            }
+            case PORT -> {
+                try {
+                    int p = Integer.parseInt(v);
+                    if (p >= 0 && p <= 65535) {
+                        yield String.valueOf(p);
+                    }
+                } catch (NumberFormatException e) {
+                    // below
+                }
+                throw new IllegalArgumentException("a port number from 0 to 65535 (0: any free port)");
+            }
+            case FLOAT -> {
+                try {
+                    yield new BigDecimal(v).stripTrailingZeros().toPlainString();
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException("a number such as 0.8");
+                }
+            }
+            case DURATION -> String.valueOf(nanos(v));
+        };
+    }
+
+    /** Go's {@code time.ParseDuration} for non-negative values, in nanoseconds. */
+    static long nanos(String v) {
+        if (v.equals("0")) {
+            return 0;
+        }
+        Matcher m = GO_DURATION.matcher(v);
+        BigDecimal total = BigDecimal.ZERO;
+        int end = 0;
+        while (m.find() && m.start() == end) {
+            BigDecimal unit =
+                    switch (m.group(2)) {
+                        case "ns" -> BigDecimal.ONE;
+                        case "us", "µs", "μs" -> BigDecimal.valueOf(1_000);
+                        case "ms" -> BigDecimal.valueOf(1_000_000);
+                        case "s" -> BigDecimal.valueOf(1_000_000_000L);
+                        case "m" -> BigDecimal.valueOf(60_000_000_000L);
+                        default -> BigDecimal.valueOf(3_600_000_000_000L);
+                    };
+            total = total.add(new BigDecimal(m.group(1)).multiply(unit));
+            end = m.end();
+        }
+        if (end == 0 || end != v.length()) {
+            throw new IllegalArgumentException("a duration such as 300ms, 10s, 1h30m or 150us");
+        }
+        return total.longValue();
+    }
+}
