@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.spi.Durations;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
@@ -76,10 +77,11 @@ public record LimiterConfig(
     static void checkWindow(Duration window) {
         Objects.requireNonNull(window, "window must not be null");
         if (window.isNegative() || window.isZero()) {
-            throw new IllegalArgumentException("window must be > 0, was " + window);
+            throw new IllegalArgumentException("window must be > 0, was " + Durations.format(window));
         }
         if (window.compareTo(MAX_WINDOW) > 0) {
-            throw new IllegalArgumentException("window must be at most " + MAX_WINDOW + " (ten years), was " + window);
+            throw new IllegalArgumentException("window must be at most " + Durations.format(MAX_WINDOW)
+                    + " (ten years), was " + Durations.format(window));
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.sluice;
 
 import dev.sluice.memory.InMemoryStore;
+import dev.sluice.spi.Durations;
 import dev.sluice.spi.RateLimitStore;
 import java.time.Clock;
 import java.time.Duration;
@@ -126,7 +127,8 @@ public final class RateLimiterBuilder {
 
     @Override
     public String toString() {
-        return "RateLimiterBuilder[" + algorithm + ", limit=" + limit + "/" + window
+        return "RateLimiterBuilder[" + algorithm + ", limit=" + limit + "/"
+                + (window == null ? null : Durations.format(window))
                 + (bucketsSet ? ", buckets=" + buckets : "") + (strict ? ", strict" : "")
                 + (countRejected ? ", countRejected" : "") + "]";
     }

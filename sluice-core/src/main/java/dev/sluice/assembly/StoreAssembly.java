@@ -4,6 +4,7 @@ import dev.sluice.lease.LeasedStore;
 import dev.sluice.memory.InMemoryStore;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterStoreBuilder;
+import dev.sluice.spi.Durations;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedStoreBuilder;
 import dev.sluice.spi.StoreConnection;
@@ -172,13 +173,13 @@ public final class StoreAssembly {
             case SYNCHRONIZED -> {
                 CounterStore counters = counterStore(connection);
                 SynchronizedStore store = synchronizedStore(counters);
-                String how = " (synchronized every " + interval.toMillis() + "ms)";
+                String how = " (synchronized every " + Durations.format(interval) + ")";
                 return new AssembledStore(store, shown + how, false, inOrder(store, counters, connection));
             }
             case LEASED -> {
                 CounterStore counters = counterStore(connection);
                 LeasedStore store = leasedStore(counters);
-                String how = " (leased, a round every " + interval.toMillis() + "ms)";
+                String how = " (leased, a round every " + Durations.format(interval) + ")";
                 return new AssembledStore(store, shown + how, true, inOrder(store, counters, connection));
             }
             default -> throw new IllegalStateException("unknown mode " + mode);
@@ -399,7 +400,7 @@ public final class StoreAssembly {
         public Builder interval(Duration interval) {
             Objects.requireNonNull(interval, "interval must not be null");
             if (interval.isNegative() || interval.isZero()) {
-                throw new IllegalArgumentException("interval must be > 0, was " + interval);
+                throw new IllegalArgumentException("interval must be > 0, was " + Durations.format(interval));
             }
             this.interval = interval;
             return this;
@@ -413,7 +414,7 @@ public final class StoreAssembly {
          */
         public Builder timeout(@Nullable Duration timeout) {
             if (timeout != null && (timeout.isNegative() || timeout.isZero())) {
-                throw new IllegalArgumentException("timeout must be > 0, was " + timeout);
+                throw new IllegalArgumentException("timeout must be > 0, was " + Durations.format(timeout));
             }
             this.timeout = timeout;
             return this;

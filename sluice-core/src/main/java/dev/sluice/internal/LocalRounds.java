@@ -10,6 +10,7 @@ import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.Durations;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -355,7 +356,7 @@ public final class LocalRounds<L> {
 
     /** What the store's {@code toString} starts with: the counter store, the interval and the batch size. */
     public String describe() {
-        return counterStore + ", every " + interval + ", batches of " + batchSize
+        return counterStore + ", every " + Durations.format(interval) + ", batches of " + batchSize
                 + (background == null ? ", manual" : "");
     }
 }

@@ -19,6 +19,7 @@ import dev.sluice.internal.PreparedWrite;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.Durations;
 import dev.sluice.spi.Listeners;
 import dev.sluice.spi.SharedStoreOptions;
 import java.util.ArrayList;
@@ -1048,8 +1049,8 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
 
     @Override
     public String toString() {
-        return "LeasedLimiter[" + algorithm + ", " + config.limit() + "/" + config.window() + ", shape=" + shape
-                + ", keys=" + leases.size() + (closed ? ", closed" : "") + "]";
+        return "LeasedLimiter[" + algorithm + ", " + config.limit() + "/" + Durations.format(config.window())
+                + ", shape=" + shape + ", keys=" + leases.size() + (closed ? ", closed" : "") + "]";
     }
 
     @Override

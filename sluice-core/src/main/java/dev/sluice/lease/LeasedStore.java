@@ -12,6 +12,7 @@ import dev.sluice.internal.Latches;
 import dev.sluice.internal.LocalRounds;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.Durations;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedStoreOptions;
 import java.time.Duration;
@@ -252,7 +253,8 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
             return null;
         }
         return "leased " + config.algorithm() + " of " + config.buckets() + " sub-windows of "
-                + Duration.ofNanos(config.subWindowNanos()) + ": every round of " + refreshInterval + " claims about "
+                + Durations.format(Duration.ofNanos(config.subWindowNanos())) + ": every round of "
+                + Durations.format(refreshInterval) + " claims about "
                 + ahead + " of them ahead for every busy key, which with many keys can cost the round more than its"
                 + " interval (see docs/leased-mode.md, Known limits); use at most "
                 + Math.max(1, config.windowNanos() * SUB_WINDOWS_AHEAD_WARNING / round)

@@ -9,6 +9,7 @@ import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.Params;
 import dev.sluice.internal.JointDecider;
 import dev.sluice.internal.JointMember;
+import dev.sluice.spi.Durations;
 import dev.sluice.spi.Listeners;
 import java.util.Iterator;
 import java.util.Map;
@@ -525,7 +526,7 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember {
 
     @Override
     public String toString() {
-        return "InMemoryRateLimiter[" + config.algorithm() + ", " + config.limit() + "/" + config.window() + ", keys="
-                + size.get() + "]";
+        return "InMemoryRateLimiter[" + config.algorithm() + ", " + config.limit() + "/"
+                + Durations.format(config.window()) + ", keys=" + size.get() + "]";
     }
 }

@@ -2,6 +2,7 @@ package dev.sluice.memory;
 
 import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimiter;
+import dev.sluice.spi.Durations;
 import dev.sluice.spi.RateLimitStore;
 import java.time.Duration;
 import java.util.Objects;
@@ -97,7 +98,8 @@ public final class InMemoryStore implements RateLimitStore {
         public Builder keepIdleKeys(Duration keep) {
             Objects.requireNonNull(keep, "keep must not be null");
             if (keep.isNegative() || keep.compareTo(Duration.ofDays(1)) > 0) {
-                throw new IllegalArgumentException("keepIdleKeys must be between 0 and 1 day, was " + keep);
+                throw new IllegalArgumentException(
+                        "keepIdleKeys must be between 0 and 1 day, was " + Durations.format(keep));
             }
             this.keepIdleNanos = keep.toNanos();
             return this;

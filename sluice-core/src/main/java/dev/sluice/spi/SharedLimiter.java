@@ -197,7 +197,8 @@ final class SharedLimiter extends AbstractRateLimiter<OnceReservation> implement
 
     @Override
     public String toString() {
-        return "SharedRateLimiter[" + config.algorithm() + ", " + config.limit() + "/" + config.window() + ", "
+        return "SharedRateLimiter[" + config.algorithm() + ", " + config.limit() + "/"
+                + Durations.format(config.window()) + ", "
                 + decider + ", " + options.timeSource() + ", " + options.failurePolicy() + (closed ? ", closed" : "")
                 + "]";
     }

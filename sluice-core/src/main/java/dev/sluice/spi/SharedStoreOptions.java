@@ -67,7 +67,7 @@ public record SharedStoreOptions(
     public static Duration requirePositive(String name, Duration d) {
         Objects.requireNonNull(d, name + " must not be null");
         if (d.isNegative() || d.isZero()) {
-            throw new IllegalArgumentException(name + " must be > 0, was " + d);
+            throw new IllegalArgumentException(name + " must be > 0, was " + Durations.format(d));
         }
         return requireNanos(name, d);
     }
@@ -82,7 +82,7 @@ public record SharedStoreOptions(
     public static Duration requireNonNegative(String name, Duration d) {
         Objects.requireNonNull(d, name + " must not be null");
         if (d.isNegative()) {
-            throw new IllegalArgumentException(name + " must be >= 0, was " + d);
+            throw new IllegalArgumentException(name + " must be >= 0, was " + Durations.format(d));
         }
         return d;
     }

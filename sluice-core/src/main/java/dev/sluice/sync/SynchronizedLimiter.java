@@ -17,6 +17,7 @@ import dev.sluice.internal.PreparedWrite;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.Durations;
 import dev.sluice.spi.Listeners;
 import dev.sluice.spi.SharedStoreOptions;
 import java.util.ArrayList;
@@ -478,8 +479,8 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
 
     @Override
     public String toString() {
-        return "SynchronizedLimiter[" + algorithm + ", " + config.limit() + "/" + config.window() + ", shape=" + shape
-                + ", keys=" + keys.size() + (closed ? ", closed" : "") + "]";
+        return "SynchronizedLimiter[" + algorithm + ", " + config.limit() + "/" + Durations.format(config.window())
+                + ", shape=" + shape + ", keys=" + keys.size() + (closed ? ", closed" : "") + "]";
     }
 
     @Override

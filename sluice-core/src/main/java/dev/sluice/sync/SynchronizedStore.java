@@ -11,6 +11,7 @@ import dev.sluice.internal.FailureLog;
 import dev.sluice.internal.LocalRounds;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.Durations;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedStoreOptions;
 import java.time.Duration;
@@ -477,7 +478,10 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     @Override
     public String toString() {
         return "SynchronizedStore[" + rounds.describe()
-                + (refreshInterval.toNanos() == interval().toNanos() ? "" : ", refresh every " + refreshInterval) + "]";
+                + (refreshInterval.toNanos() == interval().toNanos()
+                        ? ""
+                        : ", refresh every " + Durations.format(refreshInterval))
+                + "]";
     }
 
     /**

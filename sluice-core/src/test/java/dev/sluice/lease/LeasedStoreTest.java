@@ -95,7 +95,7 @@ class LeasedStoreTest {
                 .build()
                 .config();
         assertEquals(
-                "leased SLIDING_WINDOW_COUNTER of 60 sub-windows of PT0.001666666S: every round of PT0.1S claims about"
+                "leased SLIDING_WINDOW_COUNTER of 60 sub-windows of 1666666ns: every round of 100ms claims about"
                         + " 60 of them ahead for every busy key, which with many keys can cost the round more than its"
                         + " interval (see docs/leased-mode.md, Known limits); use at most 10 buckets, or a longer"
                         + " window",

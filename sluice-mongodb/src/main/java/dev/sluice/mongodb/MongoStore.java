@@ -13,6 +13,7 @@ import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
 import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.Durations;
 import dev.sluice.spi.Listeners;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedJoint;
@@ -278,7 +279,8 @@ public final class MongoStore implements RateLimitStore {
             LOG.log(
                     Level.WARNING,
                     "MongoDB did not answer " + what + " on " + database.getName() + " within the startup timeout of "
-                            + startupTimeout + "; built all the same: each decision waits for the server up to the"
+                            + Durations.format(startupTimeout)
+                            + "; built all the same: each decision waits for the server up to the"
                             + " store's timeout and is answered by the failure policy until the server is found: "
                             + e);
             return false;
@@ -335,7 +337,8 @@ public final class MongoStore implements RateLimitStore {
     @Override
     public String toString() {
         return "MongoStore[" + collection.getNamespace() + ", namespace=" + options.namespace() + ", "
-                + options.timeSource() + ", " + options.failurePolicy() + ", timeout=" + options.timeout() + "]";
+                + options.timeSource() + ", " + options.failurePolicy() + ", timeout="
+                + Durations.format(options.timeout()) + "]";
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.sluice.policy;
 
 import dev.sluice.Algorithm;
+import dev.sluice.spi.Durations;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;

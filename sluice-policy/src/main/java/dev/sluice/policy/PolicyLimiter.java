@@ -2,6 +2,7 @@ package dev.sluice.policy;
 
 import dev.sluice.RateLimitListener;
 import dev.sluice.memory.InMemoryStore;
+import dev.sluice.spi.Durations;
 import dev.sluice.spi.RateLimitStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
@@ -403,7 +404,7 @@ public final class PolicyLimiter implements AutoCloseable {
         public Builder deadline(Duration deadline, ExecutorService executor) {
             Objects.requireNonNull(deadline, "deadline must not be null");
             if (deadline.isNegative() || deadline.isZero()) {
-                throw new IllegalArgumentException("deadline must be > 0, was " + deadline);
+                throw new IllegalArgumentException("deadline must be > 0, was " + Durations.format(deadline));
             }
             this.deadline = deadline;
             this.deadlineExecutor = Objects.requireNonNull(executor, "executor must not be null");

@@ -1,5 +1,6 @@
 package dev.sluice.policy;
 
+import dev.sluice.spi.Durations;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.ClosedWatchServiceException;

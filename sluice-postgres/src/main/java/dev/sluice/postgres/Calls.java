@@ -2,6 +2,7 @@ package dev.sluice.postgres;
 
 import dev.sluice.RateLimitListener;
 import dev.sluice.SluiceException;
+import dev.sluice.spi.Durations;
 import dev.sluice.spi.Listeners;
 import java.lang.System.Logger.Level;
 import java.lang.reflect.InvocationTargetException;
@@ -91,7 +92,8 @@ final class Calls {
             LOG.log(
                     Level.WARNING,
                     "the DataSource of the Sluice " + store + " waits up to " + millis + " ms to lend a connection"
-                            + " (its connectionTimeout), longer than the store's timeout of " + timeout + ": while the"
+                            + " (its connectionTimeout), longer than the store's timeout of "
+                            + Durations.format(timeout) + ": while the"
                             + " database is down every call will wait that long before the failure policy answers."
                             + " Set the pool's connectionTimeout to " + bound
                             + " ms, or give Sluice a pool of its own");
@@ -209,8 +211,8 @@ final class Calls {
     private static long remaining(Duration timeout, long deadline) throws SQLTimeoutException {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
-            throw new SQLTimeoutException("no connection from the DataSource within the store's timeout of " + timeout
-                    + " (bound the pool's connection timeout by it)");
+            throw new SQLTimeoutException("no connection from the DataSource within the store's timeout of "
+                    + Durations.format(timeout) + " (bound the pool's connection timeout by it)");
         }
         return left;
     }
@@ -301,7 +303,7 @@ final class Calls {
                 LOG.log(
                         Level.WARNING,
                         "PostgreSQL did not answer the " + what + " on " + schema.table()
-                                + " within the startup timeout of " + startupTimeout
+                                + " within the startup timeout of " + Durations.format(startupTimeout)
                                 + "; built all the same: each call is answered by the failure policy until the"
                                 + " DataSource connects, and the first call that reaches the database checks the"
                                 + (createSchema ? " table and functions" : " connection") + " first: " + last);

@@ -6,6 +6,7 @@ import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.Durations;
 import dev.sluice.spi.Listeners;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
@@ -291,6 +292,6 @@ final class PostgresCounterStore implements CounterStore {
 
     @Override
     public String toString() {
-        return "PostgresCounterStore[" + schema.table() + ", timeout=" + timeout + "]";
+        return "PostgresCounterStore[" + schema.table() + ", timeout=" + Durations.format(timeout) + "]";
     }
 }

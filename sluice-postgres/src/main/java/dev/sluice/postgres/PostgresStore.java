@@ -4,6 +4,7 @@ import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
 import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.Durations;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedJoint;
 import dev.sluice.spi.SharedRateLimiter;
@@ -232,7 +233,7 @@ public final class PostgresStore implements RateLimitStore {
     @Override
     public String toString() {
         return "PostgresStore[" + schema.table() + ", namespace=" + options.namespace() + ", " + options.timeSource()
-                + ", " + options.failurePolicy() + ", timeout=" + options.timeout() + "]";
+                + ", " + options.failurePolicy() + ", timeout=" + Durations.format(options.timeout()) + "]";
     }
 
     /** Builds a {@link PostgresStore}. Not thread-safe; setters validate at once. */

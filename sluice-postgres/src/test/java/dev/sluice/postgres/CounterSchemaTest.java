@@ -115,7 +115,7 @@ class CounterSchemaTest {
         e = assertThrows(IllegalArgumentException.class, () -> b.schema(""));
         assertTrue(e.getMessage().startsWith("schema must be"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> b.timeout(Duration.ZERO));
-        assertEquals("timeout must be > 0, was PT0S", e.getMessage());
+        assertEquals("timeout must be > 0, was 0s", e.getMessage());
         assertThrows(NullPointerException.class, () -> PostgresStore.counterStoreBuilder(null));
 
         CounterStore store = builder().build();

@@ -1,6 +1,7 @@
 package dev.sluice.redis;
 
 import dev.sluice.SluiceException;
+import dev.sluice.spi.Durations;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -56,6 +57,9 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
     private final Object lock = new Object();
     private volatile @Nullable Open<C> ready; // written under lock; null until connected, after a loss and after close
     private @Nullable CompletableFuture<C> attempt; // guarded by lock: the attempt under way, if any
+    // guarded by lock: done once the last attempt's outcome is recorded (ready or lastFailure set); what awaitConnected
+    // waits for, since the attempt itself wakes its waiters before its callback has run
+    private @Nullable CompletableFuture<?> settled;
     private long attemptedAt; // guarded by lock: System.nanoTime() when the last attempt started
     private boolean attempted; // guarded by lock: whether any attempt started
     private @Nullable Throwable lastFailure; // guarded by lock: why the last attempt failed, or the connection was lost
@@ -64,7 +68,7 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
     /** An open connection and its commands. */
     private record Open<C>(C connection, RedisScriptingAsyncCommands<String, String> commands) {}
 
-    private Connector(
+    Connector(
             Supplier<CompletableFuture<C>> connect,
             Function<C, RedisScriptingAsyncCommands<String, String>> commandsOf,
             String target,
@@ -120,7 +124,7 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
      * that is not open by then is still being made, or will be by the next call; the wait is logged.
      */
     boolean awaitConnected(Duration bound) {
-        CompletableFuture<C> current;
+        CompletableFuture<?> current;
         synchronized (lock) {
             if (closed) {
                 throw new IllegalStateException("the " + target + " store is closed");
@@ -128,7 +132,7 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
             if (ready == null && attempt == null) {
                 start();
             }
-            current = attempt;
+            current = ready == null ? settled : null;
         }
         if (current != null && !bound.isZero()) {
             try {
@@ -149,7 +153,8 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
             }
             LOG.log(
                     System.Logger.Level.WARNING,
-                    "Sluice: not connected to " + target + " after " + bound + (why == null ? "" : " (" + why + ")")
+                    "Sluice: not connected to " + target + " after " + Durations.format(bound)
+                            + (why == null ? "" : " (" + why + ")")
                             + "; decisions follow the failure policy until it is, and the store keeps connecting");
         }
         return false;
@@ -212,9 +217,9 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
         attemptedAt = System.nanoTime();
         CompletableFuture<C> f = connectOrFail();
         attempt = f;
-        // The future is never read: the callback cannot fail but for a bug, and a late connection's close has no one
-        // to tell it failed.
-        var unusedCallback = f.whenComplete((c, error) -> {
+        // Waiting for the attempt itself is not enough: a waiter on it may wake before this callback has made the
+        // connection ready, and report a connection just made as missing. awaitConnected waits for this one.
+        settled = f.whenComplete((c, error) -> {
             synchronized (lock) {
                 if (attempt == f) {
                     attempt = null;
@@ -250,7 +255,7 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
             return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             f.cancel(false);
-            throw new SluiceException("no answer from Redis within " + timeout + " " + what, e);
+            throw new SluiceException("no answer from Redis within " + Durations.format(timeout) + " " + what, e);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
             throw new SluiceException("Redis failed " + what + ": " + cause, cause);

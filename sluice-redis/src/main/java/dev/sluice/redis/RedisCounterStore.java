@@ -6,6 +6,7 @@ import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterWrite;
+import dev.sluice.spi.Durations;
 import dev.sluice.spi.Listeners;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.api.StatefulConnection;
@@ -273,7 +274,8 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
 
     @Override
     public String toString() {
-        return "RedisCounterStore[" + connector + ", namespace " + namespace + ", timeout " + timeout + "]";
+        return "RedisCounterStore[" + connector + ", namespace " + namespace + ", timeout " + Durations.format(timeout)
+                + "]";
     }
 
     // ---- commands -------------------------------------------------------------------------------------------------
@@ -319,7 +321,7 @@ public final class RedisCounterStore implements CounterStore, AutoCloseable {
             // every command is done; outcome() tells which failed
         } catch (TimeoutException e) {
             commands.forEach(c -> c.cancel(false));
-            throw new SluiceException("no answer from Redis within " + timeout + " " + what, e);
+            throw new SluiceException("no answer from Redis within " + Durations.format(timeout) + " " + what, e);
         } catch (InterruptedException e) {
             commands.forEach(c -> c.cancel(false));
             Thread.currentThread().interrupt();

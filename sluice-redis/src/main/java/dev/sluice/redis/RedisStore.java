@@ -4,6 +4,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimiter;
 import dev.sluice.TimeSource;
+import dev.sluice.spi.Durations;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedJoint;
 import dev.sluice.spi.SharedRateLimiter;
@@ -233,7 +234,7 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
         long windowNanos = config.windowNanos();
         if (windowNanos % 1000 != 0) {
             throw new IllegalArgumentException(
-                    "window must be a whole number of microseconds on Redis, was " + config.window());
+                    "window must be a whole number of microseconds on Redis, was " + Durations.format(config.window()));
         }
         if (config.limit() > MAX_LIMIT) {
             throw new IllegalArgumentException("limit must be at most 2^52 on Redis, was " + config.limit());
@@ -275,7 +276,7 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
     @Override
     public String toString() {
         return "RedisStore[" + connector + ", " + options.timeSource() + ", " + options.failurePolicy() + ", timeout "
-                + options.timeout() + "]";
+                + Durations.format(options.timeout()) + "]";
     }
 
     /**

@@ -341,15 +341,15 @@ class RedisCounterStoreTest {
                         .getMessage());
         RedisStore.CounterStoreBuilder b = RedisStore.counterStoreBuilder(client);
         assertEquals(
-                "timeout must be > 0, was PT0S",
+                "timeout must be > 0, was 0s",
                 assertThrows(IllegalArgumentException.class, () -> b.timeout(Duration.ZERO))
                         .getMessage());
         assertEquals(
-                "timeout must be > 0, was PT-0.001S",
+                "timeout must be > 0, was -1ms",
                 assertThrows(IllegalArgumentException.class, () -> b.timeout(Duration.ofMillis(-1)))
                         .getMessage());
         assertEquals(
-                "expiryMargin must be >= 0, was PT-1S",
+                "expiryMargin must be >= 0, was -1s",
                 assertThrows(IllegalArgumentException.class, () -> b.expiryMargin(Duration.ofSeconds(-1)))
                         .getMessage());
         assertEquals(

@@ -83,7 +83,7 @@ class SluiceStoreModesTest {
                     assertThat(counters).isInstanceOf(RedisCounterStore.class);
                     assertThat(counters.toString())
                             .as("flushes in the background: the counter store's own timeout, not sluice.store.timeout")
-                            .endsWith(", timeout PT1S]");
+                            .endsWith(", timeout 1s]");
                     assertEquals(5, allowed(context.getBean(PolicyLimiter.class), newClient(), 7));
                 });
     }
@@ -103,7 +103,7 @@ class SluiceStoreModesTest {
                     assertThat(counters).isInstanceOf(RedisCounterStore.class);
                     assertThat(counters.toString())
                             .as("a claim is on a request's thread: sluice.store.timeout")
-                            .endsWith(", timeout PT0.04S]");
+                            .endsWith(", timeout 40ms]");
                     assertEquals(5, allowed(context.getBean(PolicyLimiter.class), newClient(), 7));
                 });
     }
@@ -113,7 +113,7 @@ class SluiceStoreModesTest {
         onRedis.withPropertyValues("sluice.store.mode=leased").run(context -> {
             assertEquals(
                     Duration.ofMillis(100), context.getBean(LeasedStore.class).interval());
-            assertThat(context.getBean(CounterStore.class).toString()).endsWith(", timeout PT0.25S]");
+            assertThat(context.getBean(CounterStore.class).toString()).endsWith(", timeout 250ms]");
         });
     }
 
@@ -218,7 +218,7 @@ class SluiceStoreModesTest {
                 .run(context -> assertThat(context)
                         .getFailure()
                         .rootCause()
-                        .hasMessage("sluice.store.interval must be > 0, was PT0S"));
+                        .hasMessage("sluice.store.interval must be > 0, was 0s"));
     }
 
     @Test

@@ -1,4 +1,4 @@
-package dev.sluice.policy;
+package dev.sluice.spi;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -21,12 +21,8 @@ class DurationsTest {
         assertEquals("1500ms", Durations.format(Duration.ofMillis(1500)));
         assertEquals("1500001ns", Durations.format(Duration.ofNanos(1_500_001)));
         assertEquals("-2s", Durations.format(Duration.ofSeconds(-2)));
-    }
-
-    @Test
-    void aLimitPrintsItsWindowSo() {
-        Policies p = Policies.parse(
-                "w.yaml", "domain: w\ndescriptors:\n  - {key: k, rate_limit: {window: 10s, requests_per_unit: 5}}\n");
-        assertEquals("5/10s fixed_window", p.rules("w").get(0).limits().get(0).toString());
+        assertEquals(
+                Duration.ofSeconds(Long.MAX_VALUE, 1).toString(),
+                Durations.format(Duration.ofSeconds(Long.MAX_VALUE, 1)));
     }
 }
