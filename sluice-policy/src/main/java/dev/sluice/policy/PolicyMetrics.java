@@ -38,6 +38,7 @@ final class PolicyMetrics implements RateLimitListener {
     static final String NEAR_LIMIT = "sluice.policy.near.limit";
     static final String CHECK = "sluice.policy.check";
     static final String STORE_ERRORS = "sluice.policy.store.errors";
+    static final String STORE_FAILURES = "sluice.policy.store.failures";
     static final String STORE_CALLS = "sluice.policy.store.calls";
     static final String CONFIG_LOADS = "sluice.policy.config.loads";
     static final String CONFIG_VERSION = "sluice.policy.config.version";
@@ -78,6 +79,11 @@ final class PolicyMetrics implements RateLimitListener {
     private final AtomicLong unknownLogged = new AtomicLong(System.nanoTime() - LOG_EVERY_NANOS);
 
     private final AtomicLong unmatchedLogged = new AtomicLong(System.nanoTime() - LOG_EVERY_NANOS);
+
+    /** When a request answered by {@code on_store_failure} was last logged, for logging at most one a second. */
+    private final AtomicLong storeFailureLogged = new AtomicLong(System.nanoTime() - STORE_FAILURE_LOG_EVERY_NANOS);
+
+    private static final long STORE_FAILURE_LOG_EVERY_NANOS = 1_000_000_000L;
 
     PolicyMetrics(MeterRegistry registry, int maxValues) {
         this.registry = registry;
@@ -124,6 +130,10 @@ final class PolicyMetrics implements RateLimitListener {
         if (!knownDomain) {
             unknownDomain(domain);
         }
+        OnStoreFailure answer = verdict.storeFailure().orElse(null);
+        if (answer != null) {
+            storeFailure(domain, verdict.storeTimedOut() ? "timeout" : "failed", answer);
+        }
         List<DescriptorVerdict> descriptors = verdict.descriptors();
         for (int i = 0; i < descriptors.size(); i++) {
             DescriptorVerdict d = descriptors.get(i);
@@ -167,6 +177,33 @@ final class PolicyMetrics implements RateLimitListener {
                     .register(registry));
         }
         return c;
+    }
+
+    /**
+     * Counts a request the store could not decide, answered by its domain's {@code on_store_failure}, and logs it at
+     * most once a second with its cause. The domain is one of the configuration's: only a known domain has limits.
+     */
+    private void storeFailure(String domain, String cause, OnStoreFailure answer) {
+        String id = STORE_FAILURES + '\0' + domain + '\0' + cause + '\0' + answer.configName();
+        Counter c = counters.get(id);
+        if (c == null) {
+            c = counters.computeIfAbsent(id, k -> Counter.builder(STORE_FAILURES)
+                    .tag("domain", domain)
+                    .tag("cause", cause)
+                    .tag("answer", answer.configName())
+                    .description("Requests the store could not decide, answered by on_store_failure")
+                    .register(registry));
+        }
+        c.increment();
+        long now = System.nanoTime();
+        long last = storeFailureLogged.get();
+        if (now - last >= STORE_FAILURE_LOG_EVERY_NANOS && storeFailureLogged.compareAndSet(last, now)) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "the store " + (cause.equals("timeout") ? "did not answer in time" : "failed") + " for domain '"
+                            + domain + "': answered by on_store_failure: " + answer.configName() + " (counted in "
+                            + STORE_FAILURES + "; logged at most once a second)");
+        }
     }
 
     /** Logs a request of a domain no configuration defines, at most once a minute. */

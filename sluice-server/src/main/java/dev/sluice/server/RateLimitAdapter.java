@@ -8,7 +8,6 @@ import dev.sluice.policy.Descriptor;
 import dev.sluice.policy.DescriptorVerdict;
 import dev.sluice.policy.Limit;
 import dev.sluice.policy.LimitVerdict;
-import dev.sluice.policy.OnStoreFailure;
 import dev.sluice.policy.Outcome;
 import dev.sluice.policy.PolicyLimiter;
 import dev.sluice.policy.Rule;
@@ -30,7 +29,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Turns Envoy's {@code RateLimitRequest} into one {@link PolicyLimiter#check} and the {@link Verdict} into a
@@ -62,15 +60,11 @@ final class RateLimitAdapter {
 
     private static final JsonFormat.Parser JSON = JsonFormat.parser();
 
-    private static final System.Logger LOG = System.getLogger(RateLimitAdapter.class.getName());
-
     private final PolicyLimiter limiter;
     private final HeaderStyle headers;
     private final ServerMetrics metrics;
     private final RequestCaps caps;
     private final BadRequestLog badRequests = new BadRequestLog();
-    /** When a store failure was last logged, for logging at most one a second. */
-    private final AtomicLong lastLogged = new AtomicLong(System.nanoTime() - 2_000_000_000L);
 
     /** @param caps what a request may hold; one over them is refused before it is checked */
     RateLimitAdapter(PolicyLimiter limiter, HeaderStyle headers, ServerMetrics metrics, RequestCaps caps) {
@@ -189,12 +183,6 @@ final class RateLimitAdapter {
         }
 
         Verdict v = limiter.check(domain, descriptors, hits);
-        OnStoreFailure answer = v.storeFailure().orElse(null);
-        if (answer != null) {
-            String cause = v.storeTimedOut() ? "timeout" : "failed";
-            metrics.storeFailure(domain, cause, answer.configName());
-            logStoreFailure(domain, cause, answer);
-        }
 
         RateLimitResponse.Builder response = RateLimitResponse.newBuilder();
         DescriptorVerdict closest = null;
@@ -223,18 +211,6 @@ final class RateLimitAdapter {
             response.addRequestHeadersToAdd(header(SHADOW_BAN_HEADER, shadowBan.path()));
         }
         return response.build();
-    }
-
-    private void logStoreFailure(String domain, String cause, OnStoreFailure answer) {
-        long now = System.nanoTime();
-        long last = lastLogged.get();
-        if (now - last >= 1_000_000_000L && lastLogged.compareAndSet(last, now)) {
-            LOG.log(
-                    System.Logger.Level.WARNING,
-                    "the store " + (cause.equals("timeout") ? "did not answer in time" : "failed") + " for domain '"
-                            + domain + "': answered by on_store_failure: " + answer.configName()
-                            + " (counted in sluice_server_store_failures_total; logged at most once a second)");
-        }
     }
 
     /** Refuses a request over the {@link RequestCaps}, or with a string no UTF-8 can carry, before any other work. */

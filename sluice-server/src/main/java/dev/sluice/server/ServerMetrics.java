@@ -23,9 +23,6 @@ import java.util.concurrent.TimeUnit;
  *       answered;
  *   <li>{@code sluice.server.answer} (timer; {@code transport}): time from a decision request's arrival to its
  *       answer, bad requests included, on the service's side;
- *   <li>{@code sluice.server.store.failures} (counter; {@code domain}, {@code cause} = {@code failed} or
- *       {@code timeout}, {@code answer} = {@code allow} or {@code deny}): requests the store could not decide in time,
- *       answered by the domain's {@code on_store_failure};
  *   <li>{@code sluice.server.rule.limit} (gauge; {@code domain}, {@code rule}, {@code limit}, {@code window_seconds}):
  *       the limit of each limited rule of the configuration in force, so a chart can draw it beside the rule's
  *       allowed rate; rules of a replaced configuration disappear with it.
@@ -62,17 +59,6 @@ final class ServerMetrics {
                         .description("Rate limit requests answered, by transport and result")
                         .tag("transport", transport)
                         .tag("result", result)
-                        .register(registry))
-                .increment();
-    }
-
-    void storeFailure(String domain, String cause, String answer) {
-        requests.computeIfAbsent("store\0" + domain + '\0' + cause + '\0' + answer, k -> Counter.builder(
-                                "sluice.server.store.failures")
-                        .description("Requests the store could not decide, answered by on_store_failure")
-                        .tag("domain", domain)
-                        .tag("cause", cause)
-                        .tag("answer", answer)
                         .register(registry))
                 .increment();
     }

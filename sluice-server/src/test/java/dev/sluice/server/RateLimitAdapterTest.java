@@ -122,6 +122,7 @@ class RateLimitAdapterTest {
                                     yaml.replace(
                                             "domain: open", "domain: " + answer + "\non_store_failure: " + answer)))
                             .deadline(Duration.ofMillis(17), gone)
+                            .meterRegistry(registry)
                             .build(),
                     HeaderStyle.OFF,
                     new ServerMetrics(registry),
@@ -133,7 +134,7 @@ class RateLimitAdapterTest {
             assertFalse(r.getStatuses(0).hasCurrentLimit(), answer);
             assertEquals(
                     1.0,
-                    registry.get("sluice.server.store.failures")
+                    registry.get("sluice.policy.store.failures")
                             .tag("domain", answer)
                             .tag("cause", "timeout")
                             .tag("answer", answer)

@@ -240,14 +240,14 @@ class StoreOutageIT {
                 .hasCurrentLimit());
     }
 
-    /** {@code sluice_server_store_failures_total} of a domain, failed and late calls together. */
+    /** {@code sluice_policy_store_failures_total} of a domain, failed and late calls together. */
     static double failures(ServerProcess server, String answer, String domain) {
         String page = server.get("/metrics").body();
         double sum = 0;
         for (String cause : List.of("failed", "timeout")) {
             sum += Metrics.value(
                     page,
-                    "sluice_server_store_failures_total{answer=\"" + answer + "\",cause=\"" + cause + "\",domain=\""
+                    "sluice_policy_store_failures_total{answer=\"" + answer + "\",cause=\"" + cause + "\",domain=\""
                             + domain + "\"}");
         }
         return sum;
