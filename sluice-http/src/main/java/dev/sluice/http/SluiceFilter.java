@@ -115,7 +115,7 @@ public final class SluiceFilter implements Filter {
                 unlimited.passed(req);
                 return null;
             }
-            return limiter.check(domain, e.get().descriptors(), e.get().hits());
+            return limiter.check(domain, e.get().descriptors(), e.get().costs());
         } catch (RuntimeException e) {
             LOG.log(
                     System.Logger.Level.WARNING,
