@@ -1,0 +1,161 @@
+package dev.sluice.server.replay;
+
+import dev.sluice.policy.Descriptor;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The descriptors and domains a log reader has seen lately, found by their bytes: a line whose descriptor was seen
+ * before gets the very same {@link Descriptor} (and list of it) without making a string. A direct-mapped table of
+ * {@value #SLOTS} slots, each the last descriptor that fell in it, so memory is bounded whatever the log.
+ *
+ * <p>A descriptor's bytes ({@link #sig}) are its entries as {@code key 0xFE value 0xFF …}, unescaped: 0xFE and 0xFF
+ * are in no UTF-8 text, so two different descriptors never share them.
+ */
+final class Interned {
+    static final int SLOTS = 1 << 16;
+
+    /** A descriptor seen, with its bytes and the list of it alone. */
+    static final class Slot {
+        private final byte[] sig;
+        final Descriptor descriptor;
+        final List<Descriptor> alone;
+
+        Slot(byte[] sig, Descriptor descriptor) {
+            this.sig = sig;
+            this.descriptor = descriptor;
+            this.alone = List.of(descriptor);
+        }
+    }
+
+    private final @Nullable Slot[] slots = new Slot[SLOTS];
+
+    /** The bytes of the descriptor being read: {@link #sigLength} of them. */
+    byte[] sig = new byte[256];
+
+    int sigLength;
+    /** Where each entry's key and value start and end in {@link #sig}: 4 ints per entry, {@link #entries} entries. */
+    int[] bounds = new int[16];
+
+    int entries;
+
+    private byte @Nullable [] lastDomain;
+    private String lastDomainName = "";
+
+    /** Starts a descriptor. */
+    void begin() {
+        sigLength = 0;
+        entries = 0;
+    }
+
+    void put(byte b) {
+        if (sigLength == sig.length) {
+            sig = Arrays.copyOf(sig, sig.length * 2);
+        }
+        sig[sigLength++] = b;
+    }
+
+    void put(byte[] b, int from, int to) {
+        int n = to - from;
+        if (sigLength + n > sig.length) {
+            sig = Arrays.copyOf(sig, Math.max(sig.length * 2, sigLength + n));
+        }
+        System.arraycopy(b, from, sig, sigLength, n);
+        sigLength += n;
+    }
+
+    /**
+     * Ends an entry whose key is {@code sig[ks, ke)} and value {@code sig[vs, ve)}, put as {@code key 0xFE value 0xFF}
+     * (or, when the line gave the value first, {@code value 0xFF key 0xFE}, which is turned around here).
+     */
+    void entry(int ks, int ke, int vs, int ve) {
+        if (vs < ks) {
+            byte[] value = Arrays.copyOfRange(sig, vs, ve);
+            int keyLength = ke - ks;
+            System.arraycopy(sig, ks, sig, vs, keyLength);
+            ks = vs;
+            ke = vs + keyLength;
+            sig[ke] = (byte) 0xFE;
+            vs = ke + 1;
+            ve = vs + value.length;
+            System.arraycopy(value, 0, sig, vs, value.length);
+            sig[ve] = (byte) 0xFF;
+        }
+        int i = 4 * entries;
+        if (i + 4 > bounds.length) {
+            bounds = Arrays.copyOf(bounds, bounds.length * 2);
+        }
+        bounds[i] = ks;
+        bounds[i + 1] = ke;
+        bounds[i + 2] = vs;
+        bounds[i + 3] = ve;
+        entries++;
+    }
+
+    /** The descriptor of the entries put since {@link #begin()}, and the list of it alone: seen before, or new and kept. */
+    Slot lookup() throws LogReader.LineException {
+        byte[] s = sig;
+        int n = sigLength;
+        int h = 1;
+        for (int i = 0; i < n; i++) {
+            h = 31 * h + s[i];
+        }
+        h ^= h >>> 16;
+        int at = h & (SLOTS - 1);
+        Slot slot = slots[at];
+        if (slot != null && Arrays.equals(slot.sig, 0, slot.sig.length, s, 0, n)) {
+            return slot;
+        }
+        List<Descriptor.Entry> list = new ArrayList<>(entries);
+        for (int e = 0; e < entries; e++) {
+            String key = utf8(bounds[4 * e], bounds[4 * e + 1], "key");
+            String value = utf8(bounds[4 * e + 2], bounds[4 * e + 3], "value");
+            list.add(new Descriptor.Entry(key, value));
+        }
+        slot = new Slot(Arrays.copyOf(s, n), Descriptor.of(list));
+        slots[at] = slot;
+        return slot;
+    }
+
+    private String utf8(int from, int to, String what) throws LogReader.LineException {
+        try {
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(sig, from, to - from))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            throw new LogReader.LineException(
+                    BadLine.Problem.MALFORMED, "a descriptor " + what + " is not valid UTF-8");
+        }
+    }
+
+    /** The domain of {@code b[from, to)}, unescaped bytes: the last one's string when they are the same. */
+    String domain(byte[] b, int from, int to) throws LogReader.LineException {
+        byte[] last = lastDomain;
+        if (last != null && Arrays.equals(last, 0, last.length, b, from, to)) {
+            return lastDomainName;
+        }
+        String name;
+        try {
+            name = StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(b, from, to - from))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            throw new LogReader.LineException(BadLine.Problem.MALFORMED, "the domain is not valid UTF-8");
+        }
+        lastDomain = Arrays.copyOfRange(b, from, to);
+        lastDomainName = name;
+        return name;
+    }
+}
