@@ -1,12 +1,13 @@
 package dev.sluice.server;
 
+import dev.sluice.server.replay.Replay;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
 
 /**
  * {@code java -jar sluice-server.jar <command> [options]}: {@code serve}, {@code check-config}, {@code check},
- * {@code load}.
+ * {@code load}, {@code replay}.
  *
  * <p>Exit status: 0 done; 1 the command ran and found a problem (a configuration error, an {@code OVER_LIMIT}
  * answer); 2 a bad command line; 3 the service could not be started or reached.
@@ -21,6 +22,7 @@ public final class Main {
               check-config   validate configuration files, printing every error as file:line:column: message
               check          ask a running service about one request, from a shell
               load           a benchmarking aid: fire ShouldRateLimit at a service, report checks/s and latency
+              replay         run a request log through a configuration: who would be denied, what limit would do
 
             'java -jar sluice-server.jar <command> --help' describes a command's options.
             """;
@@ -50,6 +52,8 @@ public final class Main {
                 case "check-config" -> CheckConfigCommand.run(rest, out, err);
                 case "check" -> CheckCommand.run(rest, out, err);
                 case "load" -> LoadCommand.run(rest, out, err);
+                case "replay" -> ReplayCommand.run(
+                        rest, System.in, out, err, err == System.err && Replay.stderrIsTerminal());
                 default -> throw new UsageException("unknown command '" + command + "'\n\n" + USAGE);
             };
         } catch (UsageException e) {

@@ -1,0 +1,433 @@
+package dev.sluice.server.replay;
+
+import dev.sluice.policy.Limit;
+import dev.sluice.policy.Rule;
+import java.io.IOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * {@code replay --report FILE.html}: one self-contained page (inline SVG drawn here, no script, nothing fetched) with,
+ * per rule, the busiest keys' hits per window over the log's time against the limit, the keys refused most, and the
+ * sweep as a curve. Each time chart has at most {@value #POINTS} points: when the log spans more windows, a point is
+ * the busiest window of its span, so a peak is never averaged away.
+ */
+final class HtmlReport {
+    static final int POINTS = 600;
+    static final int KEYS_CHARTED = 5;
+    private static final String[] COLORS = {"#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+    private static final int W = 860;
+    private static final int H = 260;
+    private static final int LEFT = 70;
+    private static final int RIGHT = 20;
+    private static final int TOP = 20;
+    private static final int BOTTOM = 40;
+
+    private HtmlReport() {}
+
+    /** One charted key: its row and its points. */
+    private static final class Series {
+        final Row row;
+        final long[] points;
+        long window = Long.MIN_VALUE;
+        long hits;
+
+        Series(Row row, int n) {
+            this.row = row;
+            this.points = new long[n];
+        }
+    }
+
+    static void write(Replayer r, Replay.Settings s, @Nullable Sweep sweep, Path file) throws IOException {
+        Map<Rule, List<Row>> byRule = new LinkedHashMap<>();
+        for (Row row : CsvRows.sorted(r)) {
+            byRule.computeIfAbsent(row.rule, k -> new ArrayList<>()).add(row);
+        }
+        Map<Integer, Series> charted = new HashMap<>();
+        Map<Rule, List<Series>> seriesByRule = new LinkedHashMap<>();
+        Map<Rule, long[]> geometry = new HashMap<>(); // window ms, windows per point, points
+        for (Map.Entry<Rule, List<Row>> e : byRule.entrySet()) {
+            Limit l = firstLimited(e.getKey());
+            if (l == null) {
+                continue;
+            }
+            long w = Math.max(1, java.util.Objects.requireNonNull(l.window()).toMillis());
+            long first = Math.floorDiv(r.firstTime, w);
+            long windows = Math.floorDiv(r.lastTime, w) - first + 1;
+            long perPoint = Math.max(1, (windows + POINTS - 1) / POINTS);
+            int points = (int) ((windows + perPoint - 1) / perPoint);
+            geometry.put(e.getKey(), new long[] {w, perPoint, points, first});
+            List<Row> busiest = new ArrayList<>(e.getValue());
+            busiest.sort(Comparator.comparingLong((Row x) -> x.hits).reversed());
+            List<Series> list = new ArrayList<>();
+            for (Row row : busiest.subList(0, Math.min(KEYS_CHARTED, busiest.size()))) {
+                Series series = new Series(row, points);
+                charted.put(row.id, series);
+                list.add(series);
+            }
+            seriesByRule.put(e.getKey(), list);
+        }
+        if (!charted.isEmpty()) {
+            r.readSpill((row, time, hits) -> {
+                Series series = charted.get(row);
+                if (series == null) {
+                    return;
+                }
+                long[] g = java.util.Objects.requireNonNull(geometry.get(series.row.rule), "charted rules have one");
+                long window = Math.floorDiv(time, g[0]);
+                if (window != series.window) {
+                    series.window = window;
+                    series.hits = 0;
+                }
+                series.hits += hits;
+                int point = (int) ((window - g[3]) / g[1]);
+                if (series.hits > series.points[point]) {
+                    series.points[point] = series.hits;
+                }
+            });
+        }
+
+        StringBuilder b = new StringBuilder(1 << 16);
+        b.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>Sluice replay: ")
+                .append(esc(s.log()))
+                .append("</title>\n<style>\n")
+                .append("body{font:14px system-ui,sans-serif;margin:24px;color:#222;max-width:920px}\n")
+                .append(
+                        "h1{font-size:20px}h2{font-size:17px;margin-top:32px;border-top:1px solid #ddd;padding-top:12px}")
+                .append("h3{font-size:14px;margin:16px 0 4px}\n")
+                .append("table{border-collapse:collapse}td,th{padding:2px 10px;text-align:right}td:first-child,")
+                .append("th:first-child{text-align:left}th{border-bottom:1px solid #999}\n")
+                .append("svg{background:#fafafa;border:1px solid #e4e4e4}.axis{font-size:11px;fill:#555}\n")
+                .append(".legend{font-size:12px}\n</style></head><body>\n");
+        b.append("<h1>Replay of ")
+                .append(esc(s.log()))
+                .append(" through ")
+                .append(esc(s.config().toString()));
+        b.append("</h1>\n<p>");
+        b.append(String.format(
+                Locale.ROOT,
+                "%,d requests from %s to %s: %,d allowed, %,d denied (%s), %,d would have been denied by a dry run,"
+                        + " %,d shadow-banned. %,d bad lines.",
+                r.requests,
+                r.requests == 0 ? "-" : Instant.ofEpochMilli(r.firstTime),
+                r.requests == 0 ? "-" : Instant.ofEpochMilli(r.lastTime),
+                r.allowedRequests,
+                r.deniedRequests,
+                Summary.percent(r.deniedRequests, r.requests),
+                r.wouldDenyRequests,
+                r.shadowBannedRequests,
+                r.badLines()));
+        b.append("</p>\n");
+        for (Map.Entry<Rule, List<Row>> e : byRule.entrySet()) {
+            Rule rule = e.getKey();
+            List<Row> rows = e.getValue();
+            String refusal = Summary.refusal(rule.mode());
+            b.append("<h2 id=\"")
+                    .append(esc(rows.get(0).domain + "." + rule.path()))
+                    .append("\">")
+                    .append(esc(rows.get(0).domain))
+                    .append(' ')
+                    .append(esc(rule.path()))
+                    .append(": ")
+                    .append(esc(Summary.limits(rule)))
+                    .append(", ")
+                    .append(rule.mode().configName())
+                    .append("</h2>\n");
+            List<Series> series = seriesByRule.get(rule);
+            long[] g = geometry.get(rule);
+            Limit l = firstLimited(rule);
+            if (series != null && g != null && l != null) {
+                b.append("<h3>Hits per ")
+                        .append(esc(Summary.per(1, l).substring(2)))
+                        .append(" of the busiest keys against the limit")
+                        .append(g[1] > 1 ? " (each point the busiest of " + g[1] + " windows)" : "")
+                        .append("</h3>\n");
+                timeChart(b, series, l.requestsPerUnit(), g);
+            }
+            List<Row> refused = new ArrayList<>();
+            for (Row row : rows) {
+                if (row.refused() > 0) {
+                    refused.add(row);
+                }
+            }
+            refused.sort(Comparator.comparingLong(Row::refused).reversed());
+            refused = refused.subList(0, Math.min(s.top(), refused.size()));
+            if (refused.isEmpty()) {
+                b.append("<p>No key was refused.</p>\n");
+            } else {
+                b.append("<h3>Requests ").append(refusal).append(" per key</h3>\n");
+                bars(b, refused);
+                b.append("<table><tr><th>key</th><th>requests</th><th>allowed</th><th>")
+                        .append(refusal)
+                        .append("</th><th>peak per window</th><th>needed to pass all</th></tr>\n");
+                for (Row row : refused) {
+                    b.append(String.format(
+                            Locale.ROOT,
+                            "<tr><td>%s</td><td>%,d</td><td>%,d</td><td>%,d</td><td>%s</td><td>%s</td></tr>%n",
+                            esc(row.key()),
+                            row.requests,
+                            row.allowed,
+                            row.refused(),
+                            esc(Summary.peaks(row)),
+                            esc(Summary.needed(row))));
+                }
+                b.append("</table>\n");
+            }
+        }
+        if (sweep != null) {
+            b.append("<h2 id=\"sweep\">Sweep of ")
+                    .append(esc(sweep.domain + " " + sweep.rule.path()))
+                    .append(" (now ")
+                    .append(esc(sweep.limit.toString()))
+                    .append(")</h2>\n<p>Each key's requests alone under the candidate limit.</p>\n");
+            sweepChart(b, sweep);
+            b.append("<table><tr><th>limit</th><th>keys refused</th><th>requests refused</th></tr>\n");
+            for (int c = 0; c < sweep.candidates.length; c++) {
+                b.append(String.format(
+                        Locale.ROOT,
+                        "<tr><td>%s</td><td>%,d</td><td>%,d</td></tr>%n",
+                        esc(Summary.per(sweep.candidates[c], sweep.limit)),
+                        sweep.keysRefused[c],
+                        sweep.requestsRefused[c]));
+            }
+            b.append("</table>\n");
+        }
+        b.append("</body></html>\n");
+        try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+            w.append(b);
+        }
+    }
+
+    private static @Nullable Limit firstLimited(Rule rule) {
+        for (Limit l : rule.limits()) {
+            if (!l.unlimited() && l.window() != null) {
+                return l;
+            }
+        }
+        return null;
+    }
+
+    private static void timeChart(StringBuilder b, List<Series> series, long limit, long[] g) {
+        int points = (int) g[2];
+        long max = limit;
+        for (Series s : series) {
+            for (long p : s.points) {
+                max = Math.max(max, p);
+            }
+        }
+        max = niceCeiling(max + max / 10);
+        int extra = 18 * series.size();
+        b.append("<svg class=\"time\" width=\"")
+                .append(W)
+                .append("\" height=\"")
+                .append(H + extra)
+                .append("\" viewBox=\"0 0 ")
+                .append(W)
+                .append(' ')
+                .append(H + extra)
+                .append("\" xmlns=\"http://www.w3.org/2000/svg\">\n");
+        yAxis(b, max);
+        double pw = (double) (W - LEFT - RIGHT) / Math.max(1, points - 1);
+        // x ticks: five times
+        for (int k = 0; k <= 4; k++) {
+            int p = (int) Math.round((points - 1) * k / 4.0);
+            double x = LEFT + p * pw;
+            long t = (g[3] + (long) p * g[1]) * g[0];
+            b.append(String.format(
+                    Locale.ROOT,
+                    "<text class=\"axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>%n",
+                    x,
+                    H - BOTTOM + 16,
+                    Instant.ofEpochMilli(t).toString().substring(11, 19)));
+        }
+        for (int i = 0; i < series.size(); i++) {
+            Series s = series.get(i);
+            StringBuilder pts = new StringBuilder();
+            for (int p = 0; p < points; p++) {
+                pts.append(String.format(Locale.ROOT, "%.1f,%.1f ", LEFT + p * pw, y(s.points[p], max)));
+            }
+            b.append("<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"")
+                    .append(COLORS[i % COLORS.length])
+                    .append("\" points=\"")
+                    .append(pts)
+                    .append("\"/>\n");
+            b.append(String.format(
+                    Locale.ROOT,
+                    "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"4\" fill=\"%s\"/><text class=\"legend\" x=\"%d\""
+                            + " y=\"%d\">%s: %,d requests, %,d refused</text>%n",
+                    LEFT,
+                    H + 18 * i,
+                    COLORS[i % COLORS.length],
+                    LEFT + 18,
+                    H + 18 * i + 6,
+                    esc(s.row.key()),
+                    s.row.requests,
+                    s.row.refused()));
+        }
+        double ly = y(limit, max);
+        b.append(String.format(
+                Locale.ROOT,
+                "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#d62728\" stroke-dasharray=\"6 4\""
+                        + " stroke-width=\"1.5\"/><text class=\"axis\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\""
+                        + " fill=\"#d62728\">limit %,d</text>%n",
+                LEFT,
+                W - RIGHT,
+                ly,
+                ly,
+                W - RIGHT,
+                ly - 4,
+                limit));
+        b.append("</svg>\n");
+    }
+
+    private static void bars(StringBuilder b, List<Row> rows) {
+        long max = 1;
+        for (Row r : rows) {
+            max = Math.max(max, r.refused());
+        }
+        int row = 20;
+        int label = 260;
+        int h = row * rows.size() + 10;
+        b.append("<svg class=\"bars\" width=\"")
+                .append(W)
+                .append("\" height=\"")
+                .append(h)
+                .append("\" xmlns=\"http://www.w3.org/2000/svg\">\n");
+        for (int i = 0; i < rows.size(); i++) {
+            Row r = rows.get(i);
+            double w = (W - label - 90) * (double) r.refused() / max;
+            String key = r.key();
+            if (key.length() > 40) {
+                key = key.substring(0, 39) + "…";
+            }
+            b.append(String.format(
+                    Locale.ROOT,
+                    "<text class=\"legend\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text><rect x=\"%d\" y=\"%d\""
+                            + " width=\"%.1f\" height=\"14\" fill=\"#d62728\"/><text class=\"axis\" x=\"%.1f\""
+                            + " y=\"%d\">%,d</text>%n",
+                    label - 8,
+                    10 + row * i + 11,
+                    esc(key),
+                    label,
+                    10 + row * i,
+                    w,
+                    label + w + 6,
+                    10 + row * i + 11,
+                    r.refused()));
+        }
+        b.append("</svg>\n");
+    }
+
+    private static void sweepChart(StringBuilder b, Sweep s) {
+        int n = s.candidates.length;
+        long maxKeys = 1;
+        long maxLimit = 1;
+        long minLimit = Long.MAX_VALUE;
+        for (int c = 0; c < n; c++) {
+            maxKeys = Math.max(maxKeys, s.keysRefused[c]);
+            maxLimit = Math.max(maxLimit, s.candidates[c]);
+            minLimit = Math.min(minLimit, s.candidates[c]);
+        }
+        long top = niceCeiling(maxKeys + maxKeys / 10);
+        b.append("<svg class=\"sweep\" width=\"")
+                .append(W)
+                .append("\" height=\"")
+                .append(H)
+                .append("\" xmlns=\"http://www.w3.org/2000/svg\">\n");
+        yAxis(b, top);
+        long lo = minLimit == maxLimit ? 0 : minLimit;
+        StringBuilder pts = new StringBuilder();
+        Integer[] order = new Integer[n];
+        for (int c = 0; c < n; c++) {
+            order[c] = c;
+        }
+        java.util.Arrays.sort(order, Comparator.comparingLong(c -> s.candidates[c]));
+        for (int c : order) {
+            double x = LEFT + (W - LEFT - RIGHT) * (double) (s.candidates[c] - lo) / Math.max(1, maxLimit - lo);
+            double y = y(s.keysRefused[c], top);
+            pts.append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
+            b.append(String.format(
+                    Locale.ROOT,
+                    "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#1f77b4\"/><text class=\"axis\" x=\"%.1f\""
+                            + " y=\"%d\" text-anchor=\"middle\">%d</text>%n",
+                    x,
+                    y,
+                    x,
+                    H - BOTTOM + 16,
+                    s.candidates[c]));
+        }
+        b.append("<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"")
+                .append(pts)
+                .append("\"/>\n");
+        b.append(String.format(
+                Locale.ROOT,
+                "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">candidate limit per %s; keys refused"
+                        + " at least once</text>%n",
+                (W + LEFT) / 2,
+                H - 6,
+                esc(Summary.per(1, s.limit).substring(2))));
+        b.append("</svg>\n");
+    }
+
+    private static void yAxis(StringBuilder b, long max) {
+        for (int k = 0; k <= 4; k++) {
+            long v = max * k / 4;
+            double y = y(v, max);
+            b.append(String.format(
+                    Locale.ROOT,
+                    "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/><text class=\"axis\" x=\"%d\""
+                            + " y=\"%.1f\" text-anchor=\"end\">%,d</text>%n",
+                    LEFT,
+                    W - RIGHT,
+                    y,
+                    y,
+                    LEFT - 6,
+                    y + 4,
+                    v));
+        }
+    }
+
+    private static double y(long v, long max) {
+        return TOP + (H - TOP - BOTTOM) * (1 - (double) v / Math.max(1, max));
+    }
+
+    /** The smallest of 1, 2, 5 × 10^k at or above {@code v}. */
+    static long niceCeiling(long v) {
+        long m = 1;
+        while (true) {
+            for (long f : new long[] {1, 2, 5}) {
+                if (f * m >= v) {
+                    return f * m;
+                }
+            }
+            m *= 10;
+        }
+    }
+
+    static String esc(String s) {
+        StringBuilder b = new StringBuilder(s.length());
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '<' -> b.append("&lt;");
+                case '>' -> b.append("&gt;");
+                case '&' -> b.append("&amp;");
+                case '"' -> b.append("&quot;");
+                case '\'' -> b.append("&#39;");
+                default -> b.append(c);
+            }
+        }
+        return b.toString();
+    }
+}

@@ -1,0 +1,183 @@
+package dev.sluice.server.replay;
+
+import dev.sluice.policy.Policies;
+import dev.sluice.policy.PolicyError;
+import dev.sluice.policy.PolicyException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * {@code replay}: a request log run through a configuration on a virtual clock, reported per rule and key. See
+ * {@link Replayer} for what is counted, {@link Summary} and {@link CsvRows} for what is printed, {@link HtmlReport} for
+ * the report page and {@code docs/rollout.md} for how to use it.
+ */
+public final class Replay {
+    private Replay() {}
+
+    /**
+     * What to replay and how.
+     *
+     * @param config        the configuration: a YAML file or a directory of them
+     * @param log           the log file, or {@code -} for standard input
+     * @param domain        the domain of a CSV log's lines when it has no {@code domain} column
+     * @param csvInput      the log is CSV whatever its name
+     * @param reorderWindow how far out of time order a line may be and still be replayed in order
+     * @param strict        stop at the first bad line, exit status 1
+     * @param csv           print {@code domain,rule,key,requests,allowed,denied} rows instead of the summary
+     * @param report        where to write the report page; null: none
+     * @param sweep         {@code RULE=L1,L2,…}; null: no sweep
+     * @param top           keys shown per rule in the summary and the report
+     * @param progress      draw a progress bar on the error stream (which should be a terminal)
+     */
+    public record Settings(
+            Path config,
+            String log,
+            @Nullable String domain,
+            boolean csvInput,
+            Duration reorderWindow,
+            boolean strict,
+            boolean csv,
+            @Nullable Path report,
+            @Nullable String sweep,
+            int top,
+            boolean progress) {
+        /** Checks the settings that can be checked before reading anything. */
+        public Settings {
+            Objects.requireNonNull(config, "config must not be null");
+            Objects.requireNonNull(log, "log must not be null");
+            Objects.requireNonNull(reorderWindow, "reorderWindow must not be null");
+            if (top < 1) {
+                throw new IllegalArgumentException("top must be >= 1, was " + top);
+            }
+        }
+    }
+
+    /**
+     * Whether standard error is a terminal, where {@code replay} draws its progress bar: on Linux, where
+     * {@code /proc/self/fd/2} leads; false elsewhere.
+     */
+    public static boolean stderrIsTerminal() {
+        return Progress.stderrIsTerminal();
+    }
+
+    /** A bad line under {@code --strict}: the replay stops. */
+    private static final class Stop extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final transient BadLine line;
+
+        Stop(BadLine line) {
+            super(line.toString(), null, false, false);
+            this.line = line;
+        }
+    }
+
+    /**
+     * Runs a replay, printing the result on {@code out} and problems on {@code err}.
+     *
+     * @param stdin read when the log is {@code -}
+     * @return the exit status: 0 done (bad lines, if any, reported), 1 the configuration does not load or a bad line
+     *     under {@code --strict}, 3 the log cannot be read
+     * @throws IllegalArgumentException if the settings name something that is not there (a sweep's rule, a log file),
+     *                                  naming it
+     */
+    public static int run(Settings s, InputStream stdin, PrintStream out, PrintStream err) {
+        Policies policies;
+        try {
+            policies = Policies.load(s.config());
+        } catch (PolicyException e) {
+            for (PolicyError error : e.errors()) {
+                err.println(error);
+            }
+            err.println("replay: the configuration has " + e.errors().size() + " error(s)");
+            return 1;
+        }
+        if (policies.domains().isEmpty()) {
+            err.println("replay: " + s.config() + " defines no domain: nothing would be limited");
+            return 1;
+        }
+        Sweep.Spec spec = null;
+        Sweep.Found swept = null;
+        String sweepText = s.sweep();
+        if (sweepText != null) {
+            spec = Sweep.Spec.parse(sweepText);
+            swept = Sweep.find(policies, spec.rule());
+        }
+        long[] candidates = spec == null
+                ? new long[0]
+                : spec.limits().stream().mapToLong(Long::longValue).toArray();
+        if (!s.log().equals("-") && !Files.isReadable(Path.of(s.log()))) {
+            throw new IllegalArgumentException("--log '" + s.log() + "': no such file, or not readable");
+        }
+        long start = System.nanoTime();
+        Replayer replayer;
+        try {
+            replayer = new Replayer(policies);
+        } catch (IOException e) {
+            err.println("replay: cannot create a temporary file: " + e.getMessage());
+            return 3;
+        }
+        try {
+            LogReader.Builder b =
+                    s.log().equals("-") ? LogReader.builder(stdin, "-") : LogReader.builder(Path.of(s.log()));
+            if (s.csvInput()) {
+                b.format(LogReader.Format.CSV);
+            }
+            b.domain(s.domain())
+                    .reorderWindow(s.reorderWindow())
+                    .knownDomains(policies.domains()::contains)
+                    .onBadLine(bad -> {
+                        replayer.bad(bad);
+                        if (s.strict()) {
+                            throw new Stop(bad);
+                        }
+                    });
+            try (LogReader log = b.open();
+                    Progress progress = s.progress() ? Progress.start(err, log.size()) : null) {
+                long n = 0;
+                for (TimedRequest r; (r = log.next()) != null; ) {
+                    replayer.replay(r);
+                    if ((++n & 0xFFF) == 0 && progress != null) {
+                        progress.update(log.linesRead(), log.bytesRead());
+                    }
+                }
+                replayer.lines = log.linesRead();
+            } catch (Stop stop) {
+                err.println("replay: " + stop.line);
+                err.println("replay: stopped at the first bad line (--strict)");
+                return 1;
+            }
+            replayer.findNeededLimits();
+            Sweep sweep = swept == null ? null : Sweep.run(replayer, swept, candidates);
+            long nanos = System.nanoTime() - start;
+            if (replayer.badLines() > 0) {
+                Summary.badLines(replayer, err);
+            }
+            if (s.csv()) {
+                CsvRows.print(replayer, out);
+            } else {
+                Summary.print(replayer, s, sweep, nanos, out);
+            }
+            Path report = s.report();
+            if (report != null) {
+                HtmlReport.write(replayer, s, sweep, report);
+            }
+            out.flush();
+            return 0;
+        } catch (IOException e) {
+            err.println("replay: cannot read " + s.log() + ": " + e.getMessage());
+            return 3;
+        } finally {
+            try {
+                replayer.close();
+            } catch (IOException e) {
+                err.println("replay: cannot delete a temporary file: " + e.getMessage());
+            }
+        }
+    }
+}

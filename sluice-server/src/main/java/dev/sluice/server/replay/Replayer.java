@@ -1,0 +1,237 @@
+package dev.sluice.server.replay;
+
+import dev.sluice.Algorithm;
+import dev.sluice.policy.Descriptor;
+import dev.sluice.policy.DescriptorVerdict;
+import dev.sluice.policy.Limit;
+import dev.sluice.policy.Outcome;
+import dev.sluice.policy.Policies;
+import dev.sluice.policy.PolicyLimiter;
+import dev.sluice.policy.Rule;
+import dev.sluice.policy.Verdict;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A log run through a configuration: every request decided by the policy engine the service uses
+ * ({@link PolicyLimiter#check}, in memory) on a clock set to the request's time, and counted per rule and key
+ * ({@link Row}). Then, from the requests spilled to a temporary file ({@link Spill}), the limit each refused key
+ * needed ({@link NeededLimit}) and, if asked, a sweep of one rule's limit ({@link Sweep}).
+ *
+ * <p>What the counts mean. A row is one descriptor (its entries as the request gave them) under the rule it matched.
+ * {@code requests}: requests that carried it; {@code allowed}: of those, the ones the service would let through
+ * (every limit of every descriptor passed); {@code denied}: the ones an enforced limit of this rule refused;
+ * {@code would deny} and {@code shadow-banned}: the ones a dry-run or shadow-ban limit of this rule refused. A request
+ * refused by another descriptor's rule is neither allowed nor denied here. The needed limit of a row is for its
+ * requests alone under that one limit: the smallest that refuses none of them.
+ */
+final class Replayer {
+    /** How many bad lines are kept in full for the summary; all are counted. */
+    static final int BAD_LINES_KEPT = 5;
+
+    private final Policies policies;
+    private final VirtualClock clock = new VirtualClock();
+    private final PolicyLimiter limiter;
+    private final Spill spill;
+
+    private final Map<String, Map<Descriptor, Row>> byDomain = new HashMap<>();
+    private final List<Row> rows = new ArrayList<>();
+    private @Nullable String lastDomain;
+    private @Nullable Map<Descriptor, Row> lastRows;
+
+    long lines;
+    long requests;
+    long allowedRequests;
+    long deniedRequests;
+    long wouldDenyRequests;
+    long shadowBannedRequests;
+    /** Descriptors no rule matched: allowed with no limit, as the service answers them. */
+    long unmatched;
+
+    long firstTime = Long.MAX_VALUE;
+    long lastTime = Long.MIN_VALUE;
+    final Map<BadLine.Problem, Long> badCounts = new EnumMap<>(BadLine.Problem.class);
+    final List<BadLine> badKept = new ArrayList<>();
+
+    Replayer(Policies policies) throws IOException {
+        this.policies = Objects.requireNonNull(policies);
+        this.limiter = PolicyLimiter.builder(policies).clock(clock).build();
+        this.spill = new Spill();
+    }
+
+    Policies policies() {
+        return policies;
+    }
+
+    /** Counts a bad line, keeping the first few. */
+    void bad(BadLine line) {
+        badCounts.merge(line.problem(), 1L, Long::sum);
+        if (badKept.size() < BAD_LINES_KEPT) {
+            badKept.add(line);
+        }
+    }
+
+    long badLines() {
+        long n = 0;
+        for (long c : badCounts.values()) {
+            n += c;
+        }
+        return n;
+    }
+
+    /** Decides {@code r} as the service would at its time, and counts it. */
+    void replay(TimedRequest r) throws IOException {
+        long t = r.timeMillis();
+        clock.set(t);
+        if (t < firstTime) {
+            firstTime = t;
+        }
+        if (t > lastTime) {
+            lastTime = t;
+        }
+        String domain = r.domain();
+        List<Descriptor> descriptors = r.descriptors();
+        Verdict v = r.uniformHits()
+                ? limiter.check(domain, descriptors, r.hits())
+                : limiter.check(domain, descriptors, r.hitsArray());
+        requests++;
+        boolean allowed = v.allowed();
+        if (allowed) {
+            allowedRequests++;
+        } else {
+            deniedRequests++;
+        }
+        if (v.shadowBanned()) {
+            shadowBannedRequests++;
+        }
+        Map<Descriptor, Row> domainRows = lastRows;
+        if (domainRows == null || !domain.equals(lastDomain)) {
+            domainRows = byDomain.computeIfAbsent(domain, d -> new HashMap<>());
+            lastDomain = domain;
+            lastRows = domainRows;
+        }
+        boolean wouldDeny = false;
+        List<DescriptorVerdict> verdicts = v.descriptors();
+        for (int i = 0; i < verdicts.size(); i++) {
+            DescriptorVerdict dv = verdicts.get(i);
+            Rule rule = dv.rule().orElse(null);
+            if (rule == null) {
+                unmatched++;
+                continue;
+            }
+            Descriptor d = descriptors.get(i);
+            Row row = domainRows.get(d);
+            if (row == null) {
+                row = new Row(rows.size(), domain, rule, d);
+                rows.add(row);
+                domainRows.put(d, row);
+            }
+            long hits = r.hits(i);
+            row.count(t, hits);
+            if (allowed) {
+                row.allowed++;
+            }
+            Outcome o = dv.outcome();
+            if (o == Outcome.DENIED || o == Outcome.WOULD_DENY || o == Outcome.SHADOW_BANNED) {
+                if (o == Outcome.DENIED) {
+                    row.denied++;
+                } else if (o == Outcome.WOULD_DENY) {
+                    row.wouldDeny++;
+                    wouldDeny = true;
+                } else {
+                    row.shadowBanned++;
+                }
+                List<dev.sluice.policy.LimitVerdict> limits = dv.limits();
+                for (int j = 0; j < limits.size(); j++) {
+                    if (limits.get(j).refused()) {
+                        row.refusedBy[j]++;
+                    }
+                }
+            }
+            spill.add(row.id, t, hits);
+        }
+        if (wouldDeny) {
+            wouldDenyRequests++;
+        }
+    }
+
+    /** The rows, in the order first seen. */
+    List<Row> rows() {
+        return rows;
+    }
+
+    /**
+     * Finds, for every row a limit refused, the smallest limit under which that limit would have refused none of its
+     * requests ({@link Row#needed}).
+     */
+    void findNeededLimits() throws IOException {
+        Map<Integer, Requests> wanted = new HashMap<>();
+        for (Row row : rows) {
+            for (long refused : row.refusedBy) {
+                if (refused > 0) {
+                    wanted.put(row.id, new Requests());
+                    break;
+                }
+            }
+        }
+        if (wanted.isEmpty()) {
+            return;
+        }
+        spill.read((row, time, hits) -> {
+            Requests r = wanted.get(row);
+            if (r != null) {
+                r.add(time, hits);
+            }
+        });
+        for (Map.Entry<Integer, Requests> e : wanted.entrySet()) {
+            Row row = rows.get(e.getKey());
+            Requests r = e.getValue();
+            List<Limit> limits = row.rule.limits();
+            for (int j = 0; j < limits.size(); j++) {
+                if (row.refusedBy[j] == 0) {
+                    continue;
+                }
+                Limit l = limits.get(j);
+                Algorithm a = l.algorithm();
+                Duration w = l.window();
+                if (a == null || w == null) {
+                    continue; // unlimited: never refuses
+                }
+                row.needed[j] = NeededLimit.of(a, w, r.times, r.hits, r.n);
+            }
+        }
+    }
+
+    /** Reads every spilled request back. */
+    void readSpill(Spill.Visitor visitor) throws IOException {
+        spill.read(visitor);
+    }
+
+    void close() throws IOException {
+        limiter.close();
+        spill.close();
+    }
+
+    /** One key's requests, read back from the spill. */
+    static final class Requests {
+        long[] times = new long[16];
+        long[] hits = new long[16];
+        int n;
+
+        void add(long time, long cost) {
+            if (n == times.length) {
+                times = java.util.Arrays.copyOf(times, 2 * n);
+                hits = java.util.Arrays.copyOf(hits, 2 * n);
+            }
+            times[n] = time;
+            hits[n++] = cost;
+        }
+    }
+}

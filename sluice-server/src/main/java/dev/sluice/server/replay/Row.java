@@ -1,0 +1,96 @@
+package dev.sluice.server.replay;
+
+import dev.sluice.policy.Descriptor;
+import dev.sluice.policy.Rule;
+
+/**
+ * What a replay counted for one key of one rule: the requests whose descriptor ({@link #descriptor}) matched
+ * {@link #rule}, and what became of them. Not thread-safe.
+ */
+final class Row {
+    /** Its number, in the order first seen: how the spilled requests name it. */
+    final int id;
+
+    final String domain;
+    final Rule rule;
+    final Descriptor descriptor;
+
+    long requests;
+    long hits;
+    /** Requests the service would have let through (the whole request: every limit of every descriptor passed). */
+    long allowed;
+    /** Requests an enforced limit of this rule refused. */
+    long denied;
+    /** Requests a dry-run limit of this rule would have refused. */
+    long wouldDeny;
+    /** Requests a shadow-ban limit of this rule refused (answered OK, work to be dropped). */
+    long shadowBanned;
+    /** Per limit of the rule: the requests it refused (enforced, shadow-ban or dry-run). */
+    final long[] refusedBy;
+    /** Per limit: its window in ms, 0 when unlimited. */
+    private final long[] windowMillis;
+    /** Per limit: the epoch-aligned window being counted, its hits, and the most hits of any window. */
+    private final long[] window;
+
+    private final long[] windowHits;
+    final long[] peak;
+    /** Per limit: the smallest limit under which it refuses none of this key's requests; 0 until computed. */
+    final long[] needed;
+
+    Row(int id, String domain, Rule rule, Descriptor descriptor) {
+        this.id = id;
+        this.domain = domain;
+        this.rule = rule;
+        this.descriptor = descriptor;
+        int n = rule.limits().size();
+        this.refusedBy = new long[n];
+        this.window = new long[n];
+        this.windowHits = new long[n];
+        this.peak = new long[n];
+        this.needed = new long[n];
+        this.windowMillis = new long[n];
+        for (int j = 0; j < n; j++) {
+            java.time.Duration w = rule.limits().get(j).window();
+            windowMillis[j] = w == null ? 0 : Math.max(1, w.toMillis());
+        }
+        java.util.Arrays.fill(window, Long.MIN_VALUE);
+    }
+
+    /** Counts {@code hits} at {@code timeMillis} in the window of each limit, for {@link #peak}. */
+    void count(long timeMillis, long cost) {
+        requests++;
+        hits += cost;
+        for (int j = 0; j < peak.length; j++) {
+            long w = windowMillis[j];
+            if (w == 0) {
+                continue; // unlimited
+            }
+            long start = Math.floorDiv(timeMillis, w);
+            if (start != window[j]) {
+                window[j] = start;
+                windowHits[j] = 0;
+            }
+            windowHits[j] += cost;
+            if (windowHits[j] > peak[j]) {
+                peak[j] = windowHits[j];
+            }
+        }
+    }
+
+    /** Requests refused by a limit of this rule, in any mode. */
+    long refused() {
+        return denied + wouldDeny + shadowBanned;
+    }
+
+    /** The descriptor's entries as {@code k=v,k=v}, in entry order. */
+    String key() {
+        StringBuilder b = new StringBuilder();
+        for (Descriptor.Entry e : descriptor.entries()) {
+            if (b.length() > 0) {
+                b.append(',');
+            }
+            b.append(e.key()).append('=').append(e.value());
+        }
+        return b.toString();
+    }
+}
