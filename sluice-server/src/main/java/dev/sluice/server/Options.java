@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
  * The options of one subcommand: {@code --name value}, {@code --name=value}, flags without a value, and the operands
  * left over. Every problem is a {@link UsageException} naming the option and the value.
  */
-final class Options {
+public final class Options {
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
 
     private final String command;
@@ -33,7 +33,7 @@ final class Options {
      * @param valued the options that take a value, without their dashes
      * @param flags  the options that take none
      */
-    static Options parse(String command, List<String> args, Set<String> valued, Set<String> flags) {
+    public static Options parse(String command, List<String> args, Set<String> valued, Set<String> flags) {
         Options o = new Options(command);
         for (int i = 0; i < args.size(); i++) {
             String a = args.get(i);
@@ -69,25 +69,25 @@ final class Options {
         return o;
     }
 
-    List<String> operands() {
+    public List<String> operands() {
         return operands;
     }
 
-    boolean flag(String name) {
+    public boolean flag(String name) {
         return values.containsKey(name);
     }
 
     @Nullable
-    String string(String name) {
+    public String string(String name) {
         return values.get(name);
     }
 
-    String string(String name, String defaultValue) {
+    public String string(String name, String defaultValue) {
         String v = values.get(name);
         return v == null ? defaultValue : v;
     }
 
-    int port(String name, int defaultValue) {
+    public int port(String name, int defaultValue) {
         String v = values.get(name);
         if (v == null) {
             return defaultValue;
@@ -103,7 +103,7 @@ final class Options {
         throw bad(name, v, "a port number from 0 to 65535 (0: any free port)");
     }
 
-    long positiveLong(String name, long defaultValue) {
+    public long positiveLong(String name, long defaultValue) {
         String v = values.get(name);
         if (v == null) {
             return defaultValue;
@@ -120,7 +120,7 @@ final class Options {
     }
 
     /** A whole number from {@code min} to {@code max}, or {@code defaultValue} if the option is not given. */
-    int intBetween(String name, int defaultValue, int min, int max) {
+    public int intBetween(String name, int defaultValue, int min, int max) {
         String v = values.get(name);
         if (v == null) {
             return defaultValue;
@@ -137,7 +137,7 @@ final class Options {
     }
 
     @Nullable
-    Duration duration(String name) {
+    public Duration duration(String name) {
         String v = values.get(name);
         if (v == null) {
             return null;
@@ -163,7 +163,7 @@ final class Options {
         throw bad(name, v, "a positive duration such as 100ms, 1s, 5m or 1h");
     }
 
-    InetAddress address(String name, String defaultValue) {
+    public InetAddress address(String name, String defaultValue) {
         String v = string(name, defaultValue);
         try {
             return InetAddress.getByName(v);
@@ -172,7 +172,7 @@ final class Options {
         }
     }
 
-    UsageException bad(String name, String value, String expected) {
+    public UsageException bad(String name, String value, String expected) {
         return new UsageException(command + ": --" + name + " '" + value + "' is not valid: expected " + expected);
     }
 }

@@ -1,10 +1,10 @@
 package dev.sluice.server;
 
 /** A command line the program cannot run: an unknown option, a missing or bad value. Exit status 2. */
-final class UsageException extends RuntimeException {
+public final class UsageException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    UsageException(String message) {
+    public UsageException(String message) {
         super(message);
     }
 }

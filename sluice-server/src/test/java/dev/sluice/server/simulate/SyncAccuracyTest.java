@@ -1,10 +1,14 @@
-package dev.sluice.sync;
+package dev.sluice.server.simulate;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.Algorithm;
+import dev.sluice.server.simulate.Simulation.Mode;
+import dev.sluice.server.simulate.Simulation.Result;
+import dev.sluice.server.simulate.Simulation.Setup;
+import dev.sluice.server.simulate.Simulation.Traffic;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
@@ -15,7 +19,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The accuracy of synchronized mode in the deterministic simulation ({@link SyncSimulation}), against the bound of
+ * The accuracy of synchronized mode in {@code simulate}'s engine ({@link Simulation}), against the bound of
  * docs/sync-mode.md: a client limited to 50/s offering 500/s over 2, 10 or 30 instances that flush and refresh every
  * 50 ms, 100 ms or 1 s.
  */
@@ -27,9 +31,9 @@ class SyncAccuracyTest {
                 new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_TAIL, Algorithm.SLIDING_WINDOW_COUNTER}) {
             for (int n : new int[] {2, 10, 30}) {
                 for (int ms : new int[] {50, 100, 1000}) {
-                    SyncSimulation.Setup even = SyncSimulation.Setup.of(algorithm, n, Duration.ofMillis(ms));
+                    Setup even = Setup.of(Mode.SYNCHRONIZED, algorithm, n, Duration.ofMillis(ms));
                     b.add(Arguments.of(even));
-                    b.add(Arguments.of(even.randomly(n + ms)));
+                    b.add(Arguments.of(even.traffic(Traffic.RANDOM, n + ms)));
                 }
             }
         }
@@ -44,8 +48,8 @@ class SyncAccuracyTest {
      */
     @ParameterizedTest(name = "{0}")
     @MethodSource("setups")
-    void theOvershootIsBoundedByWhatTheOthersAdmitInOneInterval(SyncSimulation.Setup setup) {
-        SyncSimulation.Result r = SyncSimulation.run(setup);
+    void theOvershootIsBoundedByWhatTheOthersAdmitInOneInterval(Setup setup) {
+        Result r = Simulation.run(setup);
         assertTrue(r.worstSlack() >= 0, setup + ": the measure passed L + Σa − max a by " + -r.worstSlack());
         assertTrue(r.peakMeasure() <= setup.bound(), setup + ": peak " + r.peakMeasure() + " > bound " + setup.bound());
         assertTrue(r.peakMeasure() >= setup.limit(), setup + ": the limit was never reached: " + r.peakMeasure());
@@ -54,8 +58,8 @@ class SyncAccuracyTest {
         }
         if (setup.algorithm() == Algorithm.FIXED_WINDOW) {
             assertTrue(
-                    Arrays.stream(r.perSecond()).allMatch(c -> c >= setup.limit()),
-                    setup + ": " + Arrays.toString(r.perSecond()));
+                    Arrays.stream(r.admitted()).allMatch(c -> c >= setup.limit()),
+                    setup + ": " + Arrays.toString(r.admitted()));
         }
     }
 
@@ -63,12 +67,12 @@ class SyncAccuracyTest {
     @ParameterizedTest(name = "sync every {0} ms")
     @MethodSource("documented")
     void theDocumentedNumbers(int ms, String meanEven, String meanRandom, long maxRandom, long peakRandom) {
-        SyncSimulation.Setup even = SyncSimulation.Setup.of(Algorithm.SLIDING_TAIL, 10, Duration.ofMillis(ms));
-        SyncSimulation.Result e = SyncSimulation.run(even);
-        SyncSimulation.Result r = SyncSimulation.run(even.randomly(3));
-        assertEquals(meanEven, String.format(Locale.ROOT, "%.1f", e.meanPerSecond()));
-        assertEquals(meanRandom, String.format(Locale.ROOT, "%.1f", r.meanPerSecond()));
-        assertEquals(maxRandom, r.maxPerSecond());
+        Setup even = Setup.of(Mode.SYNCHRONIZED, Algorithm.SLIDING_TAIL, 10, Duration.ofMillis(ms));
+        Result e = Simulation.run(even);
+        Result r = Simulation.run(even.traffic(Traffic.RANDOM, 3));
+        assertEquals(meanEven, String.format(Locale.ROOT, "%.1f", e.meanPerWindow()));
+        assertEquals(meanRandom, String.format(Locale.ROOT, "%.1f", r.meanPerWindow()));
+        assertEquals(maxRandom, r.maxPerWindow());
         assertEquals(peakRandom, r.peakMeasure());
     }
 
@@ -86,19 +90,19 @@ class SyncAccuracyTest {
      */
     @ParameterizedTest(name = "{0}")
     @MethodSource("coldAndWarm")
-    void aColdStartAdmitsWhatAWarmOneDoes(SyncSimulation.Setup warm) {
-        SyncSimulation.Result w = SyncSimulation.run(warm);
-        SyncSimulation.Result c = SyncSimulation.run(warm.coldStart());
-        assertEquals(w.perSecond()[0], c.perSecond()[0], "admitted in the first second");
+    void aColdStartAdmitsWhatAWarmOneDoes(Setup warm) {
+        Result w = Simulation.run(warm);
+        Result c = Simulation.run(warm.traffic(Traffic.COLD_FLOOD, 3));
+        assertEquals(w.admitted()[0], c.admitted()[0], "admitted in the first second");
         assertEquals(w.peakMeasure(), c.peakMeasure(), "peak of M");
     }
 
-    static Stream<SyncSimulation.Setup> coldAndWarm() {
-        Stream.Builder<SyncSimulation.Setup> b = Stream.builder();
+    static Stream<Setup> coldAndWarm() {
+        Stream.Builder<Setup> b = Stream.builder();
         for (int n : new int[] {2, 10, 30}) {
             for (int ms : new int[] {50, 100}) {
-                b.add(SyncSimulation.Setup.of(Algorithm.SLIDING_TAIL, n, Duration.ofMillis(ms))
-                        .randomly(3));
+                b.add(Setup.of(Mode.SYNCHRONIZED, Algorithm.SLIDING_TAIL, n, Duration.ofMillis(ms))
+                        .traffic(Traffic.RANDOM, 3));
             }
         }
         return b.build();
@@ -111,26 +115,28 @@ class SyncAccuracyTest {
      */
     @Test
     void aFloodOnAKeyNewToEveryInstanceLetsEachSpendTheLimit() {
-        SyncSimulation.Setup flood = new SyncSimulation.Setup(
-                Algorithm.SLIDING_TAIL, 10, Duration.ofMillis(100), true, true, 50, 10_000, 2, 3);
-        SyncSimulation.Result r = SyncSimulation.run(flood);
-        assertEquals(10 * 50, r.perSecond()[0]);
+        Setup flood = Setup.of(Mode.SYNCHRONIZED, Algorithm.SLIDING_TAIL, 10, Duration.ofMillis(100))
+                .traffic(Traffic.COLD_FLOOD, 3)
+                .rate(10_000)
+                .seconds(2);
+        Result r = Simulation.run(flood);
+        assertEquals(10 * 50, r.admitted()[0]);
         assertEquals(flood.bound(), r.peakMeasure());
     }
 
     /** A single instance is an exact limiter, whatever the interval. */
     @ParameterizedTest(name = "{0}")
     @MethodSource("single")
-    void oneInstanceIsExact(SyncSimulation.Setup setup) {
-        SyncSimulation.Result r = SyncSimulation.run(setup);
+    void oneInstanceIsExact(Setup setup) {
+        Result r = Simulation.run(setup);
         assertEquals(setup.limit(), r.peakMeasure());
-        long[] fifty = new long[setup.seconds()];
+        long[] fifty = new long[setup.windows()];
         Arrays.fill(fifty, setup.limit());
-        assertArrayEquals(fifty, r.perSecond());
+        assertArrayEquals(fifty, r.admitted());
     }
 
-    static Stream<SyncSimulation.Setup> single() {
+    static Stream<Setup> single() {
         return Stream.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_TAIL, Algorithm.SLIDING_WINDOW_COUNTER)
-                .map(a -> SyncSimulation.Setup.of(a, 1, Duration.ofMillis(100)));
+                .map(a -> Setup.of(Mode.SYNCHRONIZED, a, 1, Duration.ofMillis(100)));
     }
 }

@@ -1,13 +1,13 @@
-package dev.sluice.lease;
+package dev.sluice.server.simulate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.Algorithm;
-import dev.sluice.lease.LeaseSimulation.Mode;
-import dev.sluice.lease.LeaseSimulation.Result;
-import dev.sluice.lease.LeaseSimulation.Setup;
-import dev.sluice.lease.LeaseSimulation.Spread;
+import dev.sluice.server.simulate.Simulation.Mode;
+import dev.sluice.server.simulate.Simulation.Result;
+import dev.sluice.server.simulate.Simulation.Setup;
+import dev.sluice.server.simulate.Simulation.Traffic;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,11 +18,12 @@ import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The accuracy grid of docs/leased-mode.md, on a virtual clock over the in-memory counter store
- * ({@link LeaseSimulation}): 2, 10 and 30 instances, rounds every 50 ms, 100 ms and 1 s, an even, random and skewed
+ * The accuracy grid of docs/leased-mode.md, in {@code simulate}'s engine ({@link Simulation}): 2, 10 and 30 instances, rounds every 50 ms, 100 ms and 1 s, an even, random and skewed
  * spread, the three algorithms, limits 50 and 60, 500/s offered. Runs of 6 s here (20 s in the report).
  */
 class LeasedAccuracyTest {
+
+    private static final Traffic[] SPREADS = {Traffic.EVEN, Traffic.RANDOM, Traffic.SKEWED};
 
     private static final Algorithm[] ALGORITHMS = {
         Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.SLIDING_TAIL
@@ -34,8 +35,10 @@ class LeasedAccuracyTest {
             for (long limit : new long[] {50, 60}) {
                 for (int n : new int[] {2, 10, 30}) {
                     for (int ms : new int[] {50, 100, 1000}) {
-                        for (Spread spread : Spread.values()) {
-                            setups.add(Setup.of(Mode.LEASED, a, n, Duration.ofMillis(ms), spread, limit)
+                        for (Traffic spread : SPREADS) {
+                            setups.add(Setup.of(Mode.LEASED, a, n, Duration.ofMillis(ms))
+                                    .traffic(spread, 3)
+                                    .limit(limit)
                                     .seconds(6));
                         }
                     }
@@ -57,16 +60,16 @@ class LeasedAccuracyTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("grid")
     void neverOverTheLimitAndCloseToIt(Setup setup) {
-        Result r = LeaseSimulation.run(setup);
+        Result r = Simulation.run(setup);
         assertTrue(r.peakMeasure() <= setup.limit(), "peak of M " + r.peakMeasure());
-        assertTrue(r.maxPerSecond() <= setup.limit() || setup.algorithm() != Algorithm.FIXED_WINDOW);
+        assertTrue(r.maxPerWindow() <= setup.limit() || setup.algorithm() != Algorithm.FIXED_WINDOW);
         assertTrue(
-                r.meanPerSecond() >= 0.95 * setup.limit(),
-                String.format(Locale.ROOT, "mean %.1f/s", r.meanPerSecond()));
+                r.meanPerWindow() >= 0.95 * setup.limit(),
+                String.format(Locale.ROOT, "mean %.1f/s", r.meanPerWindow()));
         boolean tenth = setup.interval().toMillis() <= 100;
         double lowest = tenth ? 0.9 : 0.8;
-        for (int s = 1; s < r.perSecond().length; s++) {
-            assertTrue(r.perSecond()[s] >= lowest * setup.limit(), "second " + s + ": " + r.perSecond()[s]);
+        for (int s = 1; s < r.admitted().length; s++) {
+            assertTrue(r.admitted()[s] >= lowest * setup.limit(), "second " + s + ": " + r.admitted()[s]);
         }
         double calls = r.callsPerInstancePerInterval();
         assertTrue(
@@ -78,8 +81,9 @@ class LeasedAccuracyTest {
         for (Algorithm a : ALGORITHMS) {
             for (int n : new int[] {2, 10, 30}) {
                 for (int ms : new int[] {50, 100, 1000}) {
-                    setups.add(Setup.of(Mode.LEASED, a, n, Duration.ofMillis(ms), Spread.RANDOM, 50)
-                            .coldFlood(10_000)
+                    setups.add(Setup.of(Mode.LEASED, a, n, Duration.ofMillis(ms))
+                            .traffic(Traffic.COLD_FLOOD, 3)
+                            .rate(10_000)
                             .seconds(2));
                 }
             }
@@ -94,8 +98,8 @@ class LeasedAccuracyTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("floods")
     void aFloodOnAKeyNewToEveryInstanceAdmitsExactlyTheLimit(Setup setup) {
-        Result r = LeaseSimulation.run(setup);
-        assertEquals(setup.limit(), r.perSecond()[0]);
+        Result r = Simulation.run(setup);
+        assertEquals(setup.limit(), r.admitted()[0]);
         assertTrue(r.peakMeasure() <= setup.limit());
     }
 
@@ -110,12 +114,13 @@ class LeasedAccuracyTest {
             names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "SLIDING_TAIL"})
     void callsDoNotGrowWithTheRequestRate(Algorithm algorithm) {
         for (int offered : new int[] {5_000, 50_000}) {
-            Setup setup = Setup.of(Mode.LEASED, algorithm, 10, Duration.ofMillis(100), Spread.RANDOM, 50)
-                    .offered(offered)
+            Setup setup = Setup.of(Mode.LEASED, algorithm, 10, Duration.ofMillis(100))
+                    .traffic(Traffic.RANDOM, 3)
+                    .rate(offered)
                     .seconds(4);
-            Result r = LeaseSimulation.run(setup);
+            Result r = Simulation.run(setup);
             assertTrue(r.peakMeasure() <= setup.limit(), setup + ": peak of M " + r.peakMeasure());
-            assertTrue(r.meanPerSecond() >= 0.95 * setup.limit(), setup + ": mean " + r.meanPerSecond());
+            assertTrue(r.meanPerWindow() >= 0.95 * setup.limit(), setup + ": mean " + r.meanPerWindow());
             double calls = r.callsPerInstancePerInterval();
             assertTrue(
                     calls <= 3, String.format(Locale.ROOT, "%s: %.2f calls per instance per interval", setup, calls));
