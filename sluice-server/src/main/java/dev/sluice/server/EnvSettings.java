@@ -154,12 +154,12 @@ final class EnvSettings {
                     "0.0.0.0",
                     "--bind: must be the same address as HOST's",
                     (v, d) -> d.debugHost = v),
-            refused(
+            mapped(
                     "DEBUG_PORT",
                     Kind.PORT,
                     "6070",
-                    "the debug port is not served yet: /rlconfig and /metrics are on"
-                            + " the HTTP port (PORT, --http-port)"),
+                    "--debug-port (/rlconfig, /stats, /metrics); none unless set: the container image sets 6070",
+                    (v, d) -> d.option("debug-port", v)),
             refused("GRPC_UDS", Kind.STRING, "", "Sluice listens on TCP: use GRPC_PORT (--grpc-port)"),
             mapped(
                     "GRPC_HOST",
@@ -360,7 +360,12 @@ final class EnvSettings {
                     "the draft 03 header names are" + " fixed"),
             refused("LIMIT_RESET_HEADER", Kind.STRING, "RateLimit-Reset", "the draft 03 header names are fixed"),
             // health
-            refused("HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED", Kind.BOOL, "false", "not supported yet"),
+            mapped(
+                    "HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED",
+                    Kind.BOOL,
+                    "false",
+                    "--healthy-with-config",
+                    (v, d) -> d.flag("healthy-with-config", v.equals("true"))),
             // redis
             new Variable(
                     "REDIS_SOCKET_TYPE",

@@ -42,7 +42,7 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
 
     private static final String DASHBOARD = "dev/sluice/server/dashboard/";
     private static final String JSON = "application/json";
-    private static final String TEXT = "text/plain; charset=utf-8";
+    static final String TEXT = "text/plain; charset=utf-8";
     private static final Map<String, String> CONTENT_TYPES = Map.of(
             "html", "text/html; charset=utf-8",
             "css", "text/css; charset=utf-8",
@@ -250,7 +250,11 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
 
     /** Null if {@code r} carries the admin token; else the answer that refuses it. */
     private @Nullable Answer admin(Request r) {
-        String token = adminToken;
+        return admin(r, adminToken);
+    }
+
+    /** Null if {@code r} carries {@code token}; else the answer that refuses it (404 when there is no token). */
+    static @Nullable Answer admin(Request r, @Nullable String token) {
         if (token == null) {
             return Answer.error(
                     404, "admin endpoints are off: start the service with SLUICE_ADMIN_TOKEN set to turn them on");
@@ -309,7 +313,7 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
     }
 
     /** Null if {@code method} is {@code allowed} (or HEAD for GET); else the 405 answer. */
-    private static @Nullable Answer allow(String method, String allowed) {
+    static @Nullable Answer allow(String method, String allowed) {
         if (method.equals(allowed) || (allowed.equals("GET") && method.equals("HEAD"))) {
             return null;
         }

@@ -20,6 +20,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -36,7 +37,9 @@ import org.jspecify.annotations.Nullable;
  * first answered probe makes the service ready again (if it started unready, the JVM's first store calls were the
  * probes'). From {@link #stop} on it is unready for good. A store whose decisions never wait for it (the in-memory store,
  * synchronized mode) is probed on the caller's thread, and a synchronized store answers from memory, so only the
- * configuration and the stop decide there.
+ * configuration and the stop decide there. A service that must have a domain loaded to be ready
+ * ({@code HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED}) asks its configuration at each probe, so it turns ready within a
+ * {@link #PROBE_INTERVAL} of the first domain's load.
  */
 final class Readiness implements AutoCloseable {
     /** The gRPC health service name of the rate-limit service, as envoyproxy/ratelimit names it. */
@@ -58,6 +61,7 @@ final class Readiness implements AutoCloseable {
     private final long deadlineNanos;
     private final String storeName;
     private final boolean follow;
+    private final BooleanSupplier configured;
     private final ScheduledExecutorService prober;
     private @Nullable ScheduledFuture<?> probing;
     private long probes;
@@ -78,6 +82,21 @@ final class Readiness implements AutoCloseable {
             Duration deadline,
             String storeName,
             boolean follow) {
+        this(store, storeCalls, deadline, storeName, follow, () -> true);
+    }
+
+    /**
+     * @param configured whether the configuration lets the service be ready (with
+     *                   {@code HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED}: once a domain is loaded); asked at each probe
+     */
+    Readiness(
+            RateLimitStore store,
+            @Nullable ExecutorService storeCalls,
+            Duration deadline,
+            String storeName,
+            boolean follow,
+            BooleanSupplier configured) {
+        this.configured = configured;
         this.probe = store.bind(new LimiterConfig(
                 Algorithm.FIXED_WINDOW, 1_000_000_000L, Duration.ofSeconds(1), Clock.systemUTC(), false, 1, false));
         this.storeCalls = storeCalls;
@@ -231,7 +250,7 @@ final class Readiness implements AutoCloseable {
         if (stopped) {
             return;
         }
-        serving = storeAnswers;
+        serving = storeAnswers && configured.getAsBoolean();
         ServingStatus status = serving ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
         for (String service : List.of(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, GRPC_SERVICE)) {
             health.setStatus(service, status);

@@ -69,6 +69,11 @@ final class ServeCommand {
               --require-store         exit with an error (status 3) if the store does not answer at start; without
                                       it the service starts unready (health NOT_SERVING) and turns ready once the
                                       store answers
+              --debug-port N          a debug port (envoyproxy/ratelimit's 6070) serving /rlconfig (with the admin
+                                      token), /stats and /metrics; default none; 0 for any free port
+              --healthy-with-config   unready (health NOT_SERVING) until the configuration has a domain
+              --shutdown-delay D      from SIGTERM, keep answering for D with health NOT_SERVING, then stop
+                                      gracefully (the requests under way are answered); default 0s
               --log-level L           trace, debug, info (default), warn, error: the log's level (standard error)
               --log-format F          text (default) or json: one JSON object a line, with envoyproxy/ratelimit's
                                       keys (@timestamp, level, @message), the lines printed on start included
@@ -84,7 +89,8 @@ final class ServeCommand {
             On start it prints 'sluice: grpc listening on ADDRESS:PORT' and 'sluice: http listening on ADDRESS:PORT'.
             """;
 
-    private static final Set<String> FLAGS = Set.of("help", "bench-bare", "allow-domain-removal", "require-store");
+    private static final Set<String> FLAGS =
+            Set.of("help", "bench-bare", "allow-domain-removal", "require-store", "healthy-with-config");
     private static final Set<String> VALUED = Set.of(
             "config",
             "store",
@@ -108,7 +114,9 @@ final class ServeCommand {
             "grpc-max-queue",
             "grpc-max-resets",
             "log-level",
-            "log-format");
+            "log-format",
+            "debug-port",
+            "shutdown-delay");
 
     /**
      * The in-memory store's bound on keys per limit unless {@code --memory-max-keys} sets another: one per KiB of the
@@ -210,7 +218,8 @@ final class ServeCommand {
                 o.flag("allow-domain-removal"),
                 grpcLimits(o),
                 requestCaps(o),
-                o.intBetween("memory-max-keys", defaultMemoryMaxKeys(), 1, Integer.MAX_VALUE));
+                o.intBetween("memory-max-keys", defaultMemoryMaxKeys(), 1, Integer.MAX_VALUE),
+                lifecycle(o));
 
         SluiceServer server;
         try {
@@ -225,7 +234,7 @@ final class ServeCommand {
             err.println("sluice: cannot start: " + e.getMessage());
             return 3;
         }
-        if (!server.serving()) {
+        if (!server.storeAnsweredAtStart()) {
             String store = server.storeDescription();
             if (o.flag("require-store")) {
                 server.close();
@@ -240,8 +249,16 @@ final class ServeCommand {
         String host = settings.bind().getHostAddress();
         out.println("sluice: grpc listening on " + host + ":" + server.grpcPort());
         out.println("sluice: http listening on " + host + ":" + server.httpPort());
+        if (server.debugPort() >= 0) {
+            out.println("sluice: debug listening on " + host + ":" + server.debugPort());
+        }
         out.println("sluice: serving " + server.limiter().policies().domains() + " from "
                 + (config == null ? "the built-in example" : config) + " on " + server.storeDescription());
+        if (settings.lifecycle().healthyWithConfig()
+                && server.limiter().policies().domains().isEmpty()) {
+            err.println("sluice: unready (/healthcheck 500, gRPC health NOT_SERVING) until the configuration has a"
+                    + " domain (--healthy-with-config)");
+        }
         if (config != null && server.limiter().policies().domains().isEmpty()) {
             err.println("sluice: warning: " + config + " defines no domain: every request is allowed until one is "
                     + "added");
@@ -268,6 +285,14 @@ final class ServeCommand {
             Thread.currentThread().interrupt();
         }
         return 0;
+    }
+
+    static SluiceServer.Lifecycle lifecycle(Options o) {
+        Duration delay = o.duration("shutdown-delay");
+        return new SluiceServer.Lifecycle(
+                o.flag("healthy-with-config"),
+                delay == null ? Duration.ZERO : delay,
+                o.string("debug-port") == null ? -1 : o.port("debug-port", -1));
     }
 
     static RequestCaps requestCaps(Options o) {

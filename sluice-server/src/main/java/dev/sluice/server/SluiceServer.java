@@ -37,9 +37,12 @@ final class SluiceServer implements AutoCloseable {
     private final Server grpc;
     private final ThreadPoolExecutor grpcExecutor;
     private final HttpApi http;
+    private final @Nullable DebugApi debug;
+    private final Duration shutdownDelay;
     private final @Nullable ExecutorService storeExecutor;
     private final Readiness readiness;
     private volatile boolean ready;
+    private final boolean storeAnsweredAtStart;
 
     private SluiceServer(ServeSettings s, Policies policies, AssembledStore store) throws IOException {
         this.store = store;
@@ -70,12 +73,16 @@ final class SluiceServer implements AutoCloseable {
             limiterBuilder.deadline(s.storeTimeout().plusMillis(2), storeExecutor);
         }
         this.limiter = limiterBuilder.build();
+        this.shutdownDelay = s.lifecycle().shutdownDelay();
         this.readiness = new Readiness(
                 store.store(),
                 storeExecutor,
                 s.storeTimeout().plusMillis(2),
                 store.description(),
-                !s.store().startsWith("postgres")); // known gap: its probe is not answered after an outage
+                !s.store().startsWith("postgres"), // known gap: its probe is not answered after an outage
+                s.lifecycle().healthyWithConfig()
+                        ? () -> !limiter.policies().domains().isEmpty()
+                        : () -> true);
         Path config = s.config();
         this.watcher = config == null
                 ? null
@@ -137,12 +144,24 @@ final class SluiceServer implements AutoCloseable {
             abandon();
             throw cannotListen(httpAddress, "http-port", e);
         }
+        int debugPort = s.lifecycle().debugPort();
+        InetSocketAddress debugAddress = new InetSocketAddress(s.bind(), Math.max(0, debugPort));
+        try {
+            this.debug = debugPort < 0
+                    ? null
+                    : new DebugApi(debugAddress, limiter, registry, registry, metrics, s.adminToken());
+        } catch (IOException e) {
+            grpc.shutdownNow();
+            http.close();
+            abandon();
+            throw cannotListen(debugAddress, "debug-port", e);
+        }
         metrics.refreshLimits(limiter);
         this.ready = true;
         if (storeExecutor instanceof ThreadPoolExecutor pool) {
             pool.prestartAllCoreThreads();
         }
-        readiness.warmUp(WARM_UP_BUDGET);
+        this.storeAnsweredAtStart = readiness.warmUp(WARM_UP_BUDGET);
     }
 
     /**
@@ -171,6 +190,11 @@ final class SluiceServer implements AutoCloseable {
         return http.port();
     }
 
+    /** The debug port's number, or -1 if it is off. */
+    int debugPort() {
+        return debug == null ? -1 : debug.port();
+    }
+
     PolicyLimiter limiter() {
         return limiter;
     }
@@ -187,7 +211,11 @@ final class SluiceServer implements AutoCloseable {
      */
     private HttpApi.Health health() {
         if (!readiness.serving()) {
-            return new HttpApi.Health(false, "not ready");
+            return new HttpApi.Health(
+                    false,
+                    storeAnsweredAtStart && limiter.policies().domains().isEmpty()
+                            ? "not ready: no domain loaded (--healthy-with-config)"
+                            : "not ready");
         }
         PolicyWatcher.Reload last =
                 watcher == null ? null : watcher.lastReload().orElse(null);
@@ -199,6 +227,11 @@ final class SluiceServer implements AutoCloseable {
                 true,
                 "OK\nbut the configuration in " + last.source() + " cannot be loaded since " + last.time() + ": "
                         + lines[0] + (lines.length > 1 ? "\n" + lines[1] : "") + (lines.length > 2 ? "\n  …" : ""));
+    }
+
+    /** Whether the store answered the probes made as the service started. */
+    boolean storeAnsweredAtStart() {
+        return storeAnsweredAtStart;
     }
 
     /** Whether the service can decide: what {@code /healthcheck} and the gRPC health service say. */
@@ -215,7 +248,12 @@ final class SluiceServer implements AutoCloseable {
                 r.succeeded(), r.succeeded() ? "reloaded " + r.source() + ", " + r.message() : r.message());
     }
 
-    /** Stops serving, then closes the watcher, the limiter and the store. Idempotent. */
+    /**
+     * Stops serving, then closes the watcher, the limiter and the store. Idempotent. Health turns NOT_SERVING first;
+     * the service then keeps answering for the shutdown delay ({@code --shutdown-delay}), so that load balancers
+     * that follow health take it out of rotation before its ports close; then the servers stop gracefully, answering
+     * the requests under way.
+     */
     @Override
     public synchronized void close() {
         if (!ready && grpc.isShutdown()) {
@@ -223,8 +261,18 @@ final class SluiceServer implements AutoCloseable {
         }
         ready = false;
         readiness.stop();
+        if (!shutdownDelay.isZero()) {
+            try {
+                Thread.sleep(shutdownDelay.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         grpc.shutdown();
         http.close();
+        if (debug != null) {
+            debug.close();
+        }
         try {
             if (!grpc.awaitTermination(5, TimeUnit.SECONDS)) {
                 grpc.shutdownNow();
@@ -299,7 +347,21 @@ final class SluiceServer implements AutoCloseable {
             boolean allowDomainRemoval,
             GrpcLimits grpc,
             RequestCaps caps,
-            int memoryMaxKeys) {}
+            int memoryMaxKeys,
+            Lifecycle lifecycle) {}
+
+    /**
+     * How the service starts, reports and stops.
+     *
+     * @param healthyWithConfig unready until the configuration has a domain (envoyproxy/ratelimit's
+     *                          {@code HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED})
+     * @param shutdownDelay     from SIGTERM, how long the service keeps answering with its health NOT_SERVING before
+     *                          its graceful stop
+     * @param debugPort         the debug port ({@link DebugApi}); 0 any free port; -1 none
+     */
+    record Lifecycle(boolean healthyWithConfig, Duration shutdownDelay, int debugPort) {
+        static final Lifecycle DEFAULTS = new Lifecycle(false, Duration.ZERO, -1);
+    }
 
     /**
      * The gRPC server's bounds.

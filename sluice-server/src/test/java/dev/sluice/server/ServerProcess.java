@@ -36,7 +36,8 @@ import java.util.regex.Pattern;
  */
 final class ServerProcess implements AutoCloseable {
     static final Path JAR = Path.of(System.getProperty("sluice.server.jar", "target/sluice-server.jar"));
-    private static final Pattern LISTENING = Pattern.compile("sluice: (grpc|http) listening on (.+):(\\d+)");
+    private static final Pattern LISTENING =
+            Pattern.compile("sluice: (grpc|http|debug) listening on ([^\\s\"]+):(\\d+)");
     private static final HttpClient HTTP =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
@@ -46,6 +47,7 @@ final class ServerProcess implements AutoCloseable {
     private final List<String> err = Collections.synchronizedList(new ArrayList<>());
     private volatile int grpcPort = -1;
     private volatile int httpPort = -1;
+    private volatile int debugPort = -1;
     private ManagedChannel channel;
 
     private ServerProcess(String name, Process process) {
@@ -59,7 +61,40 @@ final class ServerProcess implements AutoCloseable {
     static ServerProcess serve(Map<String, String> env, String... args) {
         List<String> command = new ArrayList<>(List.of("serve", "--http-port", "0", "--grpc-port", "0"));
         command.addAll(List.of(args));
-        ServerProcess p = start(env, command);
+        return ready(start(env, command));
+    }
+
+    /**
+     * Starts {@code command} (the jar's {@code serve}, or a launcher of it) with {@code env} added to this JVM's
+     * environment, and waits until both ports are known.
+     */
+    static ServerProcess launch(Map<String, String> env, List<String> command) {
+        ProcessBuilder b = new ProcessBuilder(command);
+        b.environment().remove("SLUICE_ADMIN_TOKEN");
+        b.environment().keySet().removeAll(EnvSettings.names());
+        b.environment().putAll(env);
+        try {
+            Process process = b.start();
+            Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "sluice-server-kill"));
+            return ready(new ServerProcess(String.join(" ", command), process));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start " + command, e);
+        }
+    }
+
+    /** The command that runs the jar with {@code args}, as {@link #serve} runs it. */
+    static List<String> javaJar(String... args) {
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m",
+                "-XX:TieredStopAtLevel=1",
+                "-jar",
+                JAR.toString()));
+        command.addAll(List.of(args));
+        return command;
+    }
+
+    private static ServerProcess ready(ServerProcess p) {
         try {
             Await.until(
                     "the ports of " + p.name + " (stdout: " + p.out + ", stderr: " + p.err + ")",
@@ -140,7 +175,7 @@ final class ServerProcess implements AutoCloseable {
                         for (String line; (line = r.readLine()) != null; ) {
                             lines.add(line);
                             Matcher m = LISTENING.matcher(line);
-                            if (stdout && m.matches()) {
+                            if (stdout && m.find()) {
                                 int port = Integer.parseInt(m.group(3));
                                 if (m.group(1).equals("grpc")) {
                                     grpcPort = port;
@@ -168,6 +203,11 @@ final class ServerProcess implements AutoCloseable {
 
     int grpcPort() {
         return grpcPort;
+    }
+
+    /** The debug port, once printed; -1 if none. */
+    int debugPort() {
+        return debugPort;
     }
 
     Process process() {

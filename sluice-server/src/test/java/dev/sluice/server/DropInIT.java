@@ -1,0 +1,148 @@
+package dev.sluice.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.testkit.Await;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The service configured as envoyproxy/ratelimit is, through its environment variables: ready only once a domain is
+ * loaded ({@code HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED}), the debug port ({@code DEBUG_PORT}), and a SIGTERM under
+ * load: health flips to NOT_SERVING first, requests keep being answered through the shutdown delay, the process
+ * exits 0.
+ */
+class DropInIT {
+    private static final String DOMAIN =
+            """
+            domain: edge
+            descriptors:
+              - key: remote_address
+                rate_limit:
+                  unit: second
+                  requests_per_unit: 1000000
+            """;
+
+    @Test
+    void healthDebugPortAndSigterm(@TempDir Path root) throws IOException {
+        Path config = Files.createDirectories(root.resolve("ratelimit/config"));
+        Map<String, String> env = Map.of(
+                "PORT", "0",
+                "GRPC_PORT", "0",
+                "DEBUG_PORT", "0",
+                "HOST", "127.0.0.1",
+                "RUNTIME_ROOT", root.toString(),
+                "RUNTIME_SUBDIRECTORY", "ratelimit",
+                "RUNTIME_IGNOREDOTFILES", "true",
+                "HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED", "true",
+                "SLUICE_ADMIN_TOKEN", "debug-token");
+        try (ServerProcess server = ServerProcess.launch(
+                env, ServerProcess.javaJar("serve", "--shutdown-delay", "2s", "--watch-interval", "100ms"))) {
+            ManagedChannel channel = HealthIT.channel(server);
+            try {
+                var health = server.get("/healthcheck");
+                assertEquals(500, health.statusCode(), health.body());
+                assertEquals("not ready: no domain loaded (--healthy-with-config)", health.body());
+                assertEquals(ServingStatus.NOT_SERVING, HealthIT.check(channel, Readiness.GRPC_SERVICE));
+                Files.writeString(config.resolve("edge.yaml"), DOMAIN);
+                Await.until("ready once a domain is loaded", Await.GENEROUS, () -> HealthIT.ready(server, channel));
+
+                assertTrue(server.debugPort() > 0, server.stdout().toString());
+                var stats = server.send(
+                        HttpRequest.newBuilder(debug(server, "/stats")).build());
+                assertEquals(200, stats.statusCode());
+                assertTrue(stats.body().contains("sluice.server.rule.limit"), stats.body());
+                var dump = server.send(HttpRequest.newBuilder(debug(server, "/rlconfig"))
+                        .header("Authorization", "Bearer debug-token")
+                        .build());
+                assertEquals(200, dump.statusCode());
+                assertTrue(dump.body().contains("edge.remote_address"), dump.body());
+
+                sigtermUnderLoad(server, channel);
+            } finally {
+                channel.shutdownNow();
+            }
+        }
+    }
+
+    /** Checks run on; SIGTERM: health turns NOT_SERVING while checks are still answered, then the process ends. */
+    private static void sigtermUnderLoad(ServerProcess server, ManagedChannel channel) {
+        RateLimitRequest request = ServerProcess.request("edge", ServerProcess.descriptor("remote_address", "a"));
+        AtomicLong flipped = new AtomicLong(Long.MAX_VALUE);
+        AtomicBoolean running = new AtomicBoolean(true);
+        List<long[]> answered = Collections.synchronizedList(new ArrayList<>()); // {start, end}
+        List<Long> failed = Collections.synchronizedList(new ArrayList<>());
+        Thread load = new Thread(() -> {
+            while (running.get()) {
+                long start = System.nanoTime();
+                try {
+                    RateLimitResponse r = server.shouldRateLimit(request);
+                    assertEquals(RateLimitResponse.Code.OK, r.getOverallCode());
+                    answered.add(new long[] {start, System.nanoTime()});
+                } catch (StatusRuntimeException e) {
+                    failed.add(start);
+                    if (!server.process().isAlive()) {
+                        return;
+                    }
+                }
+            }
+        });
+        load.start();
+        Iterator<HealthCheckResponse> watch = HealthGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                .watch(HealthCheckRequest.newBuilder()
+                        .setService(Readiness.GRPC_SERVICE)
+                        .build());
+        assertEquals(ServingStatus.SERVING, watch.next().getStatus());
+        Await.until("checks answered under load", Await.GENEROUS, () -> answered.size() >= 20);
+        server.process().toHandle().destroy(); // SIGTERM
+        assertEquals(ServingStatus.NOT_SERVING, watch.next().getStatus(), "health flips as the stop begins");
+        flipped.set(System.nanoTime());
+        try {
+            Await.until(
+                    "the process ends", Await.GENEROUS, () -> !server.process().isAlive());
+            running.set(false);
+            load.join(TimeUnit.SECONDS.toMillis(30));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+        assertEquals(0, server.process().exitValue(), String.join("\n", server.stderr()));
+        long afterFlip;
+        synchronized (answered) {
+            afterFlip = answered.stream().filter(a -> a[0] > flipped.get()).count();
+        }
+        assertTrue(afterFlip > 0, "checks made after health turned NOT_SERVING are answered during the delay");
+        synchronized (failed) {
+            assertTrue(
+                    failed.stream().allMatch(start -> start > flipped.get()),
+                    "no check made before health turned NOT_SERVING fails");
+        }
+    }
+
+    private static URI debug(ServerProcess server, String path) {
+        return URI.create("http://127.0.0.1:" + server.debugPort() + path);
+    }
+}
