@@ -388,7 +388,7 @@ final class Engine {
                 return new LimitVerdict(l, o, Long.MAX_VALUE, 0, 0, false);
             }
             if (part.impossible) {
-                return impossible(l, p.stage, nowNanos);
+                return impossible(l, p.stage == Plan.QUOTA && p.stage != refusedStage ? -1 : p.stage, nowNanos);
             }
             if ((failedStages & (1 << p.stage)) != 0) {
                 Outcome o = onFailure == OnStoreFailure.DENY ? refusal(p.stage) : Outcome.ALLOWED;
@@ -398,8 +398,9 @@ final class Engine {
             if (d == null) {
                 return new LimitVerdict(l, Outcome.NOT_COUNTED, -1, 0, 0, false);
             }
-            Outcome o =
-                    p.stage != refusedStage ? Outcome.ALLOWED : d.allowed() ? Outcome.NOT_COUNTED : refusal(p.stage);
+            Outcome o = p.stage != refusedStage
+                    ? (d.allowed() || p.stage != Plan.QUOTA ? Outcome.ALLOWED : Outcome.OVER_QUOTA)
+                    : d.allowed() ? Outcome.NOT_COUNTED : refusal(p.stage);
             return new LimitVerdict(l, o, d.remaining(), d.resetAfterNanos(), d.retryAfterNanos(), false);
         }
 
@@ -541,17 +542,20 @@ final class Engine {
                 continue;
             }
             if (impossible) {
-                refusedStage = stage;
                 nowNanos = clock.millis() * 1_000_000L;
-                continue;
+                if (stage != Plan.QUOTA) {
+                    refusedStage = stage;
+                    continue;
+                }
             }
-            boolean failed = !storeAnswers || !ask(head, stage, asked, one);
-            boolean allowed = true;
+            boolean quota = stage == Plan.QUOTA;
+            boolean failed = !storeAnswers || !(quota ? askEach(head) : ask(head, stage, asked, one));
+            boolean allowed = !quota;
             for (Part p = head; p != null && !failed; p = p.next) {
                 Decision d = p.decision;
                 if (p.stage == stage && d != null) {
                     failed = d.failed();
-                    allowed &= d.allowed();
+                    allowed = quota ? allowed || d.allowed() : allowed && d.allowed();
                 }
             }
             if (failed) {
@@ -567,7 +571,7 @@ final class Engine {
         Decided decided = new Decided(
                 descriptors, first, rest, slot0, bySlot, replaced, onFailure, refusedStage, failedStages, nowNanos);
         return new Verdict(
-                refusedStage != Plan.ENFORCE,
+                refusedStage != Plan.ENFORCE && refusedStage != Plan.QUOTA,
                 decided.shadowBan(),
                 failedStages == 0 ? null : onFailure,
                 !storeAnswers,
@@ -598,6 +602,24 @@ final class Engine {
             JointDecision joint = RateLimiter.tryAcquireAll(Arrays.asList(acquisitions));
             for (int q = 0; q < asked; q++) {
                 asking[q].decision = joint.decision(q);
+            }
+            return true;
+        } catch (SluiceException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Asks the store for each possible part of the quota stage on its own, each counted if it has room; false when the
+     * store failed by throwing.
+     */
+    private static boolean askEach(@Nullable Part head) {
+        try {
+            for (Part p = head; p != null; p = p.next) {
+                if (p.stage == Plan.QUOTA && !p.impossible) {
+                    RateLimiter limiter = Objects.requireNonNull(p.limiter, "a limit of 0 has none, and is impossible");
+                    p.decision = limiter.tryAcquire(p.key, p.cost);
+                }
             }
             return true;
         } catch (SluiceException e) {
@@ -671,9 +693,12 @@ final class Engine {
         return new LimitVerdict(l, refusal(stage), 0, reset, l.requestsPerUnit() == 0 ? reset : Long.MAX_VALUE, false);
     }
 
+    /** How a limit of {@code stage} refused; -1: a quota limit over while the request was allowed. */
     private static Outcome refusal(int stage) {
-        return stage == Plan.ENFORCE
-                ? Outcome.DENIED
-                : stage == Plan.SHADOW_BAN ? Outcome.SHADOW_BANNED : Outcome.WOULD_DENY;
+        return stage < 0
+                ? Outcome.OVER_QUOTA
+                : stage == Plan.ENFORCE || stage == Plan.QUOTA
+                        ? Outcome.DENIED
+                        : stage == Plan.SHADOW_BAN ? Outcome.SHADOW_BANNED : Outcome.WOULD_DENY;
     }
 }

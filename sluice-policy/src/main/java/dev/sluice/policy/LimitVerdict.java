@@ -42,6 +42,9 @@ public record LimitVerdict(
 
     /** Whether this limit refused (or would have refused) the request. */
     public boolean refused() {
-        return outcome == Outcome.DENIED || outcome == Outcome.SHADOW_BANNED || outcome == Outcome.WOULD_DENY;
+        return outcome == Outcome.DENIED
+                || outcome == Outcome.SHADOW_BANNED
+                || outcome == Outcome.OVER_QUOTA
+                || outcome == Outcome.WOULD_DENY;
     }
 }

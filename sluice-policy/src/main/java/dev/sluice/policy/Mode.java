@@ -13,7 +13,14 @@ public enum Mode {
      * Allow it as far as the caller can tell, and tell the application to drop the work quietly
      * ({@link Verdict#shadowBanned()}).
      */
-    SHADOW_BAN;
+    SHADOW_BAN,
+    /**
+     * {@code quota_mode: true} in envoyproxy/ratelimit: each limit in this mode is counted on its own, and reported
+     * over its limit when it is, but the request is refused only when every limit of it in this mode is over
+     * ({@link Outcome#OVER_QUOTA} otherwise). Example: a request under two quota limits, one of them over: allowed,
+     * the one over reported {@code OVER_LIMIT}; both over: refused.
+     */
+    QUOTA;
 
     /** The name used in configuration files: {@code enforce}, {@code dry_run}, {@code shadow_ban}. */
     public String configName() {

@@ -9,6 +9,11 @@ public enum Outcome {
     DENIED,
     /** A {@link Mode#SHADOW_BAN} limit refused: the caller is answered OK and the work should be dropped quietly. */
     SHADOW_BANNED,
+    /**
+     * A {@link Mode#QUOTA} limit over its limit while another quota limit of the request had room: reported over its
+     * limit, the request allowed. Nothing was counted on it.
+     */
+    OVER_QUOTA,
     /** A {@link Mode#DRY_RUN} limit would have refused: the request is allowed, and counted as a "would deny". */
     WOULD_DENY,
     /** The limit allowed the request and counted it. */

@@ -22,14 +22,15 @@ final class Plan {
     /** The stages of a request, in the order they are asked (see {@link Engine}). */
     static final int ENFORCE = 0;
 
-    static final int SHADOW_BAN = 1;
-    static final int DRY_RUN = 2;
+    static final int QUOTA = 1;
+    static final int SHADOW_BAN = 2;
+    static final int DRY_RUN = 3;
 
     final Rule rule;
     final Limit[] limits;
     /** Per limit; null for an unlimited limit or a limit of 0. */
     final @Nullable RateLimiter[] limiters;
-    /** The stage of the rule's mode ({@link #ENFORCE}, {@link #SHADOW_BAN}, {@link #DRY_RUN}). */
+    /** The stage of the rule's mode ({@link #ENFORCE}, {@link #QUOTA}, {@link #SHADOW_BAN}, {@link #DRY_RUN}). */
     final int stage;
     /** Whether a limit of the rule names limits it replaces. */
     final boolean replaces;
@@ -85,6 +86,7 @@ final class Plan {
             case ENFORCE -> ENFORCE;
             case SHADOW_BAN -> SHADOW_BAN;
             case DRY_RUN -> DRY_RUN;
+            case QUOTA -> QUOTA;
         };
     }
 

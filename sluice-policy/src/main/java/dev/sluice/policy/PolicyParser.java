@@ -291,7 +291,7 @@ final class PolicyParser {
                     "applies to a wildcard value (one with " + "'*') only, and the value here is "
                             + (value == null ? "absent" : "'" + value + "'"));
         }
-        Mode mode = shadow || quota ? Mode.DRY_RUN : Mode.ENFORCE;
+        Mode mode = shadow ? Mode.DRY_RUN : quota ? Mode.QUOTA : Mode.ENFORCE;
         Node modeNode = f.value("mode");
         String modeText = string(modeNode, field + ".mode");
         if (modeText != null) {
@@ -303,12 +303,20 @@ final class PolicyParser {
                 }
             }
             if (given == null) {
-                error(modeNode, field + ".mode", "expected enforce, dry_run or shadow_ban, was '" + modeText + "'");
+                error(
+                        modeNode,
+                        field + ".mode",
+                        "expected enforce, dry_run, shadow_ban or quota, was '" + modeText + "'");
             } else if (shadow && given != Mode.DRY_RUN) {
                 error(
                         modeNode,
                         field + ".mode",
                         "shadow_mode: true means dry_run, which contradicts mode: " + modeText + "; keep one");
+            } else if (quota && !shadow && given != Mode.QUOTA) {
+                error(
+                        modeNode,
+                        field + ".mode",
+                        "quota_mode: true means quota, which contradicts mode: " + modeText + "; keep one");
             } else {
                 mode = given;
             }

@@ -318,7 +318,7 @@ class ConfigErrorsTest {
                 4,
                 11,
                 "descriptors[0].mode",
-                "expected enforce, dry_run or shadow_ban");
+                "expected enforce, dry_run, shadow_ban or quota");
         at(
                 only(
                         """

@@ -269,7 +269,7 @@ final class RateLimitAdapter {
         if (decisive != null
                 && decisive.failed()) { // on_store_failure answered: a code, and no count the store never gave
             return DescriptorStatus.newBuilder()
-                    .setCode(outcome == Outcome.DENIED ? Code.OVER_LIMIT : Code.OK)
+                    .setCode(outcome == Outcome.DENIED || outcome == Outcome.OVER_QUOTA ? Code.OVER_LIMIT : Code.OK)
                     .build();
         }
         if (outcome == Outcome.UNLIMITED) {
@@ -279,7 +279,7 @@ final class RateLimitAdapter {
                     .build();
         }
         LimitVerdict l = dv.limit().orElseThrow();
-        boolean denied = l.outcome() == Outcome.DENIED;
+        boolean denied = l.outcome() == Outcome.DENIED || l.outcome() == Outcome.OVER_QUOTA;
         long remaining = l.refused() ? 0 : Math.min(MAX_UINT32, Math.max(0, l.remaining()));
         return DescriptorStatus.newBuilder()
                 .setCode(denied ? Code.OVER_LIMIT : Code.OK)

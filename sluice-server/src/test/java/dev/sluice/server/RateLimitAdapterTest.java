@@ -69,6 +69,29 @@ class RateLimitAdapterTest {
         assertEquals("2", r.getResponseHeadersToAdd(1).getValue());
     }
 
+    /** envoyproxy/ratelimit's TestServiceQuotaModeOnlySomeOverTheLimit, on the wire. */
+    @Test
+    void aQuotaLimitOverIsReportedOverWhileTheRequestIsAllowed() {
+        RateLimitAdapter a = adapter(
+                """
+                domain: q
+                descriptors:
+                  - key: foo
+                    quota_mode: true
+                    rate_limit: {unit: hour, requests_per_unit: 1}
+                  - key: hello
+                    quota_mode: true
+                    rate_limit: {unit: hour, requests_per_unit: 5}
+                """);
+        a.shouldRateLimit(request("q", descriptor("foo", "bar")));
+        RateLimitResponse r = a.shouldRateLimit(request("q", descriptor("foo", "bar"), descriptor("hello", "world")));
+        assertEquals(RateLimitResponse.Code.OK, r.getOverallCode());
+        assertEquals(RateLimitResponse.Code.OVER_LIMIT, r.getStatuses(0).getCode());
+        assertEquals(0, r.getStatuses(0).getLimitRemaining());
+        assertEquals(RateLimitResponse.Code.OK, r.getStatuses(1).getCode());
+        assertEquals(4, r.getStatuses(1).getLimitRemaining());
+    }
+
     @Test
     void descriptorsOfDifferentHitsAreDecidedTogether() {
         RateLimitAdapter a = adapter(WINDOWS);
