@@ -11,6 +11,7 @@ import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.spi.SharedStoreBuilder;
 import dev.sluice.spi.SharedStoreOptions;
 import dev.sluice.spi.StoreConnection;
+import dev.sluice.spi.WarmUp;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
@@ -294,8 +295,10 @@ public final class PostgresStore implements RateLimitStore {
          * Builds the store. First waits up to the {@link #startupTimeout startup timeout} (default 10 s) for the
          * database to answer, trying every 100 ms while it cannot be reached: with {@link #createSchema(boolean)} (the
          * default) by creating the table and functions if missing or out of date (one catalog read when they are
-         * up to date), else by a {@code SELECT 1}. So a new process's first decisions find the database reached and
-         * the schema in place, instead of being answered by the failure policy.
+         * up to date), else by a {@code SELECT 1}. Then, within the same bound, it makes the store's first calls itself
+         * ({@link WarmUp}: {@code peek}s of every algorithm's function from several threads, writing nothing, which
+         * also has the DataSource open several connections). So a new process's first decisions find the database
+         * reached, the schema in place and the pool open, instead of being answered by the failure policy.
          *
          * <p>If the database cannot be reached in time, the store is built all the same and one warning is logged
          * ({@link System.Logger} {@code dev.sluice.postgres.PostgresStore}). Until the DataSource connects, each call
@@ -310,10 +313,15 @@ public final class PostgresStore implements RateLimitStore {
          * @throws IllegalStateException if the DataSource has been closed
          */
         public PostgresStore build() {
+            long start = System.nanoTime();
             PostgresStore store = new PostgresStore(this, options());
             Calls.checkBorrowTimeout(dataSource, timeout(), "store");
-            Calls.awaitDatabase(
-                    dataSource, store.schema, createSchema, startupTimeout(), "exact-mode store's first call");
+            if (Calls.awaitDatabase(
+                    dataSource, store.schema, createSchema, startupTimeout(), "exact-mode store's first call")) {
+                WarmUp.run(
+                        startupTimeout().minusNanos(System.nanoTime() - start),
+                        WarmUp.peeks(config -> new PostgresDecider(store, config)));
+            }
             return store;
         }
     }

@@ -11,6 +11,7 @@ import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.spi.SharedStoreBuilder;
 import dev.sluice.spi.SharedStoreOptions;
 import dev.sluice.spi.StoreConnection;
+import dev.sluice.spi.WarmUp;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.ClusterClientOptions;
@@ -54,8 +55,10 @@ import java.util.function.Supplier;
  * <p><b>Connection.</b> A store holds one connection of its own, and keeps it up itself:
  * <ul>
  *   <li>{@link Builder#build()} waits for it, up to the builder's
- *       {@link dev.sluice.spi.StoreBuilder#startupTimeout startupTimeout} (10 s by default), so the first decisions
- *       of a new process are Redis's, not the failure policy's. If Redis does not answer by then, the store is built
+ *       {@link dev.sluice.spi.StoreBuilder#startupTimeout startupTimeout} (10 s by default), and within the same
+ *       bound makes the store's first calls itself ({@link WarmUp}: {@code peek}s of every algorithm's script, writing
+ *       nothing), so the first decisions of a new process are Redis's, not the failure policy's answer to a cold
+ *       call. If Redis does not answer by then, the store is built
  *       all the same, logs a warning, and keeps connecting.</li>
  *   <li>A call that finds no open connection (Redis down, the connection lost) does not wait: the
  *       {@link dev.sluice.FailurePolicy} answers it at once, and the store opens a new connection, an attempt at
@@ -312,9 +315,16 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
          * failure policy at once.
          */
         public RedisStore build() {
+            long start = System.nanoTime();
             Connector<?> c = connector.get();
-            c.awaitConnected(startupTimeout());
-            return new RedisStore(c, options(), expiryMargin);
+            boolean connected = c.awaitConnected(startupTimeout());
+            RedisStore store = new RedisStore(c, options(), expiryMargin);
+            if (connected) {
+                WarmUp.run(
+                        startupTimeout().minusNanos(System.nanoTime() - start),
+                        WarmUp.peeks(config -> new RedisDecider(c, config, store.options, store.marginMillis)));
+            }
+            return store;
         }
     }
 

@@ -1,0 +1,106 @@
+package dev.sluice.spi;
+
+import dev.sluice.Algorithm;
+import dev.sluice.LimiterConfig;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
+
+/**
+ * A store's first calls, made by its builder before any caller's. A new process's first calls load classes, open the
+ * connections of a pool and have the server prepare what it runs (a script, a statement); on a busy machine such a
+ * call takes longer than a call's timeout, and a caller's would be answered by the failure policy (fail-open: admitted
+ * and not counted). A warm-up makes those calls itself, from several threads at once (so that a pool opens several
+ * connections), with the store's own timeout, until every thread has seen its calls answered in time
+ * {@value #ROUNDS} rounds in a row. Its failures are nobody's: they are not reported to a listener or logged.
+ */
+public final class WarmUp {
+
+    /** Threads that call at once. */
+    public static final int THREADS = 4;
+    /** Clean rounds of calls each thread must see in a row. */
+    public static final int ROUNDS = 2;
+
+    /** The key the calls of {@link #peeks} peek at. */
+    public static final String KEY = "sluice-warm-up";
+
+    private static final long PAUSE_NANOS = 10_000_000;
+
+    private WarmUp() {}
+
+    /**
+     * One call per algorithm: a {@code peek} (which consumes and writes nothing) of {@link #KEY} at the store's time, by
+     * the decider {@code deciders} gives for a limit of one a second of that algorithm.
+     */
+    public static List<Runnable> peeks(Function<LimiterConfig, AtomicDecider> deciders) {
+        List<Runnable> calls = new ArrayList<>();
+        for (Algorithm algorithm : Algorithm.values()) {
+            AtomicDecider decider = deciders.apply(
+                    new LimiterConfig(algorithm, 1, Duration.ofSeconds(1), Clock.systemUTC(), false, 1, false));
+            calls.add(() -> decider.decide(KEY, 1, false, AtomicDecider.STORE_TIME));
+        }
+        return List.copyOf(calls);
+    }
+
+    /**
+     * Runs each of {@code calls} in turn from {@value #THREADS} threads at once, round after round, until every thread
+     * has had {@value #ROUNDS} rounds in a row in which no call threw, or until {@code bound} has passed. A call
+     * answers in time or throws (a store's calls throw past their timeout).
+     *
+     * @return whether every thread saw its rounds answered in time within {@code bound}
+     */
+    public static boolean run(Duration bound, List<Runnable> calls) {
+        Objects.requireNonNull(bound, "bound must not be null");
+        long deadline = System.nanoTime() + bound.toNanos();
+        AtomicBoolean cold = new AtomicBoolean();
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < THREADS; i++) {
+            Thread t = new Thread(
+                    () -> {
+                        if (!warm(deadline, calls)) {
+                            cold.set(true);
+                        }
+                    },
+                    "sluice-warm-up-" + i);
+            t.setDaemon(true);
+            threads.add(t);
+            t.start();
+        }
+        for (Thread t : threads) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return !cold.get();
+    }
+
+    private static boolean warm(long deadline, List<Runnable> calls) {
+        int clean = 0;
+        while (clean < ROUNDS) {
+            if (deadline - System.nanoTime() <= 0) {
+                return false;
+            }
+            boolean failed = false;
+            for (Runnable call : calls) {
+                try {
+                    call.run();
+                } catch (RuntimeException e) { // a cold call past its timeout, or a store not reached yet
+                    failed = true;
+                }
+            }
+            clean = failed ? 0 : clean + 1;
+            if (failed) {
+                LockSupport.parkNanos(PAUSE_NANOS); // a store that refuses at once is not asked in a busy loop
+            }
+        }
+        return true;
+    }
+}
