@@ -11,7 +11,6 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
@@ -84,12 +83,12 @@ public final class AuthenticationFailureFilter implements Filter {
     @Override
     public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
             throws IOException, ServletException {
-        if (!(request instanceof HttpServletRequest req)
-                || !(response instanceof HttpServletResponse res)
-                || request.getAttribute(SEEN_ATTRIBUTE) != null) {
+        if (!Refusals.taken(request, response, SEEN_ATTRIBUTE)) {
             chain.doFilter(request, response);
             return;
         }
+        HttpServletRequest req = (HttpServletRequest) request;
+        HttpServletResponse res = (HttpServletResponse) response;
         req.setAttribute(SEEN_ATTRIBUTE, Boolean.TRUE);
         String address = req.getRemoteAddr();
         Reservation byAddress = perAddress == null ? null : perAddress.reserve(address, 1);
@@ -124,16 +123,11 @@ public final class AuthenticationFailureFilter implements Filter {
     }
 
     private static void refuse(HttpServletResponse res, String name, Decision d) throws IOException {
-        long retryAfter = Math.max(1, (d.retryAfterNanos() + 999_999_999L) / 1_000_000_000L);
-        res.setStatus(429);
-        res.setHeader("Retry-After", Long.toString(retryAfter));
+        long retryAfter = Math.max(1, RateLimitFields.ceilSeconds(d.retryAfterNanos()));
         String detail = "Too many failed authentications ("
                 + (name.equals(PER_ADDRESS) ? "from this address" : "for this client from this address")
                 + "); retry in " + retryAfter + " s.";
-        byte[] body = ProblemJson.quotaExceeded(detail, List.of(name)).getBytes(StandardCharsets.UTF_8);
-        res.setContentType("application/problem+json");
-        res.setContentLength(body.length);
-        res.getOutputStream().write(body);
+        Refusals.tooManyRequests(res, retryAfter, ProblemJson.quotaExceeded(detail, List.of(name)));
     }
 
     @Override

@@ -10,7 +10,6 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
@@ -85,12 +84,12 @@ public final class SluiceFilter implements Filter {
     @Override
     public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
             throws IOException, ServletException {
-        if (!(request instanceof HttpServletRequest req)
-                || !(response instanceof HttpServletResponse res)
-                || request.getAttribute(VERDICT_ATTRIBUTE) != null) {
+        if (!Refusals.taken(request, response, VERDICT_ATTRIBUTE)) {
             chain.doFilter(request, response);
             return;
         }
+        HttpServletRequest req = (HttpServletRequest) request;
+        HttpServletResponse res = (HttpServletResponse) response;
         Verdict verdict = decide(req);
         if (verdict == null) {
             chain.doFilter(request, response);
@@ -104,7 +103,7 @@ public final class SluiceFilter implements Filter {
             chain.doFilter(request, response);
             return;
         }
-        refuse(res, fields);
+        Refusals.tooManyRequests(res, fields.retryAfter(), ProblemJson.quotaExceeded(fields));
     }
 
     /** The verdict on the request; null when it is not limited, or when deciding failed. */
@@ -138,18 +137,6 @@ public final class SluiceFilter implements Filter {
         if (legacyHeaders) {
             fields.threeNumberFields("X-RateLimit-").forEach(res::setHeader);
         }
-    }
-
-    private static void refuse(HttpServletResponse res, RateLimitFields fields) throws IOException {
-        res.setStatus(429);
-        long retryAfter = fields.retryAfter();
-        if (retryAfter >= 0) {
-            res.setHeader("Retry-After", Long.toString(retryAfter));
-        }
-        byte[] body = ProblemJson.quotaExceeded(fields).getBytes(StandardCharsets.UTF_8);
-        res.setContentType(ProblemJson.MEDIA_TYPE);
-        res.setContentLength(body.length);
-        res.getOutputStream().write(body);
     }
 
     @Override
