@@ -1,13 +1,14 @@
 package dev.sluice.server;
 
 import dev.sluice.server.replay.Replay;
+import dev.sluice.server.simulate.SimulateCommand;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
 
 /**
  * {@code java -jar sluice-server.jar <command> [options]}: {@code serve}, {@code check-config}, {@code check},
- * {@code load}, {@code replay}.
+ * {@code load}, {@code replay}, {@code simulate}.
  *
  * <p>Exit status: 0 done; 1 the command ran and found a problem (a configuration error, an {@code OVER_LIMIT}
  * answer); 2 a bad command line; 3 the service could not be started or reached.
@@ -23,6 +24,8 @@ public final class Main {
               check          ask a running service about one request, from a shell
               load           a benchmarking aid: fire ShouldRateLimit at a service, report checks/s and latency
               replay         run a request log through a configuration: who would be denied, what limit would do
+              simulate       many instances on a virtual clock in exact, synchronized or leased mode: what an
+                             interval and an instance count do to a limit's accuracy, for a traffic
 
             'java -jar sluice-server.jar <command> --help' describes a command's options.
             """;
@@ -54,6 +57,7 @@ public final class Main {
                 case "load" -> LoadCommand.run(rest, out, err);
                 case "replay" -> ReplayCommand.run(
                         rest, System.in, out, err, err == System.err && Replay.stderrIsTerminal());
+                case "simulate" -> SimulateCommand.run(rest, out, err);
                 default -> throw new UsageException("unknown command '" + command + "'\n\n" + USAGE);
             };
         } catch (UsageException e) {
