@@ -77,7 +77,8 @@ final class SimulationReport {
         out.printf(
                 Locale.ROOT,
                 "windows of %s, %d %s, %s, seed %d; M = the algorithm's measure of what was admitted on a key;"
-                        + " calls = counter store calls per instance per interval%n",
+                        + " calls = counter store calls per instance per interval; fairness = Jain's index of what each"
+                        + " instance admitted%n",
                 Names.of(first.window()),
                 first.keys(),
                 first.keys() == 1 ? "key" : "keys",
@@ -85,13 +86,13 @@ final class SimulationReport {
                 first.seed());
         out.println();
         out.println("| mode | instances | interval | algorithm | limit | traffic | rate | admitted a window (mean)"
-                + " | most | least | of the limit | peak of M | over the limit | calls |");
-        out.println("|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+                + " | most | least | of the limit | peak of M | over the limit | calls | fairness |");
+        out.println("|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (Result r : results) {
             Setup s = r.setup();
             out.printf(
                     Locale.ROOT,
-                    "| %s | %d | %s | %s | %d | %s | %d/s | %.1f | %d | %d | %s | %d | %d | %.2f |%n",
+                    "| %s | %d | %s | %s | %d | %s | %d/s | %.1f | %d | %d | %s | %d | %d | %.2f | %.2f |%n",
                     Names.of(s.mode()),
                     s.instances(),
                     Names.of(s.interval()),
@@ -105,7 +106,8 @@ final class SimulationReport {
                     SimulateCommand.percent(r.share()),
                     r.peakMeasure(),
                     r.worstOvershoot(),
-                    r.callsPerInstancePerInterval());
+                    r.callsPerInstancePerInterval(),
+                    r.fairness());
         }
     }
 
