@@ -1,6 +1,7 @@
 package dev.sluice.server.simulate;
 
 import dev.sluice.Algorithm;
+import dev.sluice.spi.Durations;
 import java.time.Duration;
 import java.util.Locale;
 
@@ -24,18 +25,8 @@ final class Names {
         return traffic.name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 
-    /** Whole hours, minutes or seconds where it is one ({@code 1h}, {@code 5m}, {@code 20s}), else milliseconds. */
+    /** As every message of Sluice prints a duration: {@code 100ms}, {@code 1s}, {@code 5m}. */
     static String of(Duration d) {
-        long ms = d.toMillis();
-        if (ms % 3_600_000 == 0) {
-            return ms / 3_600_000 + "h";
-        }
-        if (ms % 60_000 == 0) {
-            return ms / 60_000 + "m";
-        }
-        if (ms % 1000 == 0) {
-            return ms / 1000 + "s";
-        }
-        return ms + "ms";
+        return Durations.format(d);
     }
 }
