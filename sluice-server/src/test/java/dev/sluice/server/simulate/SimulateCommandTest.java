@@ -69,7 +69,7 @@ class SimulateCommandTest {
                         .traffic(t, 3)
                         .rate(t == Traffic.COLD_FLOOD ? 10_000 : 500)
                         .keys(3)
-                        .seconds(4))));
+                        .seconds(3))));
     }
 
     /**
