@@ -1,6 +1,8 @@
 package dev.sluice.internal;
 
 import dev.sluice.Acquisition;
+import dev.sluice.Decision;
+import dev.sluice.JointDecision;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
@@ -30,6 +32,41 @@ public final class JointLocks {
                 Comparator.comparingLong(serial).thenComparing(Acquisition::key);
         Arrays.sort(order, Comparator.comparing(parts::get, byLimiterThenKey));
         return order;
+    }
+
+    /**
+     * For a joint request over limiters of synchronized or leased mode ({@link LocalLimiter}s): checks that every
+     * part's limiter is open, and answers the order in which their keys' locks are taken ({@link #order}).
+     *
+     * @throws IllegalStateException if a part's limiter is closed
+     */
+    public static Integer[] openInOrder(List<Acquisition> parts) {
+        checkOpen(parts);
+        return order(parts, a -> local(a).serial);
+    }
+
+    /**
+     * Checks that every part's limiter ({@link LocalLimiter}) is open.
+     *
+     * @throws IllegalStateException if one is closed
+     */
+    public static void checkOpen(List<Acquisition> parts) {
+        for (Acquisition a : parts) {
+            local(a).checkOpen();
+        }
+    }
+
+    /** Tells each part's limiter ({@link LocalLimiter}) and its store's listener of its decision; the joint answer. */
+    public static JointDecision decided(List<Acquisition> parts, Decision[] decisions) {
+        for (int i = 0; i < parts.size(); i++) {
+            Acquisition a = parts.get(i);
+            local(a).notifyDecision(a.key(), a.cost(), decisions[i]);
+        }
+        return JointDecision.of(Arrays.asList(decisions));
+    }
+
+    private static LocalLimiter<?> local(Acquisition a) {
+        return (LocalLimiter<?>) a.limiter();
     }
 
     /**

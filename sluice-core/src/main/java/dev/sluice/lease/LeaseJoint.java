@@ -5,7 +5,6 @@ import dev.sluice.Decision;
 import dev.sluice.JointDecision;
 import dev.sluice.internal.JointDecider;
 import dev.sluice.internal.JointLocks;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import org.jspecify.annotations.Nullable;
@@ -58,10 +57,7 @@ final class LeaseJoint implements JointDecider {
     @Override
     public JointDecision decideAll(List<Acquisition> parts) {
         int n = parts.size();
-        for (Acquisition a : parts) {
-            limiter(a).checkOpen();
-        }
-        Integer[] order = JointLocks.order(parts, a -> limiter(a).serial);
+        Integer[] order = JointLocks.openInOrder(parts);
         Decision[] decisions = new Decision[n];
         Lease[] held = new Lease[n];
         long[] now = new long[n];
@@ -79,11 +75,7 @@ final class LeaseJoint implements JointDecider {
                 continue; // a lease was retired (dropped as idle) before its lock was taken: look the keys up again
             }
             if (pass.decided) {
-                for (int i = 0; i < n; i++) {
-                    Acquisition a = parts.get(i);
-                    limiter(a).notifyDecision(a.key(), a.cost(), decisions[i]);
-                }
-                return JointDecision.of(Arrays.asList(decisions));
+                return JointLocks.decided(parts, decisions);
             }
             if (pass.failing) {
                 return takeAndGiveBack(parts, held, counted);
@@ -132,9 +124,7 @@ final class LeaseJoint implements JointDecider {
             Decision[] decisions,
             Pass pass) {
         int n = parts.size();
-        for (Acquisition a : parts) {
-            limiter(a).checkOpen(); // under the locks: a limiter closed since gives nothing back after this
-        }
+        JointLocks.checkOpen(parts); // under the locks: a limiter closed since gives nothing back after this
         LeasedLimiter.Step[] steps = new LeasedLimiter.Step[n];
         boolean refused = false;
         boolean covered = true;

@@ -4,24 +4,19 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.FailurePolicy;
 import dev.sluice.LimiterConfig;
-import dev.sluice.RateLimitListener;
 import dev.sluice.SluiceException;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.FrameStates;
-import dev.sluice.algorithm.Params;
-import dev.sluice.internal.AbstractRateLimiter;
 import dev.sluice.internal.FrameMap;
 import dev.sluice.internal.JointDecider;
 import dev.sluice.internal.KeyTable;
+import dev.sluice.internal.LocalLimiter;
 import dev.sluice.internal.LocalRounds;
 import dev.sluice.internal.OnceReservation;
 import dev.sluice.internal.PreparedWrite;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterWrite;
-import dev.sluice.spi.Durations;
-import dev.sluice.spi.Listeners;
-import dev.sluice.spi.SharedStoreOptions;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -30,7 +25,6 @@ import java.util.NavigableMap;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -40,49 +34,25 @@ import org.jspecify.annotations.Nullable;
  * claim already found none in this frame since the last round; then it refuses without I/O. A {@code peek} consumes
  * nothing and claims nothing: allowed if the slice held covers the cost or the store, as last read, has room.
  */
-final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReservation> {
+final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
 
     /** How many claims (its own or others' on the same key) one request waits for before it is refused. */
     static final int CLAIMS_PER_REQUEST = 4;
 
-    private static final AtomicLong SERIALS = new AtomicLong();
-
-    /** This limiter's place in the order in which a joint request takes the locks of several limiters' keys. */
-    final long serial = SERIALS.incrementAndGet();
-
     private final LeasedStore store;
-    private final LimiterConfig config;
-    private final Algorithm algorithm;
-    private final Params params;
-    private final String shape;
     private final long frameSize;
-    private final long lifetime;
-    private final long idleNanos;
     private final long roundNanos;
     /** How big the slices are. */
     private final SliceSizing sizing;
 
-    private final RateLimitListener listener;
     private final KeyTable<Lease> leases = new KeyTable<>();
-    private volatile boolean closed;
 
     LeasedLimiter(LeasedStore store, LimiterConfig config, long idleNanos) {
+        super(config, idleNanos, store.listener());
         this.store = store;
-        this.config = config;
-        this.algorithm = config.algorithm();
-        this.params = new Params(config);
-        this.shape = SharedStoreOptions.shape(config);
         this.frameSize = algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? config.subWindowNanos() : config.windowNanos();
-        this.lifetime = FrameStates.lifetime(algorithm, params);
-        this.idleNanos = idleNanos;
         this.roundNanos = store.roundNanos();
         this.sizing = new SliceSizing(config, frameSize, roundNanos);
-        this.listener = config.listener();
-    }
-
-    @Override
-    public LimiterConfig config() {
-        return config;
     }
 
     /** The joint decider of this limiter's store: the same for every limiter of the store. */
@@ -886,7 +856,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
 
     /** Closes the limiter: every slice's unused part becomes a give-back; returns the leases with changes to write. */
     List<Lease> closeAndTakeLeases() {
-        closed = true;
+        markClosed();
         long now = now();
         List<Lease> out = new ArrayList<>();
         for (Lease ls : leases) {
@@ -959,27 +929,6 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
         return FrameStates.restore(algorithm, params, frames, values, n);
     }
 
-    long now() {
-        return config.clockNanos();
-    }
-
-    @Override
-    protected void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("this limiter is closed: " + this);
-        }
-    }
-
-    boolean isClosed() {
-        return closed;
-    }
-
-    @Override
-    protected void notifyDecision(String key, long cost, Decision d) {
-        Listeners.decision(listener, this, key, cost, d);
-        Listeners.decision(store.listener(), this, key, cost, d);
-    }
-
     /** What this instance holds for {@code key}, for tests; null if nothing. */
     @Nullable
     Held inspect(String key) {
@@ -1049,8 +998,7 @@ final class LeasedLimiter extends AbstractRateLimiter<LeasedLimiter.LeaseReserva
 
     @Override
     public String toString() {
-        return "LeasedLimiter[" + algorithm + ", " + config.limit() + "/" + Durations.format(config.window())
-                + ", shape=" + shape + ", keys=" + leases.size() + (closed ? ", closed" : "") + "]";
+        return describe("LeasedLimiter", leases.size());
     }
 
     @Override

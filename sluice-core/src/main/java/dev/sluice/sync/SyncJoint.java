@@ -6,7 +6,6 @@ import dev.sluice.JointDecision;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.internal.JointDecider;
 import dev.sluice.internal.JointLocks;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -42,10 +41,7 @@ final class SyncJoint implements JointDecider {
     @Override
     public JointDecision decideAll(List<Acquisition> parts) {
         int n = parts.size();
-        for (Acquisition a : parts) {
-            limiter(a).checkOpen();
-        }
-        Integer[] order = JointLocks.order(parts, a -> limiter(a).serial);
+        Integer[] order = JointLocks.openInOrder(parts);
         Decision[] decisions = new Decision[n];
         long[] now = new long[n];
         AlgorithmState[] held = new AlgorithmState[n];
@@ -55,18 +51,12 @@ final class SyncJoint implements JointDecider {
                 held[i] = limiter(a).held(a.key()); // reads the record of a key not held yet, before any lock
             }
         } while (!JointLocks.underAll(held, order, () -> decideHeld(parts, held, now, decisions)));
-        for (int i = 0; i < n; i++) {
-            Acquisition a = parts.get(i);
-            limiter(a).notifyDecision(a.key(), a.cost(), decisions[i]);
-        }
-        return JointDecision.of(Arrays.asList(decisions));
+        return JointLocks.decided(parts, decisions);
     }
 
     private static void decideHeld(List<Acquisition> parts, AlgorithmState[] held, long[] now, Decision[] decisions) {
         int n = parts.size();
-        for (Acquisition a : parts) {
-            limiter(a).checkOpen(); // under the locks: a limiter closed since cannot take counts
-        }
+        JointLocks.checkOpen(parts); // under the locks: a limiter closed since cannot take counts
         for (int i = 0; i < n; i++) {
             now[i] = limiter(parts.get(i)).now(); // under the locks: see SynchronizedLimiter.decideHeld
         }

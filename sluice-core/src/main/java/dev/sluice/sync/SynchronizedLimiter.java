@@ -1,30 +1,24 @@
 package dev.sluice.sync;
 
-import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.LimiterConfig;
-import dev.sluice.RateLimitListener;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.FrameStates;
 import dev.sluice.algorithm.Params;
-import dev.sluice.internal.AbstractRateLimiter;
 import dev.sluice.internal.FrameMap;
 import dev.sluice.internal.JointDecider;
 import dev.sluice.internal.KeyTable;
+import dev.sluice.internal.LocalLimiter;
 import dev.sluice.internal.LocalRounds;
 import dev.sluice.internal.OnceReservation;
 import dev.sluice.internal.PreparedWrite;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterWrite;
-import dev.sluice.spi.Durations;
-import dev.sluice.spi.Listeners;
-import dev.sluice.spi.SharedStoreOptions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
@@ -35,47 +29,22 @@ import org.jspecify.annotations.Nullable;
  * below to move counts between {@code i}, {@code g} and the counter store. A {@code peek} consumes nothing, but this
  * instance holds the key from then on, so the next refresh reads it.
  *
- * <p>{@link #close()} sets {@link #closed} and then takes every key out of {@link #keys} and {@link #states}, each
- * under its lock; a decision checks {@code closed} under the key's lock. So a decision either finished before its key
- * was taken out (and its count goes with the key to the store's flush) or throws: no count is taken after the keys
- * are handed over.
+ * <p>{@link #close()} marks the limiter closed ({@link #markClosed}) and then takes every key out of {@link #keys}
+ * and {@link #states}, each under its lock; a decision checks whether it is closed under the key's lock. So a
+ * decision either finished before its key was taken out (and its count goes with the key to the store's flush) or
+ * throws: no count is taken after the keys are handed over.
  */
-final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.SyncReservation> {
-
-    private static final AtomicLong SERIALS = new AtomicLong();
-
-    /** This limiter's place in the order in which a joint request takes the locks of several limiters' keys. */
-    final long serial = SERIALS.incrementAndGet();
+final class SynchronizedLimiter extends LocalLimiter<SynchronizedLimiter.SyncReservation> {
 
     private final SynchronizedStore store;
-    private final LimiterConfig config;
-    private final Algorithm algorithm;
-    private final Params params;
-    private final String shape;
-    private final long lifetime;
-    private final long idleNanos;
-    private final RateLimitListener listener;
     /** The views of the keys whose first read is over, by key: all a decision reads. */
     private final KeyTable<AlgorithmState> states = new KeyTable<>();
     /** Every key held, its first read over or not: what the rounds go through. */
     private final ConcurrentHashMap<String, KeyState> keys = new ConcurrentHashMap<>();
 
-    private volatile boolean closed;
-
     SynchronizedLimiter(SynchronizedStore store, LimiterConfig config, long idleNanos) {
+        super(config, idleNanos, store.listener());
         this.store = store;
-        this.config = config;
-        this.algorithm = config.algorithm();
-        this.params = new Params(config);
-        this.shape = SharedStoreOptions.shape(config);
-        this.lifetime = FrameStates.lifetime(algorithm, params);
-        this.idleNanos = idleNanos;
-        this.listener = config.listener();
-    }
-
-    @Override
-    public LimiterConfig config() {
-        return config;
     }
 
     /** The joint decider of this limiter's store: the same for every limiter of the store. */
@@ -170,23 +139,6 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
         return d;
     }
 
-    @Override
-    protected void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("this limiter is closed: " + this);
-        }
-    }
-
-    boolean isClosed() {
-        return closed;
-    }
-
-    @Override
-    protected void notifyDecision(String key, long cost, Decision d) {
-        Listeners.decision(listener, this, key, cost, d);
-        Listeners.decision(store.listener(), this, key, cost, d);
-    }
-
     private boolean cancel(SyncReservation r) {
         long now = now();
         AlgorithmState s = states.get(r.key);
@@ -209,10 +161,6 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
         return AlgorithmState.create(algorithm, params);
     }
 
-    long now() {
-        return config.clockNanos();
-    }
-
     Params params() {
         return params;
     }
@@ -224,7 +172,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
      * @return the keys with counts to write or a write to settle
      */
     List<KeyState> closeAndTakeKeys() {
-        closed = true;
+        markClosed();
         List<KeyState> unwritten = new ArrayList<>();
         for (KeyState ks : keys.values()) {
             ks.lock();
@@ -479,8 +427,7 @@ final class SynchronizedLimiter extends AbstractRateLimiter<SynchronizedLimiter.
 
     @Override
     public String toString() {
-        return "SynchronizedLimiter[" + algorithm + ", " + config.limit() + "/" + Durations.format(config.window())
-                + ", shape=" + shape + ", keys=" + keys.size() + (closed ? ", closed" : "") + "]";
+        return describe("SynchronizedLimiter", keys.size());
     }
 
     @Override

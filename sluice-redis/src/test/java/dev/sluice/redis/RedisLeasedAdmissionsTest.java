@@ -137,7 +137,7 @@ class RedisLeasedAdmissionsTest {
         assertTrue(failures.isEmpty(), "windows under " + SHARE + " of the limit: " + failures);
     }
 
-    /** The admissions (or, not {@code admitted}, the refusals) of every process for {@code algorithm}, sorted by time. */
+    /** The admissions (or, not {@code admitted}, the refusals) of every process for {@code algorithm}, by time. */
     private long[] merged(Algorithm algorithm, boolean admitted) throws IOException {
         List<Long> all = new ArrayList<>();
         for (int j = 0; j < PROCESSES; j++) {
