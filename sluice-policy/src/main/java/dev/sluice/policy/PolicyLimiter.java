@@ -300,8 +300,12 @@ public final class PolicyLimiter implements AutoCloseable {
         return null;
     }
 
-    /** Counts a configuration that was refused or could not be loaded; the one in force stays. */
-    void loadFailed() {
+    /**
+     * Counts a configuration that was refused or could not be loaded ({@code sluice.policy.config.loads{result=
+     * failure}}); the one in force stays. {@link #reload(Path)} and {@link PolicyWatcher} count their own refusals; a
+     * loader of another source (a configuration server) calls this for each one it refuses.
+     */
+    public void loadFailed() {
         if (metrics != null) {
             metrics.loadFailed();
         }

@@ -27,7 +27,9 @@ import org.jspecify.annotations.Nullable;
  * Whether the service can decide, the one answer behind {@code GET /healthcheck} and the standard gRPC health service
  * ({@code grpc.health.v1.Health}, service names {@code ""} and {@value #GRPC_SERVICE}).
  *
- * <p>It is ready when the configuration is loaded and the store path answers: a probe is a real decision of the store
+ * <p>It is ready when the configuration allows it (from the start; with an xDS server, once its first configuration is
+ * in force; with {@code HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED}, once a domain is loaded: see
+ * {@link #configChanged()}) and the store path answers: a probe is a real decision of the store
  * (a {@code tryAcquire} on a key of its own, {@code sluice-health:N}, with a one-second window), submitted where
  * requests submit theirs. At start {@link #warmUp} runs probes, one right after the other, until {@value #WARM_CALLS}
  * have answered within the requests' deadline, so a fresh JVM's first store calls are made before any request's;
@@ -67,6 +69,7 @@ final class Readiness implements AutoCloseable {
     private long probes;
     private int failures;
     private boolean storeAnswers;
+
     private volatile boolean serving;
     private volatile boolean stopped;
 
@@ -87,7 +90,8 @@ final class Readiness implements AutoCloseable {
 
     /**
      * @param configured whether the configuration lets the service be ready (with
-     *                   {@code HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED}: once a domain is loaded); asked at each probe
+     *                   {@code HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED}: once a domain is loaded; with an xDS server:
+     *                   once its first configuration is in force); asked at each probe and at {@link #configChanged()}
      */
     Readiness(
             RateLimitStore store,
@@ -141,6 +145,11 @@ final class Readiness implements AutoCloseable {
             }
             return storeAnswers;
         }
+    }
+
+    /** The configuration changed: health follows now (ready if it now allows it), not at the next probe. */
+    synchronized void configChanged() {
+        publish();
     }
 
     /** From now on unready, on both ports, until the process ends. */

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -28,6 +29,27 @@ final class ServeCommand {
                                       on change (Kubernetes ConfigMap mounts included); a change that does not load
                                       is refused and the last good configuration stays in force; default: the
                                       built-in OAuth example (domain oauth-token)
+              --xds-server HOST:PORT  take the configuration from an xDS management server instead of --config, as
+                                      envoyproxy/ratelimit's CONFIG_TYPE=GRPC_XDS_SOTW does: a state-of-the-world
+                                      ADS subscription to ratelimit.config.ratelimit.v3.RateLimitConfig, one
+                                      resource per domain; each update validated as a file is and put in force
+                                      whole, a bad one NACKed and the last good one kept; not ready (health
+                                      NOT_SERVING) until the first arrives
+              --xds-node-id ID        the node id the server keys its snapshots by; default 'default'
+              --xds-node-metadata K=V[,K=V…]
+                                      the node's metadata (string values)
+              --xds-tls               TLS to the xDS server, trusting the JVM's CAs unless --xds-tls-ca is given
+              --xds-tls-ca PATH       the CA certificates (PEM) the server's certificate is checked against
+              --xds-tls-cert PATH     this client's certificate (PEM), for mutual TLS; with --xds-tls-key
+              --xds-tls-key PATH      its private key (PEM, PKCS#8)
+              --xds-tls-san NAME      the name the server's certificate must carry, if not the host of --xds-server
+                                      (each --xds-tls-* option turns TLS on)
+              --xds-retry-interval D  the first wait before a new stream when the last failed or ended; doubled
+                                      after each failure, with jitter; default 3s
+              --xds-retry-max D       the longest wait between two streams; default 60s
+              --xds-ready-without-config
+                                      ready before the xDS server's first configuration (no domain: every request
+                                      allowed); without it the service is not ready until one is in force
               --allow-domain-removal  put in force a change that removes a domain (its file deleted, the directory
                                       emptied); without it such a change is refused and the domain's limits stay
               --store URI             memory: (default), redis://host:port[/db], rediss://…, redis-cluster://host:port,
@@ -89,9 +111,15 @@ final class ServeCommand {
             On start it prints 'sluice: grpc listening on ADDRESS:PORT' and 'sluice: http listening on ADDRESS:PORT'.
             """;
 
-    private static final Set<String> FLAGS =
-            Set.of("help", "bench-bare", "allow-domain-removal", "require-store", "healthy-with-config");
-    private static final Set<String> VALUED = Set.of(
+    static final Set<String> FLAGS = Set.of(
+            "help",
+            "bench-bare",
+            "allow-domain-removal",
+            "require-store",
+            "healthy-with-config",
+            "xds-tls",
+            "xds-ready-without-config");
+    static final Set<String> VALUED = Set.of(
             "config",
             "store",
             "store-password-file",
@@ -116,7 +144,16 @@ final class ServeCommand {
             "log-level",
             "log-format",
             "debug-port",
-            "shutdown-delay");
+            "shutdown-delay",
+            "xds-server",
+            "xds-node-id",
+            "xds-node-metadata",
+            "xds-tls-ca",
+            "xds-tls-cert",
+            "xds-tls-key",
+            "xds-tls-san",
+            "xds-retry-interval",
+            "xds-retry-max");
 
     /**
      * The in-memory store's bound on keys per limit unless {@code --memory-max-keys} sets another: one per KiB of the
@@ -219,7 +256,9 @@ final class ServeCommand {
                 grpcLimits(o),
                 requestCaps(o),
                 o.intBetween("memory-max-keys", defaultMemoryMaxKeys(), 1, Integer.MAX_VALUE),
-                lifecycle(o));
+                lifecycle(o),
+                xds(o),
+                o.flag("xds-ready-without-config"));
 
         SluiceServer server;
         try {
@@ -252,8 +291,17 @@ final class ServeCommand {
         if (server.debugPort() >= 0) {
             out.println("sluice: debug listening on " + host + ":" + server.debugPort());
         }
-        out.println("sluice: serving " + server.limiter().policies().domains() + " from "
-                + (config == null ? "the built-in example" : config) + " on " + server.storeDescription());
+        String xds = server.xdsDescription();
+        if (xds != null) {
+            out.println("sluice: serving the configuration of " + xds + " on " + server.storeDescription()
+                    + (server.awaitingConfig()
+                            ? ", not ready until its first"
+                                    + (settings.readyWithoutConfig() ? " (ready now: --xds-ready-without-config)" : "")
+                            : ""));
+        } else {
+            out.println("sluice: serving " + server.limiter().policies().domains() + " from "
+                    + (config == null ? "the built-in example" : config) + " on " + server.storeDescription());
+        }
         if (settings.lifecycle().healthyWithConfig()
                 && server.limiter().policies().domains().isEmpty()) {
             err.println("sluice: unready (/healthcheck 500, gRPC health NOT_SERVING) until the configuration has a"
@@ -293,6 +341,92 @@ final class ServeCommand {
                 o.flag("healthy-with-config"),
                 delay == null ? Duration.ZERO : delay,
                 o.string("debug-port") == null ? -1 : o.port("debug-port", -1));
+    }
+
+    /** The xDS subscription {@code --xds-server} and its options ask for; null without {@code --xds-server}. */
+    static XdsSubscription.@Nullable Settings xds(Options o) {
+        String server = o.string("xds-server");
+        if (server == null) {
+            for (String option : XDS_OPTIONS) {
+                if (o.string(option) != null || o.flag(option)) {
+                    throw new UsageException("serve: --" + option + " needs --xds-server");
+                }
+            }
+            return null;
+        }
+        if (o.string("config") != null) {
+            throw new UsageException("serve: give either --config or --xds-server, not both");
+        }
+        if (server.isBlank()) {
+            throw o.bad("xds-server", server, "the xDS server as HOST:PORT");
+        }
+        String nodeId = o.string("xds-node-id", "default");
+        if (nodeId.isEmpty()) {
+            throw o.bad("xds-node-id", nodeId, "a non-empty node id");
+        }
+        Duration retry = o.duration("xds-retry-interval");
+        Duration retryMax = o.duration("xds-retry-max");
+        retry = retry == null ? Duration.ofSeconds(3) : retry;
+        retryMax = retryMax == null ? Duration.ofSeconds(60) : retryMax;
+        if (retryMax.compareTo(retry) < 0) {
+            throw o.bad(
+                    "xds-retry-max", o.string("xds-retry-max", ""), "at least --xds-retry-interval (" + retry + ")");
+        }
+        Path ca = readable(o, "xds-tls-ca", "the CA certificates (PEM) of the xDS server");
+        Path cert = readable(o, "xds-tls-cert", "this client's certificate (PEM)");
+        Path key = readable(o, "xds-tls-key", "this client's private key (PEM)");
+        if ((cert == null) != (key == null)) {
+            throw new UsageException("serve: --xds-tls-cert and --xds-tls-key go together (mutual TLS): give both");
+        }
+        String san = o.string("xds-tls-san");
+        boolean tls = o.flag("xds-tls") || ca != null || cert != null || san != null;
+        return new XdsSubscription.Settings(
+                server, nodeId, metadata(o), tls ? new XdsSubscription.Tls(ca, cert, key, san) : null, retry, retryMax);
+    }
+
+    private static final List<String> XDS_OPTIONS = List.of(
+            "xds-node-id",
+            "xds-node-metadata",
+            "xds-tls",
+            "xds-tls-ca",
+            "xds-tls-cert",
+            "xds-tls-key",
+            "xds-tls-san",
+            "xds-retry-interval",
+            "xds-retry-max",
+            "xds-ready-without-config");
+
+    /** {@code --xds-node-metadata k=v,k=v}: every entry a key, '=' and a value. */
+    private static Map<String, String> metadata(Options o) {
+        String text = o.string("xds-node-metadata");
+        Map<String, String> metadata = new LinkedHashMap<>();
+        if (text == null || text.isEmpty()) {
+            return metadata;
+        }
+        for (String entry : text.split(",", -1)) {
+            int eq = entry.indexOf('=');
+            if (eq <= 0) {
+                throw o.bad(
+                        "xds-node-metadata",
+                        text,
+                        "KEY=VALUE entries separated by commas; the entry '" + entry + "' has no "
+                                + (eq < 0 ? "'='" : "key"));
+            }
+            metadata.put(entry.substring(0, eq), entry.substring(eq + 1));
+        }
+        return metadata;
+    }
+
+    private static @Nullable Path readable(Options o, String option, String what) {
+        String file = o.string(option);
+        if (file == null) {
+            return null;
+        }
+        Path p = Path.of(file);
+        if (!Files.isReadable(p) || Files.isDirectory(p)) {
+            throw o.bad(option, file, "a readable file: " + what);
+        }
+        return p;
     }
 
     static RequestCaps requestCaps(Options o) {

@@ -34,6 +34,10 @@ final class SluiceServer implements AutoCloseable {
     private final AssembledStore store;
     private final PolicyLimiter limiter;
     private final @Nullable PolicyWatcher watcher;
+    private final @Nullable XdsSubscription xds;
+    /** Whether the configuration is there: at once from files, from its first with an xDS server (or if told so). */
+    private volatile boolean xdsArrived;
+
     private final Server grpc;
     private final ThreadPoolExecutor grpcExecutor;
     private final HttpApi http;
@@ -74,15 +78,16 @@ final class SluiceServer implements AutoCloseable {
         }
         this.limiter = limiterBuilder.build();
         this.shutdownDelay = s.lifecycle().shutdownDelay();
+        this.xdsArrived = s.xds() == null || s.readyWithoutConfig();
         this.readiness = new Readiness(
                 store.store(),
                 storeExecutor,
                 s.storeTimeout().plusMillis(2),
                 store.description(),
                 !s.store().startsWith("postgres"), // known gap: its probe is not answered after an outage
-                s.lifecycle().healthyWithConfig()
-                        ? () -> !limiter.policies().domains().isEmpty()
-                        : () -> true);
+                () -> xdsArrived
+                        && (!s.lifecycle().healthyWithConfig()
+                                || !limiter.policies().domains().isEmpty()));
         Path config = s.config();
         this.watcher = config == null
                 ? null
@@ -90,6 +95,19 @@ final class SluiceServer implements AutoCloseable {
                         .interval(s.watchInterval())
                         .allowDomainRemoval(s.allowDomainRemoval())
                         .start();
+        try {
+            this.xds = s.xds() == null
+                    ? null
+                    : new XdsSubscription(s.xds(), limiter, () -> {
+                        xdsArrived = true;
+                        readiness.configChanged();
+                    });
+        } catch (IOException | RuntimeException e) {
+            if (watcher != null) {
+                watcher.close();
+            }
+            throw e;
+        }
         RateLimitAdapter adapter = new RateLimitAdapter(limiter, s.headers(), metrics, s.caps());
         // The transport hands each call to this pool at once (a direct executor): a fixed number of threads and a
         // bounded queue, beyond which a call is answered RESOURCE_EXHAUSTED (GrpcService.bounded).
@@ -161,6 +179,9 @@ final class SluiceServer implements AutoCloseable {
         if (storeExecutor instanceof ThreadPoolExecutor pool) {
             pool.prestartAllCoreThreads();
         }
+        if (xds != null) {
+            xds.start();
+        }
         this.storeAnsweredAtStart = readiness.warmUp(WARM_UP_BUDGET);
     }
 
@@ -171,7 +192,9 @@ final class SluiceServer implements AutoCloseable {
      * @throws IOException     if a port cannot be bound
      */
     static SluiceServer start(ServeSettings s) throws IOException {
-        Policies policies = s.config() == null ? BuiltIn.policies() : Policies.load(s.config());
+        Policies policies = s.xds() != null
+                ? Policies.empty() // until the xDS server's first configuration
+                : s.config() == null ? BuiltIn.policies() : Policies.load(s.config());
         AssembledStore store = Stores.open(
                 s.store(), s.sharing(), s.storeTimeout(), s.memoryMaxKeys(), s.storePassword(), s.storePasswordFile());
         try {
@@ -210,23 +233,38 @@ final class SluiceServer implements AutoCloseable {
      * still decides, and every instance would leave rotation at once); the answer says so, with the first error.
      */
     private HttpApi.Health health() {
+        XdsSubscription xds = this.xds;
         if (!readiness.serving()) {
             return new HttpApi.Health(
                     false,
-                    storeAnsweredAtStart && limiter.policies().domains().isEmpty()
-                            ? "not ready: no domain loaded (--healthy-with-config)"
-                            : "not ready");
+                    xds != null && !xds.loaded()
+                            ? "not ready: no configuration yet from " + xds.description()
+                            : storeAnsweredAtStart
+                                            && limiter.policies().domains().isEmpty()
+                                    ? "not ready: no domain loaded (--healthy-with-config)"
+                                    : "not ready");
+        }
+        if (xds != null) {
+            XdsSubscription.Update u = xds.lastUpdate().orElse(null);
+            return u == null || u.accepted()
+                    ? new HttpApi.Health(true, "OK")
+                    : new HttpApi.Health(true, "OK\nbut " + firstLines(u.message()) + "\n(since " + u.time() + ")");
         }
         PolicyWatcher.Reload last =
                 watcher == null ? null : watcher.lastReload().orElse(null);
         if (last == null || last.succeeded()) {
             return new HttpApi.Health(true, "OK");
         }
-        String[] lines = last.message().split("\n", 3);
         return new HttpApi.Health(
                 true,
                 "OK\nbut the configuration in " + last.source() + " cannot be loaded since " + last.time() + ": "
-                        + lines[0] + (lines.length > 1 ? "\n" + lines[1] : "") + (lines.length > 2 ? "\n  …" : ""));
+                        + firstLines(last.message()));
+    }
+
+    /** The first two lines of a refusal, and an ellipsis if there are more. */
+    private static String firstLines(String message) {
+        String[] lines = message.split("\n", 3);
+        return lines[0] + (lines.length > 1 ? "\n" + lines[1] : "") + (lines.length > 2 ? "\n  …" : "");
     }
 
     /** Whether the store answered the probes made as the service started. */
@@ -239,7 +277,22 @@ final class SluiceServer implements AutoCloseable {
         return readiness.serving();
     }
 
+    /** The xDS server the configuration comes from, as logs may name it; null when it comes from files. */
+    @Nullable
+    String xdsDescription() {
+        return xds == null ? null : xds.description();
+    }
+
+    /** Whether the configuration comes from an xDS server, whose first has not arrived yet. */
+    boolean awaitingConfig() {
+        return xds != null && !xds.loaded();
+    }
+
     private HttpApi.ReloadResult reload() {
+        if (xds != null) {
+            return new HttpApi.ReloadResult(
+                    false, "nothing to reload: the configuration comes from " + xds.description() + " as it changes");
+        }
         if (watcher == null) {
             return new HttpApi.ReloadResult(false, "nothing to reload: the service runs the built-in example");
         }
@@ -285,6 +338,9 @@ final class SluiceServer implements AutoCloseable {
         if (watcher != null) {
             watcher.close();
         }
+        if (xds != null) {
+            xds.close();
+        }
         readiness.close();
         limiter.close();
         try {
@@ -299,6 +355,9 @@ final class SluiceServer implements AutoCloseable {
         stopExecutors();
         if (watcher != null) {
             watcher.close();
+        }
+        if (xds != null) {
+            xds.close();
         }
         limiter.close();
     }
@@ -326,7 +385,8 @@ final class SluiceServer implements AutoCloseable {
     /**
      * The options of {@code serve}; {@code storePassword} and {@code storePasswordFile}: the store's password apart
      * from its URI; {@code benchBare}: also serve the {@link BareEndpoint}s; {@code allowDomainRemoval}:
-     * a change of the configuration that removes a domain is put in force, not refused.
+     * a change of the configuration that removes a domain is put in force, not refused; {@code xds}: the configuration
+     * comes from an xDS server instead of {@code config}; {@code readyWithoutConfig}: ready before its first.
      */
     record ServeSettings(
             @Nullable Path config,
@@ -348,7 +408,9 @@ final class SluiceServer implements AutoCloseable {
             GrpcLimits grpc,
             RequestCaps caps,
             int memoryMaxKeys,
-            Lifecycle lifecycle) {}
+            Lifecycle lifecycle,
+            XdsSubscription.@Nullable Settings xds,
+            boolean readyWithoutConfig) {}
 
     /**
      * How the service starts, reports and stops.

@@ -35,4 +35,21 @@ class ReadinessTest {
             assertFalse(r.serving(), "unready for good from the stop");
         }
     }
+
+    @Test
+    void unreadyUntilTheConfigurationAllowsItReadyAsSoonAsItChanges() {
+        java.util.concurrent.atomic.AtomicBoolean arrived = new java.util.concurrent.atomic.AtomicBoolean();
+        try (Readiness r =
+                new Readiness(InMemoryStore.create(), null, Duration.ofMillis(17), "memory:", true, arrived::get)) {
+            r.recordProbe(true);
+            assertFalse(r.serving(), "the store answers, but no configuration is in force yet");
+            arrived.set(true);
+            r.configChanged();
+            assertTrue(r.serving(), "at the change, not at the next probe");
+            for (int i = 0; i < Readiness.GRACE_FAILURES; i++) {
+                r.recordProbe(false);
+            }
+            assertFalse(r.serving(), "the store still counts once a configuration is in force");
+        }
+    }
 }

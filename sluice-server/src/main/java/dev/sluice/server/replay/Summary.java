@@ -198,6 +198,7 @@ final class Summary {
             case ENFORCE -> "denied";
             case DRY_RUN -> "would deny";
             case SHADOW_BAN -> "shadow-banned";
+            case QUOTA -> "over quota";
         };
     }
 
