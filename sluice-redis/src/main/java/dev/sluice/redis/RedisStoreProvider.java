@@ -10,24 +10,39 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Opens {@code redis://host:port[/db]}, {@code rediss://…} (TLS) and {@code redis-cluster://host:port[,host:port…]}
- * for {@link dev.sluice.assembly.StoreAssembly}; found through {@link java.util.ServiceLoader}, not called directly.
- * The credentials of a cluster URI's first node that has some serve every node that has none.
+ * Opens {@code redis://host:port[/db]}, {@code rediss://…} (TLS), {@code redis-cluster://host:port[,host:port…]} and
+ * {@code redis-sentinel://[password@]host:port[,host:port…][/db]#master} for
+ * {@link dev.sluice.assembly.StoreAssembly}; found through {@link java.util.ServiceLoader}, not called directly.
+ * The credentials of a cluster URI's first node that has some serve every node that has none. A sentinel URI names
+ * the sentinels and the master's name; its password is the master's (and its replicas'), the sentinels take none.
+ * The store asks the sentinels where the master is at each connection, so after a failover (the sentinels kill the
+ * old master's connections) the next connection goes to the new master.
  */
 public final class RedisStoreProvider implements StoreProvider {
 
     private static final String CLUSTER = "redis-cluster://";
+    private static final String SENTINEL = "redis-sentinel://";
 
     /** For {@link java.util.ServiceLoader}. */
     public RedisStoreProvider() {}
 
     @Override
     public Set<String> schemes() {
-        return Set.of("redis", "rediss", "redis-cluster");
+        return Set.of("redis", "rediss", "redis-cluster", "redis-sentinel");
     }
 
     @Override
     public StoreConnection connect(String uri) {
+        if (uri.startsWith(SENTINEL)) {
+            RedisURI u = redisUri(uri);
+            if (u.getSentinelMasterId() == null || u.getSentinelMasterId().isEmpty()) {
+                throw new IllegalArgumentException(
+                        "expected redis-sentinel://[password@]host:port[,host:port…][/database]"
+                                + "#master: the master's name after '#' is missing");
+            }
+            RedisClient client = RedisClient.create(u);
+            return RedisStore.connection(client, client::shutdown);
+        }
         if (!uri.startsWith(CLUSTER)) {
             RedisClient client = RedisClient.create(redisUri(uri));
             return RedisStore.connection(client, client::shutdown);
@@ -59,8 +74,9 @@ public final class RedisStoreProvider implements StoreProvider {
             return RedisURI.create(uri);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(
-                    "expected redis://[[user]:password@]host[:port][/database] or redis-cluster://host:port[,host:port…]"
-                            + " (" + e.getMessage() + ")",
+                    "expected redis://[[user]:password@]host[:port][/database], redis-cluster://host:port[,host:port…]"
+                            + " or redis-sentinel://[password@]host:port[,host:port…][/database]#master ("
+                            + e.getMessage() + ")",
                     e);
         }
     }

@@ -53,6 +53,7 @@ final class ServeCommand {
               --allow-domain-removal  put in force a change that removes a domain (its file deleted, the directory
                                       emptied); without it such a change is refused and the domain's limits stay
               --store URI             memory: (default), redis://host:port[/db], rediss://…, redis-cluster://host:port,
+                                      redis-sentinel://host:port[,host:port…]#master,
                                       postgresql://user:password@host:port/database, mongodb://host:port/database;
                                       printed with its password as ***
               --store-password-file PATH

@@ -17,6 +17,8 @@ import org.jspecify.annotations.Nullable;
  * {@value RedisServers#URL_VARIABLE}. Obtain one from {@link RedisServers}. Thread-safe.
  */
 public final class RedisServer implements AutoCloseable {
+    /** The first option of a sentinel's ({@link RedisServers#startSentinel}). */
+    static final String SENTINEL = "--sentinel";
 
     private static final long READY_TIMEOUT_MILLIS = 20_000;
 
@@ -130,16 +132,21 @@ public final class RedisServer implements AutoCloseable {
         }
         Path binary = here.binary();
         Path dir = here.dir();
-        List<String> command = new ArrayList<>(List.of(
-                binary.toString(),
-                "--port",
-                Integer.toString(port),
-                "--bind",
-                host,
-                "--protected-mode",
-                "no",
-                "--dir",
-                dir.toString()));
+        List<String> command = new ArrayList<>(List.of(binary.toString()));
+        if (!options.isEmpty() && options.get(0).equals(SENTINEL)) {
+            // sentinel mode needs a configuration file, the first argument, which it rewrites
+            Path conf = dir.resolve("sentinel.conf");
+            try {
+                if (!Files.exists(conf)) {
+                    Files.createFile(conf);
+                }
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot create " + conf, e);
+            }
+            command.add(conf.toString());
+        }
+        command.addAll(List.of(
+                "--port", Integer.toString(port), "--bind", host, "--protected-mode", "no", "--dir", dir.toString()));
         if (!options.contains("--save")) {
             command.addAll(List.of("--save", ""));
         }

@@ -78,6 +78,18 @@ public final class RedisServers {
     }
 
     /**
+     * A new Redis Sentinel process of its own ({@code redis-server sentinel.conf --sentinel}), configured by
+     * {@code directives} in {@code redis-server}'s command-line form, e.g. {@code "--sentinel", "monitor", "m",
+     * "127.0.0.1", "6379", "1"}; it answers {@code PING} and {@code SENTINEL …} commands through
+     * {@link RedisServer#call}. It rewrites its configuration file in its own directory. Close it after use.
+     */
+    public static RedisServer startSentinel(String... directives) {
+        List<String> options = new ArrayList<>(List.of(RedisServer.SENTINEL));
+        options.addAll(List.of(directives));
+        return launch(options);
+    }
+
+    /**
      * One 3-master cluster for the whole JVM: the external one if {@value #CLUSTER_URL_VARIABLE} is set, else started
      * once here.
      */
