@@ -1,6 +1,6 @@
 /**
- * The store contract suite ({@code dev.sluice.testkit}) that every store's tests extend, and the real servers
- * those tests start ({@code dev.sluice.testkit.server}).
+ * The store contract suite ({@code dev.sluice.testkit}) that every store's tests extend, the behaviour suite every
+ * front door runs, and the real servers those tests start ({@code dev.sluice.testkit.server}).
  */
 module dev.sluice.testkit {
     requires static transitive org.jspecify;
@@ -8,6 +8,7 @@ module dev.sluice.testkit {
     requires transitive org.junit.jupiter.api;
     requires org.junit.jupiter.params;
     requires java.logging;
+    requires java.net.http;
 
     exports dev.sluice.testkit;
     exports dev.sluice.testkit.server;

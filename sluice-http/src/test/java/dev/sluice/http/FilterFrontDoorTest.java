@@ -7,10 +7,12 @@ import dev.sluice.policy.Descriptor;
 import dev.sluice.policy.Policies;
 import dev.sluice.policy.PolicyLimiter;
 import dev.sluice.testkit.FrontDoorContract;
+import dev.sluice.testkit.HttpFrontDoor;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.server.RedisServer;
 import dev.sluice.testkit.server.RedisServers;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import jakarta.servlet.DispatcherType;
@@ -19,16 +21,15 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
@@ -41,8 +42,8 @@ import org.junit.jupiter.api.BeforeAll;
 
 /**
  * The {@link FrontDoorContract} through {@link SluiceFilter} in a real servlet container (Jetty, one for the class):
- * one filter per domain and limiter, at {@code /exact/<domain>} over the in-memory store on a clock set to
- * {@link FrontDoorContract#NOW}, and at {@code /<mode>/<domain>} over a Redis of the test's own in each mode. The
+ * one filter per domain and limiter, at {@code /memory/<domain>} over the in-memory store on a clock set to
+ * {@link FrontDoorContract#NOW}, and at {@code /<mode>-redis/<domain>} over a Redis of the test's own in each mode. The
  * request's descriptors and costs come in a header, read by the test's extractor.
  */
 class FilterFrontDoorTest extends FrontDoorContract {
@@ -63,12 +64,11 @@ class FilterFrontDoorTest extends FrontDoorContract {
         return Optional.of(Extraction.withCosts(descriptors, costs));
     };
 
-    final HttpClient client = HttpClient.newHttpClient();
     final List<AutoCloseable> resources = new ArrayList<>();
-    final Map<StoreMode, Door> onRedis = new EnumMap<>(StoreMode.class);
+    final Map<StoreMode, FrontDoor> onRedis = new EnumMap<>(StoreMode.class);
     RedisServer redis;
     Server jetty;
-    Door inMemory;
+    FrontDoor inMemory;
 
     @BeforeAll
     void start() throws Exception {
@@ -86,14 +86,15 @@ class FilterFrontDoorTest extends FrontDoorContract {
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");
 
+        Map<String, MeterRegistry> registries = new LinkedHashMap<>();
         SimpleMeterRegistry memoryMeters = new SimpleMeterRegistry();
+        registries.put("memory", memoryMeters);
         PolicyLimiter memory = PolicyLimiter.builder(policies)
                 .clock(new ManualClock(NOW))
                 .meterRegistry(memoryMeters)
                 .build();
         resources.add(memory);
-        inMemory = new Door("filter, in memory", "exact", memoryMeters, true);
-        addFilters(context, "exact", memory);
+        addFilters(context, "memory", memory);
         for (StoreMode mode : StoreMode.values()) {
             AssembledStore store = StoreAssembly.builder()
                     .mode(mode)
@@ -108,16 +109,28 @@ class FilterFrontDoorTest extends FrontDoorContract {
                     .build();
             resources.add(limiter);
             resources.add(store);
-            String prefix = mode.name().toLowerCase(java.util.Locale.ROOT) + "-redis";
+            String prefix = mode.name().toLowerCase(Locale.ROOT) + "-redis";
             addFilters(context, prefix, limiter);
-            onRedis.put(mode, new Door("filter on Redis", prefix, meters, false));
+            registries.put(prefix, meters);
         }
         context.addServlet(new ServletHolder(new Application()), "/*");
         jetty.setHandler(context);
         jetty.start();
-        URI base = URI.create("http://127.0.0.1:" + connector.getLocalPort());
-        inMemory.base = base;
-        onRedis.values().forEach(d -> d.base = base);
+        registries.forEach((prefix, meters) -> {
+            FrontDoor door = new HttpFrontDoor(
+                    "the filter in Jetty, " + prefix,
+                    URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/" + prefix + "/"),
+                    () -> counts(meters),
+                    prefix.equals("memory"));
+            if (prefix.equals("memory")) {
+                inMemory = door;
+            } else {
+                onRedis.put(
+                        StoreMode.valueOf(
+                                prefix.substring(0, prefix.indexOf('-')).toUpperCase(Locale.ROOT)),
+                        door);
+            }
+        });
     }
 
     /** A filter per domain over {@code limiter}, at {@code /<prefix>/<domain>}. */
@@ -160,6 +173,19 @@ class FilterFrontDoorTest extends FrontDoorContract {
         redis.stop();
     }
 
+    /** The counters of {@code meters} as they are now. */
+    static Counts counts(MeterRegistry meters) {
+        List<Counts.Sample> samples = new ArrayList<>();
+        for (Meter m : meters.getMeters()) {
+            if (m instanceof Counter c) {
+                Map<String, String> tags = new LinkedHashMap<>();
+                c.getId().getTags().forEach(t -> tags.put(t.getKey(), t.getValue()));
+                samples.add(new Counts.Sample(c.getId().getName(), tags, c.count()));
+            }
+        }
+        return new Counts(samples);
+    }
+
     /** The application behind the filters: answers 200, and tells the shadow ban the filter set. */
     static final class Application extends HttpServlet {
         private static final long serialVersionUID = 1L;
@@ -171,61 +197,6 @@ class FilterFrontDoorTest extends FrontDoorContract {
                 res.setHeader(SHADOW_BAN_HEADER, banned.toString());
             }
             res.getWriter().print("ok");
-        }
-    }
-
-    final class Door implements FrontDoor {
-        private final String name;
-        private final String prefix;
-        private final MeterRegistry meters;
-        private final boolean handMoved;
-        URI base;
-
-        Door(String name, String prefix, MeterRegistry meters, boolean handMoved) {
-            this.name = name;
-            this.prefix = prefix;
-            this.meters = meters;
-            this.handMoved = handMoved;
-        }
-
-        @Override
-        public Answer ask(Request request) {
-            HttpRequest r = HttpRequest.newBuilder(base.resolve("/" + prefix + "/" + request.domain()))
-                    .header(REQUEST_HEADER, request.header())
-                    .POST(HttpRequest.BodyPublishers.noBody())
-                    .build();
-            HttpResponse<String> response;
-            try {
-                response = client.send(r, HttpResponse.BodyHandlers.ofString());
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-            return Answer.ofHttp(
-                    response.statusCode(),
-                    response.headers().firstValue("RateLimit-Policy").orElse(null),
-                    response.headers().firstValue("RateLimit").orElse(null),
-                    response.body(),
-                    response.headers().firstValue(SHADOW_BAN_HEADER).orElse(null));
-        }
-
-        @Override
-        public double count(String name, String... tags) {
-            return meters.find(name).tags(tags).counters().stream()
-                    .mapToDouble(Counter::count)
-                    .sum();
-        }
-
-        @Override
-        public boolean handMovedClock() {
-            return handMoved;
-        }
-
-        @Override
-        public String toString() {
-            return name + " (/" + prefix + ")";
         }
     }
 }

@@ -226,16 +226,67 @@ public abstract class FrontDoorContract {
         }
     }
 
+    /** The counters of a front door's application at one moment. */
+    public static final class Counts {
+        /** One counter: its name as exported (dotted, or in Prometheus' form), its tags and its count. */
+        public record Sample(String name, Map<String, String> tags, double value) {}
+
+        private static final Pattern LINE = Pattern.compile("([a-zA-Z_:][a-zA-Z0-9_:]*)\\{(.*)\\} (\\S+)");
+        private static final Pattern LABEL = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\"");
+
+        private final List<Sample> samples;
+
+        public Counts(List<Sample> samples) {
+            this.samples = List.copyOf(samples);
+        }
+
+        /** The counters of a Prometheus text page, those with labels. */
+        public static Counts ofPrometheus(String page) {
+            List<Sample> samples = new ArrayList<>();
+            for (String line : page.split("\n", -1)) {
+                Matcher m = LINE.matcher(line);
+                if (m.matches()) {
+                    Map<String, String> tags = new LinkedHashMap<>();
+                    Matcher l = LABEL.matcher(m.group(2));
+                    while (l.find()) {
+                        tags.put(l.group(1), l.group(2));
+                    }
+                    samples.add(new Sample(m.group(1), tags, Double.parseDouble(m.group(3))));
+                }
+            }
+            return new Counts(samples);
+        }
+
+        /**
+         * The sum of the counters named {@code name} (Micrometer's dotted name; in Prometheus' form, with
+         * underscores and {@code _total}) whose tags include {@code tags} (name, value, …).
+         */
+        public double count(String name, String... tags) {
+            String prometheus = name.replace('.', '_') + "_total";
+            double sum = 0;
+            for (Sample s : samples) {
+                if (!s.name().equals(name) && !s.name().equals(prometheus)) {
+                    continue;
+                }
+                boolean all = true;
+                for (int i = 0; i < tags.length; i += 2) {
+                    all &= tags[i + 1].equals(s.tags().get(tags[i]));
+                }
+                if (all) {
+                    sum += s.value();
+                }
+            }
+            return sum;
+        }
+    }
+
     /** One front door: where a request is asked, and the meters it counts in. */
     public interface FrontDoor {
         /** Asks the request, as a client of this door does. */
         Answer ask(Request request);
 
-        /**
-         * The sum of the counters named {@code name} (Micrometer's dotted name) whose tags include {@code tags}
-         * (name, value, …), as the door's application exports them.
-         */
-        double count(String name, String... tags);
+        /** The counters of the door's application as they are now. */
+        Counts counts();
 
         /** Whether the door decides at {@link #NOW}, so that resets are exact; else they are checked within a day. */
         default boolean handMovedClock() {
@@ -278,7 +329,7 @@ public abstract class FrontDoorContract {
             String client = unique();
             String user = unique();
             Request both = request("api", part("client", client, 1), part("user", user, 1));
-            Meters meters = new Meters(door, "client", "user");
+            Meters meters = new Meters(door);
             for (int i = 0; i < 3; i++) {
                 Answer a = door.ask(both);
                 assertTrue(a.allowed(), door + ", request " + i + ": " + a);
@@ -329,7 +380,7 @@ public abstract class FrontDoorContract {
         for (FrontDoor door : doors()) {
             String client = unique();
             String user = unique();
-            Meters meters = new Meters(door, "client", "user");
+            Meters meters = new Meters(door);
             Answer first = door.ask(request("api", part("client", client, 1), part("user", user, 10)));
             assertTrue(first.allowed(), door + ": " + first);
             assertLimit(door, first, "per_client", 3, 2, false);
@@ -354,7 +405,7 @@ public abstract class FrontDoorContract {
     void aDryRunLimitAllowsAndCountsWhatItWouldHaveDenied() {
         for (FrontDoor door : doors()) {
             Request dry = request("api", part("dry", unique(), 1));
-            Meters meters = new Meters(door, "dry");
+            Meters meters = new Meters(door);
             for (int i = 0; i < 2; i++) {
                 Answer a = door.ask(dry);
                 assertTrue(a.allowed(), door + ", request " + i + ": " + a);
@@ -371,7 +422,7 @@ public abstract class FrontDoorContract {
     void aShadowBanAllowsAndNamesTheRule() {
         for (FrontDoor door : doors()) {
             Request banned = request("api", part("banned", unique(), 1));
-            Meters meters = new Meters(door, "banned");
+            Meters meters = new Meters(door);
             Answer first = door.ask(banned);
             assertTrue(first.allowed(), door + ": " + first);
             assertEquals(Optional.empty(), first.shadowBan(), door.toString());
@@ -398,8 +449,7 @@ public abstract class FrontDoorContract {
             for (FrontDoor door : doorsOn(mode)) {
                 String what = door + " in " + mode + " mode";
                 String key = unique();
-                double allowedBefore = door.count("sluice.policy.store.failures", "domain", "open", "answer", "allow");
-                double deniedBefore = door.count("sluice.policy.store.failures", "domain", "closed", "answer", "deny");
+                Counts before = door.counts();
                 for (String domain : List.of("open", "closed")) {
                     for (int i = 0; i < 3; i++) {
                         Answer a = door.ask(request(domain, part("k", key, 1)));
@@ -414,14 +464,15 @@ public abstract class FrontDoorContract {
                     }
                 }
                 long failures = mode == StoreMode.SYNCHRONIZED ? 0 : 3;
-                assertEquals(
-                        allowedBefore + failures,
-                        door.count("sluice.policy.store.failures", "domain", "open", "answer", "allow"),
-                        what);
-                assertEquals(
-                        deniedBefore + failures,
-                        door.count("sluice.policy.store.failures", "domain", "closed", "answer", "deny"),
-                        what);
+                Counts after = door.counts();
+                for (String[] tags : List.of(
+                        new String[] {"domain", "open", "answer", "allow"},
+                        new String[] {"domain", "closed", "answer", "deny"})) {
+                    assertEquals(
+                            before.count("sluice.policy.store.failures", tags) + failures,
+                            after.count("sluice.policy.store.failures", tags),
+                            what + ": sluice.policy.store.failures" + List.of(tags));
+                }
             }
         }
     }
@@ -440,30 +491,28 @@ public abstract class FrontDoorContract {
         return l;
     }
 
-    /** The {@code sluice.policy.requests} counts of some rules of {@code api} before a scenario, to assert deltas. */
+    /** The {@code sluice.policy.requests} counts of {@code api} before a scenario, to assert what it counted. */
     private static final class Meters {
-        private static final List<String> OUTCOMES =
-                List.of("allowed", "denied", "not_counted", "would_deny", "shadow_banned");
         private final FrontDoor door;
-        private final Map<String, Double> before = new LinkedHashMap<>();
+        private final Counts before;
+        private @Nullable Counts after;
 
-        Meters(FrontDoor door, String... rules) {
+        Meters(FrontDoor door) {
             this.door = door;
-            for (String rule : rules) {
-                for (String outcome : OUTCOMES) {
-                    before.put(rule + '/' + outcome, count(rule, outcome));
-                }
-            }
+            this.before = door.counts();
         }
 
-        private double count(String rule, String outcome) {
-            return door.count("sluice.policy.requests", "domain", "api", "rule", rule, "outcome", outcome);
-        }
-
+        /** Asserts the count of {@code rule} and {@code outcome} rose by {@code n}; the first call reads the counts. */
         void assertCounted(String rule, String outcome, double n) {
+            Counts now = after;
+            if (now == null) {
+                now = door.counts();
+                after = now;
+            }
+            String[] tags = {"domain", "api", "rule", rule, "outcome", outcome};
             assertEquals(
-                    before.getOrDefault(rule + '/' + outcome, 0.0) + n,
-                    count(rule, outcome),
+                    before.count("sluice.policy.requests", tags) + n,
+                    now.count("sluice.policy.requests", tags),
                     door + ": sluice.policy.requests{domain=api, rule=" + rule + ", outcome=" + outcome + "}");
         }
     }
