@@ -98,8 +98,8 @@ for mode in $MODES; do
   case "$mode" in
     memory) start_server ;;
     redis) start_redis; start_server --store "redis://127.0.0.1:$REDIS_PORT" ;;
-    redis-sync) start_redis; start_server --store "redis://127.0.0.1:$REDIS_PORT" --sync-interval 100ms ;;
-    redis-leased) start_redis; start_server --store "redis://127.0.0.1:$REDIS_PORT" --lease-interval 100ms ;;
+    redis-sync) start_redis; start_server --store "redis://127.0.0.1:$REDIS_PORT" --store-mode synchronized --store-interval 100ms ;;
+    redis-leased) start_redis; start_server --store "redis://127.0.0.1:$REDIS_PORT" --store-mode leased --store-interval 100ms ;;
     *) echo "run.sh: unknown mode $mode" >&2; exit 2 ;;
   esac
   # warm the server: both endpoints, both transports

@@ -21,7 +21,7 @@ import java.util.stream.Collectors;
  * {@code file:line:column: message}, and exits 1 if there was any (a directory with no domain is one); otherwise prints
  * a summary and exits 0. With {@code --mode synchronized} or {@code --mode leased} it also builds the limiters on a
  * store of that mode (in memory, nothing written anywhere), so that a limit the mode cannot keep is an error here, as
- * it would stop {@code serve --sync-interval} or {@code serve --lease-interval}.
+ * it would stop {@code serve --store-mode synchronized} or {@code serve --store-mode leased}.
  */
 final class CheckConfigCommand {
     static final String HELP =

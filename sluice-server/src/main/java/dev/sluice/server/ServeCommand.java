@@ -59,11 +59,15 @@ final class ServeCommand {
               --store-password-file PATH
                                       the store's password, read from a file (a mounted Kubernetes secret) instead
                                       of the URI; or set SLUICE_STORE_PASSWORD in the environment
-              --sync-interval D       synchronized mode on the shared store: decide locally, flush every D (e.g. 100ms);
-                                      the instances together may pass a limit by what the others admit in D
-              --lease-interval D      leased mode on the shared store: decide locally within slices of each limit
-                                      claimed from the store, a round every D (e.g. 100ms); never over the limit;
-                                      fixed_window, sliding_window_counter and sliding_tail limits only
+              --store-mode M          exact (default: every decision is one call to the store), synchronized
+                                      (decide locally, counts flushed every --store-interval; the instances together
+                                      may pass a limit by what the others admit in one interval) or leased (decide
+                                      locally within slices of each limit claimed from the store, a round every
+                                      --store-interval; never over the limit); synchronized and leased need a shared
+                                      store and keep fixed_window, sliding_window_counter and sliding_tail limits only
+              --store-interval D      the interval of synchronized and leased mode's rounds; default 100ms
+              --sync-interval D       deprecated: --store-mode synchronized --store-interval D
+              --lease-interval D      deprecated: --store-mode leased --store-interval D
               --store-timeout D       how long a store call may take before the domain's on_store_failure answers;
                                       default 15ms (Envoy's rate limit filter waits 20ms)
               --http-port N           default 8080; 0 for any free port
@@ -124,6 +128,8 @@ final class ServeCommand {
             "config",
             "store",
             "store-password-file",
+            "store-mode",
+            "store-interval",
             "sync-interval",
             "lease-interval",
             "store-timeout",
@@ -240,7 +246,7 @@ final class ServeCommand {
         SluiceServer.ServeSettings settings = new SluiceServer.ServeSettings(
                 config,
                 o.string("store", "memory:"),
-                Stores.Sharing.of(o.duration("sync-interval"), o.duration("lease-interval")),
+                Stores.Sharing.parse(o, err),
                 storeTimeout == null ? Duration.ofMillis(15) : storeTimeout,
                 storePassword(env, commandLine, fromEnv),
                 passwordFile(o),

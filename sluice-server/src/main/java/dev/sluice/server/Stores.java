@@ -5,8 +5,10 @@ import dev.sluice.assembly.StoreAssembly;
 import dev.sluice.assembly.StoreMode;
 import dev.sluice.assembly.StoreModeException;
 import dev.sluice.assembly.StoreUriException;
+import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -21,10 +23,17 @@ final class Stores {
     /**
      * How the service shares its limits on a shared store.
      *
-     * @param interval the flush interval of synchronized mode, the round's of leased mode; null in exact mode
+     * @param interval the interval of synchronized and leased mode's rounds; null in exact mode, or for the
+     *                 assembly's default
+     * @param askedBy  the options that asked for the mode, as a message names them
      */
-    record Sharing(StoreMode mode, @Nullable Duration interval) {
+    record Sharing(StoreMode mode, @Nullable Duration interval, String askedBy) {
         static final Sharing EXACT = new Sharing(StoreMode.EXACT, null);
+
+        /** {@code mode} as its deprecated option ({@code --sync-interval}, {@code --lease-interval}) asks for it. */
+        Sharing(StoreMode mode, @Nullable Duration interval) {
+            this(mode, interval, deprecatedOption(mode));
+        }
 
         /**
          * The sharing that {@code --sync-interval} and {@code --lease-interval} ask for (each null when not given):
@@ -41,10 +50,55 @@ final class Stores {
                     ? new Sharing(StoreMode.SYNCHRONIZED, syncInterval)
                     : leaseInterval != null ? new Sharing(StoreMode.LEASED, leaseInterval) : EXACT;
         }
+
+        /**
+         * The sharing of {@code --store-mode} and {@code --store-interval}, or of their deprecated forms
+         * {@code --sync-interval D} ({@code --store-mode synchronized --store-interval D}) and
+         * {@code --lease-interval D} ({@code --store-mode leased --store-interval D}), which print a warning on
+         * {@code err}.
+         *
+         * @throws UsageException if the mode is unknown, the interval is given in exact mode, or both forms are given
+         */
+        static Sharing parse(Options o, PrintStream err) {
+            String mode = o.string("store-mode");
+            Duration interval = o.duration("store-interval");
+            Duration sync = o.duration("sync-interval");
+            Duration lease = o.duration("lease-interval");
+            if (sync != null || lease != null) {
+                String old = sync != null ? "--sync-interval" : "--lease-interval";
+                if (mode != null || interval != null) {
+                    throw new UsageException(
+                            "serve: give " + old + " (deprecated) or --store-mode and" + " --store-interval, not both");
+                }
+                Sharing s = of(sync, lease);
+                err.println("sluice: warning: " + old + " is deprecated and goes in the next release: use --store-mode "
+                        + s.mode().name().toLowerCase(Locale.ROOT) + " --store-interval "
+                        + o.string(sync != null ? "sync-interval" : "lease-interval"));
+                return s;
+            }
+            StoreMode m = mode == null ? StoreMode.EXACT : parseMode(o, mode);
+            if (m == StoreMode.EXACT) {
+                if (interval != null) {
+                    throw new UsageException(
+                            "serve: --store-interval applies to --store-mode synchronized or leased," + " not exact");
+                }
+                return EXACT;
+            }
+            return new Sharing(m, interval, "--store-mode " + mode);
+        }
+
+        private static StoreMode parseMode(Options o, String mode) {
+            for (StoreMode m : StoreMode.values()) {
+                if (m.name().toLowerCase(Locale.ROOT).equals(mode)) {
+                    return m;
+                }
+            }
+            throw o.bad("store-mode", mode, "exact, synchronized or leased");
+        }
     }
 
-    /** The option that asks for {@code mode}. */
-    static String option(StoreMode mode) {
+    /** The deprecated option that asks for {@code mode}. */
+    static String deprecatedOption(StoreMode mode) {
         return switch (mode) {
             case EXACT -> "--store";
             case SYNCHRONIZED -> "--sync-interval";
@@ -90,7 +144,7 @@ final class Stores {
         } catch (StoreUriException e) {
             throw new UsageException("serve: --store '" + e.redactedUri() + "' is not valid: " + e.reason());
         } catch (StoreModeException e) {
-            throw new UsageException("serve: " + option(e.mode()) + " needs a shared store, not " + e.store());
+            throw new UsageException("serve: " + sharing.askedBy() + " needs a shared store, not " + e.store());
         } catch (java.io.UncheckedIOException e) {
             throw new UsageException("serve: --store-password-file: " + e.getMessage());
         }

@@ -104,4 +104,56 @@ class OptionsTest {
                                 () -> Stores.Sharing.of(Duration.ofMillis(100), Duration.ofMillis(100)))
                         .getMessage());
     }
+
+    static Stores.Sharing sharing(java.io.ByteArrayOutputStream err, String... args) {
+        Options o = Options.parse(
+                "serve",
+                List.of(args),
+                Set.of("store-mode", "store-interval", "sync-interval", "lease-interval"),
+                Set.of());
+        return Stores.Sharing.parse(o, new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void oneModeOptionAndOneIntervalNameWithTheOldOptionsAsDeprecatedAliases() {
+        var err = new java.io.ByteArrayOutputStream();
+        assertEquals(Stores.Sharing.EXACT, sharing(err));
+        assertEquals(Stores.Sharing.EXACT, sharing(err, "--store-mode", "exact"));
+        assertEquals(
+                new Stores.Sharing(StoreMode.SYNCHRONIZED, Duration.ofMillis(250), "--store-mode synchronized"),
+                sharing(err, "--store-mode", "synchronized", "--store-interval", "250ms"));
+        assertEquals(
+                new Stores.Sharing(StoreMode.LEASED, null, "--store-mode leased"),
+                sharing(err, "--store-mode", "leased"));
+        assertEquals("", err.toString(java.nio.charset.StandardCharsets.UTF_8), "no warning for the new options");
+
+        assertEquals(
+                new Stores.Sharing(StoreMode.LEASED, Duration.ofSeconds(1)), sharing(err, "--lease-interval", "1s"));
+        assertEquals(
+                "sluice: warning: --lease-interval is deprecated and goes in the next release: use --store-mode leased"
+                        + " --store-interval 1s\n",
+                err.toString(java.nio.charset.StandardCharsets.UTF_8));
+
+        assertEquals(
+                "serve: --store-mode 'sharded' is not valid: expected exact, synchronized or leased",
+                assertThrows(UsageException.class, () -> sharing(err, "--store-mode", "sharded"))
+                        .getMessage());
+        assertEquals(
+                "serve: --store-interval applies to --store-mode synchronized or leased, not exact",
+                assertThrows(UsageException.class, () -> sharing(err, "--store-interval", "1s"))
+                        .getMessage());
+        assertEquals(
+                "serve: give --sync-interval (deprecated) or --store-mode and --store-interval, not both",
+                assertThrows(
+                                UsageException.class,
+                                () -> sharing(err, "--sync-interval", "1s", "--store-mode", "synchronized"))
+                        .getMessage());
+        assertEquals(
+                "serve: --store-mode leased needs a shared store, not memory:",
+                assertThrows(
+                                UsageException.class,
+                                () -> Stores.open(
+                                        "memory:", sharing(err, "--store-mode", "leased"), Duration.ofMillis(15), 1))
+                        .getMessage());
+    }
 }
