@@ -246,9 +246,10 @@ final class HtmlReport {
             long t = (g[3] + (long) p * g[1]) * g[0];
             b.append(String.format(
                     Locale.ROOT,
-                    "<text class=\"axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>%n",
+                    "<text class=\"axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">%s</text>%n",
                     x,
                     H - BOTTOM + 16,
+                    k == 0 ? "start" : k == 4 ? "end" : "middle",
                     Instant.ofEpochMilli(t).toString().substring(11, 19)));
         }
         for (int i = 0; i < series.size(); i++) {

@@ -14,7 +14,8 @@ import java.time.Duration;
  * level below full) is that of "everything admitted", and every admission test compares that state with {@code L}
  * (the token and leaky buckets also refill or leak faster for a larger {@code L}, which only helps); so if a larger
  * limit refused a request first, the smaller one would have refused it too. A limit equal to the key's total hits
- * refuses nothing, so the search is bounded. {@code NeededLimitTest} checks it against trying every limit.
+ * refuses nothing, so the search is bounded; the epoch-aligned windows bound it closer ({@link #of}).
+ * {@code ReplayTest} checks it against trying every limit.
  */
 final class NeededLimit {
     private NeededLimit() {}
@@ -24,14 +25,41 @@ final class NeededLimit {
      * {@code times} (epoch ms, in order) costing {@code hits}.
      */
     static long of(Algorithm algorithm, Duration window, long[] times, long[] hits, int n) {
-        long lo = 1;
-        long hi = 0;
+        // Bounds from the epoch-aligned windows: the busiest one (peak) and the busiest two in a row (pair). A fixed
+        // window needs exactly the peak. Every other algorithm admits all under the pair: whatever it counts at a
+        // request lies within that window and the one before (the buckets refill a whole limit in one window). The
+        // windowed ones need at least the peak (each counts the current window whole); the buckets, which may admit
+        // up to twice their limit in one window, at least half of it.
+        long w = Math.max(1, window.toMillis());
+        long maxHit = 1;
+        long peak = 0;
+        long pair = 0;
+        long current = Long.MIN_VALUE;
+        long inCurrent = 0;
+        long inPrevious = 0;
         for (int i = 0; i < n; i++) {
-            lo = Math.max(lo, hits[i]);
-            hi += hits[i];
+            maxHit = Math.max(maxHit, hits[i]);
+            long k = Math.floorDiv(times[i], w);
+            if (k != current) {
+                inPrevious = k == current + 1 ? inCurrent : 0;
+                inCurrent = 0;
+                current = k;
+            }
+            inCurrent += hits[i];
+            peak = Math.max(peak, inCurrent);
+            pair = Math.max(pair, inCurrent + inPrevious);
         }
-        hi = Math.max(hi, lo);
-        // lo may pass already; hi always does
+        if (algorithm == Algorithm.FIXED_WINDOW) {
+            return Math.max(peak, maxHit);
+        }
+        boolean bucket = algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET;
+        long lo = Math.max(maxHit, bucket ? (peak + 1) / 2 : peak);
+        long hi = Math.max(pair, lo);
+        while (!admitsAll(algorithm, window, hi, times, hits, n)) { // never, by the bound above; kept as a guard
+            lo = hi + 1;
+            hi *= 2;
+        }
+        // hi admits all, and so does every larger limit: find the smallest
         while (lo < hi) {
             long mid = lo + (hi - lo) / 2;
             if (admitsAll(algorithm, window, mid, times, hits, n)) {

@@ -43,6 +43,7 @@ final class Replayer {
 
     private final Map<String, Map<Descriptor, Row>> byDomain = new HashMap<>();
     private final List<Row> rows = new ArrayList<>();
+    private final Map<Rule, long[]> windows = new HashMap<>(); // a rule has identity equality
     private @Nullable String lastDomain;
     private @Nullable Map<Descriptor, Row> lastRows;
 
@@ -129,7 +130,7 @@ final class Replayer {
             Descriptor d = descriptors.get(i);
             Row row = domainRows.get(d);
             if (row == null) {
-                row = new Row(rows.size(), domain, rule, d);
+                row = new Row(rows.size(), domain, rule, d, windows.computeIfAbsent(rule, Row::windows));
                 rows.add(row);
                 domainRows.put(d, row);
             }

@@ -37,7 +37,11 @@ final class Row {
     /** Per limit: the smallest limit under which it refuses none of this key's requests; 0 until computed. */
     final long[] needed;
 
-    Row(int id, String domain, Rule rule, Descriptor descriptor) {
+    /**
+     * @param windowMillis per limit of the rule, its window in ms (0 when unlimited): {@link #windows(Rule)}, shared by
+     *                     the rule's rows
+     */
+    Row(int id, String domain, Rule rule, Descriptor descriptor, long[] windowMillis) {
         this.id = id;
         this.domain = domain;
         this.rule = rule;
@@ -48,12 +52,18 @@ final class Row {
         this.windowHits = new long[n];
         this.peak = new long[n];
         this.needed = new long[n];
-        this.windowMillis = new long[n];
-        for (int j = 0; j < n; j++) {
-            java.time.Duration w = rule.limits().get(j).window();
-            windowMillis[j] = w == null ? 0 : Math.max(1, w.toMillis());
-        }
+        this.windowMillis = windowMillis;
         java.util.Arrays.fill(window, Long.MIN_VALUE);
+    }
+
+    /** Per limit of {@code rule}, its window in ms; 0 for an unlimited limit. */
+    static long[] windows(Rule rule) {
+        long[] w = new long[rule.limits().size()];
+        for (int j = 0; j < w.length; j++) {
+            java.time.Duration d = rule.limits().get(j).window();
+            w[j] = d == null ? 0 : Math.max(1, d.toMillis());
+        }
+        return w;
     }
 
     /** Counts {@code hits} at {@code timeMillis} in the window of each limit, for {@link #peak}. */
