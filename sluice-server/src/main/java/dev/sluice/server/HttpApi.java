@@ -63,6 +63,9 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
     private final @Nullable String adminToken;
     private final Supplier<ReloadResult> reload;
     private final boolean benchBare;
+    /** Null unless the service runs on a {@link ManualClock} (tests only). */
+    private final @Nullable ManualClock manualClock;
+
     private final JsonFormat.Printer printer = JsonFormat.printer().omittingInsignificantWhitespace();
 
     /** What {@code POST /reload} did: whether the configuration changed, and a message for the caller. */
@@ -91,8 +94,10 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
             Supplier<Health> health,
             @Nullable String adminToken,
             Supplier<ReloadResult> reload,
-            boolean benchBare)
+            boolean benchBare,
+            @Nullable ManualClock manualClock)
             throws IOException {
+        this.manualClock = manualClock;
         this.adapter = adapter;
         this.decisionsWait = decisionsWait;
         this.limiter = limiter;
@@ -187,6 +192,17 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
                 }
                 return wrong != null ? wrong : Answer.of(200, TEXT, dump(limiter));
             }
+            case "/clock" -> {
+                ManualClock clock = manualClock;
+                if (clock == null) {
+                    return Answer.error(404, "no such page: " + path);
+                }
+                Answer wrong = allow(method, "POST");
+                if (wrong == null) {
+                    wrong = admin(r);
+                }
+                return wrong != null ? wrong : setClock(clock, r);
+            }
             case "/reload" -> {
                 Answer wrong = allow(method, "POST");
                 if (wrong == null) {
@@ -228,6 +244,18 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
         } catch (InvalidProtocolBufferException e) {
             throw new IllegalStateException("a RateLimitResponse does not print as JSON: " + e, e);
         }
+    }
+
+    /** {@code POST /clock} with the epoch milliseconds as the body: moves the {@link ManualClock}. */
+    private static Answer setClock(ManualClock clock, Request r) {
+        byte[] body = r.body();
+        String text = body == null ? "" : new String(body, StandardCharsets.UTF_8).strip();
+        try {
+            clock.set(Long.parseLong(text));
+        } catch (NumberFormatException e) {
+            return Answer.error(400, "the body must be epoch milliseconds, was '" + text + "'");
+        }
+        return Answer.of(200, TEXT, "clock at " + text + "\n");
     }
 
     /** The {@link BareEndpoint}: the body parsed as {@code POST /json} does, a constant answer. */

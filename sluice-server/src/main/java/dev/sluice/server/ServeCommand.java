@@ -318,6 +318,10 @@ final class ServeCommand {
             err.println("sluice: warning: " + config + " defines no domain: every request is allowed until one is "
                     + "added");
         }
+        if (Boolean.getBoolean(ManualClock.PROPERTY)) {
+            err.println("sluice: warning: -D" + ManualClock.PROPERTY
+                    + "=true: a test clock that moves only by POST /clock" + " (admin token); never for production");
+        }
         if (settings.benchBare()) {
             out.println("sluice: benchmarking aid on: POST " + BareEndpoint.PATH + " and gRPC " + BareEndpoint.SERVICE
                     + "/ShouldRateLimit answer OK with no rate-limit work");

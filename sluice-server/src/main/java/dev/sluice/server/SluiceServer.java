@@ -73,6 +73,10 @@ final class SluiceServer implements AutoCloseable {
                 : null;
         PolicyLimiter.Builder limiterBuilder =
                 PolicyLimiter.builder(policies).store(store.store()).meterRegistry(registry);
+        ManualClock manualClock = ManualClock.fromSystemProperty();
+        if (manualClock != null) {
+            limiterBuilder.clock(manualClock);
+        }
         if (storeExecutor != null) {
             limiterBuilder.deadline(s.storeTimeout().plusMillis(2), storeExecutor);
         }
@@ -156,7 +160,8 @@ final class SluiceServer implements AutoCloseable {
                     this::health,
                     s.adminToken(),
                     this::reload,
-                    s.benchBare());
+                    s.benchBare(),
+                    manualClock);
         } catch (IOException e) {
             grpc.shutdownNow();
             abandon();
