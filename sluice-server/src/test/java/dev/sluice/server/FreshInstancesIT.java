@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.testkit.server.RedisServers;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -91,6 +92,7 @@ class FreshInstancesIT {
             pair.get(0).close();
             ServerProcess replacement = ServerProcess.serve(args());
             servers.add(replacement);
+            patient(replacement).shouldRateLimit(request("no-such-domain", descriptor("k", "v")));
             pair.set(0, replacement);
             admitted += offer(pair, r, OFFERED - OFFERED / 4);
             failures += allowedFailures(replacement) + allowedFailures(pair.get(1)) - before[1];
@@ -171,6 +173,9 @@ class FreshInstancesIT {
             for (Future<ServerProcess> f : started) {
                 servers.add(f.get());
             }
+            for (ServerProcess s : servers) { // the client's channel connected before the burst, not during it
+                patient(s).shouldRateLimit(request("no-such-domain", descriptor("k", "v")));
+            }
         } catch (Exception e) {
             for (Future<ServerProcess> f : started) {
                 if (f.isDone() && !f.isCancelled()) {
@@ -206,7 +211,10 @@ class FreshInstancesIT {
                 done.add(clients.submit(() -> {
                     go.await();
                     for (int i; (i = next.getAndIncrement()) < count; ) {
-                        if (servers.get(i % servers.size()).shouldRateLimit(r).getOverallCode() == Code.OK) {
+                        if (patient(servers.get(i % servers.size()))
+                                        .shouldRateLimit(r)
+                                        .getOverallCode()
+                                == Code.OK) {
                             admitted.incrementAndGet();
                         }
                     }
@@ -221,6 +229,14 @@ class FreshInstancesIT {
         } finally {
             clients.shutdownNow();
         }
+    }
+
+    /**
+     * A stub with a deadline far past any answer: what is measured here is who was admitted, not how fast, and on a
+     * machine at full load a call can wait seconds for the CPU.
+     */
+    private static RateLimitServiceGrpc.RateLimitServiceBlockingStub patient(ServerProcess server) {
+        return RateLimitServiceGrpc.newBlockingStub(server.channel()).withDeadlineAfter(2, TimeUnit.MINUTES);
     }
 
     /** The requests of domain {@code fresh} that {@code server} answered by {@code on_store_failure: allow}. */
