@@ -105,7 +105,7 @@ class FreshInstancesIT {
 
     @Test
     void leasedMode() throws Exception {
-        List<ServerProcess> servers = start(INSTANCES, "--lease-interval", "100ms");
+        List<ServerProcess> servers = start(INSTANCES, "--store-mode", "leased", "--store-interval", "100ms");
         try {
             burst("leased mode, " + INSTANCES + " fresh instances", servers);
         } finally {
