@@ -10,6 +10,8 @@ import dev.sluice.server.simulate.Simulation.Traffic;
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -57,6 +59,16 @@ public final class SimulateCommand {
               --seed S          the seed of the random choices; default 1
               --dies-at D       instance-dies: when the last instance dies; default half the duration
 
+            Traffic from a request log, as replay reads it (in place of --traffic, --rate, --keys, --duration):
+              --log FILE        JSON lines of /json request bodies with a "time", or CSV with time and
+                                domain columns (a name ending .csv or .csv.gz); gzip read directly. Each descriptor of a request is one request
+                                on its own key, at the line's time after the first line's; the log is held in
+                                memory (16 bytes a descriptor). Lines that are not requests are counted and
+                                the first few printed on standard error.
+              --spread S        how the log's requests reach the instances: random (default), or by=KEY:
+                                by the value of the descriptor key KEY, each value always to one instance
+                                (a request without KEY to one at random)
+
             Output:
               --csv             CSV on standard output instead of the report: a header, then one row per
                                 window of every run
@@ -83,7 +95,14 @@ public final class SimulateCommand {
             "duration",
             "seed",
             "dies-at",
-            "chart");
+            "chart",
+            "log",
+            "spread");
+
+    /** The traffic {@code --traffic} names: all but a log's. */
+    private static final Traffic[] GENERATED = {
+        Traffic.EVEN, Traffic.RANDOM, Traffic.SKEWED, Traffic.COLD_FLOOD, Traffic.INSTANCE_DIES
+    };
 
     private SimulateCommand() {}
 
@@ -98,10 +117,19 @@ public final class SimulateCommand {
             throw new UsageException(
                     "simulate: unexpected argument '" + o.operands().get(0) + "' (see: sluice-server simulate --help)");
         }
-        List<Setup> setups = setups(o);
+        String logFile = o.string("log");
+        LogTraffic log = null;
+        if (logFile != null) {
+            log = readLog(o, logFile, err);
+            if (log.size() == 0) {
+                err.println("simulate: the log " + logFile + " holds no request");
+                return 1;
+            }
+        }
+        List<Setup> setups = setups(o, log);
         List<Result> results = new ArrayList<>();
         for (Setup s : setups) {
-            results.add(Simulation.run(s));
+            results.add(log == null ? Simulation.run(s) : Simulation.run(s, log));
         }
         if (o.flag("csv")) {
             SimulationReport.csv(results, out);
@@ -123,8 +151,43 @@ public final class SimulateCommand {
         return 0;
     }
 
+    private static LogTraffic readLog(Options o, String file, PrintStream err) {
+        for (String generated : List.of("traffic", "rate", "keys", "duration", "dies-at")) {
+            if (o.string(generated) != null) {
+                throw new UsageException("simulate: --" + generated + " cannot go with --log, which gives the traffic");
+            }
+        }
+        String spread = o.string("spread", "random");
+        String by = null;
+        if (spread.startsWith("by=") && spread.length() > 3) {
+            by = spread.substring(3);
+        } else if (!spread.equals("random")) {
+            throw bad("spread", spread, "random or by=KEY, such as by=client_id");
+        }
+        Path path = Path.of(file);
+        if (!Files.isReadable(path)) {
+            throw bad("log", file, "a readable file");
+        }
+        int[] shown = {0};
+        try {
+            LogTraffic log = LogTraffic.read(path, by, line -> {
+                if (shown[0]++ < 5) {
+                    err.println("simulate: " + file + ": " + line);
+                }
+            });
+            if (log.badLines() > 0) {
+                err.println("simulate: " + file + ": " + log.badLines()
+                        + (log.badLines() == 1 ? " line that is not a request" : " lines that are not requests")
+                        + ", left out");
+            }
+            return log;
+        } catch (IOException e) {
+            throw new UsageException("simulate: cannot read the log " + file + ": " + e.getMessage());
+        }
+    }
+
     /** Every combination of the values listed, in the order of the options' lists (mode outermost). */
-    static List<Setup> setups(Options o) {
+    static List<Setup> setups(Options o, @Nullable LogTraffic log) {
         List<Mode> modes = list(
                 o,
                 "mode",
@@ -147,16 +210,20 @@ public final class SimulateCommand {
                 o,
                 "traffic",
                 "random",
-                v -> named(
-                        Traffic.values(),
-                        Names::of,
-                        "traffic",
-                        v,
-                        "even, random, skewed, cold-flood or instance-dies"));
+                v -> named(GENERATED, Names::of, "traffic", v, "even, random, skewed, cold-flood or instance-dies"));
         List<Long> rates = list(o, "rate", "500", v -> whole("rate", v, 1, 1_000_000_000));
         Duration window = single(o, "window", "1s", v -> duration("window", v));
         long keys = single(o, "keys", "1", v -> whole("keys", v, 1, 10_000_000));
         Duration duration = single(o, "duration", "20s", v -> duration("duration", v));
+        if (log != null) {
+            long w = window.toNanos();
+            long windows = Math.max(1, (log.spanNanos() + w - 1) / w);
+            duration = window.multipliedBy(windows);
+            keys = log.keys();
+            double seconds = Math.max(1, log.spanNanos()) / 1e9;
+            traffics = List.of(Traffic.LOG);
+            rates = List.of(Math.max(1, Math.min(1_000_000_000L, Math.round(log.size() / seconds))));
+        }
         long seed = single(o, "seed", "1", v -> whole("seed", v, Long.MIN_VALUE, Long.MAX_VALUE));
         String diesAt = o.string("dies-at");
         Duration dieAt = diesAt == null ? null : duration("dies-at", diesAt);

@@ -65,7 +65,12 @@ public final class Simulation {
         /** No instance holds the keys at the start, and requests at random flood them from the first instant. */
         COLD_FLOOD,
         /** At random, until the last instance dies at {@link Setup#dieAt()}; then at random over the others. */
-        INSTANCE_DIES
+        INSTANCE_DIES,
+        /**
+         * A request log's requests at their times, over its keys ({@link #run(Setup, LogTraffic)}; the setup's rate is
+         * the log's mean, its keys and duration the log's).
+         */
+        LOG
     }
 
     /** 2026-01-01T12:00:00Z: the virtual clock's start, aligned to every window of a whole number of seconds. */
@@ -225,8 +230,11 @@ public final class Simulation {
         public String toString() {
             return Names.of(mode) + ", " + instances + (instances == 1 ? " instance" : " instances")
                     + (mode == Mode.EXACT ? "" : ", a round every " + Names.of(interval)) + ", "
-                    + Names.of(algorithm) + " " + limit + " per " + Names.of(window) + ", " + Names.of(traffic)
-                    + " traffic at " + rate + "/s over " + keys + (keys == 1 ? " key" : " keys") + ", "
+                    + Names.of(algorithm) + " " + limit + " per " + Names.of(window) + ", "
+                    + (traffic == Traffic.LOG
+                            ? "traffic from a log (" + rate + "/s on average)"
+                            : Names.of(traffic) + " traffic at " + rate + "/s")
+                    + " over " + keys + (keys == 1 ? " key" : " keys") + ", "
                     + Names.of(duration) + (traffic == Traffic.EVEN ? "" : ", seed " + seed)
                     + (traffic == Traffic.INSTANCE_DIES ? ", the last instance dies at " + Names.of(deathTime()) : "");
         }
@@ -444,14 +452,31 @@ public final class Simulation {
 
     private Simulation() {}
 
-    /** Runs {@code s}. */
+    /**
+     * Runs {@code s}.
+     *
+     * @throws IllegalArgumentException if its traffic is {@link Traffic#LOG}
+     */
     public static Result run(Setup s) {
-        return new Run(s).run();
+        if (s.traffic() == Traffic.LOG) {
+            throw new IllegalArgumentException("log traffic needs its log");
+        }
+        return new Run(s, null).run();
+    }
+
+    /** Runs {@code s} on the requests of {@code log}, spread over the instances as it says. */
+    static Result run(Setup s, LogTraffic log) {
+        if (s.traffic() != Traffic.LOG || s.keys() != log.keys()) {
+            throw new IllegalArgumentException(
+                    "a log's setup has log traffic over the log's " + log.keys() + " keys, was " + s);
+        }
+        return new Run(s, log).run();
     }
 
     /** One run's state. */
     private static final class Run {
         private final Setup s;
+        private final @Nullable LogTraffic log;
         private final VirtualClock clock = new VirtualClock(START);
         private final List<SynchronizedStore> synced = new ArrayList<>();
         private final List<LeasedStore> leased = new ArrayList<>();
@@ -475,8 +500,9 @@ public final class Simulation {
         private final int[] lastWindowOf;
         private long exactCalls;
 
-        Run(Setup s) {
+        Run(Setup s, @Nullable LogTraffic log) {
             this.s = s;
+            this.log = log;
             int n = s.instances();
             limiters = new RateLimiter[n];
             if (s.mode() == Mode.EXACT) {
@@ -507,7 +533,7 @@ public final class Simulation {
             oracle = limiter(ORACLE_LIMIT, InMemoryStore.create());
             keys = new String[s.keys()];
             for (int k = 0; k < keys.length; k++) {
-                keys[k] = "key-" + k;
+                keys[k] = log != null ? log.keyName(k) : "key-" + k;
             }
             if (s.traffic() != Traffic.COLD_FLOOD) {
                 for (RateLimiter limiter : s.mode() == Mode.EXACT ? new RateLimiter[] {limiters[0]} : limiters) {
@@ -557,8 +583,9 @@ public final class Simulation {
             int window = 0;
             long callsBefore = storeCalls();
             long callsAtWindowStart = callsBefore;
-            long request = 0;
-            for (long t = step / 2; t < end; t += step, request++) {
+            long requests = log != null ? log.size() : Math.max(0, (end - step / 2 + step - 1) / step);
+            for (long request = 0; request < requests; request++) {
+                long t = log != null ? log.nanos((int) request) : step / 2 + request * step;
                 int live = t < deathNanos ? n : n - 1;
                 while (nextRound <= t) {
                     while (nextRound >= (window + 1) * windowNanos) {
@@ -578,7 +605,7 @@ public final class Simulation {
                     callsAtWindowStart = c;
                 }
                 at(t);
-                int k = (int) (request % keys.length);
+                int k = log != null ? log.key((int) request) : (int) (request % keys.length);
                 int j = instance(request, live, random);
                 offered[window]++;
                 if (lastWindowOf[k] != window) {
@@ -657,10 +684,14 @@ public final class Simulation {
 
         /** The instance of request {@code i}, among the first {@code live}. */
         private int instance(long i, int live, Random random) {
+            LogTraffic l = log;
+            if (l != null) {
+                return l.routed((int) i) ? l.instance((int) i, live) : random.nextInt(live);
+            }
             return switch (s.traffic()) {
                 case EVEN -> (int) (i % live);
                 case SKEWED -> random.nextInt(10) < 8 || live == 1 ? 0 : 1 + random.nextInt(live - 1);
-                case RANDOM, COLD_FLOOD, INSTANCE_DIES -> random.nextInt(live);
+                case RANDOM, COLD_FLOOD, INSTANCE_DIES, LOG -> random.nextInt(live);
             };
         }
 

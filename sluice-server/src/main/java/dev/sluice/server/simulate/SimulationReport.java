@@ -57,7 +57,7 @@ final class SimulationReport {
                 s.limit(),
                 r.worstOvershoot(),
                 SimulateCommand.percent((double) r.worstOvershoot() / s.limit()),
-                s.mode() == Mode.SYNCHRONIZED && s.traffic() != Traffic.INSTANCE_DIES
+                s.mode() == Mode.SYNCHRONIZED && s.traffic() != Traffic.INSTANCE_DIES && s.traffic() != Traffic.LOG
                         ? "; synchronized mode's bound on M: " + s.bound()
                         : "");
         out.printf(

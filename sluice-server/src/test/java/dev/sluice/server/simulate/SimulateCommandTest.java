@@ -206,6 +206,67 @@ class SimulateCommandTest {
         assertEquals(0, simulate("--help").status());
     }
 
+    /**
+     * A log of two clients, each 100 requests a second for 3 s, and one line that is not a request. Spread by client
+     * over 4 instances, each client's requests all reach one instance, so even synchronized mode admits exactly 50 a
+     * second of each; at random, exact and leased mode do, and the bad line is reported with its number.
+     */
+    @Test
+    void aLogIsTheTrafficAsReplayReadsIt() throws IOException {
+        Path log = dir.resolve("requests.jsonl");
+        StringBuilder lines = new StringBuilder();
+        long start = 1_764_252_000_000L;
+        for (int i = 0; i < 300; i++) {
+            for (String client : new String[] {"abc", "xyz"}) {
+                lines.append("{\"time\":")
+                        .append(start + 10L * i)
+                        .append(",\"domain\":\"oauth-token\",\"descriptors\":[{\"entries\":[{\"key\":\"client_id\",")
+                        .append("\"value\":\"")
+                        .append(client)
+                        .append("\"}]}]}\n");
+            }
+            if (i == 150) {
+                lines.append("{\"domain\":\"oauth-token\"}\n");
+            }
+        }
+        Files.writeString(log, lines);
+
+        Run sticky = simulate(
+                "--csv",
+                "--log",
+                log.toString(),
+                "--mode",
+                "synchronized",
+                "--instances",
+                "4",
+                "--spread",
+                "by=client_id");
+        assertEquals(0, sticky.status(), sticky.err());
+        List<String> rows = sticky.out().lines().skip(1).toList();
+        assertEquals(3, rows.size(), sticky.out());
+        for (String row : rows) {
+            String[] f = row.split(",", -1);
+            assertEquals("log", f[6], row);
+            assertEquals("2", f[8], row); // keys
+            assertEquals("200", f[11], row); // offered
+            assertEquals("100", f[12], row); // admitted: 50 of each client
+            assertEquals("0", f[15], row); // over
+        }
+        assertTrue(sticky.err().contains("line 303"), sticky.err());
+        assertTrue(sticky.err().contains("1 line that is not a request, left out"), sticky.err());
+
+        Run random = simulate("--csv", "--log", log.toString(), "--mode", "exact,leased", "--instances", "4");
+        for (String row : random.out().lines().skip(1).toList()) {
+            String[] f = row.split(",", -1);
+            assertEquals("0", f[15], row);
+            assertTrue(Long.parseLong(f[12]) >= 95, row);
+        }
+        UsageException e = assertThrows(UsageException.class, () -> simulate("--log", log.toString(), "--rate", "100"));
+        assertTrue(e.getMessage().contains("--rate cannot go with --log"), e.getMessage());
+        e = assertThrows(UsageException.class, () -> simulate("--log", log.toString(), "--spread", "sticky"));
+        assertTrue(e.getMessage().contains("--spread 'sticky'"), e.getMessage());
+    }
+
     private static String[] concat(String[] a, String... b) {
         String[] all = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, all, a.length, b.length);
