@@ -64,12 +64,14 @@ class SimulateCommandTest {
     }
 
     static Stream<Setup> everyTraffic() {
-        return Stream.of(Mode.EXACT, Mode.LEASED).flatMap(mode -> Setup.ALGORITHMS.stream()
-                .flatMap(a -> Arrays.stream(Traffic.values()).map(t -> Setup.of(mode, a, 10, Duration.ofMillis(100))
-                        .traffic(t, 3)
-                        .rate(t == Traffic.COLD_FLOOD ? 10_000 : 500)
-                        .keys(3)
-                        .seconds(3))));
+        return Stream.of(Mode.EXACT, Mode.LEASED)
+                .flatMap(mode -> Setup.ALGORITHMS.stream().flatMap(a -> Arrays.stream(Traffic.values())
+                        .filter(t -> t != Traffic.LOG)
+                        .map(t -> Setup.of(mode, a, 10, Duration.ofMillis(100))
+                                .traffic(t, 3)
+                                .rate(t == Traffic.COLD_FLOOD ? 10_000 : 500)
+                                .keys(3)
+                                .seconds(3))));
     }
 
     /**
