@@ -25,7 +25,7 @@ final class DebugApi implements HttpTransport.Handler, AutoCloseable {
     private final HttpTransport transport;
     private final PolicyLimiter limiter;
     private final PrometheusMeterRegistry prometheus;
-    private final MeterRegistry stats;
+    private final List<MeterRegistry> stats;
     private final ServerMetrics metrics;
     private final @Nullable String adminToken;
 
@@ -37,7 +37,7 @@ final class DebugApi implements HttpTransport.Handler, AutoCloseable {
             InetSocketAddress address,
             PolicyLimiter limiter,
             PrometheusMeterRegistry prometheus,
-            MeterRegistry stats,
+            List<MeterRegistry> stats,
             ServerMetrics metrics,
             @Nullable String adminToken)
             throws IOException {
@@ -92,10 +92,10 @@ final class DebugApi implements HttpTransport.Handler, AutoCloseable {
         };
     }
 
-    /** Every meter of {@code registry} as {@code name[.tag=value…][.statistic]: value} lines, sorted. */
-    static String stats(MeterRegistry registry) {
+    /** Every meter of {@code registries} as {@code name[.tag=value…][.statistic]: value} lines, sorted. */
+    static String stats(List<MeterRegistry> registries) {
         List<String> lines = new ArrayList<>();
-        for (Meter m : registry.getMeters()) {
+        for (Meter m : registries.stream().flatMap(r -> r.getMeters().stream()).toList()) {
             StringBuilder name = new StringBuilder(m.getId().getName());
             for (Tag t : m.getId().getTags()) {
                 name.append('.').append(t.getKey()).append('=').append(t.getValue());

@@ -100,6 +100,11 @@ final class EnvSettings {
         private @Nullable String redisUrl;
         private @Nullable String redisAuth;
         private boolean redisTls;
+        private boolean useStatsd;
+        private boolean dogStatsd;
+        private boolean disableStats;
+        private String statsdHost = "localhost";
+        private String statsdPort = "8125";
 
         private Draft(Map<String, String> set) {
             this.set = set;
@@ -218,38 +223,43 @@ final class EnvSettings {
             refused("XDS_CLIENT_BACKOFF_JITTER", Kind.BOOL, "true", NOT_YET_XDS),
             refused("XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES", Kind.INT, "", NOT_YET_XDS),
             // stats
-            refused(
+            mapped(
                     "USE_DOG_STATSD",
                     Kind.BOOL,
                     "false",
-                    "StatsD is not supported yet; Sluice's metrics are on" + " GET /metrics (Prometheus)"),
-            refused("USE_DOG_STATSD_MOGRIFIERS", Kind.STRING, "", "Sluice sends no DogStatsD mogrified names"),
+                    "--statsd HOST:PORT --statsd-flavor datadog --envoy-stats",
+                    (v, d) -> d.dogStatsd = v.equals("true")),
+            refused(
+                    "USE_DOG_STATSD_MOGRIFIERS",
+                    Kind.STRING,
+                    "",
+                    "Sluice sends envoyproxy/ratelimit's names as they are; map them in the agent"),
             new Variable(
                     "USE_STATSD",
                     Kind.BOOL,
                     "true",
-                    Status.REFUSED,
-                    "StatsD is not supported yet; Sluice's"
-                            + " metrics are on GET /metrics (Prometheus). envoyproxy/ratelimit's default (true) is not"
-                            + " followed: StatsD only when asked",
+                    Status.MAPPED,
+                    "--statsd STATSD_HOST:STATSD_PORT --envoy-stats (Sluice's meters and envoyproxy/ratelimit's names);"
+                            + " envoyproxy/ratelimit's default (true) is not followed: StatsD only when asked",
                     false,
-                    (v, d) -> {
-                        if (v.equals("true")) {
-                            d.refuse("USE_STATSD", "StatsD is not supported yet; Sluice's metrics are on GET /metrics");
-                        }
-                    }),
-            noted("STATSD_HOST", Kind.STRING, "localhost", "StatsD is not supported yet"),
-            noted("STATSD_PORT", Kind.PORT, "8125", "StatsD is not supported yet"),
-            refused("EXTRA_TAGS", Kind.STRING, "", "Sluice adds no extra tags to its metrics"),
-            noted("STATS_FLUSH_INTERVAL", Kind.DURATION, "10s", "StatsD is not supported yet"),
+                    (v, d) -> d.useStatsd = v.equals("true")),
+            mapped("STATSD_HOST", Kind.STRING, "localhost", "--statsd HOST:…", (v, d) -> d.statsdHost = v),
+            mapped("STATSD_PORT", Kind.PORT, "8125", "--statsd …:PORT", (v, d) -> d.statsdPort = v),
+            refused("EXTRA_TAGS", Kind.STRING, "", "Sluice adds no extra tags to its stats"),
+            mapped(
+                    "STATS_FLUSH_INTERVAL",
+                    Kind.DURATION,
+                    "10s",
+                    "--statsd-interval",
+                    (v, d) -> d.option("statsd-interval", Math.max(1, Long.parseLong(v) / 1_000_000) + "ms")),
             new Variable(
                     "DISABLE_STATS",
                     Kind.BOOL,
                     "false",
                     Status.HONOURED,
-                    "true: no StatsD; GET /metrics still" + " answers",
+                    "true: no StatsD, whatever USE_STATSD says; GET /metrics still answers",
                     false,
-                    (v, d) -> {}),
+                    (v, d) -> d.disableStats = v.equals("true")),
             refused(
                     "USE_PROMETHEUS",
                     Kind.BOOL,
@@ -319,8 +329,13 @@ final class EnvSettings {
                     Kind.INT,
                     "0",
                     "Sluice keeps no local cache of keys over their"
-                            + " limit; --lease-interval decides locally within slices of each limit, never over it"),
-            refused("NEAR_LIMIT_RATIO", Kind.FLOAT, "0.8", "near_limit stats are not supported yet"),
+                            + " limit; --store-mode leased decides locally within slices of each limit, never over it"),
+            mapped(
+                    "NEAR_LIMIT_RATIO",
+                    Kind.FLOAT,
+                    "0.8",
+                    "--near-limit-ratio",
+                    (v, d) -> d.option("near-limit-ratio", v)),
             refused(
                     "CACHE_KEY_PREFIX",
                     Kind.STRING,
@@ -623,6 +638,13 @@ final class EnvSettings {
             d.refuse(
                     "BACKEND_TYPE",
                     "Sluice has no memcached store: --store names Redis (REDIS_URL), PostgreSQL or" + " MongoDB");
+        }
+        if ((d.useStatsd || d.dogStatsd) && !d.disableStats) {
+            d.option("statsd", d.statsdHost + ":" + d.statsdPort);
+            d.flag("envoy-stats", true);
+            if (d.dogStatsd) {
+                d.option("statsd-flavor", "datadog");
+            }
         }
         store(d);
         List<String> args = new ArrayList<>();

@@ -29,6 +29,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Turns Envoy's {@code RateLimitRequest} into one {@link PolicyLimiter#check} and the {@link Verdict} into a
@@ -66,8 +67,24 @@ final class RateLimitAdapter {
     private final RequestCaps caps;
     private final BadRequestLog badRequests = new BadRequestLog();
 
+    private final @Nullable EnvoyStats envoyStats;
+
     /** @param caps what a request may hold; one over them is refused before it is checked */
     RateLimitAdapter(PolicyLimiter limiter, HeaderStyle headers, ServerMetrics metrics, RequestCaps caps) {
+        this(limiter, headers, metrics, caps, null);
+    }
+
+    /**
+     * @param caps       what a request may hold; one over them is refused before it is checked
+     * @param envoyStats envoyproxy/ratelimit's stats to count each answer in, or null
+     */
+    RateLimitAdapter(
+            PolicyLimiter limiter,
+            HeaderStyle headers,
+            ServerMetrics metrics,
+            RequestCaps caps,
+            @Nullable EnvoyStats envoyStats) {
+        this.envoyStats = envoyStats;
         this.limiter = Objects.requireNonNull(limiter);
         this.headers = Objects.requireNonNull(headers);
         this.metrics = Objects.requireNonNull(metrics);
@@ -144,6 +161,7 @@ final class RateLimitAdapter {
      * @throws InvalidRequestException if the request cannot be decided, naming the problem
      */
     RateLimitResponse shouldRateLimit(RateLimitRequest request) {
+        long started = System.nanoTime();
         checkCaps(request);
         String domain = request.getDomain();
         if (domain.isEmpty()) {
@@ -183,6 +201,9 @@ final class RateLimitAdapter {
         }
 
         Verdict v = limiter.check(domain, descriptors, hits);
+        if (envoyStats != null) {
+            envoyStats.record(domain, v, hits, started);
+        }
 
         RateLimitResponse.Builder response = RateLimitResponse.newBuilder();
         DescriptorVerdict closest = null;

@@ -101,6 +101,14 @@ final class ServeCommand {
               --healthy-with-config   unready (health NOT_SERVING) until the configuration has a domain
               --shutdown-delay D      from SIGTERM, keep answering for D with health NOT_SERVING, then stop
                                       gracefully (the requests under way are answered); default 0s
+              --statsd HOST:PORT      also send every meter to a StatsD agent over UDP (Micrometer's StatsD registry)
+              --statsd-flavor F       etsy (default: plain dotted names) or datadog (tags)
+              --statsd-interval D     how often gauges are sent and buffered lines flushed; default 10s
+              --envoy-stats           also count envoyproxy/ratelimit's stats under its names, for its dashboards:
+                                      ratelimit.service.rate_limit.DOMAIN.KEY_VALUE.{total_hits,over_limit,
+                                      near_limit,within_limit,shadow_mode} and the service's; sent to StatsD and
+                                      listed on the debug port's /stats, not on /metrics
+              --near-limit-ratio R    the share of a limit past which allowed hits count as near_limit; default 0.8
               --log-level L           trace, debug, info (default), warn, error: the log's level (standard error)
               --log-format F          text (default) or json: one JSON object a line, with envoyproxy/ratelimit's
                                       keys (@timestamp, level, @message), the lines printed on start included
@@ -122,6 +130,7 @@ final class ServeCommand {
             "allow-domain-removal",
             "require-store",
             "healthy-with-config",
+            "envoy-stats",
             "xds-tls",
             "xds-ready-without-config");
     static final Set<String> VALUED = Set.of(
@@ -151,6 +160,10 @@ final class ServeCommand {
             "log-level",
             "log-format",
             "debug-port",
+            "statsd",
+            "statsd-flavor",
+            "statsd-interval",
+            "near-limit-ratio",
             "shutdown-delay",
             "xds-server",
             "xds-node-id",
@@ -265,7 +278,8 @@ final class ServeCommand {
                 o.intBetween("memory-max-keys", defaultMemoryMaxKeys(), 1, Integer.MAX_VALUE),
                 lifecycle(o),
                 xds(o),
-                o.flag("xds-ready-without-config"));
+                o.flag("xds-ready-without-config"),
+                Stats.of(o));
 
         SluiceServer server;
         try {

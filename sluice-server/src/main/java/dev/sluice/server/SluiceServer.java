@@ -7,13 +7,18 @@ import dev.sluice.policy.PolicyLimiter;
 import dev.sluice.policy.PolicyWatcher;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.micrometer.statsd.StatsdMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -45,12 +50,25 @@ final class SluiceServer implements AutoCloseable {
     private final Duration shutdownDelay;
     private final @Nullable ExecutorService storeExecutor;
     private final Readiness readiness;
+    private final @Nullable StatsdMeterRegistry statsd;
     private volatile boolean ready;
     private final boolean storeAnsweredAtStart;
 
     private SluiceServer(ServeSettings s, Policies policies, AssembledStore store) throws IOException {
         this.store = store;
-        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        this.statsd = s.stats().statsd();
+        MeterRegistry registry = prometheus;
+        if (statsd != null) {
+            CompositeMeterRegistry both = new CompositeMeterRegistry();
+            both.add(prometheus);
+            both.add(statsd);
+            registry = both;
+        }
+        // envoyproxy/ratelimit's names go to StatsD and the debug port's /stats, not to Prometheus (its own names)
+        MeterRegistry envoyRegistry = statsd != null ? statsd : new SimpleMeterRegistry();
+        EnvoyStats envoyStats =
+                s.stats().envoyNames() ? new EnvoyStats(envoyRegistry, s.stats().nearLimitRatio()) : null;
         ServerMetrics metrics = new ServerMetrics(registry);
         int threads = Math.max(8, 4 * Runtime.getRuntime().availableProcessors());
         AtomicInteger n = new AtomicInteger();
@@ -112,7 +130,7 @@ final class SluiceServer implements AutoCloseable {
             }
             throw e;
         }
-        RateLimitAdapter adapter = new RateLimitAdapter(limiter, s.headers(), metrics, s.caps());
+        RateLimitAdapter adapter = new RateLimitAdapter(limiter, s.headers(), metrics, s.caps(), envoyStats);
         // The transport hands each call to this pool at once (a direct executor): a fixed number of threads and a
         // bounded queue, beyond which a call is answered RESOURCE_EXHAUSTED (GrpcService.bounded).
         this.grpcExecutor = new ThreadPoolExecutor(
@@ -155,7 +173,7 @@ final class SluiceServer implements AutoCloseable {
                     adapter,
                     store.waits(),
                     limiter,
-                    registry,
+                    prometheus,
                     metrics,
                     this::health,
                     s.adminToken(),
@@ -172,7 +190,13 @@ final class SluiceServer implements AutoCloseable {
         try {
             this.debug = debugPort < 0
                     ? null
-                    : new DebugApi(debugAddress, limiter, registry, registry, metrics, s.adminToken());
+                    : new DebugApi(
+                            debugAddress,
+                            limiter,
+                            prometheus,
+                            envoyStats == null ? List.of(prometheus) : List.of(prometheus, envoyRegistry),
+                            metrics,
+                            s.adminToken());
         } catch (IOException e) {
             grpc.shutdownNow();
             http.close();
@@ -348,6 +372,9 @@ final class SluiceServer implements AutoCloseable {
         }
         readiness.close();
         limiter.close();
+        if (statsd != null) {
+            statsd.close(); // flushes what is buffered
+        }
         try {
             store.close();
         } catch (RuntimeException e) {
@@ -415,7 +442,8 @@ final class SluiceServer implements AutoCloseable {
             int memoryMaxKeys,
             Lifecycle lifecycle,
             XdsSubscription.@Nullable Settings xds,
-            boolean readyWithoutConfig) {}
+            boolean readyWithoutConfig,
+            Stats stats) {}
 
     /**
      * How the service starts, reports and stops.

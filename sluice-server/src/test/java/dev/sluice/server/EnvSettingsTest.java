@@ -155,6 +155,19 @@ class EnvSettingsTest {
         }
     }
 
+    /** docs/envoy-ratelimit.md lists every row with its status. */
+    @Test
+    void theDocsListEveryVariableAsTheTableAnswersIt() throws java.io.IOException {
+        List<String> lines = java.nio.file.Files.readAllLines(java.nio.file.Path.of("../docs/envoy-ratelimit.md"));
+        for (String name : EnvSettings.names()) {
+            String status = EnvSettings.variable(name).status().name().toLowerCase(java.util.Locale.ROOT);
+            assertTrue(
+                    lines.stream()
+                            .anyMatch(l -> l.startsWith("| `" + name + "` |") && l.contains(" | " + status + " | ")),
+                    name + " as " + status + " in docs/envoy-ratelimit.md");
+        }
+    }
+
     @Test
     void anEnvironmentWithoutItsVariablesAsksForNothing() {
         assertEquals(EnvSettings.Result.NONE, read("HOME", "/root", "SLUICE_ADMIN_TOKEN", "t", "PORT", ""));
@@ -225,7 +238,7 @@ class EnvSettingsTest {
                 "PORT", "http");
         assertTrue(m.contains("MEMCACHE_HOST_PORT='m:11211' is not supported: Sluice has no memcached store"), m);
         assertTrue(m.contains("LOCAL_CACHE_SIZE_IN_BYTES='1048576' is not supported: Sluice keeps no local cache"), m);
-        assertTrue(m.contains("--lease-interval"), m);
+        assertTrue(m.contains("--store-mode leased"), m);
         assertTrue(m.contains("REDIS_SENTINEL_AUTH=*** is not supported"), m);
         assertTrue(m.contains("PORT='http' is not valid: expected a port number from 0 to 65535"), m);
         assertTrue(
@@ -263,6 +276,33 @@ class EnvSettingsTest {
                         "REDIS_AUTH has no effect: no REDIS_URL names a store"),
                 r.notices());
         assertNull(r.storePassword());
+    }
+
+    @Test
+    void statsdAsEnvoyproxyRatelimitSendsIt() {
+        assertEquals(
+                List.of(
+                        "--statsd-interval=1000ms",
+                        "--near-limit-ratio=0.9",
+                        "--statsd=statsd.infra:9125",
+                        "--envoy-stats"),
+                read(
+                                "USE_STATSD",
+                                "true",
+                                "STATSD_HOST",
+                                "statsd.infra",
+                                "STATSD_PORT",
+                                "9125",
+                                "STATS_FLUSH_INTERVAL",
+                                "1s",
+                                "NEAR_LIMIT_RATIO",
+                                "0.90")
+                        .args());
+        assertEquals(
+                List.of(), read("USE_STATSD", "true", "DISABLE_STATS", "true").args());
+        assertEquals(
+                List.of("--statsd=localhost:8125", "--envoy-stats", "--statsd-flavor=datadog"),
+                read("USE_DOG_STATSD", "true").args());
     }
 
     @Test
