@@ -73,6 +73,32 @@ public interface RateLimiter extends AutoCloseable {
      * @throws IllegalStateException    if a limiter is closed
      */
     static JointDecision tryAcquireAll(List<Acquisition> parts) {
+        return deciderOf(parts).decideAll(parts);
+    }
+
+    /**
+     * {@link #tryAcquireAll(List)} on the caller's thread, never waiting past {@code deadlineNanos} (a
+     * {@link System#nanoTime()} value), when the limiters can decide so: from memory (the in-memory store, a leased
+     * limiter whose slice covers the part) or by a store call the store bounds by the deadline (exact mode on a store
+     * that batches its calls, such as Redis). A store call not answered by the deadline is answered by the failure
+     * policy, and the store never applies it afterwards. Otherwise this decides nothing, takes nothing and returns
+     * null: decide with {@link #tryAcquireAll(List)} on a thread that may wait for the store's own timeout.
+     *
+     * <p>This is what lets a caller with a deadline (the rate-limit service) decide without handing every request to
+     * another thread: only the requests that need a call it cannot bound go there.
+     *
+     * @param parts         as for {@link #tryAcquireAll(List)}
+     * @param deadlineNanos when the answer is due, by {@link System#nanoTime()}
+     * @return the decision, or null if it needs a store call this thread cannot bound by the deadline
+     * @throws IllegalArgumentException if {@code parts} is empty or names a limiter and key twice
+     * @throws IllegalStateException    if a limiter is closed
+     */
+    static @Nullable JointDecision tryAcquireAllBy(List<Acquisition> parts, long deadlineNanos) {
+        return deciderOf(parts).decideAllBy(parts, deadlineNanos);
+    }
+
+    /** The decider of {@code parts}, validated: their store's, or take-and-give-back across stores. */
+    private static JointDecider deciderOf(List<Acquisition> parts) {
         Objects.requireNonNull(parts, "parts must not be null");
         if (parts.isEmpty()) {
             throw new IllegalArgumentException("parts must not be empty");
@@ -94,7 +120,7 @@ public interface RateLimiter extends AutoCloseable {
                 decider = JointDecider.takeAndGiveBack();
             }
         }
-        return Objects.requireNonNull(decider).decideAll(parts);
+        return Objects.requireNonNull(decider);
     }
 
     /** {@link #tryAcquireAll(List)} of the parts given. */

@@ -5,6 +5,7 @@ import dev.sluice.JointDecision;
 import dev.sluice.RateLimiter;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Decides a joint request ({@link dev.sluice.RateLimiter#tryAcquireAll}) all or nothing: it passes only if every
@@ -27,6 +28,18 @@ public interface JointDecider {
      * @return one decision per part, in order
      */
     JointDecision decideAll(List<Acquisition> parts);
+
+    /**
+     * Decides {@code parts} as {@link #decideAll} does, on the caller's thread and never waiting past
+     * {@code deadlineNanos} ({@link System#nanoTime()}), if it can: from memory, or by store calls it bounds by the
+     * deadline and that the store never applies past it. Otherwise it takes nothing and answers null. Default: null.
+     *
+     * @param parts as for {@link #decideAll}
+     * @return one decision per part, in order; null if deciding needs a call this thread cannot bound
+     */
+    default @Nullable JointDecision decideAllBy(List<Acquisition> parts, long deadlineNanos) {
+        return null;
+    }
 
     /**
      * The decider for limiters of any store: takes every part in order with {@link dev.sluice.RateLimiter#reserve};

@@ -54,6 +54,20 @@ final class LeaseJoint implements JointDecider {
         CountDownLatch claiming;
     }
 
+    /** A request of one part whose slice covers it, from memory; any other needs the store, or may: null. */
+    @Override
+    public @Nullable JointDecision decideAllBy(List<Acquisition> parts, long deadlineNanos) {
+        if (parts.size() != 1) {
+            return null;
+        }
+        Acquisition a = parts.get(0);
+        Decision d = limiter(a).decideCovered(a.key(), a.cost());
+        if (d == null) {
+            return null;
+        }
+        return JointLocks.decided(parts, new Decision[] {d});
+    }
+
     @Override
     public JointDecision decideAll(List<Acquisition> parts) {
         int n = parts.size();

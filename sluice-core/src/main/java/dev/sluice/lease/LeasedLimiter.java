@@ -145,6 +145,34 @@ final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
         }
     }
 
+    /**
+     * Decides a request that the slice held covers, from memory, as {@link #decide} would: takes its cost and answers.
+     * A request the slice does not cover needs the store (a claim, or a wait for one): then this takes nothing and
+     * answers null, and the request is decided by {@link #tryAcquire}.
+     */
+    @Nullable
+    Decision decideCovered(String key, long cost) {
+        while (true) {
+            Lease ls = held(key);
+            long now = now();
+            ls.lock();
+            try {
+                if (ls.retired()) {
+                    continue;
+                }
+                checkOpen();
+                roll(ls, now);
+                if (ls.used + cost > ls.granted) {
+                    return null;
+                }
+                demand(ls, cost);
+                return takePart(ls, now, cost);
+            } finally {
+                ls.unlock();
+            }
+        }
+    }
+
     // ---- a part of a joint request (LeaseJoint), with the lease's lock held -----------------------------------------
 
     /** What a part of a joint request can do with its lease now. */

@@ -33,6 +33,12 @@ final class MemoryJoint implements JointDecider {
 
     private MemoryJoint() {}
 
+    /** From memory: always, at once. */
+    @Override
+    public JointDecision decideAllBy(List<Acquisition> parts, long deadlineNanos) {
+        return decideAll(parts);
+    }
+
     @Override
     public JointDecision decideAll(List<Acquisition> parts) {
         for (Acquisition a : parts) {

@@ -37,4 +37,24 @@ public interface AtomicJointDecider {
      * @return one decision per part, in order
      */
     List<StoreDecision> decideAll(List<AtomicDecider> deciders, List<String> keys, long[] costs, long[] nowNanos);
+
+    /**
+     * Whether {@link #decideAll(List, List, long[], long[], long)} keeps to its deadline: it waits no longer, and a
+     * call not answered by then is never applied by the store afterwards (it is dropped before it is sent, or the
+     * store refuses it as stale). Only then does a caller with a deadline decide on its own thread
+     * ({@link dev.sluice.RateLimiter#tryAcquireAllBy}). Default false.
+     */
+    default boolean keepsDeadlines() {
+        return false;
+    }
+
+    /**
+     * {@link #decideAll(List, List, long[], long[])}, answering or failing by {@code deadlineNanos} (a
+     * {@link System#nanoTime()} value) where the store {@linkplain #keepsDeadlines() keeps deadlines}; the default
+     * ignores the deadline. A call past its deadline throws, and, where the store keeps deadlines, took nothing.
+     */
+    default List<StoreDecision> decideAll(
+            List<AtomicDecider> deciders, List<String> keys, long[] costs, long[] nowNanos, long deadlineNanos) {
+        return decideAll(deciders, keys, costs, nowNanos);
+    }
 }

@@ -27,6 +27,11 @@ public final class SharedJoint {
         }
 
         @Override
+        public @Nullable JointDecision decideAllBy(List<Acquisition> parts, long deadlineNanos) {
+            return SharedJoint.this.decideAllBy(parts, deadlineNanos);
+        }
+
+        @Override
         public String toString() {
             return SharedJoint.this.toString();
         }
@@ -47,27 +52,54 @@ public final class SharedJoint {
     }
 
     private JointDecision decideAll(List<Acquisition> parts) {
+        SharedLimiter[] limiters = limiters(parts);
+        AtomicJointDecider oneCall = atomic;
+        Decision @Nullable [] decisions = oneCall != null ? atomically(oneCall, parts, limiters, NO_DEADLINE) : null;
+        if (decisions == null) {
+            decisions = takeAndGiveBack(parts, limiters);
+        }
+        return told(parts, limiters, decisions);
+    }
+
+    /** One call to the store within the deadline, where it keeps deadlines and takes the keys together; else null. */
+    private @Nullable JointDecision decideAllBy(List<Acquisition> parts, long deadlineNanos) {
+        AtomicJointDecider oneCall = atomic;
+        if (oneCall == null || !oneCall.keepsDeadlines()) {
+            return null;
+        }
+        SharedLimiter[] limiters = limiters(parts);
+        Decision @Nullable [] decisions = atomically(oneCall, parts, limiters, deadlineNanos);
+        return decisions == null ? null : told(parts, limiters, decisions);
+    }
+
+    private static SharedLimiter[] limiters(List<Acquisition> parts) {
         int n = parts.size();
         SharedLimiter[] limiters = new SharedLimiter[n];
         for (int i = 0; i < n; i++) {
             limiters[i] = (SharedLimiter) parts.get(i).limiter();
             limiters[i].checkOpen();
         }
-        AtomicJointDecider oneCall = atomic;
-        Decision @Nullable [] decisions = oneCall != null ? atomically(oneCall, parts, limiters) : null;
-        if (decisions == null) {
-            decisions = takeAndGiveBack(parts, limiters);
-        }
-        for (int i = 0; i < n; i++) {
+        return limiters;
+    }
+
+    /** Tells each limiter's listeners of its part's decision, and answers them. */
+    private static JointDecision told(List<Acquisition> parts, SharedLimiter[] limiters, Decision[] decisions) {
+        for (int i = 0; i < decisions.length; i++) {
             Acquisition a = parts.get(i);
             limiters[i].notifyDecision(a.key(), a.cost(), decisions[i]);
         }
         return JointDecision.of(Arrays.asList(decisions));
     }
 
-    /** One call to the store; null if it cannot take these keys together. */
+    /** No deadline but the store's own timeout: {@link AtomicJointDecider#decideAll(List, List, long[], long[])}. */
+    private static final long NO_DEADLINE = Long.MIN_VALUE;
+
+    /**
+     * One call to the store, by {@code deadlineNanos} unless it is {@link #NO_DEADLINE}; null if it cannot take these
+     * keys together.
+     */
     private static Decision @Nullable [] atomically(
-            AtomicJointDecider atomic, List<Acquisition> parts, SharedLimiter[] limiters) {
+            AtomicJointDecider atomic, List<Acquisition> parts, SharedLimiter[] limiters, long deadlineNanos) {
         int n = parts.size();
         List<AtomicDecider> deciders = new ArrayList<>(n);
         List<String> keys = new ArrayList<>(n);
@@ -86,7 +118,9 @@ public final class SharedJoint {
         long start = System.nanoTime();
         List<StoreDecision> answers;
         try {
-            answers = atomic.decideAll(deciders, keys, costs, now);
+            answers = deadlineNanos == NO_DEADLINE
+                    ? atomic.decideAll(deciders, keys, costs, now)
+                    : atomic.decideAll(deciders, keys, costs, now, deadlineNanos);
             if (answers == null || answers.size() != n) {
                 throw new SluiceException(
                         "the store answered " + (answers == null ? "nothing" : answers.size() + " decisions")

@@ -45,9 +45,9 @@ import org.jspecify.annotations.Nullable;
  * {@link dev.sluice.FailurePolicy}, whatever that policy is, or a {@link SluiceException}) is answered by the domain's
  * {@code on_store_failure} of this configuration, the one deciding: {@code allow} passes the stage, {@code deny}
  * refuses it as its mode refuses (an enforced stage refuses the request). Its limits report {@link
- * LimitVerdict#failed()} with no counts, since the store gave none: remaining -1, reset and retry 0. A check the
- * limiter's deadline cut short ({@link #decide}'s {@code storeAnswers} false) is answered the same way, every stage
- * as failed.
+ * LimitVerdict#failed()} with no counts, since the store gave none: remaining -1, reset and retry 0. A stage the
+ * check's deadline cut short ({@link StoreDeadline}) is answered the same way, and every stage after it as well,
+ * unasked.
  *
  * <p>Resolutions. What a descriptor resolves to in a domain (its plan and counter keys) is kept in a direct-mapped
  * table of {@value #RECENT} slots by the descriptor's value, so that a descriptor checked again (the same object or an
@@ -272,6 +272,14 @@ final class Engine {
         return true;
     }
 
+    /**
+     * One more hold at {@code stripe}, for work a check hands to another thread, by a caller that holds the engine
+     * there already (so it cannot close meanwhile); that work {@link #release releases} it.
+     */
+    void holdMore(int stripe) {
+        holds.getAndIncrement(stripe);
+    }
+
     void release(int stripe) {
         holds.getAndDecrement(stripe);
         if (retired) {
@@ -451,11 +459,17 @@ final class Engine {
      *
      * @param hits         the cost of every descriptor, unless {@code costs} is given
      * @param costs        the cost of each descriptor, in order; null when every descriptor costs {@code hits}
-     * @param storeAnswers false when the store is not to be asked because the check's deadline has passed: every
-     *                     stage is answered by {@code on_store_failure}
+     * @param deadline     the check's deadline, or null to wait as long as the store's calls take; a stage not decided
+     *                     by it (or asked after it) is answered by {@code on_store_failure}, as timed out
+     * @param stripe       where the caller holds this engine, for work the deadline hands to another thread
      */
     Verdict decide(
-            String domain, List<Descriptor> descriptors, long hits, long @Nullable [] costs, boolean storeAnswers) {
+            String domain,
+            List<Descriptor> descriptors,
+            long hits,
+            long @Nullable [] costs,
+            @Nullable StoreDeadline deadline,
+            int stripe) {
         Domain dom = domains.get(domain);
         int n = descriptors.size();
         // a request of one descriptor keeps its resolution without an array
@@ -523,6 +537,7 @@ final class Engine {
         OnStoreFailure onFailure = dom == null ? OnStoreFailure.ALLOW : dom.policy.onStoreFailure();
         int refusedStage = -1;
         int failedStages = 0;
+        boolean timedOut = false;
         long nowNanos = -1;
         for (int stage = Plan.ENFORCE; stage <= Plan.DRY_RUN && refusedStage < 0; stage++) {
             int asked = 0;
@@ -549,7 +564,11 @@ final class Engine {
                 }
             }
             boolean quota = stage == Plan.QUOTA;
-            boolean failed = !storeAnswers || !(quota ? askEach(head) : ask(head, stage, asked, one));
+            int asking = quota
+                    ? askEach(head, deadline, stripe)
+                    : deadline == null ? ask(head, stage, asked, one) : ask(head, stage, asked, deadline, stripe);
+            boolean failed = asking != ASKED;
+            timedOut |= asking == TIMED_OUT;
             boolean allowed = !quota;
             for (Part p = head; p != null && !failed; p = p.next) {
                 Decision d = p.decision;
@@ -557,6 +576,9 @@ final class Engine {
                     failed = d.failed();
                     allowed = quota ? allowed || d.allowed() : allowed && d.allowed();
                 }
+            }
+            if (failed && deadline != null && deadline.passed()) {
+                timedOut = true; // the store's failure policy answered a call the deadline cut short
             }
             if (failed) {
                 failedStages |= 1 << stage;
@@ -574,20 +596,54 @@ final class Engine {
                 refusedStage != Plan.ENFORCE && refusedStage != Plan.QUOTA,
                 decided.shadowBan(),
                 failedStages == 0 ? null : onFailure,
-                !storeAnswers,
+                timedOut,
                 decided);
     }
 
+    /** What {@link #ask} did: the store decided (each part has its decision), failed, or gave no answer in time. */
+    private static final int ASKED = 0;
+
+    private static final int FAILED = 1;
+    private static final int TIMED_OUT = 2;
+
+    /** {@link #ask(Part, int, int, Part)} by {@code deadline}. */
+    private int ask(@Nullable Part head, int stage, int asked, StoreDeadline deadline, int stripe) {
+        Acquisition[] acquisitions = new Acquisition[asked];
+        Part[] asking = new Part[asked];
+        int k = 0;
+        for (Part p = head; p != null; p = p.next) {
+            if (p.stage == stage) {
+                RateLimiter limiter = Objects.requireNonNull(p.limiter, "a limit of 0 has none, and is impossible");
+                asking[k] = p;
+                acquisitions[k++] = new Acquisition(limiter, p.key, p.cost);
+            }
+        }
+        JointDecision joint;
+        try {
+            joint = deadline.decide(Arrays.asList(acquisitions), this, stripe);
+        } catch (SluiceException e) {
+            return FAILED;
+        }
+        if (joint == null) {
+            return TIMED_OUT;
+        }
+        for (int q = 0; q < asked; q++) {
+            asking[q].decision = joint.decision(q);
+        }
+        return ASKED;
+    }
+
     /**
-     * Asks the store for the parts of {@code stage}, all or nothing, and keeps each part's decision; false when the
-     * store failed by throwing (a store whose failure policy answered returns decisions marked failed instead).
+     * Asks the store for the parts of {@code stage}, all or nothing, and keeps each part's decision; {@link #FAILED}
+     * when the store failed by throwing (a store whose failure policy answered returns decisions marked failed
+     * instead).
      */
-    private static boolean ask(@Nullable Part head, int stage, int asked, Part one) {
+    private static int ask(@Nullable Part head, int stage, int asked, Part one) {
         try {
             if (asked == 1) { // tryAcquireAll of one part, without its list
                 RateLimiter limiter = Objects.requireNonNull(one.limiter, "a limit of 0 has none, and is impossible");
                 one.decision = limiter.tryAcquire(one.key, one.cost);
-                return true;
+                return ASKED;
             }
             Acquisition[] acquisitions = new Acquisition[asked];
             Part[] asking = new Part[asked];
@@ -603,27 +659,36 @@ final class Engine {
             for (int q = 0; q < asked; q++) {
                 asking[q].decision = joint.decision(q);
             }
-            return true;
+            return ASKED;
         } catch (SluiceException e) {
-            return false;
+            return FAILED;
         }
     }
 
     /**
-     * Asks the store for each possible part of the quota stage on its own, each counted if it has room; false when the
-     * store failed by throwing.
+     * Asks the store for each possible part of the quota stage on its own, each counted if it has room, by
+     * {@code deadline} if there is one; {@link #FAILED} when the store failed by throwing, {@link #TIMED_OUT} when a
+     * part got no answer by the deadline.
      */
-    private static boolean askEach(@Nullable Part head) {
+    private int askEach(@Nullable Part head, @Nullable StoreDeadline deadline, int stripe) {
         try {
             for (Part p = head; p != null; p = p.next) {
                 if (p.stage == Plan.QUOTA && !p.impossible) {
                     RateLimiter limiter = Objects.requireNonNull(p.limiter, "a limit of 0 has none, and is impossible");
-                    p.decision = limiter.tryAcquire(p.key, p.cost);
+                    if (deadline == null) {
+                        p.decision = limiter.tryAcquire(p.key, p.cost);
+                        continue;
+                    }
+                    JointDecision one = deadline.decide(List.of(new Acquisition(limiter, p.key, p.cost)), this, stripe);
+                    if (one == null) {
+                        return TIMED_OUT;
+                    }
+                    p.decision = one.decision(0);
                 }
             }
-            return true;
+            return ASKED;
         } catch (SluiceException e) {
-            return false;
+            return FAILED;
         }
     }
 

@@ -11,12 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -53,7 +48,7 @@ public final class PolicyLimiter implements AutoCloseable {
     private final Clock clock;
     private final boolean dryRun;
     private final RateLimitListener listener;
-    /** Where checks run when they have a deadline; null: on the caller's thread. */
+    /** Where the store calls of a check run when its thread cannot bound them by the deadline; null: no deadline. */
     private final @Nullable ExecutorService deadlineExecutor;
 
     private final long deadlineNanos;
@@ -148,67 +143,24 @@ public final class PolicyLimiter implements AutoCloseable {
     private Verdict decide(String domain, List<Descriptor> descriptors, long hits, long @Nullable [] costs) {
         int stripe = Engine.stripe();
         Engine e = retain(stripe);
-        long start = metrics == null ? 0 : System.nanoTime();
-        Verdict v;
+        long start = System.nanoTime();
         ExecutorService executor = deadlineExecutor;
-        if (executor == null) {
-            try {
-                v = e.decide(domain, descriptors, hits, costs, true);
-            } finally {
-                e.release(stripe);
-            }
-        } else {
-            v = decideWithin(e, stripe, executor, domain, descriptors, hits, costs);
+        Verdict v;
+        try {
+            v = e.decide(
+                    domain,
+                    descriptors,
+                    hits,
+                    costs,
+                    executor == null ? null : new StoreDeadline(start + deadlineNanos, executor),
+                    stripe);
+        } finally {
+            e.release(stripe);
         }
         if (metrics != null) {
             metrics.record(domain, e.policies.domains().contains(domain), v, System.nanoTime() - start);
         }
         return v;
-    }
-
-    /**
-     * Decides on {@code executor} and waits {@link #deadlineNanos} at most; past it, or when the executor refuses
-     * the task, {@code e}'s {@code on_store_failure} answers. The hold on {@code e} passes to the task once it is
-     * accepted, so a replaced configuration is not closed under a check still running after its answer was given.
-     */
-    private Verdict decideWithin(
-            Engine e,
-            int stripe,
-            ExecutorService executor,
-            String domain,
-            List<Descriptor> descriptors,
-            long hits,
-            long @Nullable [] costs) {
-        Future<Verdict> f;
-        try {
-            f = executor.submit(() -> {
-                try {
-                    return e.decide(domain, descriptors, hits, costs, true);
-                } finally {
-                    e.release(stripe);
-                }
-            });
-        } catch (RejectedExecutionException full) { // every thread waits on the store, and the queue is full
-            try {
-                return e.decide(domain, descriptors, hits, costs, false);
-            } finally {
-                e.release(stripe);
-            }
-        }
-        try {
-            return f.get(deadlineNanos, TimeUnit.NANOSECONDS);
-        } catch (TimeoutException late) {
-            f.cancel(false); // it finishes, or fails, by the store's own timeout; its answer is dropped
-        } catch (InterruptedException interrupted) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException failed) {
-            if (failed.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new IllegalStateException(failed.getCause());
-        }
-        // asks none of e's limiters, so it holds even if the task has ended and e was retired and closed meanwhile
-        return e.decide(domain, descriptors, hits, costs, false);
     }
 
     private Engine retain(int stripe) {
@@ -396,13 +348,19 @@ public final class PolicyLimiter implements AutoCloseable {
 
         /**
          * A bound on the time a check waits for its store (default none: a check waits as long as its store's calls
-         * take). Checks then run on {@code executor}, and a check not decided within {@code deadline}, or one the
-         * executor refuses, is answered by its domain's {@code on_store_failure} ({@link Verdict#storeTimedOut()}),
-         * from the configuration it was checked under. A check past its deadline still runs to its end on the
-         * executor, and what it takes from the store then stays taken. For a store called per decision (exact mode
-         * on a shared store, or a leased store's claims), whose answer must come before a caller's own timeout.
+         * take), one deadline for the whole check whatever its descriptors and costs. A check is decided on the
+         * caller's thread wherever that keeps the deadline ({@link dev.sluice.RateLimiter#tryAcquireAllBy}): from
+         * memory (a leased slice that covers it), or by a store call the store bounds by the deadline and never
+         * applies past it (exact mode on Redis, whose concurrent calls also go together in one round trip). Only the
+         * store calls the thread cannot bound (a leased claim, exact mode on PostgreSQL or MongoDB) run on
+         * {@code executor}. A check not decided by the deadline, or whose call the executor refuses, is answered by
+         * its domain's {@code on_store_failure} ({@link Verdict#storeTimedOut()}), from the configuration it was
+         * checked under. A call handed to the executor that starts past the deadline is not made; one that started
+         * runs to its end, and what it takes from the store then stays taken. For a store called per decision (exact
+         * mode on a shared store, or a leased store's claims), whose answer must come before a caller's own timeout.
          *
-         * @param executor where checks run; the limiter does not shut it down
+         * @param executor where the store calls that the checking thread cannot bound run; the limiter does not shut
+         *                 it down
          * @throws IllegalArgumentException if {@code deadline} is not positive
          */
         public Builder deadline(Duration deadline, ExecutorService executor) {

@@ -177,13 +177,18 @@ class StoreFailureAnswerTest {
         }
     }
 
-    /** An executor that refuses the check (every thread waits on the store, the queue is full) is a timeout too. */
+    /**
+     * An executor that refuses the check's store call (every thread waits on the store, the queue is full) is a
+     * timeout too. The store is one whose calls the checking thread cannot bound (no batches with deadlines), so its
+     * calls go to the executor.
+     */
     @ParameterizedTest
     @ValueSource(strings = {"allow", "deny"})
     void aCheckTheExecutorRefusesIsAnsweredByTheDomain(String answer) {
         ExecutorService gone = Executors.newSingleThreadExecutor();
         gone.shutdown();
         try (PolicyLimiter l = PolicyLimiter.builder(policies(answer))
+                .store(store(ALWAYS_ALLOWS, FailurePolicy.FAIL_OPEN))
                 .deadline(Duration.ofMillis(20), gone)
                 .build()) {
             Verdict v = l.check("d", List.of(Descriptor.of("k", "a")), 1);
@@ -194,4 +199,41 @@ class StoreFailureAnswerTest {
             assertFalse(none.storeFailed());
         }
     }
+
+    /**
+     * A check that needs no store call is decided on the caller's thread: in memory, even an executor that takes no
+     * work leaves it decided by the store, not by {@code on_store_failure}, exactly as without a deadline.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"allow", "deny"})
+    void aCheckInMemoryIsDecidedOnTheCallersThread(String answer) {
+        ExecutorService gone = Executors.newSingleThreadExecutor();
+        gone.shutdown();
+        try (PolicyLimiter l = PolicyLimiter.builder(policies(answer))
+                .deadline(Duration.ofMillis(20), gone)
+                .build()) {
+            for (int i = 0; i < 5; i++) {
+                Verdict v = l.check("d", List.of(Descriptor.of("k", "a")), 1);
+                assertTrue(v.allowed(), "request " + i + ": " + v);
+                assertFalse(v.storeFailed(), "request " + i + ": " + v);
+                assertEquals(4 - i, v.descriptor(0).limits().get(0).remaining());
+            }
+            Verdict sixth = l.check("d", List.of(Descriptor.of("k", "a")), 1);
+            assertFalse(sixth.allowed(), "the sixth of 5 a minute: " + sixth);
+            assertFalse(sixth.storeFailed());
+        }
+    }
+
+    /** A shared store's decider that admits everything, with a full limit left. */
+    private static final AtomicDecider ALWAYS_ALLOWS = new AtomicDecider() {
+        @Override
+        public StoreDecision decide(String key, long cost, boolean consume, long nowNanos) {
+            return new StoreDecision(true, 5, 0, 0, 0);
+        }
+
+        @Override
+        public boolean giveBack(String key, long cost, long place, long nowNanos) {
+            return false;
+        }
+    };
 }

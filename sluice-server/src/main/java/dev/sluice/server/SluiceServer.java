@@ -72,9 +72,10 @@ final class SluiceServer implements AutoCloseable {
         ServerMetrics metrics = new ServerMetrics(registry);
         int threads = Math.max(8, 4 * Runtime.getRuntime().availableProcessors());
         AtomicInteger n = new AtomicInteger();
-        // Exact and leased mode on a shared store: checks run on threads of their own, so an answer waits for the store
-        // at most the deadline (the store timeout and 2 ms); past it, or with a full queue, the check is answered at
-        // once by its domain's on_store_failure.
+        // Exact and leased mode on a shared store: an answer waits for the store at most the deadline (the store
+        // timeout and 2 ms); past it, or with a full queue, the check is answered at once by its domain's
+        // on_store_failure. A check is decided on its own thread where that keeps the deadline (a leased slice that
+        // covers it, exact mode on Redis); only the store calls that thread cannot bound run on these threads.
         this.storeExecutor = store.waits()
                 ? new ThreadPoolExecutor(
                         2 * threads,

@@ -1,0 +1,92 @@
+package dev.sluice.policy;
+
+import dev.sluice.Acquisition;
+import dev.sluice.JointDecision;
+import dev.sluice.RateLimiter;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The deadline of one check ({@link PolicyLimiter.Builder#deadline}): every stage of the check is decided by it, one
+ * deadline for the whole request whatever its descriptors and costs.
+ *
+ * <p>A stage is decided on the checking thread when its limiters can keep the deadline there
+ * ({@link RateLimiter#tryAcquireAllBy}): from memory (a leased slice that covers it), or by a store call the store
+ * bounds by the deadline and never applies past it (exact mode on Redis). Only a stage that needs a call the thread
+ * cannot bound (a leased claim, a store without deadlines) is handed to the executor and waited for until the
+ * deadline; a task that starts past the deadline does nothing, so a call that waited in the queue too long is never
+ * sent. What such a call takes from the store once it has started stays taken, even when its answer comes too late.
+ */
+final class StoreDeadline {
+
+    private final long atNanos;
+    private final ExecutorService executor;
+
+    StoreDeadline(long atNanos, ExecutorService executor) {
+        this.atNanos = atNanos;
+        this.executor = executor;
+    }
+
+    /** Whether the deadline has passed. */
+    boolean passed() {
+        return System.nanoTime() - atNanos >= 0;
+    }
+
+    /**
+     * Decides {@code parts} by the deadline; null when no answer came by then (or the executor took no more work),
+     * taking nothing but what a call already under way takes.
+     *
+     * @param engine the engine deciding, held by the caller at {@code stripe}; a task handed to the executor holds it
+     *               too, so that its limiters are not closed under a call that runs on after the answer was given
+     * @throws dev.sluice.SluiceException if the store failed and its failure policy throws
+     */
+    @Nullable
+    JointDecision decide(List<Acquisition> parts, Engine engine, int stripe) {
+        if (passed()) {
+            return null;
+        }
+        JointDecision here = RateLimiter.tryAcquireAllBy(parts, atNanos);
+        if (here != null) {
+            return here;
+        }
+        engine.holdMore(stripe);
+        Callable<Optional<JointDecision>> call = () -> {
+            try {
+                return passed() ? Optional.empty() : Optional.of(RateLimiter.tryAcquireAll(parts));
+            } finally {
+                engine.release(stripe);
+            }
+        };
+        Future<Optional<JointDecision>> f;
+        try {
+            f = executor.submit(call);
+        } catch (RejectedExecutionException full) { // every thread waits on the store, and the queue is full
+            engine.release(stripe);
+            return null;
+        }
+        try {
+            return f.get(Math.max(0, atNanos - System.nanoTime()), TimeUnit.NANOSECONDS)
+                    .orElse(null);
+        } catch (TimeoutException late) {
+            f.cancel(false); // not started: never runs; started: its answer is dropped
+            return null;
+        } catch (InterruptedException interrupted) {
+            f.cancel(false);
+            Thread.currentThread().interrupt();
+            return null;
+        } catch (ExecutionException failed) {
+            if (failed.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(failed.getCause());
+        }
+    }
+}
