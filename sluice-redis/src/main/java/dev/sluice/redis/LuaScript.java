@@ -13,7 +13,7 @@ import java.util.Objects;
 
 /**
  * A Lua script and its SHA-1 digest for {@code EVALSHA}: that of one algorithm ({@code common.lua}, the algorithm's
- * own part(s), {@code single.lua}), the joint script ({@code common.lua}, every algorithm, {@code joint.lua}), or the
+ * own part(s), {@code single.lua}), the joint script ({@code common.lua}, every algorithm, {@code group.lua}, {@code joint.lua}), the batch script (the same with {@code batch.lua}), or the
  * counter store's compare-and-set. The algorithms are written once, as functions both tails call. Immutable.
  */
 final class LuaScript {
@@ -41,7 +41,21 @@ final class LuaScript {
             "token_bucket",
             "leaky_bucket",
             "fixed_window",
+            "group",
             "joint");
+
+    /** Several requests, single or joint, each by its deadline, in one run ({@code batch.lua}). */
+    static final LuaScript BATCH = load(
+            "batch",
+            "expiring_log",
+            "sliding_log",
+            "sliding_window_counter",
+            "sliding_tail",
+            "token_bucket",
+            "leaky_bucket",
+            "fixed_window",
+            "group",
+            "batch");
 
     private final String name;
     private final String text;

@@ -10,17 +10,20 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Decides for one bound {@link LimiterConfig}: one {@code EVALSHA} of the algorithm's script per call, reloaded with
+ * Decides for one bound {@link LimiterConfig}: a consuming decision in the next batch of the store
+ * ({@link RedisBatches}), a {@code peek} or a give-back by one {@code EVALSHA} of the algorithm's script, reloaded with
  * {@code EVAL} when the server answers {@code NOSCRIPT} (a restarted or failed-over server, a new cluster node).
  * Thread-safe and stateless beyond its configuration.
  */
 final class RedisDecider implements AtomicDecider {
 
     private final Connector<?> connector;
+    private final RedisBatches batches;
     private final LuaScript script;
     private final String keyPrefix;
     private final String keySuffix;
@@ -33,8 +36,14 @@ final class RedisDecider implements AtomicDecider {
     private final String code;
     private final Duration timeout;
 
-    RedisDecider(Connector<?> connector, LimiterConfig config, SharedStoreOptions options, long marginMillis) {
+    RedisDecider(
+            Connector<?> connector,
+            RedisBatches batches,
+            LimiterConfig config,
+            SharedStoreOptions options,
+            long marginMillis) {
         this.connector = connector;
+        this.batches = batches;
         this.script = LuaScript.of(config.algorithm());
         this.keyPrefix = escape(options.namespace()) + ":{";
         this.keySuffix = "}:" + SharedStoreOptions.shape(config);
@@ -73,9 +82,19 @@ final class RedisDecider implements AtomicDecider {
         args.add(strict);
     }
 
+    /**
+     * A consuming decision goes in the next batch ({@link RedisBatches}), by the store's timeout; a {@code peek} runs
+     * the algorithm's own script.
+     */
     @Override
     public StoreDecision decide(String key, long cost, boolean consume, long nowNanos) {
-        List<Object> r = run(key, consume ? "a" : "p", nowNanos, cost, 0);
+        if (consume) {
+            List<String> fields = new ArrayList<>(9);
+            addJointArgs(fields, cost, nowNanos);
+            return batches.decide(new String[] {redisKey(key)}, fields, false, System.nanoTime() + timeout.toNanos())
+                    .get(0);
+        }
+        List<Object> r = run(key, "p", nowNanos, cost, 0);
         if (r.size() != 5) {
             throw new SluiceException("the Redis script answered " + r + ", not a decision");
         }

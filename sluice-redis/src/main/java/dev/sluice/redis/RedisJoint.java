@@ -1,6 +1,5 @@
 package dev.sluice.redis;
 
-import dev.sluice.SluiceException;
 import dev.sluice.spi.AtomicDecider;
 import dev.sluice.spi.AtomicJointDecider;
 import dev.sluice.spi.StoreDecision;
@@ -12,8 +11,9 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Decides a joint request over limiters of one {@link RedisStore} as one run of the joint script ({@code joint.lua}):
- * one {@code EVALSHA} over every part's key, whatever each part's algorithm, limit, window and clock. On a Redis
+ * Decides a joint request over limiters of one {@link RedisStore} in one run of a script: its request in the next
+ * batch ({@link RedisBatches}), all or nothing over every part's key, whatever each part's algorithm, limit, window
+ * and clock. On a Redis
  * Cluster only keys in one hash slot can share a script (same user key: the hash tag is the user key); for keys in
  * different slots {@link #canDecideTogether} says no, and the request is taken and given back instead.
  *
@@ -27,11 +27,19 @@ import java.util.Set;
 final class RedisJoint implements AtomicJointDecider {
 
     private final Connector<?> connector;
+    private final RedisBatches batches;
     private final Duration timeout;
 
-    RedisJoint(Connector<?> connector, Duration timeout) {
+    RedisJoint(Connector<?> connector, RedisBatches batches, Duration timeout) {
         this.connector = connector;
+        this.batches = batches;
         this.timeout = timeout;
+    }
+
+    /** A joint request goes in a batch, by its deadline, and Redis refuses it past the deadline. */
+    @Override
+    public boolean keepsDeadlines() {
+        return true;
     }
 
     @Override
@@ -61,23 +69,21 @@ final class RedisJoint implements AtomicJointDecider {
     @Override
     public List<StoreDecision> decideAll(
             List<AtomicDecider> deciders, List<String> keys, long[] costs, long[] nowNanos) {
+        return decideAll(deciders, keys, costs, nowNanos, System.nanoTime() + timeout.toNanos());
+    }
+
+    @Override
+    public List<StoreDecision> decideAll(
+            List<AtomicDecider> deciders, List<String> keys, long[] costs, long[] nowNanos, long deadlineNanos) {
         int n = keys.size();
         String[] redisKeys = new String[n];
-        List<String> args = new ArrayList<>(9 * n);
+        List<String> fields = new ArrayList<>(9 * n);
         for (int i = 0; i < n; i++) {
             RedisDecider decider = (RedisDecider) deciders.get(i);
             redisKeys[i] = decider.redisKey(keys.get(i));
-            decider.addJointArgs(args, costs[i], nowNanos[i]);
+            decider.addJointArgs(fields, costs[i], nowNanos[i]);
         }
-        List<Object> r = RedisDecider.eval(connector, LuaScript.JOINT, redisKeys, args.toArray(new String[0]), timeout);
-        if (r.size() != 5 * n) {
-            throw new SluiceException("the Redis joint script answered " + r + ", not " + n + " decisions");
-        }
-        List<StoreDecision> decisions = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            decisions.add(RedisDecider.decision(r, 5 * i));
-        }
-        return decisions;
+        return batches.decide(redisKeys, fields, true, deadlineNanos);
     }
 
     @Override

@@ -23,8 +23,10 @@ import java.util.function.Supplier;
 
 /**
  * Limits shared across service instances through Redis or Redis Cluster (Lettuce), in exact mode: every decision,
- * {@code peek}, reservation and cancel is one atomic Lua script on the server, one round trip, with no client-side
- * retry loop.
+ * {@code peek}, reservation and cancel is one atomic Lua script on the server, with no client-side retry loop. The
+ * consuming decisions of concurrent callers share round trips: while one batch is in flight, those that arrive go
+ * together in the next (one script run over all of them, per hash slot on a cluster), so a lone caller waits one round
+ * trip and many callers share each.
  *
  * <pre>{@code
  * RedisClient client = RedisClient.create("redis://localhost:6379");
@@ -65,8 +67,11 @@ import java.util.function.Supplier;
  *       most every 100 ms while calls come. Decisions are Redis's again within about 100 ms of Redis accepting
  *       connections, whatever the client's own reconnect settings (Lettuce's backoff reaches 30 s).</li>
  *   <li>A connection that is up but gets no answer (a stalled or partitioned server) costs each call its
- *       {@link Builder#timeout(Duration) timeout}, after which the failure policy decides. A call that times out
- *       after its command reached Redis may still take effect there.</li>
+ *       {@link Builder#timeout(Duration) timeout}, after which the failure policy decides. A consuming decision
+ *       ({@code tryAcquire}, {@code reserve}, a joint request) answered by the failure policy this way takes nothing:
+ *       it is never sent if it still waited for its batch, and the script refuses it if Redis runs it past its
+ *       deadline (see {@code RedisBatches}). A {@code peek} or a {@code cancel} that times out after its command
+ *       reached Redis may still take effect there.</li>
  *   <li>{@link #isConnected()} tells a readiness probe whether the connection is open. {@link #close()} closes it,
  *       not the client; calls throw {@link IllegalStateException} from then on.</li>
  * </ul>
@@ -78,8 +83,13 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
     /*
      * How the Redis store is designed, and why.
      *
-     * One decision is one EVALSHA of the algorithm's script (resources dev/sluice/redis/*.lua: common.lua, the
-     * algorithm's part, single.lua). The script reads the key's state, runs the algorithm exactly as
+     * Concurrent consuming decisions share round trips: RedisBatches sends, while one batch is in flight, the
+     * requests that arrived meanwhile together in the next run of batch.lua, each decided in order exactly as its own
+     * script below would decide it, and refused untouched if Redis runs it past its deadline. What follows is what one
+     * request does within it.
+     *
+     * One decision is one run of the algorithm's code (resources dev/sluice/redis/*.lua: common.lua, the
+     * algorithm's part, single.lua alone, or group.lua within batch.lua). The script reads the key's state, runs the algorithm exactly as
      * dev.sluice.algorithm does, writes the state back and sets its TTL. Redis runs a script atomically, so concurrent instances never
      * interleave inside a decision and no compare-and-swap loop is needed: a hot key costs one script run per
      * request, however many instances contend for it. A server that no longer knows the script (restarted, failed
@@ -131,12 +141,14 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
     private final SharedStoreOptions options;
     private final long marginMillis;
     private final SharedJoint joint;
+    private final RedisBatches batches;
 
     private RedisStore(Connector<?> connector, SharedStoreOptions options, Duration expiryMargin) {
         this.connector = connector;
         this.options = options;
         this.marginMillis = options.timeSource() == TimeSource.CLOCK ? expiryMargin.toMillis() : 0;
-        this.joint = new SharedJoint(new RedisJoint(connector, options.timeout()));
+        this.batches = new RedisBatches(connector);
+        this.joint = new SharedJoint(new RedisJoint(connector, batches, options.timeout()));
     }
 
     /** A builder for a store on a standalone Redis (or a proxy) through {@code client}. */
@@ -247,14 +259,14 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
                     + windowNanos / 1000 + ") on Redis, was " + config.buckets());
         }
         return SharedRateLimiter.create(
-                config, new RedisDecider(connector, config, options, marginMillis), options, joint);
+                config, new RedisDecider(connector, batches, config, options, marginMillis), options, joint);
     }
 
     /** The Redis key that holds {@code key}'s state under {@code config}, for inspection and operations. */
     public String redisKey(String key, LimiterConfig config) {
         Objects.requireNonNull(config, "config must not be null");
         config.checkRequest(key, 1);
-        return new RedisDecider(connector, config, options, marginMillis).redisKey(key);
+        return new RedisDecider(connector, batches, config, options, marginMillis).redisKey(key);
     }
 
     /** The options this store was built with. */
@@ -322,7 +334,8 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
             if (connected) {
                 WarmUp.run(
                         startupTimeout().minusNanos(System.nanoTime() - start),
-                        WarmUp.peeks(config -> new RedisDecider(c, config, store.options, store.marginMillis)));
+                        WarmUp.peeks(config ->
+                                new RedisDecider(c, store.batches, config, store.options, store.marginMillis)));
             }
             return store;
         }

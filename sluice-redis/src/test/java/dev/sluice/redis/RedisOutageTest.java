@@ -21,9 +21,14 @@ import dev.sluice.testkit.server.RedisServers;
 import io.lettuce.core.RedisClient;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -48,6 +53,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 class RedisOutageTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(2);
+    /** The deadline of the stall test's requests: it waits for them, not for the pause. */
+    private static final Duration STALL_TIMEOUT = Duration.ofMillis(300);
+
     private static final long PAUSE_MILLIS = 10_000;
     private static final Duration FAIL_CLOSED_RETRY = Duration.ofSeconds(7);
     private static final Duration HANG = Duration.ofSeconds(30);
@@ -166,6 +174,62 @@ class RedisOutageTest {
 
                 awaitRecovery(limiter);
                 // peek consumes nothing, so the timed-out peek, run by Redis once the pause ended, changed nothing
+                assertEquals(Decision.allowed(3, 1, UNTIL_12_01.toNanos()), limiter.tryAcquire(key));
+            } finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    /**
+     * Requests refused during a stall consume nothing: with {@code FAIL_CLOSED}, 8 requests made while the server is
+     * paused are each denied by their deadline; the one Redis holds (the batch in flight) is refused by the script as
+     * past its deadline once the pause ends, and those queued behind it are never sent. The counts are as before.
+     */
+    @Test
+    void requestsRefusedDuringAStallLeaveTheCountsAsTheyWere() throws Exception {
+        try (RedisServer server = RedisServers.start()) {
+            RedisClient client = RedisClient.create(server.uri());
+            client.setOptions(RedisStore.recommendedClientOptions());
+            List<SluiceException> failures = new CopyOnWriteArrayList<>();
+            try (RedisStore store = RedisStore.builder(client)
+                    .timeSource(TimeSource.CLOCK)
+                    .failurePolicy(FailurePolicy.FAIL_CLOSED)
+                    .timeout(STALL_TIMEOUT)
+                    .failClosedRetryAfter(FAIL_CLOSED_RETRY)
+                    .failureListener(failures::add)
+                    .build()) {
+                SharedRateLimiter limiter = limiter(store);
+                awaitConnected(limiter, failures);
+                String key = "stall:" + UUID.randomUUID();
+                assertEquals(Decision.allowed(3, 2, UNTIL_12_01.toNanos()), limiter.tryAcquire(key));
+                int failuresBefore = failures.size();
+
+                server.call("CLIENT", "PAUSE", Long.toString(PAUSE_MILLIS), "WRITE"); // holds every script
+                ExecutorService callers = Executors.newFixedThreadPool(8);
+                try {
+                    List<Future<Decision>> during = new ArrayList<>();
+                    for (int i = 0; i < 8; i++) {
+                        during.add(callers.submit(() -> limiter.tryAcquire(key)));
+                    }
+                    for (Future<Decision> d : during) {
+                        Decision refused = d.get(HANG.toSeconds(), TimeUnit.SECONDS);
+                        assertTrue(refused.failed() && !refused.allowed(), "denied by the failure policy: " + refused);
+                    }
+                } finally {
+                    callers.shutdownNow();
+                }
+                assertEquals(8, failures.size() - failuresBefore, "failures during the stall");
+                for (SluiceException f : failures.subList(failuresBefore, failures.size())) {
+                    assertTrue(causedBy(f, TimeoutException.class), "ended by the deadline: " + f);
+                }
+                server.call("CLIENT", "UNPAUSE");
+
+                // the stalled batch has run by the time a later call is answered; the peek waits behind it
+                Await.until("Redis answers again", RECOVERY, () -> !assertTimeoutPreemptively(
+                                HANG, () -> limiter.peek(key, 1))
+                        .failed());
+                assertEquals(Decision.allowed(3, 2, UNTIL_12_01.toNanos()), limiter.peek(key, 1), "the counts after");
                 assertEquals(Decision.allowed(3, 1, UNTIL_12_01.toNanos()), limiter.tryAcquire(key));
             } finally {
                 client.shutdown();
