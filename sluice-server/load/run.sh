@@ -1,33 +1,46 @@
 #!/usr/bin/env bash
-# The load numbers of docs/service.md. For each store mode (in memory, Redis exact, synchronized, leased) one
-# `serve --bench-bare` process, and against it, alternating in the same run, the bare endpoint and the real one:
-#   HTTP  wrk on POST /bench/bare and POST /json, the same body, client ids cycling through $CLIENTS (json.lua);
-#   gRPC  the jar's load command on sluice.bench.Bare/ShouldRateLimit and on ShouldRateLimit, the same requests.
-# Prints every measurement, then a Markdown table of the means with each endpoint's ratio to the bare one.
+# The load numbers of docs/service.md: the service against its stack's ceilings, in one run on this machine.
 #
-# Needs a built jar (mvn -B -q package -DskipTests -pl sluice-server -am), wrk and redis-server
-# (apt-get install wrk redis-server). Everything runs on this machine: the load generators share its cores with
-# the service, the same for the bare endpoint and the real one.
+# For each store mode (MODES) and each jar (JAR, and BEFORE_JAR if given, e.g. an earlier build), one
+# `serve --bench-bare` process, and against it, alternating, ROUNDS times:
+#   gRPC  h2load (a C client that does not cap the rate) on sluice.bench.Bare/ShouldRateLimit and on
+#         ShouldRateLimit: the same gRPC frame (one hot key, client_id=client-1), STREAMS streams over CHANNELS
+#         connections; in exact mode on Redis also 64 streams; p50/p99 from h2load's per-request log;
+#   HTTP  wrk on POST /bench/bare and POST /json, the same body, client ids cycling through $CLIENTS (json.lua).
+# And the ceilings, in the same run: nginx `return 200` under the same wrk (HTTP), and redis-benchmark EVALSHA of a
+# one-line script (the store). For the Redis modes, Redis's CPU per decision: the redis-server process's CPU time and
+# INFO commandstats over each measured gRPC run, divided by the checks h2load completed.
+# Prints every measurement, then Markdown tables of the medians with the ratios.
+#
+# Needs a built jar (mvn -B -q package -DskipTests -pl sluice-server -am), h2load, wrk, nginx, redis-server and
+# redis-benchmark: apt-get install nghttp2-client wrk nginx-light redis-server redis-tools.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-JAR=sluice-server/target/sluice-server.jar
+JAR=${JAR:-sluice-server/target/sluice-server.jar}
+BEFORE_JAR=${BEFORE_JAR:-}
 LUA=sluice-server/load/json.lua
 DURATION=${DURATION:-10}        # seconds measured per run
-WARMUP=${WARMUP:-5}             # seconds of warm-up: of each mode's server, and of each load client's JVM
-ROUNDS=${ROUNDS:-2}             # bare/real pairs per mode and transport
-CONNECTIONS=${CONNECTIONS:-16}  # wrk connections, and concurrent gRPC callers
-CHANNELS=${CHANNELS:-4}         # gRPC connections the callers share
+WARMUP=${WARMUP:-3}             # seconds of warm-up of each server, per endpoint and transport
+ROUNDS=${ROUNDS:-3}             # rounds per mode and jar; the tables give medians
+STREAMS=${STREAMS:-16}          # concurrent gRPC streams, and wrk connections
+CHANNELS=${CHANNELS:-4}         # gRPC connections the streams share
 export CLIENTS=${CLIENTS:-10000}
 HTTP_PORT=${HTTP_PORT:-18480}
 GRPC_PORT=${GRPC_PORT:-18481}
 REDIS_PORT=${REDIS_PORT:-16390}
+NGINX_PORT=${NGINX_PORT:-18580}
 MODES=${MODES:-"memory redis redis-sync redis-leased"}
 
-for tool in java wrk redis-server redis-cli curl; do
-  command -v "$tool" >/dev/null || { echo "run.sh: $tool is missing (apt-get install wrk redis-server curl)" >&2; exit 2; }
+for tool in java h2load wrk nginx redis-server redis-cli redis-benchmark curl python3; do
+  command -v "$tool" >/dev/null || {
+    echo "run.sh: $tool is missing (apt-get install nghttp2-client wrk nginx-light redis-server redis-tools curl)" >&2
+    exit 2
+  }
 done
-[ -f "$JAR" ] || { echo "run.sh: $JAR is missing: mvn -B -q package -DskipTests -pl sluice-server -am" >&2; exit 2; }
+for j in "$JAR" $BEFORE_JAR; do
+  [ -f "$j" ] || { echo "run.sh: $j is missing: mvn -B -q package -DskipTests -pl sluice-server -am" >&2; exit 2; }
+done
 
 work=$(mktemp -d)
 server_pid=
@@ -35,9 +48,20 @@ redis_pid=
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
   [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null || true
+  [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
+
+# The gRPC frame h2load sends: no compression, the length, then a RateLimitRequest (domain oauth-token, one
+# descriptor client_id=client-1), encoded by hand.
+python3 - "$work/frame.bin" <<'EOF'
+import struct, sys
+def field(n, b): return bytes([n << 3 | 2, len(b)]) + b
+entry = field(1, b"client_id") + field(2, b"client-1")
+msg = field(1, b"oauth-token") + field(2, field(1, entry))
+open(sys.argv[1], "wb").write(b"\0" + struct.pack(">I", len(msg)) + msg)
+EOF
 
 to_ms() { # wrk's latency (850.00us, 1.21ms, 1.02s) in milliseconds
   awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n *= 1; else if (v ~ /s$/) n *= 1000; printf "%.3f", n }'
@@ -46,9 +70,9 @@ to_ms() { # wrk's latency (850.00us, 1.21ms, 1.02s) in milliseconds
 results="$work/results"
 : >"$results"
 
-measure_http() { # mode round path name
+measure_http() { # label round url name
   local out="$work/wrk.txt"
-  wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$LUA" "http://127.0.0.1:$HTTP_PORT$3" >"$out"
+  wrk -t2 -c"$STREAMS" -d"${DURATION}s" --latency -s "$LUA" "$3" >"$out"
   local rps p50 p99 non2xx
   rps=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$out")
   p50=$(to_ms "$(awk '$1 == "50%" { print $2 }' "$out")")
@@ -57,12 +81,29 @@ measure_http() { # mode round path name
   echo "$1 http $4 $2 $rps $p50 $p99 non2xx=${non2xx:-0}" | tee -a "$results"
 }
 
-measure_grpc() { # mode round name [--bare]
-  local out
-  out=$(java -jar "$JAR" load --target "127.0.0.1:$GRPC_PORT" --streams "$CONNECTIONS" --channels "$CHANNELS" \
-    --clients "$CLIENTS" --warmup "${WARMUP}s" --duration "${DURATION}s" ${4:-} || true)
-  echo "$out" | sed -E 's/.*: ([0-9]+) checks\/s, latency ms p50 ([0-9.]+) p99 ([0-9.]+) .*OVER_LIMIT ([0-9]+), errors ([0-9]+)$/\1 \2 \3 over=\4 errors=\5/' |
-    awk -v m="$1" -v r="$2" -v n="$3" '{ print m, "grpc", n, r, $1, $2, $3, $4, $5 }' | tee -a "$results"
+redis_cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$redis_pid/stat"; }
+redis_evalsha() { redis-cli -p "$REDIS_PORT" info commandstats | tr -d '\r' |
+  awk -F'[:=,]' '$1 == "cmdstat_evalsha" { c = $3; u = $5 } END { print (c ? c : 0), (u ? u : 0) }'; }
+
+measure_grpc() { # label round method name streams
+  local log="$work/h2load.log" out="$work/h2load.txt" streams=$5
+  local ticks0 calls0 usec0
+  if [ -n "$redis_pid" ]; then ticks0=$(redis_cpu_ticks); read -r calls0 usec0 < <(redis_evalsha); fi
+  h2load -D "$DURATION" --warm-up-time=1 -c "$CHANNELS" -m $((streams / CHANNELS)) -t 1 \
+    -H 'content-type: application/grpc' -H 'te: trailers' -d "$work/frame.bin" --log-file="$log" \
+    "http://127.0.0.1:$GRPC_PORT/$3" >"$out" 2>&1 || true
+  local done rps p50 p99 extra=""
+  done=$(awk '/^requests:/ { print $8 }' "$out")
+  rps=$(awk '/^finished in/ { gsub(",", "", $4); printf "%.0f", $4 }' "$out")
+  read -r p50 p99 < <(awk '{ print $3 }' "$log" | sort -n |
+    awk '{ v[NR] = $1 } END { if (NR) printf "%.3f %.3f\n", v[int(NR * 0.5 + 0.5)] / 1000, v[int(NR * 0.99 + 0.5)] / 1000; else print "0 0" }')
+  if [ -n "$redis_pid" ] && [ "${done:-0}" -gt 0 ]; then
+    local ticks1 calls1 usec1 hz
+    ticks1=$(redis_cpu_ticks); read -r calls1 usec1 < <(redis_evalsha); hz=$(getconf CLK_TCK)
+    extra=$(awk -v t=$((ticks1 - ticks0)) -v hz="$hz" -v c=$((calls1 - calls0)) -v u=$((usec1 - usec0)) -v d="$done" \
+      'BEGIN { printf "redis_cpu_us/decision=%.2f evalsha/decision=%.3f evalsha_us/decision=%.2f", t * 1e6 / hz / d, c / d, u / d }')
+  fi
+  echo "$1 grpc $4 $2 $rps $p50 $p99 succeeded=${done:-0} $extra" | tee -a "$results"
 }
 
 start_redis() {
@@ -73,8 +114,14 @@ start_redis() {
   exit 3
 }
 
-start_server() { # store args...
-  java -jar "$JAR" serve --bench-bare --http-port "$HTTP_PORT" --grpc-port "$GRPC_PORT" "$@" >"$work/serve.log" 2>&1 &
+stop_redis() {
+  if [ -n "$redis_pid" ]; then kill "$redis_pid"; wait "$redis_pid" 2>/dev/null || true; redis_pid=; fi
+}
+
+start_server() { # jar store args...
+  local jar=$1
+  shift
+  java -jar "$jar" serve --bench-bare --http-port "$HTTP_PORT" --grpc-port "$GRPC_PORT" "$@" >"$work/serve.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 300); do
     curl -sf "http://127.0.0.1:$HTTP_PORT/healthcheck" >/dev/null 2>&1 && return
@@ -90,49 +137,102 @@ stop_server() {
   server_pid=
 }
 
+cat >"$work/nginx.conf" <<EOF
+worker_processes 1;
+daemon on;
+pid $work/nginx.pid;
+error_log $work/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $work;
+  server {
+    listen 127.0.0.1:$NGINX_PORT;
+    keepalive_requests 100000000;
+    location / { default_type application/json; return 200 '{"overallCode":"OK"}'; }
+  }
+}
+EOF
+
 echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
-  "$(java -version 2>&1 | head -1), $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2), $(redis-server --version | cut -d' ' -f1-3)"
-echo "# ${DURATION}s per run, ${ROUNDS} rounds, ${CONNECTIONS} connections/callers, ${CLIENTS} client ids"
-echo "# mode transport endpoint round checks/s p50_ms p99_ms"
+  "$(java -version 2>&1 | head -1), $(h2load --version 2>&1 | head -1), $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)," \
+  "$(nginx -v 2>&1), $(redis-server --version | cut -d' ' -f1-3)"
+echo "# ${DURATION}s per run, ${ROUNDS} rounds, ${STREAMS} gRPC streams over ${CHANNELS} connections and ${STREAMS} wrk connections, ${CLIENTS} client ids over HTTP"
+echo "# jars: after=$JAR${BEFORE_JAR:+ before=$BEFORE_JAR}"
+echo "# label transport endpoint round checks/s p50_ms p99_ms ..."
+
+# The ceilings: nginx under the same wrk, and Redis running a one-line script.
+nginx -c "$work/nginx.conf"
+wrk -t2 -c"$STREAMS" -d"${WARMUP}s" -s "$LUA" "http://127.0.0.1:$NGINX_PORT/bench/bare" >/dev/null
+start_redis
+sha=$(redis-cli -p "$REDIS_PORT" script load 'return 1')
+for round in $(seq "$ROUNDS"); do
+  measure_http ceiling "$round" "http://127.0.0.1:$NGINX_PORT/bench/bare" nginx
+  for c in "$STREAMS" 64; do
+    rps=$(redis-benchmark -p "$REDIS_PORT" -c "$c" -n 300000 -q evalsha "$sha" 0 | tr '\r' '\n' |
+      awk '/requests per second/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "requests") { printf "%.0f", $i; exit } }')
+    echo "ceiling redis evalsha-c$c $round $rps 0 0" | tee -a "$results"
+  done
+done
+stop_redis
+kill "$(cat "$work/nginx.pid")"
+
+jars=("after $JAR")
+[ -n "$BEFORE_JAR" ] && jars=("before $BEFORE_JAR" "${jars[@]}")
 for mode in $MODES; do
-  case "$mode" in
-    memory) start_server ;;
-    redis) start_redis; start_server --store "redis://127.0.0.1:$REDIS_PORT" ;;
-    redis-sync) start_redis; start_server --store "redis://127.0.0.1:$REDIS_PORT" --store-mode synchronized --store-interval 100ms ;;
-    redis-leased) start_redis; start_server --store "redis://127.0.0.1:$REDIS_PORT" --store-mode leased --store-interval 100ms ;;
-    *) echo "run.sh: unknown mode $mode" >&2; exit 2 ;;
-  esac
-  # warm the server: both endpoints, both transports
-  for path in /bench/bare /json; do
-    wrk -t2 -c"$CONNECTIONS" -d"${WARMUP}s" -s "$LUA" "http://127.0.0.1:$HTTP_PORT$path" >/dev/null
+  for j in "${jars[@]}"; do
+    name=${j%% *}
+    jar=${j#* }
+    label="$mode/$name"
+    case "$mode" in
+      memory) start_server "$jar" ;;
+      redis) start_redis; start_server "$jar" --store "redis://127.0.0.1:$REDIS_PORT" ;;
+      # --sync-interval and --lease-interval, not --store-mode: an earlier jar (BEFORE_JAR) knows only these
+      redis-sync) start_redis; start_server "$jar" --store "redis://127.0.0.1:$REDIS_PORT" --sync-interval 100ms ;;
+      redis-leased) start_redis; start_server "$jar" --store "redis://127.0.0.1:$REDIS_PORT" --lease-interval 100ms ;;
+      *) echo "run.sh: unknown mode $mode" >&2; exit 2 ;;
+    esac
+    for path in /bench/bare /json; do # warm the server: both endpoints, both transports
+      wrk -t2 -c"$STREAMS" -d"${WARMUP}s" -s "$LUA" "http://127.0.0.1:$HTTP_PORT$path" >/dev/null
+    done
+    for method in sluice.bench.Bare/ShouldRateLimit envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit; do
+      h2load -D "$WARMUP" -c "$CHANNELS" -m $((STREAMS / CHANNELS)) -t 1 -H 'content-type: application/grpc' \
+        -H 'te: trailers' -d "$work/frame.bin" "http://127.0.0.1:$GRPC_PORT/$method" >/dev/null 2>&1 || true
+    done
+    for round in $(seq "$ROUNDS"); do
+      measure_grpc "$label" "$round" sluice.bench.Bare/ShouldRateLimit bare "$STREAMS"
+      measure_grpc "$label" "$round" envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit check "$STREAMS"
+      if [ "$mode" = redis ]; then
+        measure_grpc "$label" "$round" sluice.bench.Bare/ShouldRateLimit bare-64 64
+        measure_grpc "$label" "$round" envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit check-64 64
+      fi
+      measure_http "$label" "$round" "http://127.0.0.1:$HTTP_PORT/bench/bare" bare
+      measure_http "$label" "$round" "http://127.0.0.1:$HTTP_PORT/json" json
+    done
+    stop_server
+    stop_redis
   done
-  java -jar "$JAR" load --target "127.0.0.1:$GRPC_PORT" --warmup 1s --duration "${WARMUP}s" >/dev/null
-  for round in $(seq "$ROUNDS"); do
-    measure_http "$mode" "$round" /bench/bare bare
-    measure_http "$mode" "$round" /json json
-    measure_grpc "$mode" "$round" bare --bare
-    measure_grpc "$mode" "$round" ShouldRateLimit
-  done
-  stop_server
-  if [ -n "$redis_pid" ]; then
-    kill "$redis_pid"; wait "$redis_pid" 2>/dev/null || true; redis_pid=
-  fi
 done
 
 echo
-echo "| store | transport | endpoint | checks/s | p50 ms | p99 ms | × bare | × bare, each round |"
-echo "|---|---|---|--:|--:|--:|--:|--:|"
+echo "| run | transport | endpoint | checks/s (median) | p50 ms | p99 ms | × bare | × nginx | Redis CPU µs/check | EVALSHA/check |"
+echo "|---|---|---|--:|--:|--:|--:|--:|--:|--:|"
 awk '
-  { k = $1 " " $2 " " $3; n[k]++; rps[k] += $5; p50[k] += $6; p99[k] += $7; round[k, $4] = $5
+  function median(k,    i, j, t, m, a) { m = n[k]; for (i = 1; i <= m; i++) a[i] = v[k, i]
+    for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+    return a[int((m + 1) / 2)] }
+  { k = $1 " " $2 " " $3; n[k]++; v[k, n[k]] = $5; p50[k] += $6; p99[k] += $7
+    for (i = 8; i <= NF; i++) { split($i, kv, "="); x[k, kv[1]] += kv[2] }
     if (!(k in seen)) { seen[k] = 1; order[++count] = k } }
   END {
     for (i = 1; i <= count; i++) {
-      k = order[i]; split(k, f, " "); bare = f[1] " " f[2] " bare"; ratio = ""; rounds = ""
-      if (f[3] != "bare") {
-        ratio = sprintf("%.2f", rps[k] / rps[bare])
-        for (r = 1; r <= n[k]; r++) rounds = rounds (r > 1 ? ", " : "") sprintf("%.2f", round[k, r] / round[bare, r])
-      }
-      printf "| %s | %s | %s | %.0f | %.2f | %.2f | %s | %s |\n", f[1], f[2], f[3], rps[k] / n[k], p50[k] / n[k],
-        p99[k] / n[k], ratio, rounds
+      k = order[i]; split(k, f, " "); m = median(k)
+      bare = f[1] " " f[2] " " (f[3] ~ /-64$/ ? "bare-64" : "bare"); ratio = ""; ng = ""
+      if (f[3] !~ /^bare/ && f[1] != "ceiling" && (bare in seen)) ratio = sprintf("%.2f", m / median(bare))
+      if (f[2] == "http" && ("ceiling http nginx" in seen)) ng = sprintf("%.2f", m / median("ceiling http nginx"))
+      cpu = x[k, "redis_cpu_us/decision"] ? sprintf("%.2f", x[k, "redis_cpu_us/decision"] / n[k]) : ""
+      ev = x[k, "evalsha/decision"] ? sprintf("%.3f", x[k, "evalsha/decision"] / n[k]) : ""
+      printf "| %s | %s | %s | %.0f | %.2f | %.2f | %s | %s | %s | %s |\n", f[1], f[2], f[3], m, p50[k] / n[k],
+        p99[k] / n[k], ratio, ng, cpu, ev
     }
   }' "$results"
