@@ -177,10 +177,10 @@ final class ServerProcess implements AutoCloseable {
                             Matcher m = LISTENING.matcher(line);
                             if (stdout && m.find()) {
                                 int port = Integer.parseInt(m.group(3));
-                                if (m.group(1).equals("grpc")) {
-                                    grpcPort = port;
-                                } else {
-                                    httpPort = port;
+                                switch (m.group(1)) {
+                                    case "grpc" -> grpcPort = port;
+                                    case "http" -> httpPort = port;
+                                    default -> debugPort = port;
                                 }
                             }
                         }
