@@ -105,6 +105,10 @@ final class EnvSettings {
         private boolean disableStats;
         private String statsdHost = "localhost";
         private String statsdPort = "8125";
+        /** The --xds-* options, emitted only with CONFIG_TYPE=GRPC_XDS_SOTW. */
+        private final Map<String, String> xds = new LinkedHashMap<>();
+        /** The variables that set them, for the notice when the configuration comes from files. */
+        private final List<String> xdsVariables = new ArrayList<>();
 
         private Draft(Map<String, String> set) {
             this.set = set;
@@ -119,6 +123,19 @@ final class EnvSettings {
                 options.put(name, "");
             } else {
                 options.remove(name);
+            }
+        }
+
+        void xdsOption(String variable, String name, String value) {
+            xds.put(name, value);
+            xdsVariables.add(variable);
+        }
+
+        void xdsFlag(String name, boolean on) {
+            if (on) {
+                xds.put(name, "");
+            } else {
+                xds.remove(name);
             }
         }
 
@@ -138,9 +155,8 @@ final class EnvSettings {
 
     private static final Pattern GO_DURATION = Pattern.compile("(\\d+(?:\\.\\d*)?|\\.\\d+)(ns|us|µs|μs|ms|s|m|h)");
 
-    private static final String NOT_YET_XDS =
-            "Sluice reads its configuration from files (RUNTIME_ROOT, --config); configuration over xDS is not"
-                    + " supported yet";
+    /** Why an xDS variable has no effect with files. */
+    private static final String ONLY_XDS = "it applies to CONFIG_TYPE=GRPC_XDS_SOTW only";
 
     /** The rows, in settings.go's order. */
     static final List<Variable> TABLE = List.of(
@@ -194,7 +210,8 @@ final class EnvSettings {
                     Kind.STRING,
                     "FILE",
                     Status.HONOURED,
-                    "FILE: the files of RUNTIME_ROOT" + " (--config); GRPC_XDS_SOTW is refused: " + NOT_YET_XDS,
+                    "FILE: the files of RUNTIME_ROOT (--config); GRPC_XDS_SOTW: --xds-server"
+                            + " CONFIG_GRPC_XDS_SERVER_URL (docs/xds.md)",
                     false,
                     EnvSettings::configType),
             new Variable(
@@ -202,26 +219,60 @@ final class EnvSettings {
                     Kind.BOOL,
                     "false",
                     Status.HONOURED,
-                    "with files the"
+                    "with xDS: --xds-ready-without-config (ready before the first configuration); with files the"
                             + " service starts on an empty or missing-domain directory either way, as envoyproxy/ratelimit"
                             + " does",
                     false,
-                    (v, d) -> {}),
-            refused("CONFIG_GRPC_XDS_NODE_ID", Kind.STRING, "default", NOT_YET_XDS),
-            refused("CONFIG_GRPC_XDS_NODE_METADATA", Kind.STRING, "", NOT_YET_XDS),
-            refused("CONFIG_GRPC_XDS_SERVER_URL", Kind.STRING, "localhost:18000", NOT_YET_XDS),
-            refused("CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL", Kind.DURATION, "3s", NOT_YET_XDS),
-            refused("CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS", Kind.STRING, "", NOT_YET_XDS),
-            refused("CONFIG_GRPC_XDS_SERVER_USE_TLS", Kind.BOOL, "false", NOT_YET_XDS),
-            refused("CONFIG_GRPC_XDS_CLIENT_TLS_CERT", Kind.STRING, "", NOT_YET_XDS),
-            refused("CONFIG_GRPC_XDS_CLIENT_TLS_KEY", Kind.STRING, "", NOT_YET_XDS),
-            refused("CONFIG_GRPC_XDS_SERVER_TLS_CACERT", Kind.STRING, "", NOT_YET_XDS),
-            refused("CONFIG_GRPC_XDS_SERVER_TLS_SAN", Kind.STRING, "", NOT_YET_XDS),
-            refused("XDS_CLIENT_BACKOFF_INITIAL_INTERVAL", Kind.DURATION, "10s", NOT_YET_XDS),
-            refused("XDS_CLIENT_BACKOFF_MAX_INTERVAL", Kind.DURATION, "60s", NOT_YET_XDS),
-            refused("XDS_CLIENT_BACKOFF_RANDOM_FACTOR", Kind.FLOAT, "0.5", NOT_YET_XDS),
-            refused("XDS_CLIENT_BACKOFF_JITTER", Kind.BOOL, "true", NOT_YET_XDS),
-            refused("XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES", Kind.INT, "", NOT_YET_XDS),
+                    (v, d) -> d.xdsFlag("xds-ready-without-config", v.equals("true"))),
+            xds("CONFIG_GRPC_XDS_NODE_ID", Kind.STRING, "default", "--xds-node-id", "xds-node-id"),
+            xds(
+                    "CONFIG_GRPC_XDS_NODE_METADATA",
+                    Kind.STRING,
+                    "",
+                    "--xds-node-metadata (KEY=VALUE,…; an entry without '=' is refused)",
+                    "xds-node-metadata"),
+            xds("CONFIG_GRPC_XDS_SERVER_URL", Kind.STRING, "localhost:18000", "--xds-server", "xds-server"),
+            xds(
+                    "CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL",
+                    Kind.DURATION,
+                    "3s",
+                    "--xds-retry-interval (the first wait before a new stream)",
+                    "xds-retry-interval"),
+            refused(
+                    "CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS",
+                    Kind.STRING,
+                    "",
+                    "headers on the xDS stream are not supported yet"),
+            new Variable(
+                    "CONFIG_GRPC_XDS_SERVER_USE_TLS",
+                    Kind.BOOL,
+                    "false",
+                    Status.MAPPED,
+                    "--xds-tls",
+                    false,
+                    (v, d) -> d.xdsFlag("xds-tls", v.equals("true"))),
+            xds("CONFIG_GRPC_XDS_CLIENT_TLS_CERT", Kind.STRING, "", "--xds-tls-cert", "xds-tls-cert"),
+            xds("CONFIG_GRPC_XDS_CLIENT_TLS_KEY", Kind.STRING, "", "--xds-tls-key", "xds-tls-key"),
+            xds("CONFIG_GRPC_XDS_SERVER_TLS_CACERT", Kind.STRING, "", "--xds-tls-ca", "xds-tls-ca"),
+            xds("CONFIG_GRPC_XDS_SERVER_TLS_SAN", Kind.STRING, "", "--xds-tls-san", "xds-tls-san"),
+            refused(
+                    "XDS_CLIENT_BACKOFF_INITIAL_INTERVAL",
+                    Kind.DURATION,
+                    "10s",
+                    "Sluice has one first wait: CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL (--xds-retry-interval)"),
+            xds(
+                    "XDS_CLIENT_BACKOFF_MAX_INTERVAL",
+                    Kind.DURATION,
+                    "60s",
+                    "--xds-retry-max (the longest wait)",
+                    "xds-retry-max"),
+            refused(
+                    "XDS_CLIENT_BACKOFF_RANDOM_FACTOR",
+                    Kind.FLOAT,
+                    "0.5",
+                    "each wait is drawn between half and all of it, fixed"),
+            refused("XDS_CLIENT_BACKOFF_JITTER", Kind.BOOL, "true", "each wait is jittered, always"),
+            refused("XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES", Kind.INT, "", "an xDS response may be up to 16 MiB, fixed"),
             // stats
             mapped(
                     "USE_DOG_STATSD",
@@ -396,7 +447,8 @@ final class EnvSettings {
                     "SINGLE",
                     Status.MAPPED,
                     "single: --store redis://REDIS_URL;"
-                            + " cluster: --store redis-cluster://REDIS_URL; sentinel is refused (not supported yet)",
+                            + " cluster: --store redis-cluster://REDIS_URL; sentinel: --store"
+                            + " redis-sentinel://SENTINEL,SENTINEL…#MASTER from REDIS_URL=MASTER,SENTINEL,SENTINEL…",
                     false,
                     (v, d) -> d.redisType = v.toLowerCase(Locale.ROOT)),
             mapped(
@@ -464,7 +516,9 @@ final class EnvSettings {
             refused("REDIS_PERSECOND_POOL_SIZE", Kind.INT, "10", "one store keeps every limit"),
             secretRefused("REDIS_PERSECOND_AUTH", "one store keeps every limit"),
             refused("REDIS_PERSECOND_TLS", Kind.BOOL, "false", "one store keeps every limit"),
-            secretRefused("REDIS_SENTINEL_AUTH", "Redis Sentinel is not supported yet"),
+            secretRefused(
+                    "REDIS_SENTINEL_AUTH",
+                    "sentinels with a password are not supported yet: REDIS_AUTH is the master's password"),
             secretRefused("REDIS_PERSECOND_SENTINEL_AUTH", "one store keeps every limit"),
             refused("REDIS_PERSECOND_PIPELINE_WINDOW", Kind.DURATION, "0", "one store keeps every limit"),
             refused("REDIS_PERSECOND_PIPELINE_LIMIT", Kind.INT, "0", "one store keeps every limit"),
@@ -634,6 +688,14 @@ final class EnvSettings {
             path = path + "/" + (d.runtimeAppDirectory != null ? d.runtimeAppDirectory : "config");
             d.option("config", path);
         }
+        if (d.configType.equals("GRPC_XDS_SOTW")) {
+            d.xds.putIfAbsent("xds-server", "localhost:18000"); // envoyproxy/ratelimit's default
+            d.options.putAll(d.xds);
+        } else {
+            for (String variable : d.xdsVariables) {
+                d.note(variable, ONLY_XDS);
+            }
+        }
         if (!d.backendType.equalsIgnoreCase("redis")) {
             d.refuse(
                     "BACKEND_TYPE",
@@ -688,7 +750,22 @@ final class EnvSettings {
                 scheme = "redis-cluster://";
             }
             case "sentinel" -> {
-                d.refuse("REDIS_TYPE", "Redis Sentinel is not supported yet: REDIS_TYPE single or cluster");
+                if (d.redisTls) {
+                    d.refuse("REDIS_TLS", "Redis Sentinel is reached without TLS (redis-sentinel://)");
+                }
+                String[] parts = d.redisUrl.split(",", 2);
+                if (parts.length < 2
+                        || parts[0].isBlank()
+                        || parts[1].isBlank()
+                        || d.redisUrl.contains("://")
+                        || d.redisUrl.contains("@")
+                        || d.redisUrl.contains("#")) {
+                    d.refusals.add("REDIS_URL='" + dev.sluice.assembly.StoreAssembly.redact(d.redisUrl) + "' is not"
+                            + " valid with REDIS_TYPE=sentinel: expected MASTER,HOST:PORT[,HOST:PORT…], the master's"
+                            + " name and the sentinels, as envoyproxy/ratelimit reads it");
+                    return;
+                }
+                d.option("store", "redis-sentinel://" + user + parts[1] + "#" + parts[0]);
                 return;
             }
             default -> {
@@ -708,12 +785,24 @@ final class EnvSettings {
     private static void configType(String value, Draft d) {
         switch (value.toUpperCase(Locale.ROOT)) {
             case "FILE" -> d.configType = "FILE";
-            case "GRPC_XDS_SOTW" -> {
-                d.configType = "GRPC_XDS_SOTW";
-                d.refuse("CONFIG_TYPE", NOT_YET_XDS);
-            }
+            case "GRPC_XDS_SOTW" -> d.configType = "GRPC_XDS_SOTW";
             default -> d.refusals.add("CONFIG_TYPE='" + value + "' is not valid: expected FILE or GRPC_XDS_SOTW");
         }
+    }
+
+    /** An xDS variable mapped to {@code --option}: a duration in milliseconds, as the option reads it. */
+    private static Variable xds(String name, Kind kind, String defaultValue, String sluice, String option) {
+        return new Variable(
+                name,
+                kind,
+                defaultValue,
+                Status.MAPPED,
+                sluice,
+                false,
+                (v, d) -> d.xdsOption(
+                        name,
+                        option,
+                        kind == Kind.DURATION ? Math.max(1, (Long.parseLong(v) + 999_999) / 1_000_000) + "ms" : v));
     }
 
     private static Variable mapped(

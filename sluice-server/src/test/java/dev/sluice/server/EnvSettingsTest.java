@@ -206,6 +206,80 @@ class EnvSettingsTest {
     }
 
     @Test
+    void xdsAsEnvoyGatewayConfiguresIt() {
+        EnvSettings.Result r = read(
+                "CONFIG_TYPE", "GRPC_XDS_SOTW",
+                "CONFIG_GRPC_XDS_SERVER_URL", "envoy-gateway:18001",
+                "CONFIG_GRPC_XDS_NODE_ID", "ratelimit",
+                "CONFIG_GRPC_XDS_NODE_METADATA", "a=1,b=2",
+                "CONFIG_GRPC_XDS_SERVER_USE_TLS", "true",
+                "CONFIG_GRPC_XDS_SERVER_TLS_CACERT", "/certs/ca.crt",
+                "CONFIG_GRPC_XDS_CLIENT_TLS_CERT", "/certs/tls.crt",
+                "CONFIG_GRPC_XDS_CLIENT_TLS_KEY", "/certs/tls.key",
+                "CONFIG_GRPC_XDS_SERVER_TLS_SAN", "eg.example",
+                "CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL", "1500us",
+                "XDS_CLIENT_BACKOFF_MAX_INTERVAL", "2m",
+                "FORCE_START_WITHOUT_INITIAL_CONFIG", "true");
+        assertEquals(
+                List.of(
+                        "--xds-ready-without-config",
+                        "--xds-server=envoy-gateway:18001",
+                        "--xds-node-id=ratelimit",
+                        "--xds-node-metadata=a=1,b=2",
+                        "--xds-tls",
+                        "--xds-tls-ca=/certs/ca.crt",
+                        "--xds-tls-cert=/certs/tls.crt",
+                        "--xds-tls-key=/certs/tls.key",
+                        "--xds-tls-san=eg.example",
+                        "--xds-retry-interval=2ms",
+                        "--xds-retry-max=120000ms"),
+                r.args().stream()
+                        .sorted(java.util.Comparator.comparing(a -> order(a)))
+                        .toList());
+        assertEquals(
+                List.of("--xds-server=localhost:18000"),
+                read("CONFIG_TYPE", "GRPC_XDS_SOTW").args());
+        EnvSettings.Result files = read("CONFIG_GRPC_XDS_NODE_ID", "n");
+        assertEquals(List.of(), files.args());
+        assertEquals(
+                List.of("CONFIG_GRPC_XDS_NODE_ID='n' has no effect: it applies to CONFIG_TYPE=GRPC_XDS_SOTW only"),
+                files.notices());
+        assertTrue(refusal("CONFIG_TYPE", "GRPC_XDS_SOTW", "XDS_CLIENT_BACKOFF_INITIAL_INTERVAL", "5s")
+                .contains("XDS_CLIENT_BACKOFF_INITIAL_INTERVAL='5s' is not supported: Sluice has one first wait"));
+    }
+
+    /** The order the options are listed in above. */
+    private static int order(String arg) {
+        List<String> names = List.of(
+                "--xds-ready-without-config",
+                "--xds-server",
+                "--xds-node-id",
+                "--xds-node-metadata",
+                "--xds-tls",
+                "--xds-tls-ca",
+                "--xds-tls-cert",
+                "--xds-tls-key",
+                "--xds-tls-san",
+                "--xds-retry-interval",
+                "--xds-retry-max");
+        String name = arg.contains("=") ? arg.substring(0, arg.indexOf('=')) : arg;
+        return names.indexOf(name);
+    }
+
+    @Test
+    void sentinelAsEnvoyproxyRatelimitNamesIt() {
+        EnvSettings.Result r = read(
+                "REDIS_SOCKET_TYPE", "tcp",
+                "REDIS_TYPE", "sentinel",
+                "REDIS_URL", "mymaster,s1:26379,s2:26379",
+                "REDIS_AUTH", "s3cr3t");
+        assertEquals(List.of("--store=redis-sentinel://s1:26379,s2:26379#mymaster"), r.args());
+        assertEquals("s3cr3t", r.storePassword());
+        assertTrue(refusal("REDIS_SOCKET_TYPE", "tcp", "REDIS_TYPE", "sentinel", "REDIS_URL", "s1:26379")
+                .contains("is not valid with REDIS_TYPE=sentinel: expected MASTER,HOST:PORT"));
+    }
+
+    @Test
     void redisAsEnvoyGatewayNamesIt() {
         EnvSettings.Result r =
                 read("REDIS_SOCKET_TYPE", "tcp", "REDIS_URL", "redis.infra:6379", "REDIS_AUTH", "s3cr3t");
@@ -246,7 +320,7 @@ class EnvSettingsTest {
                         + " set REDIS_SOCKET_TYPE=tcp"),
                 m);
         assertFalse(m.contains("s3cr3t"), m);
-        assertTrue(refusal("CONFIG_TYPE", "GRPC_XDS_SOTW").contains("CONFIG_TYPE='GRPC_XDS_SOTW' is not supported"));
+        assertTrue(refusal("CONFIG_TYPE", "xml").contains("CONFIG_TYPE='xml' is not valid: expected FILE or"));
         assertTrue(refusal("HOST", "127.0.0.1", "GRPC_HOST", "0.0.0.0")
                 .contains("GRPC_HOST='0.0.0.0' is not supported: Sluice binds every port to one address"));
         assertTrue(refusal("REDIS_SOCKET_TYPE", "tcp", "REDIS_URL", "redis://:pw@r:6379")

@@ -16,7 +16,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code serve --xds-server}: the configuration from a real ADS management server over gRPC, pushed, replaced, broken
+ * {@code serve} with {@code CONFIG_TYPE=GRPC_XDS_SOTW} ({@code --xds-server}), configured through the environment
+ * only: the configuration from a real ADS management server over gRPC, pushed, replaced, broken
  * and restarted while checks run: every update acknowledged and in force, a bad one NACKed with its errors and the last
  * good one kept, the stream opened again when the server comes back.
  */
@@ -48,22 +49,16 @@ class XdsConfigIT {
         XdsTestServer xds = XdsTestServer.start(0);
         int port = xds.port();
         try (xds;
-                ServerProcess server = ServerProcess.serve(
-                        Map.of(),
-                        "--xds-server",
-                        "127.0.0.1:" + port,
-                        "--xds-node-id",
-                        "sluice-test",
-                        "--xds-node-metadata",
-                        "cluster=edge,zone=a=b",
-                        "--xds-retry-interval",
-                        "100ms",
-                        "--xds-retry-max",
-                        "500ms",
-                        "--http-port",
-                        "0",
-                        "--grpc-port",
-                        "0")) {
+                // as Envoy Gateway configures envoyproxy/ratelimit: the environment only
+                ServerProcess server = ServerProcess.serve(Map.of(
+                        "CONFIG_TYPE", "GRPC_XDS_SOTW",
+                        "CONFIG_GRPC_XDS_SERVER_URL", "127.0.0.1:" + port,
+                        "CONFIG_GRPC_XDS_NODE_ID", "sluice-test",
+                        "CONFIG_GRPC_XDS_NODE_METADATA", "cluster=edge,zone=a=b",
+                        "CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL", "100ms",
+                        "XDS_CLIENT_BACKOFF_MAX_INTERVAL", "500ms",
+                        "PORT", "0",
+                        "GRPC_PORT", "0"))) {
             Await.until(
                     "the first request", Await.GENEROUS, () -> !xds.received().isEmpty());
             DiscoveryRequest first = xds.received().get(0);
