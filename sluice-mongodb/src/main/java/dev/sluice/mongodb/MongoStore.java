@@ -21,6 +21,7 @@ import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.spi.SharedStoreBuilder;
 import dev.sluice.spi.SharedStoreOptions;
 import dev.sluice.spi.StoreConnection;
+import dev.sluice.spi.WarmUp;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Objects;
@@ -209,11 +210,11 @@ public final class MongoStore implements RateLimitStore {
     @Override
     public RateLimiter bind(LimiterConfig config) {
         Objects.requireNonNull(config, "config must not be null");
-        return SharedRateLimiter.create(
-                config,
-                new MongoDecider(config, options, collection, ids, compactAfter, this::ensureIndex),
-                options,
-                joint);
+        return SharedRateLimiter.create(config, decider(config), options, joint);
+    }
+
+    private MongoDecider decider(LimiterConfig config) {
+        return new MongoDecider(config, options, collection, ids, compactAfter, this::ensureIndex);
     }
 
     /** The options every limiter of this store runs with. */
@@ -387,20 +388,25 @@ public final class MongoStore implements RateLimitStore {
 
         /**
          * The store. First waits up to the {@link #startupTimeout startup timeout} (default 10 s) for the server to
-         * answer a {@code ping}, then creates the TTL index in what is left of it, so that the first decisions of a
-         * new process find a connected client. If the server does not answer in time, the store is built all the
-         * same and one warning is logged ({@link System.Logger} {@code dev.sluice.mongodb.MongoStore}); until the
-         * driver finds the server, each decision waits for it up to the store's {@link #timeout timeout} and is then
-         * answered by the failure policy, and the TTL index is created after the first decision the server answers.
+         * answer a {@code ping}, then creates the TTL index in what is left of it, and within the same bound makes the
+         * store's first calls itself ({@link WarmUp}: {@code peek}s of every algorithm, from several threads, writing
+         * nothing), so that the first decisions of a new process find a connected client whose connections are open
+         * and whose classes are loaded, instead of being answered by the failure policy. If the server does not
+         * answer in time, the store is built all the same and one warning is logged ({@link System.Logger}
+         * {@code dev.sluice.mongodb.MongoStore}); until the driver finds the server, each decision waits for it up to
+         * the store's {@link #timeout timeout} and is then answered by the failure policy, and the TTL index is created
+         * after the first decision the server answers.
          * With a startup timeout of zero, nothing is sent before the first decision.
          *
          * @throws IllegalStateException if the client is closed
          */
         public MongoStore build() {
             MongoStore store = new MongoStore(this, options());
-            long deadline = System.nanoTime() + boundedNanos(startupTimeout());
+            long start = System.nanoTime();
+            long deadline = start + boundedNanos(startupTimeout());
             if (awaitServer(database, startupTimeout(), "a ping from the exact-mode store")) {
                 store.ensureIndex(deadline);
+                WarmUp.run(startupTimeout().minusNanos(System.nanoTime() - start), WarmUp.peeks(store::decider));
             }
             return store;
         }
