@@ -39,12 +39,24 @@ public final class WarmUp {
      */
     public static List<Runnable> peeks(Function<LimiterConfig, AtomicDecider> deciders) {
         List<Runnable> calls = new ArrayList<>();
-        for (Algorithm algorithm : Algorithm.values()) {
-            AtomicDecider decider = deciders.apply(
-                    new LimiterConfig(algorithm, 1, Duration.ofSeconds(1), Clock.systemUTC(), false, 1, false));
+        for (LimiterConfig config : configs()) {
+            AtomicDecider decider = deciders.apply(config);
             calls.add(() -> decider.decide(KEY, 1, false, AtomicDecider.STORE_TIME));
         }
         return List.copyOf(calls);
+    }
+
+    /**
+     * The configurations {@link #peeks} peeks with, one per algorithm: a limit of one a second. For a store that warms
+     * more than the process (a new connection, say) with the same calls: a {@code peek} of {@link #KEY}, cost 1, at
+     * the store's time.
+     */
+    public static List<LimiterConfig> configs() {
+        List<LimiterConfig> configs = new ArrayList<>();
+        for (Algorithm algorithm : Algorithm.values()) {
+            configs.add(new LimiterConfig(algorithm, 1, Duration.ofSeconds(1), Clock.systemUTC(), false, 1, false));
+        }
+        return List.copyOf(configs);
     }
 
     /**

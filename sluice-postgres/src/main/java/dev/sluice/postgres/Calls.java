@@ -17,7 +17,10 @@ import java.sql.SQLTimeoutException;
 import java.sql.SQLTransientConnectionException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.Optional;
+import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -140,13 +143,29 @@ final class Calls {
             RateLimitListener listener,
             Body<T> body)
             throws SQLException {
+        return run(dataSource, schema, createSchema, timeout, listener, null, body);
+    }
+
+    /**
+     * As {@link #run(DataSource, Schema, boolean, Duration, RateLimitListener, Body)}, and a connection that
+     * {@code warmer} has not seen yet is first warmed by it, outside the call's timeout (see {@link Warmer}).
+     */
+    static <T> T run(
+            DataSource dataSource,
+            Schema schema,
+            boolean createSchema,
+            Duration timeout,
+            RateLimitListener listener,
+            @Nullable Warmer warmer,
+            Body<T> body)
+            throws SQLException {
         long deadline = System.nanoTime() + Math.min(saturatedNanos(timeout), MAX_TIMEOUT_NANOS);
         if (createSchema && !schema.knownInstalled()) {
             // built without reaching the database: the first call that reaches it checks the schema first
             schema.install(dataSource, false, remaining(timeout, deadline));
         }
         try {
-            return attempt(dataSource, timeout, body, deadline);
+            return attempt(dataSource, timeout, warmer, body, deadline);
         } catch (SQLException e) {
             if (!createSchema || !isMissingSchema(e)) {
                 throw e;
@@ -161,13 +180,20 @@ final class Calls {
                                     + e.getMessage(),
                             e));
             schema.install(dataSource, true, remaining(timeout, deadline));
-            return attempt(dataSource, timeout, body, deadline);
+            return attempt(dataSource, timeout, warmer, body, deadline);
         }
     }
 
-    private static <T> T attempt(DataSource dataSource, Duration timeout, Body<T> body, long deadline)
+    private static <T> T attempt(
+            DataSource dataSource, Duration timeout, @Nullable Warmer warmer, Body<T> body, long deadline)
             throws SQLException {
         try (Connection c = connect(dataSource)) {
+            if (warmer != null && warmer.warm(c) && deadline - System.nanoTime() <= 0) {
+                // the call's time went to warming a new connection: it fails rather than be made late
+                throw new SQLTimeoutException("the connection was new and was warmed (its server process's first"
+                        + " calls) past the call's timeout of " + Durations.format(timeout)
+                        + "; the call was not made");
+            }
             long left = remaining(timeout, deadline);
             int before = c.getNetworkTimeout();
             int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
@@ -246,6 +272,82 @@ final class Calls {
             return Boolean.TRUE.equals(isClosed.get().invoke(dataSource));
         } catch (IllegalAccessException | InvocationTargetException | RuntimeException e) {
             return false;
+        }
+    }
+
+    /**
+     * Warms each new connection once before it serves a call: a new connection reaches a new server process, whose
+     * first call of each PL/pgSQL function compiles it, which on a busy server takes longer than a call's short timeout.
+     * Such a call would fail, the driver's network timeout would close the connection, and the pool would open another
+     * cold one, so calls after an outage could keep timing out. The warmer runs its statements (calls that write
+     * nothing) on each connection it has not seen yet, with its own, generous timeout, and remembers the connection
+     * (the pool's physical one, {@link Connection#unwrap}ped, held weakly) once they have answered. Thread-safe.
+     */
+    static final class Warmer {
+
+        /** Statements that return nothing, on a connection. */
+        @FunctionalInterface
+        interface Statements {
+            void run(Connection c) throws SQLException;
+        }
+
+        /** The least timeout of a warm-up: generous, as a cold server process may take long to compile. */
+        static final Duration TIMEOUT = Duration.ofSeconds(5);
+
+        private final int timeoutMillis;
+        private final Statements statements;
+        private final Set<Connection> warm =
+                Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
+
+        /**
+         * @param timeout    the store's timeout: a warm-up's is {@link #TIMEOUT}, or this if longer
+         * @param statements what each new connection runs once: calls that write nothing
+         */
+        Warmer(Duration timeout, Statements statements) {
+            this.timeoutMillis = (int)
+                    Math.min(Integer.MAX_VALUE, Math.max(TIMEOUT.toMillis(), saturatedNanos(timeout) / 1_000_000));
+            this.statements = statements;
+        }
+
+        /**
+         * Runs the statements on {@code c} if it is new, within the warm-up's timeout.
+         *
+         * @return whether {@code c} was new (and is now warm)
+         * @throws SQLException if the statements fail or time out: the connection stays cold
+         */
+        boolean warm(Connection c) throws SQLException {
+            Connection physical = physical(c);
+            if (warm.contains(physical)) {
+                return false;
+            }
+            int before = c.getNetworkTimeout();
+            c.setNetworkTimeout(DIRECT, timeoutMillis);
+            boolean autoCommit = c.getAutoCommit();
+            try {
+                statements.run(c);
+                if (!autoCommit) {
+                    c.commit();
+                }
+            } catch (SQLException | RuntimeException e) {
+                if (!autoCommit) {
+                    rollbackQuietly(c, e);
+                }
+                restoreQuietly(c, before, e);
+                throw e;
+            }
+            c.setNetworkTimeout(DIRECT, before);
+            warm.add(physical);
+            return true;
+        }
+
+        /** The connection under a pool's proxy of it, or {@code c} itself if it cannot tell. */
+        private static Connection physical(Connection c) {
+            try {
+                Connection under = c.unwrap(Connection.class);
+                return under != null ? under : c;
+            } catch (SQLException | RuntimeException e) {
+                return c;
+            }
         }
     }
 

@@ -6,6 +6,7 @@ import dev.sluice.SluiceException;
 import dev.sluice.spi.AtomicDecider;
 import dev.sluice.spi.SharedStoreOptions;
 import dev.sluice.spi.StoreDecision;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -51,32 +52,34 @@ final class PostgresDecider implements AtomicDecider {
 
     @Override
     public StoreDecision decide(String key, long cost, boolean consume, long nowNanos) {
-        return call("deciding", key, c -> {
-            try (PreparedStatement s = c.prepareStatement(decideSql)) {
-                s.setString(1, algorithm);
-                s.setBytes(2, id(key));
-                s.setString(3, namespace);
-                s.setString(4, shape);
-                s.setString(5, Keys.readable(key));
-                s.setLong(6, limit);
-                s.setLong(7, window);
-                s.setLong(8, subWindow);
-                s.setBoolean(9, strict);
-                s.setBoolean(10, countRejected);
-                s.setLong(11, cost);
-                s.setBoolean(12, consume);
-                setNow(s, 13, nowNanos);
-                s.setInt(14, lockTimeoutMillis);
-                s.setBoolean(15, async);
-                try (ResultSet rs = s.executeQuery()) {
-                    if (!rs.next()) {
-                        throw new SQLException("the decision function returned no row");
-                    }
-                    return new StoreDecision(
-                            rs.getBoolean(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5));
+        return call("deciding", key, c -> decide(c, key, cost, consume, nowNanos));
+    }
+
+    /** The statement of {@link #decide(String, long, boolean, long)}, on {@code c}. */
+    StoreDecision decide(Connection c, String key, long cost, boolean consume, long nowNanos) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(decideSql)) {
+            s.setString(1, algorithm);
+            s.setBytes(2, id(key));
+            s.setString(3, namespace);
+            s.setString(4, shape);
+            s.setString(5, Keys.readable(key));
+            s.setLong(6, limit);
+            s.setLong(7, window);
+            s.setLong(8, subWindow);
+            s.setBoolean(9, strict);
+            s.setBoolean(10, countRejected);
+            s.setLong(11, cost);
+            s.setBoolean(12, consume);
+            setNow(s, 13, nowNanos);
+            s.setInt(14, lockTimeoutMillis);
+            s.setBoolean(15, async);
+            try (ResultSet rs = s.executeQuery()) {
+                if (!rs.next()) {
+                    throw new SQLException("the decision function returned no row");
                 }
+                return new StoreDecision(rs.getBoolean(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5));
             }
-        });
+        }
     }
 
     @Override

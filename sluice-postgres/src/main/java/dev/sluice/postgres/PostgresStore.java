@@ -3,6 +3,7 @@ package dev.sluice.postgres;
 import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
+import dev.sluice.spi.AtomicDecider;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.Durations;
 import dev.sluice.spi.RateLimitStore;
@@ -14,6 +15,8 @@ import dev.sluice.spi.StoreConnection;
 import dev.sluice.spi.WarmUp;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -60,6 +63,11 @@ import org.jspecify.annotations.Nullable;
  *       database comes back the next call works again ({@code PostgresRecoveryTest}; HikariCP retries opening
  *       connections for waiting callers, pausing at most its connection timeout, and drops a broken connection at
  *       its validation or its first failed call).</li>
+ *   <li><b>New connections.</b> A connection the store has not used before reaches a new server process, whose first
+ *       call of each PL/pgSQL function compiles it, slower than a short timeout. So before such a connection serves
+ *       a call, the store runs a {@code peek} of every algorithm on it (writing nothing) with a timeout of
+ *       5 s or the store's, if longer; a call whose time that took fails without being made. Each connection is
+ *       warmed once, as long as the pool keeps it.</li>
  *   <li><b>Start-up.</b> {@link Builder#build()} waits up to the {@link Builder#startupTimeout startup timeout}
  *       (default 10 s) for the database to answer (the schema check is that answer), so a new process's first
  *       decisions are not failure policy answers to a connection still being made; a database that cannot be
@@ -133,6 +141,7 @@ public final class PostgresStore implements RateLimitStore {
     private final boolean createSchema;
     private final boolean synchronousCommit;
     private final SharedJoint joint; // one for every limiter bound here, so their joint requests meet
+    private final Calls.Warmer warmer; // each new connection's first calls: a peek of every algorithm's function
 
     private PostgresStore(Builder b, SharedStoreOptions options) {
         this.dataSource = b.dataSource;
@@ -141,6 +150,15 @@ public final class PostgresStore implements RateLimitStore {
         this.createSchema = b.createSchema;
         this.synchronousCommit = b.synchronousCommit;
         this.joint = new SharedJoint(new PostgresJoint(this));
+        List<PostgresDecider> peeks = new ArrayList<>();
+        for (LimiterConfig config : WarmUp.configs()) {
+            peeks.add(new PostgresDecider(this, config));
+        }
+        this.warmer = new Calls.Warmer(options.timeout(), c -> {
+            for (PostgresDecider peek : peeks) {
+                peek.decide(c, WarmUp.KEY, 1, false, AtomicDecider.STORE_TIME);
+            }
+        });
     }
 
     /**
@@ -224,7 +242,7 @@ public final class PostgresStore implements RateLimitStore {
      * @throws RuntimeException if {@code body} or the DataSource throws one
      */
     <T> T call(Calls.Body<T> body) throws SQLException {
-        return Calls.run(dataSource, schema, createSchema, options.timeout(), options.listener(), body);
+        return Calls.run(dataSource, schema, createSchema, options.timeout(), options.listener(), warmer, body);
     }
 
     boolean synchronousCommit() {

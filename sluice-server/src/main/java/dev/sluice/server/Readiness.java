@@ -62,7 +62,6 @@ final class Readiness implements AutoCloseable {
     private final @Nullable ExecutorService storeCalls;
     private final long deadlineNanos;
     private final String storeName;
-    private final boolean follow;
     private final BooleanSupplier configured;
     private final ScheduledExecutorService prober;
     private @Nullable ScheduledFuture<?> probing;
@@ -77,15 +76,9 @@ final class Readiness implements AutoCloseable {
      * @param storeCalls where requests' store calls run (null: on the caller's thread)
      * @param deadline   how long a request waits for its store call
      * @param storeName  the store as logs may show it (without a password)
-     * @param follow     whether health follows the store once ready; if not, probes stop at the first ready
      */
-    Readiness(
-            RateLimitStore store,
-            @Nullable ExecutorService storeCalls,
-            Duration deadline,
-            String storeName,
-            boolean follow) {
-        this(store, storeCalls, deadline, storeName, follow, () -> true);
+    Readiness(RateLimitStore store, @Nullable ExecutorService storeCalls, Duration deadline, String storeName) {
+        this(store, storeCalls, deadline, storeName, () -> true);
     }
 
     /**
@@ -98,7 +91,6 @@ final class Readiness implements AutoCloseable {
             @Nullable ExecutorService storeCalls,
             Duration deadline,
             String storeName,
-            boolean follow,
             BooleanSupplier configured) {
         this.configured = configured;
         this.probe = store.bind(new LimiterConfig(
@@ -106,7 +98,6 @@ final class Readiness implements AutoCloseable {
         this.storeCalls = storeCalls;
         this.deadlineNanos = deadline.toNanos();
         this.storeName = storeName;
-        this.follow = follow;
         this.prober = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "sluice-health");
             t.setDaemon(true);
@@ -192,9 +183,6 @@ final class Readiness implements AutoCloseable {
     }
 
     private void probeOnce() {
-        if (!follow && serving) {
-            return;
-        }
         boolean answered;
         try {
             answered = call(probeWaitNanos());

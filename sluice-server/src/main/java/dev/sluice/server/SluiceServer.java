@@ -107,7 +107,6 @@ final class SluiceServer implements AutoCloseable {
                 storeExecutor,
                 s.storeTimeout().plusMillis(2),
                 store.description(),
-                !s.store().startsWith("postgres"), // known gap: its probe is not answered after an outage
                 () -> xdsArrived
                         && (!s.lifecycle().healthyWithConfig()
                                 || !limiter.policies().domains().isEmpty()));

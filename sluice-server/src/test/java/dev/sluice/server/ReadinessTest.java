@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 class ReadinessTest {
     @Test
     void unreadyAfterTheGraceReadyAtTheFirstAnswerUnreadyForGoodOnStop() {
-        try (Readiness r = new Readiness(InMemoryStore.create(), null, Duration.ofMillis(17), "memory:", true)) {
+        try (Readiness r = new Readiness(InMemoryStore.create(), null, Duration.ofMillis(17), "memory:")) {
             assertFalse(r.serving(), "not before the store has answered");
             r.recordProbe(true);
             assertTrue(r.serving());
@@ -40,7 +40,7 @@ class ReadinessTest {
     void unreadyUntilTheConfigurationAllowsItReadyAsSoonAsItChanges() {
         java.util.concurrent.atomic.AtomicBoolean arrived = new java.util.concurrent.atomic.AtomicBoolean();
         try (Readiness r =
-                new Readiness(InMemoryStore.create(), null, Duration.ofMillis(17), "memory:", true, arrived::get)) {
+                new Readiness(InMemoryStore.create(), null, Duration.ofMillis(17), "memory:", arrived::get)) {
             r.recordProbe(true);
             assertFalse(r.serving(), "the store answers, but no configuration is in force yet");
             arrived.set(true);

@@ -186,14 +186,11 @@ class StoreOutageIT {
             assertTrue(sum / count < 0.120, "a mean within the deadline and scheduling: " + sum / count + " s");
             assertEquals(40, failures(server, "allow", "open") - allowedBefore);
             assertEquals(40, failures(server, "deny", "closed") - deniedBefore);
-            // Health follows the store, after a grace of a few failed probes: NOT_SERVING on both ports (not yet on
-            // PostgreSQL, whose probe is not answered after an outage: docs/server.md#health).
+            // Health follows the store, after a grace of a few failed probes: NOT_SERVING on both ports, and
+            // SERVING again once the store is back.
             ManagedChannel health = HealthIT.channel(server);
             try {
-                boolean follows = !name.equals("PostgreSQL");
-                if (follows) {
-                    Await.until(name + " down: not ready", Await.GENEROUS, () -> HealthIT.unready(server, health));
-                }
+                Await.until(name + " down: not ready", Await.GENEROUS, () -> HealthIT.unready(server, health));
                 restart.run();
                 Await.until(
                         name + " back: ready again (the service's log: " + server.stderr() + ")",
