@@ -110,6 +110,11 @@ final class EnvSettings {
         /** The variables that set them, for the notice when the configuration comes from files. */
         private final List<String> xdsVariables = new ArrayList<>();
 
+        private boolean grpcTls;
+        private @Nullable String grpcTlsCert;
+        private @Nullable String grpcTlsKey;
+        private @Nullable String grpcTlsCa;
+
         private Draft(Map<String, String> set) {
             this.set = set;
         }
@@ -136,6 +141,14 @@ final class EnvSettings {
                 xds.put(name, "");
             } else {
                 xds.remove(name);
+            }
+        }
+
+        /** A Go duration in nanoseconds as the option {@code name}; 0 (no bound in grpc-go) sets none. */
+        void duration(String name, String nanos) {
+            long n = Long.parseLong(nanos);
+            if (n > 0) {
+                option(name, Math.max(1, n / 1_000_000) + "ms");
             }
         }
 
@@ -189,13 +202,49 @@ final class EnvSettings {
                     "--bind: must be the same address as HOST's",
                     (v, d) -> d.grpcHost = v),
             mapped("GRPC_PORT", Kind.PORT, "8081", "--grpc-port", (v, d) -> d.option("grpc-port", v)),
-            refused("GRPC_MAX_CONNECTION_AGE", Kind.DURATION, "24h", "not supported yet"),
-            refused("GRPC_MAX_CONNECTION_AGE_GRACE", Kind.DURATION, "1h", "not supported yet"),
-            refused("GRPC_SERVER_USE_TLS", Kind.BOOL, "false", "gRPC over TLS is not supported yet"),
-            refused("GRPC_SERVER_TLS_CERT", Kind.STRING, "", "gRPC over TLS is not supported yet"),
-            refused("GRPC_SERVER_TLS_KEY", Kind.STRING, "", "gRPC over TLS is not supported yet"),
-            refused("GRPC_CLIENT_TLS_CACERT", Kind.STRING, "", "gRPC over TLS is not supported yet"),
-            refused("GRPC_CLIENT_TLS_SAN", Kind.STRING, "", "gRPC over TLS is not supported yet"),
+            mapped(
+                    "GRPC_MAX_CONNECTION_AGE",
+                    Kind.DURATION,
+                    "24h",
+                    "--grpc-max-connection-age (0: no bound); unset, Sluice sets no bound",
+                    (v, d) -> d.duration("grpc-max-connection-age", v)),
+            mapped(
+                    "GRPC_MAX_CONNECTION_AGE_GRACE",
+                    Kind.DURATION,
+                    "1h",
+                    "--grpc-max-connection-age-grace (0: no bound); unset, Sluice sets no bound",
+                    (v, d) -> d.duration("grpc-max-connection-age-grace", v)),
+            mapped(
+                    "GRPC_SERVER_USE_TLS",
+                    Kind.BOOL,
+                    "false",
+                    "true: --grpc-tls-cert GRPC_SERVER_TLS_CERT --grpc-tls-key GRPC_SERVER_TLS_KEY (both needed)",
+                    (v, d) -> d.grpcTls = v.equals("true")),
+            mapped(
+                    "GRPC_SERVER_TLS_CERT",
+                    Kind.STRING,
+                    "",
+                    "--grpc-tls-cert, when GRPC_SERVER_USE_TLS=true",
+                    (v, d) -> d.grpcTlsCert = v),
+            mapped(
+                    "GRPC_SERVER_TLS_KEY",
+                    Kind.STRING,
+                    "",
+                    "--grpc-tls-key, when GRPC_SERVER_USE_TLS=true",
+                    (v, d) -> d.grpcTlsKey = v),
+            mapped(
+                    "GRPC_CLIENT_TLS_CACERT",
+                    Kind.STRING,
+                    "",
+                    "--grpc-tls-ca (mutual TLS: clients need a certificate this CA signed), when"
+                            + " GRPC_SERVER_USE_TLS=true",
+                    (v, d) -> d.grpcTlsCa = v),
+            refused(
+                    "GRPC_CLIENT_TLS_SAN",
+                    Kind.STRING,
+                    "",
+                    "Sluice admits a client certificate by its CA (GRPC_CLIENT_TLS_CACERT), not by its SAN: use a CA"
+                            + " that signs only the clients to admit"),
             // logging
             mapped("LOG_LEVEL", Kind.STRING, "WARN", "--log-level", (v, d) -> d.option("log-level", v)),
             mapped(
@@ -602,7 +651,8 @@ final class EnvSettings {
                     Kind.STRING,
                     "",
                     "not a setting of envoyproxy/ratelimit, which ignores"
-                            + " it (Envoy Gateway sets it); GRPC_CLIENT_TLS_CACERT asks for client certificates"));
+                            + " it (Envoy Gateway sets it) and asks for no client certificate; GRPC_CLIENT_TLS_CACERT"
+                            + " (--grpc-tls-ca) does"));
 
     private static final Map<String, Variable> BY_NAME = byName();
 
@@ -708,12 +758,36 @@ final class EnvSettings {
                 d.option("statsd-flavor", "datadog");
             }
         }
+        grpcTls(d);
         store(d);
         List<String> args = new ArrayList<>();
         for (Map.Entry<String, String> o : d.options.entrySet()) {
             args.add(o.getValue().isEmpty() ? "--" + o.getKey() : "--" + o.getKey() + "=" + o.getValue());
         }
         return args;
+    }
+
+    /** The gRPC port's TLS options, which envoyproxy/ratelimit reads only with {@code GRPC_SERVER_USE_TLS=true}. */
+    private static void grpcTls(Draft d) {
+        if (!d.grpcTls) {
+            for (String v : List.of("GRPC_SERVER_TLS_CERT", "GRPC_SERVER_TLS_KEY", "GRPC_CLIENT_TLS_CACERT")) {
+                if (d.set.containsKey(v)) {
+                    d.note(v, "gRPC is served over TLS only with GRPC_SERVER_USE_TLS=true");
+                }
+            }
+            return;
+        }
+        if (d.grpcTlsCert == null || d.grpcTlsKey == null) {
+            d.refuse(
+                    "GRPC_SERVER_USE_TLS",
+                    "TLS needs a certificate and a key: set GRPC_SERVER_TLS_CERT and GRPC_SERVER_TLS_KEY");
+            return;
+        }
+        d.option("grpc-tls-cert", d.grpcTlsCert);
+        d.option("grpc-tls-key", d.grpcTlsKey);
+        if (d.grpcTlsCa != null) {
+            d.option("grpc-tls-ca", d.grpcTlsCa);
+        }
     }
 
     /** {@code --store} from {@code REDIS_URL}, {@code REDIS_TYPE}, {@code REDIS_TLS} and the user of REDIS_AUTH. */

@@ -1,6 +1,7 @@
 package dev.sluice.server;
 
 import dev.sluice.policy.PolicyException;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -93,6 +94,16 @@ final class ServeCommand {
                                       answered RESOURCE_EXHAUSTED at once; default 1000
               --grpc-max-resets N     RST_STREAM frames one connection may send in 10s before it is closed with
                                       GOAWAY; default 10000; 0: no limit
+              --grpc-max-connection-age D
+                                      how long a gRPC connection may live before it is sent GOAWAY (its client
+                                      reconnects, spreading over the instances); default no bound
+              --grpc-max-connection-age-grace D
+                                      how long the calls under way may then take before the connection is closed;
+                                      default no bound
+              --grpc-tls-cert FILE    serve gRPC over TLS only, with this PEM certificate chain
+              --grpc-tls-key FILE     and this unencrypted PEM private key (PKCS#8)
+              --grpc-tls-ca FILE      mutual TLS: every gRPC client must present a certificate signed by a CA of this
+                                      PEM file
               --require-store         exit with an error (status 3) if the store does not answer at start; without
                                       it the service starts unready (health NOT_SERVING) and turns ready once the
                                       store answers
@@ -157,6 +168,11 @@ final class ServeCommand {
             "grpc-max-streams",
             "grpc-max-queue",
             "grpc-max-resets",
+            "grpc-max-connection-age",
+            "grpc-max-connection-age-grace",
+            "grpc-tls-cert",
+            "grpc-tls-key",
+            "grpc-tls-ca",
             "log-level",
             "log-format",
             "debug-port",
@@ -256,6 +272,13 @@ final class ServeCommand {
         Duration watch = o.duration("watch-interval");
         Duration httpRead = o.duration("http-read-timeout");
         Duration httpIdle = o.duration("http-idle-timeout");
+        SslContext grpcTls;
+        try {
+            grpcTls = GrpcTls.fromOptions(o);
+        } catch (IOException e) {
+            err.println("sluice: cannot start: " + e.getMessage());
+            return 3;
+        }
         SluiceServer.ServeSettings settings = new SluiceServer.ServeSettings(
                 config,
                 o.string("store", "memory:"),
@@ -274,6 +297,7 @@ final class ServeCommand {
                 o.flag("bench-bare"),
                 o.flag("allow-domain-removal"),
                 grpcLimits(o),
+                grpcTls,
                 requestCaps(o),
                 o.intBetween("memory-max-keys", defaultMemoryMaxKeys(), 1, Integer.MAX_VALUE),
                 lifecycle(o),
@@ -469,6 +493,8 @@ final class ServeCommand {
         return new SluiceServer.GrpcLimits(
                 o.intBetween("grpc-max-streams", d.maxStreams(), 1, Integer.MAX_VALUE),
                 o.intBetween("grpc-max-queue", d.maxQueue(), 1, 1_000_000),
-                o.intBetween("grpc-max-resets", d.maxResets(), 0, Integer.MAX_VALUE));
+                o.intBetween("grpc-max-resets", d.maxResets(), 0, Integer.MAX_VALUE),
+                o.duration("grpc-max-connection-age"),
+                o.duration("grpc-max-connection-age-grace"));
     }
 }

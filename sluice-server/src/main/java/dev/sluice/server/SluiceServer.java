@@ -7,6 +7,7 @@ import dev.sluice.policy.PolicyLimiter;
 import dev.sluice.policy.PolicyWatcher;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -155,6 +156,15 @@ final class SluiceServer implements AutoCloseable {
                 .maxConcurrentCallsPerConnection(s.grpc().maxStreams());
         if (s.grpc().maxResets() > 0) {
             grpcBuilder.maxRstFramesPerWindow(s.grpc().maxResets(), GrpcLimits.RESET_WINDOW_SECONDS);
+        }
+        if (s.grpc().maxConnectionAge() != null) {
+            grpcBuilder.maxConnectionAge(s.grpc().maxConnectionAge().toMillis(), TimeUnit.MILLISECONDS);
+        }
+        if (s.grpc().maxConnectionAgeGrace() != null) {
+            grpcBuilder.maxConnectionAgeGrace(s.grpc().maxConnectionAgeGrace().toMillis(), TimeUnit.MILLISECONDS);
+        }
+        if (s.grpcTls() != null) {
+            grpcBuilder.sslContext(s.grpcTls());
         }
         if (s.benchBare()) {
             grpcBuilder.addService(BareEndpoint.grpcService(grpcExecutor));
@@ -438,6 +448,7 @@ final class SluiceServer implements AutoCloseable {
             boolean benchBare,
             boolean allowDomainRemoval,
             GrpcLimits grpc,
+            @Nullable SslContext grpcTls,
             RequestCaps caps,
             int memoryMaxKeys,
             Lifecycle lifecycle,
@@ -467,10 +478,19 @@ final class SluiceServer implements AutoCloseable {
      *                   {@code RESOURCE_EXHAUSTED}
      * @param maxResets  {@code RST_STREAM} frames one connection may send in {@link #RESET_WINDOW_SECONDS}; past it
      *                   the connection is closed ({@code GOAWAY ENHANCE_YOUR_CALM}); 0: no limit
+     * @param maxConnectionAge      how long a connection may live before the server sends it GOAWAY (the client
+     *                              reconnects, to this instance or another); null: no bound
+     * @param maxConnectionAgeGrace how long the calls under way on a connection past its age may take before it is
+     *                              closed; null: no bound
      */
-    record GrpcLimits(int maxStreams, int maxQueue, int maxResets) {
+    record GrpcLimits(
+            int maxStreams,
+            int maxQueue,
+            int maxResets,
+            @Nullable Duration maxConnectionAge,
+            @Nullable Duration maxConnectionAgeGrace) {
         static final int RESET_WINDOW_SECONDS = 10;
-        static final GrpcLimits DEFAULTS = new GrpcLimits(1000, 1000, 10_000);
+        static final GrpcLimits DEFAULTS = new GrpcLimits(1000, 1000, 10_000, null, null);
     }
 
     static UncheckedIOException unchecked(IOException e) {

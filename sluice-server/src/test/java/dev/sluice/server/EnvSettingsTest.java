@@ -332,7 +332,7 @@ class EnvSettingsTest {
         assertEquals(
                 EnvSettings.Result.NONE.args(),
                 read(
-                                "GRPC_MAX_CONNECTION_AGE", "1440m",
+                                "XDS_CLIENT_BACKOFF_INITIAL_INTERVAL", "10000ms",
                                 "MEMCACHE_MAX_IDLE_CONNS", "2",
                                 "TRACING_ENABLED", "false",
                                 "XDS_CLIENT_BACKOFF_RANDOM_FACTOR", "0.50",
@@ -377,6 +377,42 @@ class EnvSettingsTest {
         assertEquals(
                 List.of("--statsd=localhost:8125", "--envoy-stats", "--statsd-flavor=datadog"),
                 read("USE_DOG_STATSD", "true").args());
+    }
+
+    /** As Envoy Gateway sets them: TLS only with GRPC_SERVER_USE_TLS=true, its CA asking for no client certificate. */
+    @Test
+    void grpcTlsAndConnectionAge() {
+        assertEquals(
+                List.of(
+                        "--grpc-max-connection-age=5400000ms",
+                        "--grpc-max-connection-age-grace=1500ms",
+                        "--grpc-tls-cert=/certs/tls.crt",
+                        "--grpc-tls-key=/certs/tls.key"),
+                read(
+                                "GRPC_MAX_CONNECTION_AGE", "1h30m",
+                                "GRPC_MAX_CONNECTION_AGE_GRACE", "1.5s",
+                                "GRPC_SERVER_USE_TLS", "true",
+                                "GRPC_SERVER_TLS_CERT", "/certs/tls.crt",
+                                "GRPC_SERVER_TLS_KEY", "/certs/tls.key",
+                                "GRPC_SERVER_TLS_CA_CERT", "/certs/ca.crt")
+                        .args());
+        assertEquals(
+                List.of("--grpc-tls-cert=c.pem", "--grpc-tls-key=k.pem", "--grpc-tls-ca=ca.pem"),
+                read(
+                                "GRPC_SERVER_USE_TLS", "1",
+                                "GRPC_SERVER_TLS_CERT", "c.pem",
+                                "GRPC_SERVER_TLS_KEY", "k.pem",
+                                "GRPC_CLIENT_TLS_CACERT", "ca.pem")
+                        .args());
+        assertEquals(List.of(), read("GRPC_MAX_CONNECTION_AGE", "0").args());
+        EnvSettings.Result off = read("GRPC_SERVER_TLS_CERT", "c.pem");
+        assertEquals(List.of(), off.args());
+        assertEquals(
+                List.of("GRPC_SERVER_TLS_CERT='c.pem' has no effect: gRPC is served over TLS only with"
+                        + " GRPC_SERVER_USE_TLS=true"),
+                off.notices());
+        assertTrue(refusal("GRPC_SERVER_USE_TLS", "true", "GRPC_SERVER_TLS_CERT", "c.pem")
+                .contains("GRPC_SERVER_USE_TLS='true' is not supported: TLS needs a certificate and a key"));
     }
 
     @Test
