@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
@@ -54,10 +55,14 @@ import org.jspecify.annotations.Nullable;
  * A reservation whose state was evicted holds nothing any more, and its cancel returns false.
  *
  * <p>Eviction is amortized over one cursor that laps the map: once per millisecond of clock time a request examines
- * up to {@value #SWEEP_PER_TICK} entries, starting a new lap if the last one is done, and each new key examines up to
- * {@value #SWEEP_PER_INSERT} more entries of the current lap. No sweep examines an entry twice, and only the
- * millisecond tick starts a lap, so a map that churns through few keys does not pay for a new iterator per
- * insertion. At most one thread sweeps at a time; the others skip it.
+ * up to {@value #SWEEP_PER_TICK} entries of the current lap, and each new key examines up to
+ * {@value #SWEEP_PER_INSERT} more. No sweep examines an entry twice, and only the millisecond tick starts a lap, so
+ * a map that churns through few keys does not pay for a new iterator per insertion. A new lap starts once the last
+ * one is done and either as many decisions have been made since it started as it had entries to examine, or the
+ * clock has moved on by {@code keep} since it started: a lap costs at most one examination per decision, however
+ * slowly or fast the clock moves against the requests (a replay on a virtual clock moves it by about a millisecond
+ * per request), and a key idle for {@code keep} is still evicted within another {@code keep} and one lap. At most
+ * one thread sweeps at a time; the others skip it.
  *
  * <p>At the bound on keys, a new key first makes room by evicting every idle key (one full pass, under the sweep
  * lock). If every key is live, the request is denied with {@code retryAfter} until the earliest live key is idle;
@@ -99,6 +104,12 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember {
     private @Nullable Iterator<Map.Entry<String, AlgorithmState>> cursor; // guarded by sweepLock
     private long noRoomUntil = Long.MIN_VALUE; // guarded by sweepLock
     private volatile long nextTick = Long.MIN_VALUE;
+    /** Decisions made, counted for the start of the next lap. */
+    private final LongAdder decisions = new LongAdder();
+
+    private long lapStartedAt; // guarded by sweepLock: the clock when the current lap started
+    private long lapStartDecisions; // guarded by sweepLock: decisions when the current lap started
+    private int lapEntries = -1; // guarded by sweepLock: the entries the current lap set out to examine; -1: none yet
 
     InMemoryRateLimiter(LimiterConfig config, int maximumKeys, long keepIdleNanos) {
         this.config = config;
@@ -389,6 +400,7 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember {
     }
 
     private void afterDecision(long now, boolean inserted) {
+        decisions.increment();
         if (inserted) {
             sweep(now, SWEEP_PER_INSERT, false, false);
         }
@@ -469,10 +481,13 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember {
             boolean startLap = mayStartLap;
             for (int i = 0; i < examine; i++) {
                 if (cursor == null || !cursor.hasNext()) {
-                    if (!startLap) {
+                    if (!startLap || !lapDue(now, wait)) {
                         break;
                     }
                     startLap = false;
+                    lapStartedAt = now;
+                    lapStartDecisions = decisions.sum();
+                    lapEntries = size.get();
                     cursor = states.entrySet().iterator();
                     if (!cursor.hasNext()) {
                         break;
@@ -487,6 +502,17 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember {
         } finally {
             sweepLock.unlock();
         }
+    }
+
+    /**
+     * Whether a new lap may start at {@code now}: always for a full pass ({@code wait}) or the first lap, else once
+     * the decisions since the last lap's start have paid for its entries or the clock has moved on by {@code keep}.
+     */
+    private boolean lapDue(long now, boolean wait) {
+        return wait
+                || lapEntries < 0
+                || decisions.sum() - lapStartDecisions >= lapEntries
+                || now - lapStartedAt >= keepIdleNanos;
     }
 
     /**
