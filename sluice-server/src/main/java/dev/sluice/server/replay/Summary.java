@@ -3,6 +3,7 @@ package dev.sluice.server.replay;
 import dev.sluice.policy.Limit;
 import dev.sluice.policy.Mode;
 import dev.sluice.policy.Rule;
+import dev.sluice.spi.Durations;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.time.Instant;
@@ -37,7 +38,7 @@ final class Summary {
                     "log time %s to %s (%s)%n",
                     Instant.ofEpochMilli(r.firstTime),
                     Instant.ofEpochMilli(r.lastTime),
-                    duration(Duration.ofMillis(r.lastTime - r.firstTime))));
+                    Durations.format(Duration.ofMillis(r.lastTime - r.firstTime))));
         }
         b.append(String.format(
                 Locale.ROOT,
@@ -239,24 +240,8 @@ final class Summary {
     /** {@code n} per the limit's unit or window: {@code 320/second}, {@code 20/10s}. */
     static String per(long n, Limit l) {
         String unit = l.unit();
-        return n + "/" + (unit != null ? unit : duration(Objects.requireNonNull(l.window(), "a limited limit's")));
-    }
-
-    static String duration(Duration d) {
-        long ms = d.toMillis();
-        if (ms % 86_400_000 == 0 && ms > 0) {
-            return ms / 86_400_000 + "d";
-        }
-        if (ms % 3_600_000 == 0 && ms > 0) {
-            return ms / 3_600_000 + "h";
-        }
-        if (ms % 60_000 == 0 && ms > 0) {
-            return ms / 60_000 + "m";
-        }
-        if (ms % 1000 == 0) {
-            return ms / 1000 + "s";
-        }
-        return ms + "ms";
+        return n + "/"
+                + (unit != null ? unit : Durations.format(Objects.requireNonNull(l.window(), "a limited limit's")));
     }
 
     static String percent(long part, long whole) {
