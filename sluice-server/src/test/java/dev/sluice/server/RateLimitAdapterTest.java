@@ -7,8 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.google.protobuf.UInt64Value;
+import dev.sluice.FailurePolicy;
+import dev.sluice.RateLimitListener;
+import dev.sluice.TimeSource;
 import dev.sluice.policy.Policies;
 import dev.sluice.policy.PolicyLimiter;
+import dev.sluice.spi.AtomicDecider;
+import dev.sluice.spi.RateLimitStore;
+import dev.sluice.spi.SharedRateLimiter;
+import dev.sluice.spi.SharedStoreOptions;
+import dev.sluice.spi.StoreDecision;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit;
@@ -137,6 +145,26 @@ class RateLimitAdapterTest {
         String yaml = "domain: open\ndescriptors:\n  - key: k\n    rate_limit: {unit: hour, requests_per_unit: 3}\n";
         ExecutorService gone = Executors.newSingleThreadExecutor();
         gone.shutdown(); // every check is rejected at once, as when every store thread waits on a dead store
+        // a shared store's decision needs the executor; an in-memory one is decided on the caller's thread
+        AtomicDecider allows = new AtomicDecider() {
+            @Override
+            public StoreDecision decide(String key, long cost, boolean consume, long nowNanos) {
+                return new StoreDecision(true, 2, 0, 0, 0);
+            }
+
+            @Override
+            public boolean giveBack(String key, long cost, long place, long nowNanos) {
+                return false;
+            }
+        };
+        SharedStoreOptions options = new SharedStoreOptions(
+                TimeSource.CLOCK,
+                FailurePolicy.FAIL_OPEN,
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(1),
+                "test",
+                RateLimitListener.NONE);
+        RateLimitStore shared = config -> SharedRateLimiter.create(config, allows, options);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         for (String answer : new String[] {"allow", "deny"}) {
             RateLimitAdapter a = new RateLimitAdapter(
@@ -144,6 +172,7 @@ class RateLimitAdapterTest {
                                     "t.yaml",
                                     yaml.replace(
                                             "domain: open", "domain: " + answer + "\non_store_failure: " + answer)))
+                            .store(shared)
                             .deadline(Duration.ofMillis(17), gone)
                             .meterRegistry(registry)
                             .build(),

@@ -27,6 +27,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -46,6 +47,9 @@ import org.springframework.web.bind.annotation.RestController;
  * application adds a filter over the starter's {@link PolicyLimiter} for each other domain, since the starter
  * registers one. The request's descriptors and costs come in a header, read by the application's extractor.
  */
+// Marked as a test class for Spring Boot's test type filter: its tests are inherited, and without the mark the
+// component scan of the other starter tests' applications (same package) would take this class's application in.
+@ExtendWith({})
 class StarterFrontDoorTest extends FrontDoorContract {
 
     RedisServer redis;
