@@ -89,6 +89,7 @@ final class RedisBatches {
             return r.answer.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             r.answer.cancel(false); // the lane drops it unsent, or the script refuses it as past its deadline
+            l.givenUp();
             throw new SluiceException("no answer from Redis by the request's deadline", e);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
@@ -98,6 +99,7 @@ final class RedisBatches {
             throw new SluiceException("Redis failed running " + LuaScript.BATCH + ": " + cause, cause);
         } catch (InterruptedException e) {
             r.answer.cancel(false);
+            l.givenUp();
             Thread.currentThread().interrupt();
             throw new SluiceException("interrupted while waiting for Redis", e);
         }
@@ -127,6 +129,8 @@ final class RedisBatches {
         private boolean knowsClock; // guarded by this
         private long offsetNanos; // guarded by this: a lower bound of the server's epoch nanoseconds - nanoTime
         private long offsetAt; // guarded by this: the nanoTime offsetNanos was last raised or lowered at
+        private @Nullable CompletableFuture<?> inFlight; // guarded by this: the batch in flight, until it completes
+        private List<Request> inFlightBatch = List.of(); // guarded by this: its requests
 
         void submit(Request r) {
             synchronized (this) {
@@ -187,12 +191,46 @@ final class RedisBatches {
                 next();
                 return;
             }
-            var unused = sent.whenComplete((r, e) -> {
+            CompletableFuture<?> flight = sent.toCompletableFuture();
+            synchronized (this) {
+                inFlight = flight;
+                inFlightBatch = batch;
+            }
+            var unused = flight.whenComplete((r, e) -> {
                 if (e != null) {
                     fail(batch, e instanceof CompletionException && e.getCause() != null ? e.getCause() : e);
                 }
+                synchronized (this) {
+                    if (inFlight == flight) {
+                        inFlight = null;
+                        inFlightBatch = List.of();
+                    }
+                }
                 next();
             });
+        }
+
+        /**
+         * Lets the lane go on once every request of the batch in flight has been given up by its caller. Without
+         * this, a batch that never returns (sent on a connection whose loss the driver had not yet seen, and which
+         * the driver then keeps for its own reconnect) would hold the lane, and every later request would wait out
+         * its whole deadline behind it, through the whole outage, instead of failing at once as not connected. A
+         * batch let go this way is never applied late: Redis refuses each of its requests as past its deadline.
+         */
+        void givenUp() {
+            CompletableFuture<?> flight;
+            synchronized (this) {
+                flight = inFlight;
+                if (flight == null) {
+                    return;
+                }
+                for (Request q : inFlightBatch) {
+                    if (!q.answer.isDone()) {
+                        return;
+                    }
+                }
+            }
+            flight.cancel(false); // its completion sends what waits, or frees the lane
         }
 
         /** Sends {@code batch}; completes once every request of it is answered. */

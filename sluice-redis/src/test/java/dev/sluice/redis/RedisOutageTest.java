@@ -237,6 +237,52 @@ class RedisOutageTest {
         }
     }
 
+    /**
+     * A server that dies while it holds a batch (paused, then killed): with the driver's default options the batch
+     * never returns (the driver keeps it for its own reconnect). Once its caller has given it up, later calls must
+     * not queue behind it: each is answered at once as not connected, none by waiting out its deadline, through the
+     * whole outage.
+     */
+    @Test
+    void aServerKilledWhileHoldingABatchDoesNotHoldTheCallsAfterIt() {
+        try (RedisServer server = RedisServers.start()) {
+            RedisClient client = RedisClient.create(server.uri()); // the driver's defaults, as a new user has them
+            List<SluiceException> failures = new CopyOnWriteArrayList<>();
+            try (RedisStore store = RedisStore.builder(client)
+                    .timeSource(TimeSource.CLOCK)
+                    .failurePolicy(FailurePolicy.FAIL_CLOSED)
+                    .timeout(STALL_TIMEOUT)
+                    .failClosedRetryAfter(FAIL_CLOSED_RETRY)
+                    .failureListener(failures::add)
+                    .build()) {
+                SharedRateLimiter limiter = limiter(store);
+                awaitConnected(limiter, failures);
+                String key = "killed:" + UUID.randomUUID();
+                assertEquals(Decision.allowed(3, 2, UNTIL_12_01.toNanos()), limiter.tryAcquire(key));
+
+                server.call("CLIENT", "PAUSE", Long.toString(PAUSE_MILLIS), "WRITE"); // holds the next batch
+                assertTrue(assertTimeoutPreemptively(HANG, () -> limiter.tryAcquire(key))
+                        .failed());
+                assertEquals(1, failures.size());
+                assertTrue(causedBy(failures.get(0), TimeoutException.class), "ended by the deadline: " + failures);
+                server.stop();
+                Await.until("the store has seen the connection lost", RECOVERY, () -> !store.isConnected());
+
+                for (int i = 0; i < 20; i++) {
+                    assertTrue(assertTimeoutPreemptively(HANG, () -> limiter.tryAcquire(key))
+                            .failed());
+                }
+                assertEquals(21, failures.size());
+                for (SluiceException f : failures.subList(1, failures.size())) {
+                    assertFalse(causedBy(f, TimeoutException.class), "not held behind the dead batch: " + f);
+                    assertTrue(String.valueOf(f.getMessage()).contains("not connected"), "not connected: " + f);
+                }
+            } finally {
+                client.shutdown();
+            }
+        }
+    }
+
     private static RedisStore store(RedisClient client, FailurePolicy policy, List<SluiceException> failures) {
         return RedisStore.builder(client)
                 .timeSource(TimeSource.CLOCK)
