@@ -151,8 +151,8 @@ public final class RateLimitFields {
     private static Item item(String name, LimitVerdict lv) {
         Limit limit = lv.limit();
         Duration window = Objects.requireNonNull(limit.window(), "a limited limit has a window");
-        boolean known = lv.remaining() >= 0 && !lv.failed();
-        long remaining = known ? lv.remaining() : -1;
+        long remaining = lv.reportedRemaining();
+        boolean known = remaining >= 0;
         long reset = -1;
         if (known) {
             long nanos = lv.refused() ? lv.retryAfterNanos() : lv.resetAfterNanos();

@@ -40,6 +40,19 @@ public record LimitVerdict(
         return Duration.ofNanos(retryAfterNanos);
     }
 
+    /**
+     * What every front door reports as left under this limit (Envoy's {@code limit_remaining}, the {@code r} of the
+     * {@code RateLimit} field, {@code X-RateLimit-Remaining}): 0 when it {@link #refused()} the request, even if a
+     * smaller request would have fit (a refusal never invites a retry at once); -1 when not known (the limit was not
+     * asked, or it {@link #failed()}); else {@link #remaining()}.
+     */
+    public long reportedRemaining() {
+        if (failed || remaining < 0) {
+            return -1;
+        }
+        return refused() ? 0 : remaining;
+    }
+
     /** Whether this limit refused (or would have refused) the request. */
     public boolean refused() {
         return outcome == Outcome.DENIED

@@ -301,7 +301,7 @@ final class RateLimitAdapter {
         }
         LimitVerdict l = dv.limit().orElseThrow();
         boolean denied = l.outcome() == Outcome.DENIED || l.outcome() == Outcome.OVER_QUOTA;
-        long remaining = l.refused() ? 0 : Math.min(MAX_UINT32, Math.max(0, l.remaining()));
+        long remaining = Math.min(MAX_UINT32, Math.max(0, l.reportedRemaining()));
         return DescriptorStatus.newBuilder()
                 .setCode(denied ? Code.OVER_LIMIT : Code.OK)
                 .setCurrentLimit(currentLimit(l.limit()))

@@ -373,6 +373,35 @@ public abstract class FrontDoorContract {
         }
     }
 
+    /**
+     * A refusal reports no room, even when a smaller request would have fit: a cost of 2 with 1 left is refused with
+     * remaining 0 everywhere ({@code limit_remaining}, {@code r}); the 1 left still serves a cost of 1.
+     */
+    @Test
+    @Order(1)
+    void aRefusalReportsNoRoomEvenWhenASmallerRequestWouldFit() {
+        for (FrontDoor door : doors()) {
+            String client = unique();
+            Answer first = door.ask(request("api", part("client", client, 2)));
+            assertTrue(first.allowed(), door + ": " + first);
+            assertLimit(door, first, "per_client", 3, 1, false);
+            Answer refused = door.ask(request("api", part("client", client, 2)));
+            assertFalse(refused.allowed(), door + ": " + refused);
+            Limit l = assertLimit(door, refused, "per_client", 3, 0, true);
+            assertEquals(
+                    Map.of(
+                            "RateLimit-Policy",
+                            "\"per_client\";q=3;w=86400",
+                            "RateLimit",
+                            "\"per_client\";r=0;t=" + l.reset()),
+                    refused.fields(),
+                    door.toString());
+            Answer last = door.ask(request("api", part("client", client, 1)));
+            assertTrue(last.allowed(), door + ": the refused request took nothing: " + last);
+            assertLimit(door, last, "per_client", 3, 0, false);
+        }
+    }
+
     /** Costs per descriptor, one decision: a refusal at one descriptor's cost takes nothing at the other's. */
     @Test
     @Order(1)
