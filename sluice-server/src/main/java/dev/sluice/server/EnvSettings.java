@@ -41,6 +41,8 @@ final class EnvSettings {
     /** How a variable's value is read, as envoyproxy/ratelimit's envconfig reads it. */
     enum Kind {
         STRING,
+        /** A string whose value is never printed. */
+        SECRET,
         /** Go's {@code strconv.ParseBool}: 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False. */
         BOOL,
         INT,
@@ -58,7 +60,6 @@ final class EnvSettings {
      * @param defaultValue envoyproxy/ratelimit's default, as written in its settings; "" for none
      * @param status       what it means here
      * @param sluice       the Sluice option it maps to, or what to use instead and why (the docs' last column)
-     * @param secret       whether its value may never be printed
      * @param apply        what a value (normalized by {@link #kind}) does to the options being built
      */
     record Variable(
@@ -67,7 +68,6 @@ final class EnvSettings {
             String defaultValue,
             Status status,
             String sluice,
-            boolean secret,
             BiConsumer<String, Draft> apply) {}
 
     /**
@@ -110,6 +110,9 @@ final class EnvSettings {
         /** The variables that set them, for the notice when the configuration comes from files. */
         private final List<String> xdsVariables = new ArrayList<>();
 
+        /** The variable whose value is being applied. */
+        private @Nullable Variable reading;
+
         private boolean grpcTls;
         private @Nullable String grpcTlsCert;
         private @Nullable String grpcTlsKey;
@@ -131,9 +134,15 @@ final class EnvSettings {
             }
         }
 
-        void xdsOption(String variable, String name, String value) {
-            xds.put(name, value);
-            xdsVariables.add(variable);
+        /** The xDS option {@code name} from the variable being read; a duration in milliseconds, rounded up. */
+        void xdsOption(String name, String value) {
+            Variable v = java.util.Objects.requireNonNull(reading);
+            xds.put(
+                    name,
+                    v.kind() == Kind.DURATION
+                            ? Math.max(1, (Long.parseLong(value) + 999_999) / 1_000_000) + "ms"
+                            : value);
+            xdsVariables.add(v.name());
         }
 
         void xdsFlag(String name, boolean on) {
@@ -162,7 +171,7 @@ final class EnvSettings {
 
         private String shown(String variable) {
             Variable v = BY_NAME.get(variable);
-            return v != null && v.secret() ? "***" : "'" + set.get(variable) + "'";
+            return v != null && v.kind() == Kind.SECRET ? "***" : "'" + set.get(variable) + "'";
         }
     }
 
@@ -171,6 +180,19 @@ final class EnvSettings {
     /** Why an xDS variable has no effect with files. */
     private static final String ONLY_XDS = "it applies to CONFIG_TYPE=GRPC_XDS_SOTW only";
 
+    // what several rows say
+    private static final String SAME_BIND = "--bind: must be the same address as HOST's";
+    private static final String RUNTIME_PATH = "--config ROOT/SUBDIRECTORY/APPDIRECTORY";
+    private static final String METRICS_ON_HTTP =
+            "Sluice's Prometheus metrics are on GET /metrics of the HTTP port (PORT, --http-port)";
+    private static final String DRAFT_03 = "the draft 03 header names are fixed";
+    private static final String NO_CLIENT_CERTS = "Redis client certificates are not supported";
+    private static final String ONE_STORE = "one store keeps every limit";
+    private static final String STARTS_UNREADY =
+            "Sluice starts unready and turns ready when the store answers, probing it every second";
+    private static final String NO_MEMCACHED = "Sluice has no memcached store";
+    private static final String NO_TRACES = "Sluice exports no traces";
+
     /** The rows, in settings.go's order. */
     static final List<Variable> TABLE = List.of(
             // listening
@@ -178,30 +200,20 @@ final class EnvSettings {
                     "HOST",
                     Kind.STRING,
                     "0.0.0.0",
-                    "--bind (one address for every port; Sluice's default is"
-                            + " 127.0.0.1, the container image sets HOST=0.0.0.0)",
+                    "--bind (one address for every port; Sluice's default is 127.0.0.1, the container image sets"
+                            + " HOST=0.0.0.0)",
                     (v, d) -> d.host = v),
-            mapped("PORT", Kind.PORT, "8080", "--http-port", (v, d) -> d.option("http-port", v)),
-            mapped(
-                    "DEBUG_HOST",
-                    Kind.STRING,
-                    "0.0.0.0",
-                    "--bind: must be the same address as HOST's",
-                    (v, d) -> d.debugHost = v),
+            mapped("PORT", Kind.PORT, "8080", "--http-port", option("http-port")),
+            mapped("DEBUG_HOST", Kind.STRING, "0.0.0.0", SAME_BIND, (v, d) -> d.debugHost = v),
             mapped(
                     "DEBUG_PORT",
                     Kind.PORT,
                     "6070",
                     "--debug-port (/rlconfig, /stats, /metrics); none unless set: the container image sets 6070",
-                    (v, d) -> d.option("debug-port", v)),
+                    option("debug-port")),
             refused("GRPC_UDS", Kind.STRING, "", "Sluice listens on TCP: use GRPC_PORT (--grpc-port)"),
-            mapped(
-                    "GRPC_HOST",
-                    Kind.STRING,
-                    "0.0.0.0",
-                    "--bind: must be the same address as HOST's",
-                    (v, d) -> d.grpcHost = v),
-            mapped("GRPC_PORT", Kind.PORT, "8081", "--grpc-port", (v, d) -> d.option("grpc-port", v)),
+            mapped("GRPC_HOST", Kind.STRING, "0.0.0.0", SAME_BIND, (v, d) -> d.grpcHost = v),
+            mapped("GRPC_PORT", Kind.PORT, "8081", "--grpc-port", option("grpc-port")),
             mapped(
                     "GRPC_MAX_CONNECTION_AGE",
                     Kind.DURATION,
@@ -246,75 +258,64 @@ final class EnvSettings {
                     "Sluice admits a client certificate by its CA (GRPC_CLIENT_TLS_CACERT), not by its SAN: use a CA"
                             + " that signs only the clients to admit"),
             // logging
-            mapped("LOG_LEVEL", Kind.STRING, "WARN", "--log-level", (v, d) -> d.option("log-level", v)),
-            mapped(
-                    "LOG_FORMAT",
-                    Kind.STRING,
-                    "text",
-                    "--log-format (text or json)",
-                    (v, d) -> d.option("log-format", v)),
+            mapped("LOG_LEVEL", Kind.STRING, "WARN", "--log-level", option("log-level")),
+            mapped("LOG_FORMAT", Kind.STRING, "text", "--log-format (text or json)", option("log-format")),
             // configuration source
-            new Variable(
+            honoured(
                     "CONFIG_TYPE",
                     Kind.STRING,
                     "FILE",
-                    Status.HONOURED,
                     "FILE: the files of RUNTIME_ROOT (--config); GRPC_XDS_SOTW: --xds-server"
                             + " CONFIG_GRPC_XDS_SERVER_URL (docs/xds.md)",
-                    false,
                     EnvSettings::configType),
-            new Variable(
+            honoured(
                     "FORCE_START_WITHOUT_INITIAL_CONFIG",
                     Kind.BOOL,
                     "false",
-                    Status.HONOURED,
                     "with xDS: --xds-ready-without-config (ready before the first configuration); with files the"
                             + " service starts on an empty or missing-domain directory either way, as envoyproxy/ratelimit"
                             + " does",
-                    false,
                     (v, d) -> d.xdsFlag("xds-ready-without-config", v.equals("true"))),
-            xds("CONFIG_GRPC_XDS_NODE_ID", Kind.STRING, "default", "--xds-node-id", "xds-node-id"),
-            xds(
+            mapped("CONFIG_GRPC_XDS_NODE_ID", Kind.STRING, "default", "--xds-node-id", xds("xds-node-id")),
+            mapped(
                     "CONFIG_GRPC_XDS_NODE_METADATA",
                     Kind.STRING,
                     "",
                     "--xds-node-metadata (KEY=VALUE,…; an entry without '=' is refused)",
-                    "xds-node-metadata"),
-            xds("CONFIG_GRPC_XDS_SERVER_URL", Kind.STRING, "localhost:18000", "--xds-server", "xds-server"),
-            xds(
+                    xds("xds-node-metadata")),
+            mapped("CONFIG_GRPC_XDS_SERVER_URL", Kind.STRING, "localhost:18000", "--xds-server", xds("xds-server")),
+            mapped(
                     "CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL",
                     Kind.DURATION,
                     "3s",
                     "--xds-retry-interval (the first wait before a new stream)",
-                    "xds-retry-interval"),
+                    xds("xds-retry-interval")),
             refused(
                     "CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS",
                     Kind.STRING,
                     "",
                     "headers on the xDS stream are not supported yet"),
-            new Variable(
+            mapped(
                     "CONFIG_GRPC_XDS_SERVER_USE_TLS",
                     Kind.BOOL,
                     "false",
-                    Status.MAPPED,
                     "--xds-tls",
-                    false,
                     (v, d) -> d.xdsFlag("xds-tls", v.equals("true"))),
-            xds("CONFIG_GRPC_XDS_CLIENT_TLS_CERT", Kind.STRING, "", "--xds-tls-cert", "xds-tls-cert"),
-            xds("CONFIG_GRPC_XDS_CLIENT_TLS_KEY", Kind.STRING, "", "--xds-tls-key", "xds-tls-key"),
-            xds("CONFIG_GRPC_XDS_SERVER_TLS_CACERT", Kind.STRING, "", "--xds-tls-ca", "xds-tls-ca"),
-            xds("CONFIG_GRPC_XDS_SERVER_TLS_SAN", Kind.STRING, "", "--xds-tls-san", "xds-tls-san"),
+            mapped("CONFIG_GRPC_XDS_CLIENT_TLS_CERT", Kind.STRING, "", "--xds-tls-cert", xds("xds-tls-cert")),
+            mapped("CONFIG_GRPC_XDS_CLIENT_TLS_KEY", Kind.STRING, "", "--xds-tls-key", xds("xds-tls-key")),
+            mapped("CONFIG_GRPC_XDS_SERVER_TLS_CACERT", Kind.STRING, "", "--xds-tls-ca", xds("xds-tls-ca")),
+            mapped("CONFIG_GRPC_XDS_SERVER_TLS_SAN", Kind.STRING, "", "--xds-tls-san", xds("xds-tls-san")),
             refused(
                     "XDS_CLIENT_BACKOFF_INITIAL_INTERVAL",
                     Kind.DURATION,
                     "10s",
                     "Sluice has one first wait: CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL (--xds-retry-interval)"),
-            xds(
+            mapped(
                     "XDS_CLIENT_BACKOFF_MAX_INTERVAL",
                     Kind.DURATION,
                     "60s",
                     "--xds-retry-max (the longest wait)",
-                    "xds-retry-max"),
+                    xds("xds-retry-max")),
             refused(
                     "XDS_CLIENT_BACKOFF_RANDOM_FACTOR",
                     Kind.FLOAT,
@@ -334,14 +335,12 @@ final class EnvSettings {
                     Kind.STRING,
                     "",
                     "Sluice sends envoyproxy/ratelimit's names as they are; map them in the agent"),
-            new Variable(
+            mapped(
                     "USE_STATSD",
                     Kind.BOOL,
                     "true",
-                    Status.MAPPED,
                     "--statsd STATSD_HOST:STATSD_PORT --envoy-stats (Sluice's meters and envoyproxy/ratelimit's names);"
                             + " envoyproxy/ratelimit's default (true) is not followed: StatsD only when asked",
-                    false,
                     (v, d) -> d.useStatsd = v.equals("true")),
             mapped("STATSD_HOST", Kind.STRING, "localhost", "--statsd HOST:…", (v, d) -> d.statsdHost = v),
             mapped("STATSD_PORT", Kind.PORT, "8125", "--statsd …:PORT", (v, d) -> d.statsdPort = v),
@@ -352,75 +351,42 @@ final class EnvSettings {
                     "10s",
                     "--statsd-interval",
                     (v, d) -> d.option("statsd-interval", Math.max(1, Long.parseLong(v) / 1_000_000) + "ms")),
-            new Variable(
+            honoured(
                     "DISABLE_STATS",
                     Kind.BOOL,
                     "false",
-                    Status.HONOURED,
                     "true: no StatsD, whatever USE_STATSD says; GET /metrics still answers",
-                    false,
                     (v, d) -> d.disableStats = v.equals("true")),
-            refused(
-                    "USE_PROMETHEUS",
-                    Kind.BOOL,
-                    "false",
-                    "Sluice's Prometheus metrics are on GET /metrics of the" + " HTTP port (PORT, --http-port)"),
-            refused(
-                    "PROMETHEUS_ADDR",
-                    Kind.STRING,
-                    ":9090",
-                    "Sluice's Prometheus metrics are on GET /metrics of the" + " HTTP port (PORT, --http-port)"),
+            refused("USE_PROMETHEUS", Kind.BOOL, "false", METRICS_ON_HTTP),
+            refused("PROMETHEUS_ADDR", Kind.STRING, ":9090", METRICS_ON_HTTP),
             refused("PROMETHEUS_PATH", Kind.STRING, "/metrics", "Sluice's Prometheus metrics are on GET /metrics"),
             noted(
                     "PROMETHEUS_MAPPER_YAML",
                     Kind.STRING,
                     "",
-                    "Sluice's Prometheus metrics carry their own names"
-                            + " (docs/server.md); no statsd_exporter mapping is read"),
+                    "Sluice's Prometheus metrics carry their own names (docs/server.md); no statsd_exporter mapping is"
+                            + " read"),
             refused(
                     "PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS",
                     Kind.BOOL,
                     "false",
-                    "Sluice's latency is in seconds," + " as Prometheus names it"),
+                    "Sluice's latency is in seconds, as Prometheus names it"),
             // runtime (the configuration files)
-            mapped(
-                    "RUNTIME_ROOT",
-                    Kind.STRING,
-                    "/srv/runtime_data/current",
-                    "--config ROOT/SUBDIRECTORY/APPDIRECTORY",
-                    (v, d) -> d.runtimeRoot = v),
-            mapped(
-                    "RUNTIME_SUBDIRECTORY",
-                    Kind.STRING,
-                    "",
-                    "--config ROOT/SUBDIRECTORY/APPDIRECTORY",
-                    (v, d) -> d.runtimeSubdirectory = v),
-            mapped(
-                    "RUNTIME_APPDIRECTORY",
-                    Kind.STRING,
-                    "config",
-                    "--config ROOT/SUBDIRECTORY/APPDIRECTORY",
-                    (v, d) -> d.runtimeAppDirectory = v),
-            new Variable(
+            mapped("RUNTIME_ROOT", Kind.STRING, "/srv/runtime_data/current", RUNTIME_PATH, (v, d) -> d.runtimeRoot = v),
+            mapped("RUNTIME_SUBDIRECTORY", Kind.STRING, "", RUNTIME_PATH, (v, d) -> d.runtimeSubdirectory = v),
+            mapped("RUNTIME_APPDIRECTORY", Kind.STRING, "config", RUNTIME_PATH, (v, d) -> d.runtimeAppDirectory = v),
+            noted(
                     "RUNTIME_IGNOREDOTFILES",
                     Kind.BOOL,
                     "false",
-                    Status.NOTED,
-                    "Sluice always skips files"
-                            + " whose name starts with a dot (a ConfigMap's ..data entries), whatever the value",
-                    false,
-                    (v, d) -> {
-                        if (v.equals("false")) {
-                            d.note("RUNTIME_IGNOREDOTFILES", "Sluice always skips files whose name starts with a dot");
-                        }
-                    }),
-            new Variable(
+                    "Sluice always skips files whose name starts with a dot (a ConfigMap's ..data entries), whatever"
+                            + " the value",
+                    "true"),
+            honoured(
                     "RUNTIME_WATCH_ROOT",
                     Kind.BOOL,
                     "true",
-                    Status.HONOURED,
-                    "either value: Sluice notices a" + " change of the files and a swap of RUNTIME_ROOT's link alike",
-                    false,
+                    "either value: Sluice notices a change of the files and a swap of RUNTIME_ROOT's link alike",
                     (v, d) -> {}),
             // every cache
             noted("EXPIRATION_JITTER_MAX_SECONDS", Kind.INT, "300", "Sluice's keys expire when their window ends"),
@@ -428,34 +394,27 @@ final class EnvSettings {
                     "LOCAL_CACHE_SIZE_IN_BYTES",
                     Kind.INT,
                     "0",
-                    "Sluice keeps no local cache of keys over their"
-                            + " limit; --store-mode leased decides locally within slices of each limit, never over it"),
-            mapped(
-                    "NEAR_LIMIT_RATIO",
-                    Kind.FLOAT,
-                    "0.8",
-                    "--near-limit-ratio",
-                    (v, d) -> d.option("near-limit-ratio", v)),
+                    "Sluice keeps no local cache of keys over their limit; --store-mode leased decides locally within"
+                            + " slices of each limit, never over it"),
+            mapped("NEAR_LIMIT_RATIO", Kind.FLOAT, "0.8", "--near-limit-ratio", option("near-limit-ratio")),
             refused(
                     "CACHE_KEY_PREFIX",
                     Kind.STRING,
                     "",
-                    "Sluice's store keys have their own layout; give each"
-                            + " deployment its own Redis database (REDIS_URL … /db in --store)"),
-            new Variable(
+                    "Sluice's store keys have their own layout; give each deployment its own Redis database (REDIS_URL"
+                            + " … /db in --store)"),
+            honoured(
                     "BACKEND_TYPE",
                     Kind.STRING,
                     "redis",
-                    Status.HONOURED,
-                    "redis; memcache is refused: Sluice"
-                            + " has no memcached store (--store names Redis, PostgreSQL or MongoDB)",
-                    false,
+                    "redis; memcache is refused: Sluice has no memcached store (--store names Redis, PostgreSQL or"
+                            + " MongoDB)",
                     (v, d) -> d.backendType = v),
             noted(
                     "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT",
                     Kind.BOOL,
                     "false",
-                    "a refused hit never counts in" + " Sluice, whatever the value"),
+                    "a refused hit never counts in Sluice, whatever the value"),
             // response headers
             mapped("LIMIT_RESPONSE_HEADERS_ENABLED", Kind.BOOL, "false", "--response-headers draft03", (v, d) -> {
                 if (v.equals("true")) {
@@ -466,14 +425,9 @@ final class EnvSettings {
                     "LIMIT_LIMIT_HEADER",
                     Kind.STRING,
                     "RateLimit-Limit",
-                    "the draft 03 header names are fixed;"
-                            + " --response-headers draft10 sends the newer RateLimit-Policy and RateLimit"),
-            refused(
-                    "LIMIT_REMAINING_HEADER",
-                    Kind.STRING,
-                    "RateLimit-Remaining",
-                    "the draft 03 header names are" + " fixed"),
-            refused("LIMIT_RESET_HEADER", Kind.STRING, "RateLimit-Reset", "the draft 03 header names are fixed"),
+                    DRAFT_03 + "; --response-headers draft10 sends the newer RateLimit-Policy and RateLimit"),
+            refused("LIMIT_REMAINING_HEADER", Kind.STRING, "RateLimit-Remaining", DRAFT_03),
+            refused("LIMIT_RESET_HEADER", Kind.STRING, "RateLimit-Reset", DRAFT_03),
             // health
             mapped(
                     "HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED",
@@ -482,177 +436,151 @@ final class EnvSettings {
                     "--healthy-with-config",
                     (v, d) -> d.flag("healthy-with-config", v.equals("true"))),
             // redis
-            new Variable(
+            honoured(
                     "REDIS_SOCKET_TYPE",
                     Kind.STRING,
                     "unix",
-                    Status.HONOURED,
-                    "tcp; unix is refused: Sluice" + " reaches Redis over TCP",
-                    false,
+                    "tcp; unix is refused: Sluice reaches Redis over TCP",
                     (v, d) -> d.redisSocketType = v),
-            new Variable(
+            mapped(
                     "REDIS_TYPE",
                     Kind.STRING,
                     "SINGLE",
-                    Status.MAPPED,
-                    "single: --store redis://REDIS_URL;"
-                            + " cluster: --store redis-cluster://REDIS_URL; sentinel: --store"
+                    "single: --store redis://REDIS_URL; cluster: --store redis-cluster://REDIS_URL; sentinel: --store"
                             + " redis-sentinel://SENTINEL,SENTINEL…#MASTER from REDIS_URL=MASTER,SENTINEL,SENTINEL…",
-                    false,
                     (v, d) -> d.redisType = v.toLowerCase(Locale.ROOT)),
             mapped(
                     "REDIS_URL",
                     Kind.STRING,
                     "/var/run/nutcracker/ratelimit.sock",
-                    "--store (with REDIS_TYPE," + " REDIS_TLS)",
+                    "--store (with REDIS_TYPE, REDIS_TLS)",
                     (v, d) -> d.redisUrl = v),
-            new Variable(
+            noted(
                     "REDIS_POOL_SIZE",
                     Kind.INT,
                     "10",
-                    Status.NOTED,
-                    "Sluice's Redis client multiplexes every" + " call on one connection per node",
-                    false,
-                    (v, d) -> d.note(
-                            "REDIS_POOL_SIZE",
-                            "Sluice's Redis" + " client multiplexes every call on one connection per node")),
-            new Variable(
+                    "Sluice's Redis client multiplexes every call on one connection per node"),
+            mapped(
                     "REDIS_AUTH",
-                    Kind.STRING,
+                    Kind.SECRET,
                     "",
-                    Status.MAPPED,
-                    "the store's password"
-                            + " (SLUICE_STORE_PASSWORD), USER:PASSWORD as in envoyproxy/ratelimit; never printed",
-                    true,
+                    "the store's password (SLUICE_STORE_PASSWORD), USER:PASSWORD as in envoyproxy/ratelimit; never"
+                            + " printed",
                     (v, d) -> d.redisAuth = v),
             mapped("REDIS_TLS", Kind.BOOL, "false", "--store rediss://…", (v, d) -> d.redisTls = v.equals("true")),
-            refused("REDIS_TLS_CLIENT_CERT", Kind.STRING, "", "Redis client certificates are not supported"),
-            refused("REDIS_TLS_CLIENT_KEY", Kind.STRING, "", "Redis client certificates are not supported"),
+            refused("REDIS_TLS_CLIENT_CERT", Kind.STRING, "", NO_CLIENT_CERTS),
+            refused("REDIS_TLS_CLIENT_KEY", Kind.STRING, "", NO_CLIENT_CERTS),
             refused(
                     "REDIS_TLS_CACERT",
                     Kind.STRING,
                     "",
-                    "rediss:// verifies Redis with the JVM's trust store: add"
-                            + " the CA to it (JAVA_TOOL_OPTIONS=-Djavax.net.ssl.trustStore=…)"),
+                    "rediss:// verifies Redis with the JVM's trust store: add the CA to it"
+                            + " (JAVA_TOOL_OPTIONS=-Djavax.net.ssl.trustStore=…)"),
             refused(
                     "REDIS_TLS_SKIP_HOSTNAME_VERIFICATION",
                     Kind.BOOL,
                     "false",
-                    "rediss:// always verifies the" + " host name"),
+                    "rediss:// always verifies the host name"),
             noted(
                     "REDIS_PIPELINE_WINDOW",
                     Kind.DURATION,
                     "0",
-                    "Sluice's Redis client pipelines concurrent calls on" + " its connection as they come"),
+                    "Sluice's Redis client pipelines concurrent calls on its connection as they come"),
             noted("REDIS_PIPELINE_LIMIT", Kind.INT, "0", "deprecated by envoyproxy/ratelimit, which ignores it too"),
             noted(
                     "REDIS_CLUSTER_PIPELINE_PARALLELISM",
                     Kind.INT,
                     "1",
-                    "Sluice's cluster client sends each node's" + " calls as they come"),
+                    "Sluice's cluster client sends each node's calls as they come"),
             refused(
                     "REDIS_PERSECOND",
                     Kind.BOOL,
                     "false",
-                    "one store keeps every limit; per-second limits need no" + " store of their own"),
-            refused("REDIS_PERSECOND_SOCKET_TYPE", Kind.STRING, "unix", "one store keeps every limit"),
-            refused("REDIS_PERSECOND_TYPE", Kind.STRING, "SINGLE", "one store keeps every limit"),
+                    ONE_STORE + "; per-second limits need no store of their own"),
+            refused("REDIS_PERSECOND_SOCKET_TYPE", Kind.STRING, "unix", ONE_STORE),
+            refused("REDIS_PERSECOND_TYPE", Kind.STRING, "SINGLE", ONE_STORE),
+            refused("REDIS_PERSECOND_URL", Kind.STRING, "/var/run/nutcracker/ratelimitpersecond.sock", ONE_STORE),
+            refused("REDIS_PERSECOND_POOL_SIZE", Kind.INT, "10", ONE_STORE),
+            refused("REDIS_PERSECOND_AUTH", Kind.SECRET, "", ONE_STORE),
+            refused("REDIS_PERSECOND_TLS", Kind.BOOL, "false", ONE_STORE),
             refused(
-                    "REDIS_PERSECOND_URL",
-                    Kind.STRING,
-                    "/var/run/nutcracker/ratelimitpersecond.sock",
-                    "one store keeps every limit"),
-            refused("REDIS_PERSECOND_POOL_SIZE", Kind.INT, "10", "one store keeps every limit"),
-            secretRefused("REDIS_PERSECOND_AUTH", "one store keeps every limit"),
-            refused("REDIS_PERSECOND_TLS", Kind.BOOL, "false", "one store keeps every limit"),
-            secretRefused(
                     "REDIS_SENTINEL_AUTH",
+                    Kind.SECRET,
+                    "",
                     "sentinels with a password are not supported yet: REDIS_AUTH is the master's password"),
-            secretRefused("REDIS_PERSECOND_SENTINEL_AUTH", "one store keeps every limit"),
-            refused("REDIS_PERSECOND_PIPELINE_WINDOW", Kind.DURATION, "0", "one store keeps every limit"),
-            refused("REDIS_PERSECOND_PIPELINE_LIMIT", Kind.INT, "0", "one store keeps every limit"),
-            refused("REDIS_PERSECOND_CLUSTER_PIPELINE_PARALLELISM", Kind.INT, "1", "one store keeps every limit"),
-            new Variable(
+            refused("REDIS_PERSECOND_SENTINEL_AUTH", Kind.SECRET, "", ONE_STORE),
+            refused("REDIS_PERSECOND_PIPELINE_WINDOW", Kind.DURATION, "0", ONE_STORE),
+            refused("REDIS_PERSECOND_PIPELINE_LIMIT", Kind.INT, "0", ONE_STORE),
+            refused("REDIS_PERSECOND_CLUSTER_PIPELINE_PARALLELISM", Kind.INT, "1", ONE_STORE),
+            noted(
                     "REDIS_HEALTH_CHECK_ACTIVE_CONNECTION",
                     Kind.BOOL,
                     "false",
-                    Status.NOTED,
-                    "Sluice's health"
-                            + " always follows the store: NOT_SERVING while it does not answer, whatever the value",
-                    false,
-                    (v, d) -> {
-                        if (v.equals("false")) {
-                            d.note("REDIS_HEALTH_CHECK_ACTIVE_CONNECTION", "Sluice's health always follows the store");
-                        }
-                    }),
+                    "Sluice's health always follows the store: NOT_SERVING while it does not answer, whatever the"
+                            + " value",
+                    "true"),
             noted(
                     "REDIS_TIMEOUT",
                     Kind.DURATION,
                     "10s",
-                    "a check waits for the store at most --store-timeout"
-                            + " (15ms by default), then its domain's on_store_failure answers"),
-            refused("REDIS_PERSECOND_TIMEOUT", Kind.DURATION, "10s", "one store keeps every limit"),
+                    "a check waits for the store at most --store-timeout (15ms by default), then its domain's"
+                            + " on_store_failure answers"),
+            refused("REDIS_PERSECOND_TIMEOUT", Kind.DURATION, "10s", ONE_STORE),
             refused(
                     "REDIS_POOL_ON_EMPTY_BEHAVIOR",
                     Kind.STRING,
                     "WAIT",
-                    "Sluice's Redis client has no pool to run" + " empty"),
-            refused("REDIS_PERSECOND_POOL_ON_EMPTY_BEHAVIOR", Kind.STRING, "WAIT", "one store keeps every limit"),
+                    "Sluice's Redis client has no pool to run empty"),
+            refused("REDIS_PERSECOND_POOL_ON_EMPTY_BEHAVIOR", Kind.STRING, "WAIT", ONE_STORE),
             noted(
                     "REDIS_STARTUP_INITIAL_INTERVAL",
                     Kind.DURATION,
                     "1s",
-                    "Sluice starts unready and turns ready"
-                            + " when the store answers, probing it every second (--require-store exits instead)"),
-            noted(
-                    "REDIS_STARTUP_MAX_INTERVAL",
-                    Kind.DURATION,
-                    "30s",
-                    "Sluice starts unready and turns ready when" + " the store answers, probing it every second"),
+                    STARTS_UNREADY + " (--require-store exits instead)"),
+            noted("REDIS_STARTUP_MAX_INTERVAL", Kind.DURATION, "30s", STARTS_UNREADY),
             noted(
                     "REDIS_STARTUP_MAX_ELAPSED_TIME",
                     Kind.DURATION,
                     "0",
-                    "Sluice starts unready and waits for the"
-                            + " store without end (--require-store exits if it does not answer within 5s)"),
+                    "Sluice starts unready and waits for the store without end (--require-store exits if it does not"
+                            + " answer within 5s)"),
             // memcache
-            refused("MEMCACHE_HOST_PORT", Kind.STRING, "", "Sluice has no memcached store"),
-            refused("MEMCACHE_MAX_IDLE_CONNS", Kind.INT, "2", "Sluice has no memcached store"),
-            refused("MEMCACHE_SRV", Kind.STRING, "", "Sluice has no memcached store"),
-            refused("MEMCACHE_SRV_REFRESH", Kind.DURATION, "0", "Sluice has no memcached store"),
-            refused("MEMCACHE_TLS", Kind.BOOL, "false", "Sluice has no memcached store"),
-            refused("MEMCACHE_TLS_CLIENT_CERT", Kind.STRING, "", "Sluice has no memcached store"),
-            refused("MEMCACHE_TLS_CLIENT_KEY", Kind.STRING, "", "Sluice has no memcached store"),
-            refused("MEMCACHE_TLS_CACERT", Kind.STRING, "", "Sluice has no memcached store"),
-            refused("MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION", Kind.BOOL, "false", "Sluice has no memcached store"),
+            refused("MEMCACHE_HOST_PORT", Kind.STRING, "", NO_MEMCACHED),
+            refused("MEMCACHE_MAX_IDLE_CONNS", Kind.INT, "2", NO_MEMCACHED),
+            refused("MEMCACHE_SRV", Kind.STRING, "", NO_MEMCACHED),
+            refused("MEMCACHE_SRV_REFRESH", Kind.DURATION, "0", NO_MEMCACHED),
+            refused("MEMCACHE_TLS", Kind.BOOL, "false", NO_MEMCACHED),
+            refused("MEMCACHE_TLS_CLIENT_CERT", Kind.STRING, "", NO_MEMCACHED),
+            refused("MEMCACHE_TLS_CLIENT_KEY", Kind.STRING, "", NO_MEMCACHED),
+            refused("MEMCACHE_TLS_CACERT", Kind.STRING, "", NO_MEMCACHED),
+            refused("MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION", Kind.BOOL, "false", NO_MEMCACHED),
             // modes
             refused(
                     "SHADOW_MODE",
                     Kind.BOOL,
                     "false",
-                    "not supported yet; a domain's mode: dry_run in its" + " configuration reports without enforcing"),
+                    "not supported yet; a domain's mode: dry_run in its configuration reports without enforcing"),
             refused("QUOTA_MODE", Kind.BOOL, "false", "not supported yet"),
             refused("RESPONSE_DYNAMIC_METADATA", Kind.BOOL, "false", "Sluice sends no dynamic metadata"),
             refused(
                     "MERGE_DOMAIN_CONFIG",
                     Kind.BOOL,
                     "false",
-                    "a domain is defined in one file; put its" + " descriptors together"),
+                    "a domain is defined in one file; put its descriptors together"),
             // tracing
-            refused("TRACING_ENABLED", Kind.BOOL, "false", "Sluice exports no traces"),
-            refused("TRACING_SERVICE_NAME", Kind.STRING, "RateLimit", "Sluice exports no traces"),
-            refused("TRACING_SERVICE_NAMESPACE", Kind.STRING, "", "Sluice exports no traces"),
-            refused("TRACING_SERVICE_INSTANCE_ID", Kind.STRING, "", "Sluice exports no traces"),
-            refused("TRACING_EXPORTER_PROTOCOL", Kind.STRING, "http", "Sluice exports no traces"),
-            refused("TRACING_SAMPLING_RATE", Kind.FLOAT, "1", "Sluice exports no traces"),
+            refused("TRACING_ENABLED", Kind.BOOL, "false", NO_TRACES),
+            refused("TRACING_SERVICE_NAME", Kind.STRING, "RateLimit", NO_TRACES),
+            refused("TRACING_SERVICE_NAMESPACE", Kind.STRING, "", NO_TRACES),
+            refused("TRACING_SERVICE_INSTANCE_ID", Kind.STRING, "", NO_TRACES),
+            refused("TRACING_EXPORTER_PROTOCOL", Kind.STRING, "http", NO_TRACES),
+            refused("TRACING_SAMPLING_RATE", Kind.FLOAT, "1", NO_TRACES),
             // not envoyproxy/ratelimit's, but set by Envoy Gateway's deployment of it
             noted(
                     "GRPC_SERVER_TLS_CA_CERT",
                     Kind.STRING,
                     "",
-                    "not a setting of envoyproxy/ratelimit, which ignores"
-                            + " it (Envoy Gateway sets it) and asks for no client certificate; GRPC_CLIENT_TLS_CACERT"
-                            + " (--grpc-tls-ca) does"));
+                    "not a setting of envoyproxy/ratelimit, which ignores it (Envoy Gateway sets it) and asks for no"
+                            + " client certificate; GRPC_CLIENT_TLS_CACERT (--grpc-tls-ca) does"));
 
     private static final Map<String, Variable> BY_NAME = byName();
 
@@ -705,6 +633,7 @@ final class EnvSettings {
                 d.refusals.add(v.name() + "=" + d.shown(v.name()) + " is not valid: expected " + bad.getMessage());
                 continue;
             }
+            d.reading = v;
             v.apply().accept(value, d);
         }
         List<String> args = finish(d);
@@ -864,42 +793,50 @@ final class EnvSettings {
         }
     }
 
-    /** An xDS variable mapped to {@code --option}: a duration in milliseconds, as the option reads it. */
-    private static Variable xds(String name, Kind kind, String defaultValue, String sluice, String option) {
-        return new Variable(
-                name,
-                kind,
-                defaultValue,
-                Status.MAPPED,
-                sluice,
-                false,
-                (v, d) -> d.xdsOption(
-                        name,
-                        option,
-                        kind == Kind.DURATION ? Math.max(1, (Long.parseLong(v) + 999_999) / 1_000_000) + "ms" : v));
+    /** Read with the same meaning as envoyproxy/ratelimit's. */
+    private static Variable honoured(
+            String name, Kind kind, String defaultValue, String sluice, BiConsumer<String, Draft> apply) {
+        return new Variable(name, kind, defaultValue, Status.HONOURED, sluice, apply);
     }
 
+    /** Read as the Sluice option {@code sluice} names. */
     private static Variable mapped(
-            String name, Kind kind, String defaultValue, String option, BiConsumer<String, Draft> apply) {
-        return new Variable(name, kind, defaultValue, Status.MAPPED, option, false, apply);
+            String name, Kind kind, String defaultValue, String sluice, BiConsumer<String, Draft> apply) {
+        return new Variable(name, kind, defaultValue, Status.MAPPED, sluice, apply);
+    }
+
+    /** Noted whenever set. */
+    private static Variable noted(String name, Kind kind, String defaultValue, String why) {
+        return noted(name, kind, defaultValue, why, null);
+    }
+
+    /** Noted when set to anything but {@code quietAt}, the value that asks for what Sluice does anyway. */
+    private static Variable noted(String name, Kind kind, String defaultValue, String why, @Nullable String quietAt) {
+        return new Variable(name, kind, defaultValue, Status.NOTED, why, (v, d) -> {
+            if (!v.equals(quietAt)) {
+                d.note(name, why);
+            }
+        });
     }
 
     /** Refused unless set to its default (compared as read: {@code 24h} and {@code 1440m} are one value). */
     private static Variable refused(String name, Kind kind, String defaultValue, String why) {
         String normalDefault = defaultValue.isEmpty() ? "" : normalize(kind, defaultValue);
-        return new Variable(name, kind, defaultValue, Status.REFUSED, why, false, (v, d) -> {
+        return new Variable(name, kind, defaultValue, Status.REFUSED, why, (v, d) -> {
             if (!v.equals(normalDefault)) {
                 d.refuse(name, why);
             }
         });
     }
 
-    private static Variable secretRefused(String name, String why) {
-        return new Variable(name, Kind.STRING, "", Status.REFUSED, why, true, (v, d) -> d.refuse(name, why));
+    /** The value as the option {@code --name}. */
+    private static BiConsumer<String, Draft> option(String name) {
+        return (v, d) -> d.option(name, v);
     }
 
-    private static Variable noted(String name, Kind kind, String defaultValue, String why) {
-        return new Variable(name, kind, defaultValue, Status.NOTED, why, false, (v, d) -> d.note(name, why));
+    /** The value as the xDS option {@code --name}, which applies with {@code CONFIG_TYPE=GRPC_XDS_SOTW} only. */
+    private static BiConsumer<String, Draft> xds(String name) {
+        return (v, d) -> d.xdsOption(name, v);
     }
 
     /**
@@ -911,7 +848,7 @@ final class EnvSettings {
     static String normalize(Kind kind, String value) {
         String v = value.trim();
         return switch (kind) {
-            case STRING -> v;
+            case STRING, SECRET -> v;
             case BOOL -> switch (v) {
                 case "1", "t", "T", "TRUE", "true", "True" -> "true";
                 case "0", "f", "F", "FALSE", "false", "False" -> "false";
