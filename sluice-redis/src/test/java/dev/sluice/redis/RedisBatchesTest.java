@@ -8,15 +8,9 @@ import dev.sluice.RateLimiter;
 import dev.sluice.testkit.ManualClock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -33,23 +27,16 @@ class RedisBatchesTest {
     private static final int REQUESTS_PER_THREAD = 8;
     private static final Instant NOON = Instant.parse("2026-01-01T12:00:05Z");
 
-    private static RedisStore standalone;
-    private static RedisStore cluster;
-    private static ExecutorService threads;
+    private static ContendedRedis shared;
 
     @BeforeAll
     static void connect() {
-        standalone = RedisContractTest.contractStore(RedisStore.builder(Servers.client()));
-        cluster = RedisContractTest.contractStore(RedisStore.builder(Servers.clusterClient()));
-        threads = Executors.newFixedThreadPool(THREADS);
+        shared = new ContendedRedis(THREADS);
     }
 
     @AfterAll
     static void close() throws InterruptedException {
-        threads.shutdownNow();
-        threads.awaitTermination(10, TimeUnit.SECONDS);
-        standalone.close();
-        cluster.close();
+        shared.close();
     }
 
     /** The stores by name: a store given as an argument would be closed by JUnit after its first test. */
@@ -57,15 +44,11 @@ class RedisBatchesTest {
         return Stream.of("standalone", "cluster");
     }
 
-    private static RedisStore store(String name) {
-        return name.equals("cluster") ? cluster : standalone;
-    }
-
     /** 64 × 8 requests on one key under a limit of 300: exactly 300 admitted, whatever the batches were. */
     @ParameterizedTest(name = "{0}")
     @MethodSource("stores")
     void sixtyFourThreadsOnOneKeyAdmitExactlyTheLimit(String name) throws Exception {
-        RedisStore store = store(name);
+        RedisStore store = shared.store(name);
         for (Algorithm algorithm : List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_LOG, Algorithm.TOKEN_BUCKET)) {
             RateLimiter limiter = RateLimiter.builder(algorithm)
                     .limit(300, Duration.ofMinutes(1))
@@ -85,7 +68,7 @@ class RedisBatchesTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("stores")
     void jointRequestsInBatchesAreAllOrNothing(String name) throws Exception {
-        RedisStore store = store(name);
+        RedisStore store = shared.store(name);
         ManualClock clock = new ManualClock(NOON);
         RateLimiter low = RateLimiter.builder(Algorithm.FIXED_WINDOW)
                 .limit(200, Duration.ofMinutes(1))
@@ -107,22 +90,6 @@ class RedisBatchesTest {
 
     /** Runs {@code request} {@value #REQUESTS_PER_THREAD} times on each of 64 threads started together; the passes. */
     private static int onAllThreads(Callable<Boolean> request) throws Exception {
-        CyclicBarrier start = new CyclicBarrier(THREADS);
-        List<Future<Integer>> counts = new ArrayList<>();
-        for (int t = 0; t < THREADS; t++) {
-            counts.add(threads.submit(() -> {
-                start.await();
-                int passed = 0;
-                for (int i = 0; i < REQUESTS_PER_THREAD; i++) {
-                    passed += request.call() ? 1 : 0;
-                }
-                return passed;
-            }));
-        }
-        int total = 0;
-        for (Future<Integer> c : counts) {
-            total += c.get(2, TimeUnit.MINUTES);
-        }
-        return total;
+        return shared.passes(REQUESTS_PER_THREAD, request);
     }
 }

@@ -20,11 +20,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -44,23 +39,16 @@ class RedisJointTest {
     private static final int THREADS = 8;
     private static final int ATTEMPTS_PER_SECOND = 4; // per thread: 32 attempts a second for 10 permits
 
-    private static RedisStore standalone;
-    private static RedisStore cluster;
-    private static ExecutorService threads;
+    private static ContendedRedis shared;
 
     @BeforeAll
     static void connect() {
-        standalone = RedisContractTest.contractStore(RedisStore.builder(Servers.client()));
-        cluster = RedisContractTest.contractStore(RedisStore.builder(Servers.clusterClient()));
-        threads = Executors.newFixedThreadPool(THREADS);
+        shared = new ContendedRedis(THREADS);
     }
 
     @AfterAll
     static void close() throws InterruptedException {
-        threads.shutdownNow();
-        threads.awaitTermination(10, TimeUnit.SECONDS);
-        standalone.close();
-        cluster.close();
+        shared.close();
     }
 
     /** Each algorithm refusing beside a token bucket, and a token bucket refusing beside each algorithm. */
@@ -92,12 +80,12 @@ class RedisJointTest {
                     .limit(3, Duration.ofMinutes(1))
                     .countRejected(countRejected)
                     .clock(clock)
-                    .store(standalone)
+                    .store(shared.standalone())
                     .build(),
             RateLimiter.builder(other)
                     .limit(10, Duration.ofMinutes(2))
                     .clock(clock)
-                    .store(standalone)
+                    .store(shared.standalone())
                     .build()
         };
         RateLimiter[] memory = {
@@ -142,12 +130,12 @@ class RedisJointTest {
         RateLimiter r0 = RateLimiter.builder(algorithm)
                 .limit(5, Duration.ofMinutes(1))
                 .clock(clock)
-                .store(standalone)
+                .store(shared.standalone())
                 .build();
         RateLimiter r1 = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
                 .limit(7, Duration.ofSeconds(10))
                 .clock(clock)
-                .store(standalone)
+                .store(shared.standalone())
                 .build();
         RateLimiter m0 = RateLimiter.builder(algorithm)
                 .limit(5, Duration.ofMinutes(1))
@@ -204,14 +192,17 @@ class RedisJointTest {
         RateLimiter a = RateLimiter.builder(Algorithm.FIXED_WINDOW)
                 .limit(5, Duration.ofMinutes(1))
                 .clock(clock)
-                .store(standalone)
+                .store(shared.standalone())
                 .build();
         RateLimiter b = RateLimiter.builder(Algorithm.FIXED_WINDOW)
                 .limit(5, Duration.ofMinutes(1))
                 .clock(clock)
-                .store(standalone)
+                .store(shared.standalone())
                 .build();
-        assertEquals(standalone.redisKey(key, a.config()), standalone.redisKey(key, b.config()), "one Redis key");
+        assertEquals(
+                shared.standalone().redisKey(key, a.config()),
+                shared.standalone().redisKey(key, b.config()),
+                "one Redis key");
         assertTrue(
                 RateLimiter.tryAcquireAll(Acquisition.of(a, key), Acquisition.of(b, key))
                         .allowed(),
@@ -229,14 +220,14 @@ class RedisJointTest {
     @Test
     void eightThreadsAdmitExactlyWhatBothLimitsAllow() throws Exception {
         String key = "minute:" + UUID.randomUUID();
-        runMinute(standalone, key, key);
+        runMinute(shared.standalone(), key, key);
     }
 
     /** The same on a cluster, both limits on one user key (the hash tag): one slot, one script per request. */
     @Test
     void eightThreadsOnOneClusterSlot() throws Exception {
         String key = "minute:" + UUID.randomUUID();
-        runMinute(cluster, key, key);
+        runMinute(shared.cluster(), key, key);
     }
 
     /** The same on a cluster with the limits on keys in different slots: taken and given back, still exact. */
@@ -247,7 +238,7 @@ class RedisJointTest {
         while (SlotHash.getSlot(perSecond) == SlotHash.getSlot(perMinute)) {
             perMinute = "minute:" + UUID.randomUUID();
         }
-        runMinute(cluster, perSecond, perMinute);
+        runMinute(shared.cluster(), perSecond, perMinute);
     }
 
     private static void runMinute(RedisStore store, String secondKey, String minuteKey) throws Exception {
@@ -278,25 +269,8 @@ class RedisJointTest {
 
     /** {@value #THREADS} threads each try {@value #ATTEMPTS_PER_SECOND} times at once; how many passed. */
     private static int burst(List<Acquisition> request) throws Exception {
-        CyclicBarrier start = new CyclicBarrier(THREADS);
-        List<Future<Integer>> futures = new ArrayList<>();
-        for (int t = 0; t < THREADS; t++) {
-            futures.add(threads.submit(() -> {
-                start.await(30, TimeUnit.SECONDS);
-                int n = 0;
-                for (int i = 0; i < ATTEMPTS_PER_SECOND; i++) {
-                    if (RateLimiter.tryAcquireAll(request).allowed()) {
-                        n++;
-                    }
-                }
-                return n;
-            }));
-        }
-        int admitted = 0;
-        for (Future<Integer> f : futures) {
-            admitted += f.get(60, TimeUnit.SECONDS);
-        }
-        return admitted;
+        return shared.passes(
+                ATTEMPTS_PER_SECOND, () -> RateLimiter.tryAcquireAll(request).allowed());
     }
 
     /** On a standalone server a joint request is one network write, one EVALSHA, however many parts. */

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.Algorithm;
 import dev.sluice.testkit.Await;
 import dev.sluice.testkit.FreshJvm;
-import dev.sluice.testkit.server.RedisServers;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -62,31 +61,22 @@ class RedisLeasedAdmissionsTest {
     @Test
     void everyAdmissionWithinTheMeasureTheLimitUsedAndADeadProcessLapsesWithinItsBound() throws Exception {
         String prefix = "leased-admissions:" + UUID.randomUUID();
-        Path go = dir.resolve("go");
-        List<FreshJvm> jvms = new ArrayList<>();
-        List<Path> ready = new ArrayList<>();
-        for (int j = 0; j < PROCESSES; j++) {
-            Path r = dir.resolve("ready-" + j);
-            ready.add(r);
-            jvms.add(FreshJvm.start(
-                    LeasedAdmissionLog.class,
-                    RedisServers.shared().uri(),
-                    prefix,
-                    Long.toString(LIMIT),
-                    Long.toString(WINDOW_MS),
-                    Long.toString(INTERVAL_MS),
-                    "2",
-                    "p" + j,
-                    dir.toString(),
-                    r.toString(),
-                    go.toString()));
-        }
-        Await.until("every process ready", Await.GENEROUS, () -> ready.stream().allMatch(Files::exists));
+        StartLine processes = StartLine.start(
+                dir,
+                PROCESSES,
+                LeasedAdmissionLog.class,
+                j -> List.of(
+                        prefix,
+                        Long.toString(LIMIT),
+                        Long.toString(WINDOW_MS),
+                        Long.toString(INTERVAL_MS),
+                        "2",
+                        "p" + j,
+                        dir.toString()));
+        List<FreshJvm> jvms = processes.jvms();
         long start = (Math.floorDiv(LeasedAdmissionLog.wallNanos(), W) + 2) * W; // a window boundary, 0.4-0.8 s ahead
         long stop = start + WINDOWS * W;
-        Path tmp = dir.resolve("go.tmp");
-        Files.writeString(tmp, start + " " + stop);
-        Files.move(tmp, go);
+        processes.go(start + " " + stop);
         long killAt = start + 2 * W + W / 2;
         Await.until("the middle of the third window", Await.GENEROUS, () -> LeasedAdmissionLog.wallNanos() >= killAt);
         jvms.get(0).kill(Await.GENEROUS);

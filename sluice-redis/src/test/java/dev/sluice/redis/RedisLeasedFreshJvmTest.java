@@ -6,10 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.testkit.Await;
 import dev.sluice.testkit.FreshJvm;
-import dev.sluice.testkit.server.RedisServers;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -32,27 +29,12 @@ class RedisLeasedFreshJvmTest {
     @Test
     void threeProcessesFloodingAKeyNewToAllOfThemAdmitNoMoreThanTheLimit() throws Exception {
         String key = "leased-cold:" + UUID.randomUUID();
-        Path go = dir.resolve("go");
-        List<FreshJvm> jvms = new ArrayList<>();
-        List<Path> ready = new ArrayList<>();
-        for (int j = 0; j < PROCESSES; j++) {
-            Path r = dir.resolve("ready-" + j);
-            ready.add(r);
-            jvms.add(FreshJvm.start(
-                    LeasedFlood.class,
-                    RedisServers.shared().uri(),
-                    key,
-                    Long.toString(LIMIT),
-                    "4",
-                    "1500",
-                    r.toString(),
-                    go.toString()));
-        }
-        Await.until("every process ready", Await.GENEROUS, () -> ready.stream().allMatch(Files::exists));
-        Files.createFile(go);
+        StartLine processes = StartLine.start(
+                dir, PROCESSES, LeasedFlood.class, j -> List.of(key, Long.toString(LIMIT), "4", "1500"));
+        processes.go("");
         long admitted = 0;
         long unused = 0;
-        for (FreshJvm jvm : jvms) {
+        for (FreshJvm jvm : processes.jvms()) {
             String line = jvm.await(Await.GENEROUS).get(0);
             admitted += field(line, "admitted");
             unused += field(line, "unused");
