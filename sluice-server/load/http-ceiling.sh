@@ -8,6 +8,7 @@
 # nginx-light). Loopback only; every run is bounded by its duration.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. sluice-server/load/nginx.sh
 
 JAR=${JAR:-sluice-server/target/sluice-server.jar}
 OTHER_JAR=${OTHER_JAR:-}
@@ -30,28 +31,12 @@ work=$(mktemp -d)
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
-  [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+  stop_nginx "$work"
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-cat >"$work/nginx.conf" <<EOF
-worker_processes 1;
-daemon on;
-pid $work/nginx.pid;
-error_log $work/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $work;
-  server {
-    listen 127.0.0.1:$NGINX_PORT;
-    keepalive_requests 100000000;
-    location / { default_type application/json; return 200 '{"overallCode":"OK"}'; }
-  }
-}
-EOF
-nginx -c "$work/nginx.conf"
+start_nginx "$work" "$NGINX_PORT"
 
 start() { # jar http-port
   java -jar "$1" serve --bench-bare --http-port "$2" --grpc-port $(($2 + 1)) >"$work/serve-$2.log" 2>&1 &

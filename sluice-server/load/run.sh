@@ -16,6 +16,7 @@
 # redis-benchmark: apt-get install nghttp2-client wrk nginx-light redis-server redis-tools.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. sluice-server/load/nginx.sh
 
 JAR=${JAR:-sluice-server/target/sluice-server.jar}
 BEFORE_JAR=${BEFORE_JAR:-}
@@ -48,7 +49,7 @@ redis_pid=
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
   [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null || true
-  [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+  stop_nginx "$work"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -137,23 +138,6 @@ stop_server() {
   server_pid=
 }
 
-cat >"$work/nginx.conf" <<EOF
-worker_processes 1;
-daemon on;
-pid $work/nginx.pid;
-error_log $work/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $work;
-  server {
-    listen 127.0.0.1:$NGINX_PORT;
-    keepalive_requests 100000000;
-    location / { default_type application/json; return 200 '{"overallCode":"OK"}'; }
-  }
-}
-EOF
-
 echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
   "$(java -version 2>&1 | head -1), $(h2load --version 2>&1 | head -1), $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)," \
   "$(nginx -v 2>&1), $(redis-server --version | cut -d' ' -f1-3)"
@@ -162,7 +146,7 @@ echo "# jars: after=$JAR${BEFORE_JAR:+ before=$BEFORE_JAR}"
 echo "# label transport endpoint round checks/s p50_ms p99_ms ..."
 
 # The ceilings: nginx under the same wrk, and Redis running a one-line script.
-nginx -c "$work/nginx.conf"
+start_nginx "$work" "$NGINX_PORT"
 wrk -t2 -c"$STREAMS" -d"${WARMUP}s" -s "$LUA" "http://127.0.0.1:$NGINX_PORT/bench/bare" >/dev/null
 start_redis
 sha=$(redis-cli -p "$REDIS_PORT" script load 'return 1')
@@ -175,7 +159,7 @@ for round in $(seq "$ROUNDS"); do
   done
 done
 stop_redis
-kill "$(cat "$work/nginx.pid")"
+stop_nginx "$work"
 
 jars=("after $JAR")
 [ -n "$BEFORE_JAR" ] && jars=("before $BEFORE_JAR" "${jars[@]}")
