@@ -12,8 +12,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -27,17 +26,8 @@ class RedisBatchesTest {
     private static final int REQUESTS_PER_THREAD = 8;
     private static final Instant NOON = Instant.parse("2026-01-01T12:00:05Z");
 
-    private static ContendedRedis shared;
-
-    @BeforeAll
-    static void connect() {
-        shared = new ContendedRedis(THREADS);
-    }
-
-    @AfterAll
-    static void close() throws InterruptedException {
-        shared.close();
-    }
+    @RegisterExtension
+    static final ContendedRedis shared = new ContendedRedis(THREADS);
 
     /** The stores by name: a store given as an argument would be closed by JUnit after its first test. */
     static Stream<String> stores() {

@@ -22,9 +22,8 @@ import java.util.List;
 import java.util.UUID;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -39,17 +38,8 @@ class RedisJointTest {
     private static final int THREADS = 8;
     private static final int ATTEMPTS_PER_SECOND = 4; // per thread: 32 attempts a second for 10 permits
 
-    private static ContendedRedis shared;
-
-    @BeforeAll
-    static void connect() {
-        shared = new ContendedRedis(THREADS);
-    }
-
-    @AfterAll
-    static void close() throws InterruptedException {
-        shared.close();
-    }
+    @RegisterExtension
+    static final ContendedRedis shared = new ContendedRedis(THREADS);
 
     /** Each algorithm refusing beside a token bucket, and a token bucket refusing beside each algorithm. */
     static Stream<Arguments> refusals() {
