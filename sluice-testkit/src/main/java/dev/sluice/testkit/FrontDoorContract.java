@@ -360,15 +360,7 @@ public abstract class FrontDoorContract {
                 long remaining = Math.max(0, 2 - i);
                 Answer a = door.ask(one);
                 assertEquals(i < 3, a.allowed(), door + ", request " + i + ": " + a);
-                Limit l = assertLimit(door, a, "per_client", 3, remaining, i == 3);
-                assertEquals(
-                        Map.of(
-                                "RateLimit-Policy",
-                                "\"per_client\";q=3;w=86400",
-                                "RateLimit",
-                                "\"per_client\";r=" + remaining + ";t=" + l.reset()),
-                        a.fields(),
-                        door.toString());
+                assertPerClientFields(door, a, remaining, i == 3);
             }
         }
     }
@@ -387,15 +379,7 @@ public abstract class FrontDoorContract {
             assertLimit(door, first, "per_client", 3, 1, false);
             Answer refused = door.ask(request("api", part("client", client, 2)));
             assertFalse(refused.allowed(), door + ": " + refused);
-            Limit l = assertLimit(door, refused, "per_client", 3, 0, true);
-            assertEquals(
-                    Map.of(
-                            "RateLimit-Policy",
-                            "\"per_client\";q=3;w=86400",
-                            "RateLimit",
-                            "\"per_client\";r=0;t=" + l.reset()),
-                    refused.fields(),
-                    door.toString());
+            assertPerClientFields(door, refused, 0, true);
             Answer last = door.ask(request("api", part("client", client, 1)));
             assertTrue(last.allowed(), door + ": the refused request took nothing: " + last);
             assertLimit(door, last, "per_client", 3, 0, false);
@@ -507,6 +491,19 @@ public abstract class FrontDoorContract {
     }
 
     /** Asserts the limit {@code name} of {@code a} and returns it; its reset at {@link #NOW} or within a day. */
+    /** Checks {@code per_client}'s counts in {@code a}, and that its draft-10 fields are exactly what they say. */
+    private static void assertPerClientFields(FrontDoor door, Answer a, long remaining, boolean refused) {
+        Limit l = assertLimit(door, a, "per_client", 3, remaining, refused);
+        assertEquals(
+                Map.of(
+                        "RateLimit-Policy",
+                        "\"per_client\";q=3;w=86400",
+                        "RateLimit",
+                        "\"per_client\";r=" + remaining + ";t=" + l.reset()),
+                a.fields(),
+                door.toString());
+    }
+
     static Limit assertLimit(FrontDoor door, Answer a, String name, long quota, long remaining, boolean refused) {
         Limit l = a.limits().get(name);
         String what = door + ", " + name + ": " + a;
