@@ -1,6 +1,7 @@
 package dev.sluice.server;
 
 import dev.sluice.policy.PolicyException;
+import dev.sluice.spi.Durations;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -92,6 +93,18 @@ final class ServeCommand {
                                       default 1000
               --grpc-max-queue N      gRPC calls waiting for a thread when all are busy; beyond it a call is
                                       answered RESOURCE_EXHAUSTED at once; default 1000
+              --grpc-max-calls N      gRPC calls open at once over all connections, from their headers to their
+                                      answer (a call whose message has not arrived included); beyond it a call is
+                                      answered RESOURCE_EXHAUSTED at once; default 10000
+              --grpc-idle-timeout D   how long a gRPC connection may stay open with no call before it is sent
+                                      GOAWAY (its client reconnects when it next needs to); at least 1s; default 5m
+              --grpc-keepalive-time D
+                                      how long a gRPC connection may be silent before the service pings it;
+                                      at least 10s; default 1m
+              --grpc-keepalive-timeout D
+                                      how long the service then waits for the ping's answer before it closes the
+                                      connection and the calls on it (a client gone without a word); default 20s
+                                      (a client may ping every 10s, with or without calls; more often: GOAWAY)
               --grpc-max-resets N     RST_STREAM frames one connection may send in 10s before it is closed with
                                       GOAWAY; default 10000; 0: no limit
               --grpc-max-connection-age D
@@ -167,7 +180,11 @@ final class ServeCommand {
             "max-value-bytes",
             "grpc-max-streams",
             "grpc-max-queue",
+            "grpc-max-calls",
             "grpc-max-resets",
+            "grpc-idle-timeout",
+            "grpc-keepalive-time",
+            "grpc-keepalive-timeout",
             "grpc-max-connection-age",
             "grpc-max-connection-age-grace",
             "grpc-tls-cert",
@@ -488,13 +505,32 @@ final class ServeCommand {
                 o.intBetween("max-value-bytes", d.maxValueBytes(), 1, body));
     }
 
+    /**
+     * The duration {@code option} gives, refused below {@code min}: grpc-java would raise it to that silently (it pings
+     * no more often than every 10 s, and closes idle connections no sooner than after 1 s).
+     */
+    private static @Nullable Duration atLeast(Options o, String option, Duration min) {
+        Duration d = o.duration(option);
+        if (d != null && d.compareTo(min) < 0) {
+            throw o.bad(option, o.string(option, ""), "a duration of at least " + Durations.format(min));
+        }
+        return d;
+    }
+
     static SluiceServer.GrpcLimits grpcLimits(Options o) {
         SluiceServer.GrpcLimits d = SluiceServer.GrpcLimits.DEFAULTS;
+        Duration idle = atLeast(o, "grpc-idle-timeout", Duration.ofSeconds(1));
+        Duration keepAlive = atLeast(o, "grpc-keepalive-time", Duration.ofSeconds(10));
+        Duration keepAliveTimeout = o.duration("grpc-keepalive-timeout");
         return new SluiceServer.GrpcLimits(
                 o.intBetween("grpc-max-streams", d.maxStreams(), 1, Integer.MAX_VALUE),
                 o.intBetween("grpc-max-queue", d.maxQueue(), 1, 1_000_000),
+                o.intBetween("grpc-max-calls", d.maxCalls(), 1, Integer.MAX_VALUE),
                 o.intBetween("grpc-max-resets", d.maxResets(), 0, Integer.MAX_VALUE),
                 o.duration("grpc-max-connection-age"),
-                o.duration("grpc-max-connection-age-grace"));
+                o.duration("grpc-max-connection-age-grace"),
+                idle == null ? d.idleTimeout() : idle,
+                keepAlive == null ? d.keepAliveTime() : keepAlive,
+                keepAliveTimeout == null ? d.keepAliveTimeout() : keepAliveTimeout);
     }
 }

@@ -6,6 +6,7 @@ import dev.sluice.policy.PolicyException;
 import dev.sluice.policy.PolicyLimiter;
 import dev.sluice.policy.PolicyWatcher;
 import io.grpc.Server;
+import io.grpc.ServerInterceptors;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -149,11 +150,18 @@ final class SluiceServer implements AutoCloseable {
         TransportLog.install();
         InetSocketAddress grpcAddress = new InetSocketAddress(s.bind(), s.grpcPort());
         NettyServerBuilder grpcBuilder = NettyServerBuilder.forAddress(grpcAddress)
-                .addService(new GrpcService(adapter, metrics, grpcExecutor).definition())
+                .addService(ServerInterceptors.intercept(
+                        new GrpcService(adapter, metrics, grpcExecutor).definition(),
+                        new OpenCalls(s.grpc().maxCalls(), metrics)))
                 .addService(readiness.grpcService())
                 .directExecutor()
                 .maxInboundMessageSize(HttpApi.MAX_BODY)
-                .maxConcurrentCallsPerConnection(s.grpc().maxStreams());
+                .maxConcurrentCallsPerConnection(s.grpc().maxStreams())
+                .maxConnectionIdle(s.grpc().idleTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                .keepAliveTime(s.grpc().keepAliveTime().toMillis(), TimeUnit.MILLISECONDS)
+                .keepAliveTimeout(s.grpc().keepAliveTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                .permitKeepAliveTime(GrpcLimits.MIN_CLIENT_PING_INTERVAL.toMillis(), TimeUnit.MILLISECONDS)
+                .permitKeepAliveWithoutCalls(true);
         if (s.grpc().maxResets() > 0) {
             grpcBuilder.maxRstFramesPerWindow(s.grpc().maxResets(), GrpcLimits.RESET_WINDOW_SECONDS);
         }
@@ -476,21 +484,49 @@ final class SluiceServer implements AutoCloseable {
      *                   {@code SETTINGS_MAX_CONCURRENT_STREAMS}; a stream past it is refused ({@code REFUSED_STREAM})
      * @param maxQueue   calls waiting for a thread when every thread is deciding one; a call past it is answered
      *                   {@code RESOURCE_EXHAUSTED}
+     * @param maxCalls   calls open at once over every connection, from their headers to their end, whatever they wait
+     *                   for; a call past it is answered {@code RESOURCE_EXHAUSTED} before its message is read
+     *                   ({@link OpenCalls})
      * @param maxResets  {@code RST_STREAM} frames one connection may send in {@link #RESET_WINDOW_SECONDS}; past it
      *                   the connection is closed ({@code GOAWAY ENHANCE_YOUR_CALM}); 0: no limit
      * @param maxConnectionAge      how long a connection may live before the server sends it GOAWAY (the client
      *                              reconnects, to this instance or another); null: no bound
      * @param maxConnectionAgeGrace how long the calls under way on a connection past its age may take before it is
      *                              closed; null: no bound
+     * @param idleTimeout      how long a connection may stay open with no call before it is sent GOAWAY
+     * @param keepAliveTime    how long a connection may be silent before the server pings it
+     * @param keepAliveTimeout how long the server then waits for the ping's answer before it closes the connection,
+     *                         and the calls a vanished client left open with it
      */
     record GrpcLimits(
             int maxStreams,
             int maxQueue,
+            int maxCalls,
             int maxResets,
             @Nullable Duration maxConnectionAge,
-            @Nullable Duration maxConnectionAgeGrace) {
+            @Nullable Duration maxConnectionAgeGrace,
+            Duration idleTimeout,
+            Duration keepAliveTime,
+            Duration keepAliveTimeout) {
         static final int RESET_WINDOW_SECONDS = 10;
-        static final GrpcLimits DEFAULTS = new GrpcLimits(1000, 1000, 10_000, null, null);
+
+        /**
+         * The shortest interval between a client's keep-alive pings, with or without calls open: a client pinging
+         * more often is sent {@code GOAWAY ENHANCE_YOUR_CALM}, as grpc-java does past its default of 5 minutes, which
+         * Envoy's and grpc-go's usual keep-alive settings would break.
+         */
+        static final Duration MIN_CLIENT_PING_INTERVAL = Duration.ofSeconds(10);
+
+        static final GrpcLimits DEFAULTS = new GrpcLimits(
+                1000,
+                1000,
+                10_000,
+                10_000,
+                null,
+                null,
+                Duration.ofMinutes(5),
+                Duration.ofMinutes(1),
+                Duration.ofSeconds(20));
     }
 
     static UncheckedIOException unchecked(IOException e) {

@@ -19,10 +19,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A gRPC client at the level of HTTP/2 frames, that does what a hostile one does and a real one never would: opens
- * streams past the server's {@code SETTINGS_MAX_CONCURRENT_STREAMS} without waiting for answers, and resets streams as
- * fast as it opens them. Frames are written by hand (headers as HPACK literals, no Huffman); the server's headers are
- * read with Netty's HPACK decoder (from grpc-netty-shaded). It records how each stream ended: its {@code grpc-status},
- * or the error code of the server's {@code RST_STREAM}.
+ * streams past the server's {@code SETTINGS_MAX_CONCURRENT_STREAMS} without waiting for answers, resets streams as fast
+ * as it opens them, and holds streams open with their message unsent. Frames are written by hand (headers as HPACK
+ * literals, no Huffman); the server's headers are read with Netty's HPACK decoder (from grpc-netty-shaded). It records
+ * how each stream ended: its {@code grpc-status}, or the error code of the server's {@code RST_STREAM}.
  */
 final class RawHttp2 implements AutoCloseable {
     static final String SHOULD_RATE_LIMIT = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
@@ -99,6 +99,17 @@ final class RawHttp2 implements AutoCloseable {
     /** Opens a stream and sends {@code message} as its one gRPC message, ending the stream; returns its id. */
     int call(String path, byte[] message) throws IOException {
         int id = open(path, false);
+        send(id, message);
+        return id;
+    }
+
+    /** Opens a stream with its headers only and holds it open, its message not sent; returns its id. */
+    int openHeld(String path) throws IOException {
+        return open(path, false);
+    }
+
+    /** Sends {@code message} as the one gRPC message of the open stream {@code id}, ending the stream. */
+    void send(int id, byte[] message) throws IOException {
         byte[] data = new byte[5 + message.length];
         data[1] = (byte) (message.length >>> 24);
         data[2] = (byte) (message.length >>> 16);
@@ -106,7 +117,6 @@ final class RawHttp2 implements AutoCloseable {
         data[4] = (byte) message.length;
         System.arraycopy(message, 0, data, 5, message.length);
         frame(DATA, END_STREAM, id, data);
-        return id;
     }
 
     /** Opens a stream and resets it at once ({@code CANCEL}), as the rapid-reset attack does; returns its id. */

@@ -1,0 +1,57 @@
+package dev.sluice.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** {@code serve}'s gRPC bounds: what each option sets, its default, and each value grpc-java would change refused. */
+class GrpcOptionsTest {
+    static SluiceServer.GrpcLimits limits(String... args) {
+        return ServeCommand.grpcLimits(Options.parse("serve", List.of(args), ServeCommand.VALUED, ServeCommand.FLAGS));
+    }
+
+    static String refusal(String... args) {
+        return assertThrows(UsageException.class, () -> limits(args)).getMessage();
+    }
+
+    @Test
+    void defaults() {
+        SluiceServer.GrpcLimits d = limits();
+        assertEquals(SluiceServer.GrpcLimits.DEFAULTS, d);
+        assertEquals(1000, d.maxStreams());
+        assertEquals(1000, d.maxQueue());
+        assertEquals(10_000, d.maxCalls());
+        assertEquals(Duration.ofMinutes(5), d.idleTimeout());
+        assertEquals(Duration.ofMinutes(1), d.keepAliveTime());
+        assertEquals(Duration.ofSeconds(20), d.keepAliveTimeout());
+    }
+
+    @Test
+    void eachOptionSetsItsBound() {
+        SluiceServer.GrpcLimits l = limits(
+                "--grpc-max-calls", "7",
+                "--grpc-idle-timeout", "1s",
+                "--grpc-keepalive-time", "10s",
+                "--grpc-keepalive-timeout", "50ms");
+        assertEquals(7, l.maxCalls());
+        assertEquals(Duration.ofSeconds(1), l.idleTimeout());
+        assertEquals(Duration.ofSeconds(10), l.keepAliveTime());
+        assertEquals(Duration.ofMillis(50), l.keepAliveTimeout());
+    }
+
+    @Test
+    void valuesGrpcJavaWouldRaiseAreRefusedByName() {
+        assertEquals(
+                "serve: --grpc-keepalive-time '9s' is not valid: expected a duration of at least 10s",
+                refusal("--grpc-keepalive-time", "9s"));
+        assertEquals(
+                "serve: --grpc-idle-timeout '999ms' is not valid: expected a duration of at least 1s",
+                refusal("--grpc-idle-timeout", "999ms"));
+        assertEquals(
+                "serve: --grpc-max-calls '0' is not valid: expected a whole number from 1 to 2147483647",
+                refusal("--grpc-max-calls", "0"));
+    }
+}
