@@ -37,31 +37,40 @@ class HttpConnectionsIT {
 
     /**
      * The named test of a stall: {@code n} connections each holding a request it never finishes (half a request line;
-     * one byte at a time; a slow Content-Length body; a slow chunked body) while fresh connections ask for
-     * {@code /healthcheck} and {@code /json}. The read timeout is set beyond the test, so it is not what saves it.
+     * one byte at a time; a slow Content-Length body; a slow chunked body; nothing at all; half a request and then the
+     * client's half of the connection closed, a half-open connection) while fresh connections ask for
+     * {@code /healthcheck} and {@code /json}. The read timeout is set beyond the test, so it is not what saves it; the
+     * half-open ones are let go, the others are still open at the end.
      */
     @ParameterizedTest(name = "{0} slow connections")
     @ValueSource(ints = {8, 500})
     void slowConnectionsDoNotStallTheApi(int n) throws Exception {
         try (ServerProcess server = ServerProcess.serve("--http-read-timeout", "10m");
                 Trickle slow = new Trickle()) {
+            List<Socket> halfOpen = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 Socket s = connect(server);
                 String start =
-                        switch (i % 4) {
+                        switch (i % 6) {
                             case 0 -> "POST /js"; // half a request line, then nothing
-                            case 1 -> ""; // the whole request, one byte at a time
+                            case 1, 4 -> ""; // the whole request, one byte at a time; nothing at all
                             case 2 -> "POST /json HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{";
-                            default -> "POST /json HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{";
+                            case 3 -> "POST /json HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{";
+                            default -> "POST /json HTTP/1.1\r\nHost: x\r\nContent-Len";
                         };
                 s.getOutputStream().write(start.getBytes(StandardCharsets.US_ASCII));
+                if (i % 6 == 5) {
+                    s.shutdownOutput(); // half-open: the client sends no more, and says so
+                    halfOpen.add(s);
+                    continue;
+                }
                 String rest =
-                        switch (i % 4) {
-                            case 0 -> "";
+                        switch (i % 6) {
                             case 1 -> "POST /json HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"
                                     + "x".repeat(1000);
                             case 2 -> "x".repeat(1000);
-                            default -> "\r\n1\r\nx".repeat(200);
+                            case 3 -> "\r\n1\r\nx".repeat(200);
+                            default -> "";
                         };
                 slow.add(s, rest);
             }
@@ -75,7 +84,17 @@ class HttpConnectionsIT {
                 assertEquals(200, json.status(), json.body());
                 assertTrue(json.body().startsWith("{\"overallCode\":\"OK\""), json.body());
             }
-            assertEquals(n, slow.open(), "slow connections still open, so the probes were answered beside them");
+            assertEquals(
+                    n - halfOpen.size(),
+                    slow.open(),
+                    "slow connections still open, so the probes were answered beside them");
+            Await.until("the half-open connections let go", Await.GENEROUS, () -> {
+                try {
+                    return stillOpen(halfOpen) == 0;
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
         }
     }
 
@@ -322,6 +341,22 @@ class HttpConnectionsIT {
         }
     }
 
+    /** How many of {@code sockets} the server has neither answered nor closed. */
+    private static int stillOpen(List<Socket> sockets) throws IOException {
+        int open = 0;
+        for (Socket s : sockets) {
+            s.setSoTimeout(1);
+            try {
+                s.getInputStream().read(); // an answer or the end: the server let go of it
+            } catch (SocketTimeoutException e) {
+                open++;
+            } catch (SocketException e) {
+                // reset
+            }
+        }
+        return open;
+    }
+
     /** Connections that send what they have left one byte at a time, every 100 ms, until closed. */
     private static final class Trickle implements AutoCloseable {
         private final List<Socket> sockets = new ArrayList<>();
@@ -367,18 +402,7 @@ class HttpConnectionsIT {
 
         /** How many of the connections the server has not closed. */
         int open() throws IOException {
-            int open = 0;
-            for (Socket s : sockets) {
-                s.setSoTimeout(1);
-                try {
-                    s.getInputStream().read(); // an answer or the end: the server let go of it
-                } catch (SocketTimeoutException e) {
-                    open++;
-                } catch (SocketException e) {
-                    // reset
-                }
-            }
-            return open;
+            return stillOpen(sockets);
         }
 
         @Override
