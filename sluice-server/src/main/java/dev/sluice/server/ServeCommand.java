@@ -96,6 +96,10 @@ final class ServeCommand {
               --grpc-max-calls N      gRPC calls open at once over all connections, from their headers to their
                                       answer (a call whose message has not arrived included); beyond it a call is
                                       answered RESOURCE_EXHAUSTED at once; default 10000
+              --grpc-max-connections N
+                                      gRPC connections open at once; one past it is closed as soon as it is
+                                      accepted; default one per --grpc-max-streams x 2KiB of half the maximum heap
+                                      (64 at -Xmx256m), at least 16: what a client holding every stream may cost
               --grpc-idle-timeout D   how long a gRPC connection may stay open with no call before it is sent
                                       GOAWAY (its client reconnects when it next needs to); at least 1s; default 5m
               --grpc-keepalive-time D
@@ -181,6 +185,7 @@ final class ServeCommand {
             "grpc-max-streams",
             "grpc-max-queue",
             "grpc-max-calls",
+            "grpc-max-connections",
             "grpc-max-resets",
             "grpc-idle-timeout",
             "grpc-keepalive-time",
@@ -522,10 +527,12 @@ final class ServeCommand {
         Duration idle = atLeast(o, "grpc-idle-timeout", Duration.ofSeconds(1));
         Duration keepAlive = atLeast(o, "grpc-keepalive-time", Duration.ofSeconds(10));
         Duration keepAliveTimeout = o.duration("grpc-keepalive-timeout");
+        int maxStreams = o.intBetween("grpc-max-streams", d.maxStreams(), 1, Integer.MAX_VALUE);
         return new SluiceServer.GrpcLimits(
-                o.intBetween("grpc-max-streams", d.maxStreams(), 1, Integer.MAX_VALUE),
+                maxStreams,
                 o.intBetween("grpc-max-queue", d.maxQueue(), 1, 1_000_000),
                 o.intBetween("grpc-max-calls", d.maxCalls(), 1, Integer.MAX_VALUE),
+                o.intBetween("grpc-max-connections", GrpcConnections.defaultMax(maxStreams), 1, Integer.MAX_VALUE),
                 o.intBetween("grpc-max-resets", d.maxResets(), 0, Integer.MAX_VALUE),
                 o.duration("grpc-max-connection-age"),
                 o.duration("grpc-max-connection-age-grace"),

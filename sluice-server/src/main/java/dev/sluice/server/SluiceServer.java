@@ -46,6 +46,7 @@ final class SluiceServer implements AutoCloseable {
     private volatile boolean xdsArrived;
 
     private final Server grpc;
+    private final GrpcConnections grpcConnections;
     private final ThreadPoolExecutor grpcExecutor;
     private final HttpApi http;
     private final @Nullable DebugApi debug;
@@ -149,7 +150,9 @@ final class SluiceServer implements AutoCloseable {
                 new ThreadPoolExecutor.AbortPolicy());
         TransportLog.install();
         InetSocketAddress grpcAddress = new InetSocketAddress(s.bind(), s.grpcPort());
-        NettyServerBuilder grpcBuilder = NettyServerBuilder.forAddress(grpcAddress)
+        this.grpcConnections = new GrpcConnections(s.grpc().maxConnections());
+        NettyServerBuilder grpcBuilder = grpcConnections
+                .configure(NettyServerBuilder.forAddress(grpcAddress))
                 .addService(ServerInterceptors.intercept(
                         new GrpcService(adapter, metrics, grpcExecutor).definition(),
                         new OpenCalls(s.grpc().maxCalls(), metrics)))
@@ -414,6 +417,7 @@ final class SluiceServer implements AutoCloseable {
 
     private void stopExecutors() {
         grpcExecutor.shutdown();
+        grpcConnections.close();
         if (storeExecutor != null) {
             storeExecutor.shutdown();
         }
@@ -487,6 +491,8 @@ final class SluiceServer implements AutoCloseable {
      * @param maxCalls   calls open at once over every connection, from their headers to their end, whatever they wait
      *                   for; a call past it is answered {@code RESOURCE_EXHAUSTED} before its message is read
      *                   ({@link OpenCalls})
+     * @param maxConnections connections open at once; one past it is closed as soon as it is accepted
+     *                       ({@link GrpcConnections})
      * @param maxResets  {@code RST_STREAM} frames one connection may send in {@link #RESET_WINDOW_SECONDS}; past it
      *                   the connection is closed ({@code GOAWAY ENHANCE_YOUR_CALM}); 0: no limit
      * @param maxConnectionAge      how long a connection may live before the server sends it GOAWAY (the client
@@ -502,6 +508,7 @@ final class SluiceServer implements AutoCloseable {
             int maxStreams,
             int maxQueue,
             int maxCalls,
+            int maxConnections,
             int maxResets,
             @Nullable Duration maxConnectionAge,
             @Nullable Duration maxConnectionAgeGrace,
@@ -521,6 +528,7 @@ final class SluiceServer implements AutoCloseable {
                 1000,
                 1000,
                 10_000,
+                GrpcConnections.defaultMax(1000),
                 10_000,
                 null,
                 null,

@@ -24,6 +24,7 @@ class GrpcOptionsTest {
         assertEquals(1000, d.maxStreams());
         assertEquals(1000, d.maxQueue());
         assertEquals(10_000, d.maxCalls());
+        assertEquals(GrpcConnections.defaultMax(1000), d.maxConnections());
         assertEquals(Duration.ofMinutes(5), d.idleTimeout());
         assertEquals(Duration.ofMinutes(1), d.keepAliveTime());
         assertEquals(Duration.ofSeconds(20), d.keepAliveTimeout());
@@ -33,13 +34,24 @@ class GrpcOptionsTest {
     void eachOptionSetsItsBound() {
         SluiceServer.GrpcLimits l = limits(
                 "--grpc-max-calls", "7",
+                "--grpc-max-connections", "3",
                 "--grpc-idle-timeout", "1s",
                 "--grpc-keepalive-time", "10s",
                 "--grpc-keepalive-timeout", "50ms");
         assertEquals(7, l.maxCalls());
+        assertEquals(3, l.maxConnections());
         assertEquals(Duration.ofSeconds(1), l.idleTimeout());
         assertEquals(Duration.ofSeconds(10), l.keepAliveTime());
         assertEquals(Duration.ofMillis(50), l.keepAliveTimeout());
+    }
+
+    @Test
+    void theDefaultConnectionsFollowTheStreamsOfEach() {
+        long half = Runtime.getRuntime().maxMemory() / 2;
+        assertEquals(Math.max(16, half / (1000 * 2048)), GrpcConnections.defaultMax(1000));
+        assertEquals(
+                Math.max(16, half / (100 * 2048)),
+                limits("--grpc-max-streams", "100").maxConnections());
     }
 
     @Test

@@ -86,6 +86,9 @@ class HostileInputIT {
     /** gRPC connections idle for 1 s closed; one call open at most. */
     static ServerProcess shortTimeouts;
 
+    /** {@code --grpc-max-connections 2}. */
+    static ServerProcess twoConnections;
+
     @TempDir
     static Path dir;
 
@@ -104,7 +107,8 @@ class HostileInputIT {
                 () -> ServerProcess.serve("--grpc-max-queue", "100"),
                 () -> ServerProcess.serve("--max-value-bytes", "1000000", "--max-descriptors", "1000"),
                 () -> ServerProcess.serve("--config", dir.toString(), "--memory-max-keys", "20"),
-                () -> ServerProcess.serve("--grpc-idle-timeout", "1s", "--grpc-max-calls", "1"));
+                () -> ServerProcess.serve("--grpc-idle-timeout", "1s", "--grpc-max-calls", "1"),
+                () -> ServerProcess.serve("--grpc-max-connections", "2"));
         ExecutorService pool = Executors.newFixedThreadPool(starts.size());
         List<ServerProcess> started = new ArrayList<>();
         try {
@@ -121,6 +125,7 @@ class HostileInputIT {
             wideValues = started.get(1);
             boundedKeys = started.get(2);
             shortTimeouts = started.get(3);
+            twoConnections = started.get(4);
             if (failed != null) {
                 throw failed;
             }
@@ -138,7 +143,8 @@ class HostileInputIT {
         } finally {
             // stopped at once, so that their graceful stops overlap
             List<Thread> stops = new ArrayList<>();
-            for (ServerProcess p : new ServerProcess[] {server, wideValues, boundedKeys, shortTimeouts}) {
+            for (ServerProcess p :
+                    new ServerProcess[] {server, wideValues, boundedKeys, shortTimeouts, twoConnections}) {
                 if (p != null) {
                     Thread t = new Thread(p::close, "stop " + p);
                     t.start();
@@ -434,7 +440,8 @@ class HostileInputIT {
      * gRPC health service and {@code /json} answer in time, and a {@code ShouldRateLimit} call is answered at once,
      * {@code RESOURCE_EXHAUSTED} naming the bound. Once the held streams' messages arrive, each is decided or answered
      * {@code RESOURCE_EXHAUSTED} by the queue, and the next call is decided; peak memory stays bounded. {@link #STREAMS}
-     * streams: 20,000 in CI.
+     * streams: 20,000 in CI; in a run of the full count, connections past the bound on connections
+     * ({@code --grpc-max-connections}) are closed at once, and the streams of those accepted count.
      */
     @Test
     void twoHundredThousandConcurrentStreams() throws Exception {
@@ -445,17 +452,31 @@ class HostileInputIT {
         List<RawHttp2> clients = new ArrayList<>();
         List<List<Integer>> streams = new ArrayList<>();
         int probes = 0;
+        int opened = 0;
+        int connectionsClosed = 0; // past --grpc-max-connections: only in a run larger than CI's
         try {
-            for (int opened = 0; opened < STREAMS; opened += perConnection) {
-                RawHttp2 c = new RawHttp2(server.grpcPort());
+            for (int tried = 0; tried < STREAMS; tried += perConnection) {
+                RawHttp2 c;
+                try {
+                    c = new RawHttp2(server.grpcPort());
+                } catch (IOException e) {
+                    connectionsClosed++; // closed while its preface was being written
+                    continue;
+                }
+                if (c.maxConcurrentStreams() < 0) {
+                    c.close();
+                    connectionsClosed++;
+                    continue;
+                }
                 clients.add(c);
                 assertEquals(perConnection, c.maxConcurrentStreams());
                 List<Integer> ids = new ArrayList<>();
-                for (int j = 0; j < Math.min(perConnection, STREAMS - opened); j++) {
+                for (int j = 0; j < Math.min(perConnection, STREAMS - tried); j++) {
                     ids.add(c.openHeld(RawHttp2.SHOULD_RATE_LIMIT));
                 }
                 c.flush();
                 streams.add(ids);
+                opened += ids.size();
                 // A normal client meanwhile, on the doors the bound on calls leaves alone.
                 assertEquals(
                         HealthCheckResponse.ServingStatus.SERVING,
@@ -464,7 +485,7 @@ class HostileInputIT {
                                         .setService("ratelimit")
                                         .build())
                                 .getStatus(),
-                        "with " + (opened + ids.size()) + " streams opened");
+                        "with " + opened + " streams opened");
                 HttpResponse<String> json = server.send(HttpRequest.newBuilder(server.uri("/json"))
                         .timeout(Duration.ofSeconds(10))
                         .POST(HttpRequest.BodyPublishers.ofString(ServerProcess.json(ok("probe-json"))))
@@ -472,7 +493,8 @@ class HostileInputIT {
                 assertEquals(200, json.statusCode(), json.body());
                 probes++;
             }
-            int refusedAtOnce = STREAMS - maxCalls;
+            assertTrue(opened > maxCalls, opened + " streams opened, not past the bound of " + maxCalls);
+            int refusedAtOnce = opened - maxCalls;
             Await.until(
                     "every stream past the bound answered",
                     Await.GENEROUS,
@@ -505,28 +527,30 @@ class HostileInputIT {
                 }
                 c.flush();
             }
+            int all = opened;
             Await.until(
                     "every held stream answered",
                     Await.GENEROUS,
                     () -> ended(clients).values().stream()
                                     .mapToInt(Integer::intValue)
                                     .sum()
-                            == STREAMS);
+                            == all);
             Map<Integer, Integer> ends = ended(clients);
             int decided = ends.getOrDefault(0, 0);
             int exhausted = ends.getOrDefault(Status.Code.RESOURCE_EXHAUSTED.value(), 0);
-            assertEquals(STREAMS, decided + exhausted, "answers: " + ends);
+            assertEquals(opened, decided + exhausted, "answers: " + ends);
             assertTrue(decided > 0, "answers: " + ends);
             for (RawHttp2 c : clients) {
                 assertTrue(!c.closedByServer(), "a connection closed by the server");
             }
             long rss = peakRss(server);
             System.out.printf(
-                    "%d streams held on %d connections: %d RESOURCE_EXHAUSTED at once, %d held; once sent, %d decided"
-                            + " and %d RESOURCE_EXHAUSTED by the queue; %d probes answered; peak RSS %d MiB holding"
-                            + " them, %d MiB at the end%n",
-                    STREAMS,
+                    "%d streams held on %d connections (%d more closed at once): %d RESOURCE_EXHAUSTED at once, %d"
+                            + " held; once sent, %d decided and %d RESOURCE_EXHAUSTED by the queue; %d probes answered;"
+                            + " peak RSS %d MiB holding them, %d MiB at the end%n",
+                    opened,
                     clients.size(),
+                    connectionsClosed,
                     refusedAtOnce,
                     maxCalls,
                     decided,
@@ -607,6 +631,74 @@ class HostileInputIT {
                         .withDeadlineAfter(10, TimeUnit.SECONDS)
                         .shouldRateLimit(ok("after-close")));
         assertEquals(Code.OK, after.getOverallCode());
+    }
+
+    /**
+     * {@code --grpc-max-connections}: a connection past the bound is closed as soon as it is accepted, before the
+     * server's SETTINGS, and logged; once one closes, the next is served. (Its gRPC channel has not connected yet: the
+     * two raw connections are the only ones.)
+     */
+    @Test
+    void aConnectionPastTheBoundIsClosedAtOnce() throws Exception {
+        int before = twoConnections.stderr().size();
+        RawHttp2 first = new RawHttp2(twoConnections.grpcPort());
+        RawHttp2 second = new RawHttp2(twoConnections.grpcPort());
+        try {
+            assertEquals(1000, first.maxConcurrentStreams());
+            assertEquals(1000, second.maxConcurrentStreams());
+            assertTrue(refused(twoConnections), "a third connection served");
+            first.close();
+            RawHttp2 next = Await.succeeds("a connection once one closed", Await.GENEROUS, () -> {
+                try {
+                    RawHttp2 c = new RawHttp2(twoConnections.grpcPort());
+                    if (c.maxConcurrentStreams() < 0) {
+                        c.close();
+                        throw new IllegalStateException("closed at once: the first not yet released");
+                    }
+                    return c;
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+            next.close();
+        } finally {
+            first.close();
+            second.close();
+        }
+        assertEquals(
+                Code.OK,
+                Await.succeeds(
+                                "a call once the raw connections closed",
+                                Await.GENEROUS,
+                                () -> twoConnections.shouldRateLimit(ok("after-connections")))
+                        .getOverallCode());
+        List<String> log =
+                twoConnections.stderr().subList(before, twoConnections.stderr().size());
+        assertTrue(
+                log.stream()
+                        .anyMatch(l -> l.contains("closed a gRPC connection from /127.0.0.1:")
+                                && l.contains(" at once: 2 are open, the limit (serve --grpc-max-connections)")),
+                "log: " + log);
+    }
+
+    /** Whether a new connection to {@code p} is closed by the server before its SETTINGS. */
+    static boolean refused(ServerProcess p) throws InterruptedException {
+        RawHttp2 c;
+        try {
+            c = new RawHttp2(p.grpcPort());
+        } catch (IOException e) {
+            return true; // closed while its preface was being written
+        }
+        try {
+            c.awaitClosed(Await.GENEROUS.toSeconds());
+            return c.closedByServer() && c.maxConcurrentStreams() < 0;
+        } finally {
+            try {
+                c.close();
+            } catch (IOException e) {
+                // closed anyway
+            }
+        }
     }
 
     /** The process's peak resident set ({@code VmHWM}), in bytes. */
