@@ -65,8 +65,10 @@ final class ServeCommand {
                                       (decide locally, counts flushed every --store-interval; the instances together
                                       may pass a limit by what the others admit in one interval) or leased (decide
                                       locally within slices of each limit claimed from the store, a round every
-                                      --store-interval; never over the limit); synchronized and leased need a shared
-                                      store and keep fixed_window, sliding_window_counter and sliding_tail limits only
+                                      --store-interval; never over the limit but by a domain's on_store_failure:
+                                      allow, when a claim fails or misses its deadline); synchronized and leased need
+                                      a shared store and keep fixed_window, sliding_window_counter and sliding_tail
+                                      limits only
               --store-interval D      the interval of synchronized and leased mode's rounds; default 100ms
               --sync-interval D       deprecated: --store-mode synchronized --store-interval D
               --lease-interval D      deprecated: --store-mode leased --store-interval D
