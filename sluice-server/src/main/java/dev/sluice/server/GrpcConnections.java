@@ -26,7 +26,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * sending stays half-closed in grpc-java's transport until the client ends it, and counts against its connection's
  * streams ({@code --grpc-max-streams}). A real client ends it at once; a hostile one keeps up to that many per
  * connection, about 1.3 KB each. So what the transport can be made to hold is this bound times that: the default
- * allows 2 KiB a stream in half the maximum heap, 64 connections of 1000 streams at {@code -Xmx256m}.
+ * allows 2 KiB a stream in half the maximum heap, 640 connections of 100 streams at {@code -Xmx256m}.
  *
  * <p>It owns the server's event loops, since grpc-java takes a channel type only with the loops to run it: epoll
  * where Netty's native transport loads (as grpc-java's own default), NIO elsewhere. Thread-safe.

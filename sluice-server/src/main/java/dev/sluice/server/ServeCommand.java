@@ -92,7 +92,7 @@ final class ServeCommand {
               --max-value-bytes N     UTF-8 bytes in each value; default 1024
                                       (a request over a cap: INVALID_ARGUMENT, HTTP 400, naming the cap)
               --grpc-max-streams N    concurrent gRPC calls on one connection (HTTP/2 max concurrent streams);
-                                      default 1000
+                                      default 100
               --grpc-max-queue N      gRPC calls waiting for a thread when all are busy; beyond it a call is
                                       answered RESOURCE_EXHAUSTED at once; default 1000
               --grpc-max-calls N      gRPC calls open at once over all connections, from their headers to their
@@ -101,7 +101,7 @@ final class ServeCommand {
               --grpc-max-connections N
                                       gRPC connections open at once; one past it is closed as soon as it is
                                       accepted; default one per --grpc-max-streams x 2KiB of half the maximum heap
-                                      (64 at -Xmx256m), at least 16: what a client holding every stream may cost
+                                      (640 at -Xmx256m), at least 16: what a client holding every stream may cost
               --grpc-idle-timeout D   how long a gRPC connection may stay open with no call before it is sent
                                       GOAWAY (its client reconnects when it next needs to); at least 1s; default 5m
               --grpc-keepalive-time D

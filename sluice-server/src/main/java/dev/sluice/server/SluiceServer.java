@@ -525,10 +525,10 @@ final class SluiceServer implements AutoCloseable {
         static final Duration MIN_CLIENT_PING_INTERVAL = Duration.ofSeconds(10);
 
         static final GrpcLimits DEFAULTS = new GrpcLimits(
-                1000,
+                100,
                 1000,
                 10_000,
-                GrpcConnections.defaultMax(1000),
+                GrpcConnections.defaultMax(100),
                 10_000,
                 null,
                 null,

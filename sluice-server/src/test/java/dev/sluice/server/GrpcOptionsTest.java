@@ -21,10 +21,10 @@ class GrpcOptionsTest {
     void defaults() {
         SluiceServer.GrpcLimits d = limits();
         assertEquals(SluiceServer.GrpcLimits.DEFAULTS, d);
-        assertEquals(1000, d.maxStreams());
+        assertEquals(100, d.maxStreams());
         assertEquals(1000, d.maxQueue());
         assertEquals(10_000, d.maxCalls());
-        assertEquals(GrpcConnections.defaultMax(1000), d.maxConnections());
+        assertEquals(GrpcConnections.defaultMax(100), d.maxConnections());
         assertEquals(Duration.ofMinutes(5), d.idleTimeout());
         assertEquals(Duration.ofMinutes(1), d.keepAliveTime());
         assertEquals(Duration.ofSeconds(20), d.keepAliveTimeout());

@@ -340,8 +340,8 @@ class HostileInputIT {
     }
 
     /**
-     * Streams opened on four connections without waiting for any answer, far past each connection's limit of 1000
-     * concurrent streams: the server answers each stream (a decision, {@code RESOURCE_EXHAUSTED} when the queue of
+     * Streams opened on four connections without waiting for any answer, far past each connection's limit of
+     * concurrent streams ({@code --grpc-max-streams}, 100): the server answers each stream (a decision, {@code RESOURCE_EXHAUSTED} when the queue of
      * calls waiting for a thread is full, or {@code REFUSED_STREAM} past the connection's streams) or closes the
      * connection that breaks the protocol (a message on a stream it refused); meanwhile a normal client's calls are
      * all answered, and the server's peak memory stays bounded. {@value #FLOOD} streams in all: as many as a shared
@@ -359,7 +359,7 @@ class HostileInputIT {
             for (int i = 0; i < connections; i++) {
                 RawHttp2 c = new RawHttp2(flooded.grpcPort());
                 clients.add(c);
-                assertEquals(1000, c.maxConcurrentStreams());
+                assertEquals(SluiceServer.GrpcLimits.DEFAULTS.maxStreams(), c.maxConcurrentStreams());
                 writers.add(new Thread(() -> {
                     try {
                         for (int j = 0; j < perConnection; j++) {
@@ -435,7 +435,7 @@ class HostileInputIT {
 
     /**
      * The issue's 200,000 concurrent gRPC streams, held open (headers sent, message not) on as many connections as it
-     * takes at their limit of 1000 streams each: the service holds as many as its bound on open calls
+     * takes at their limit of streams each ({@code --grpc-max-streams}, 100): the service holds as many as its bound on open calls
      * ({@code --grpc-max-calls}, 10,000) and answers every other {@code RESOURCE_EXHAUSTED} at once; throughout, the
      * gRPC health service and {@code /json} answer in time, and a {@code ShouldRateLimit} call is answered at once,
      * {@code RESOURCE_EXHAUSTED} naming the bound. Once the held streams' messages arrive, each is decided or answered
@@ -445,7 +445,7 @@ class HostileInputIT {
      */
     @Test
     void twoHundredThousandConcurrentStreams() throws Exception {
-        int perConnection = 1000; // --grpc-max-streams
+        int perConnection = SluiceServer.GrpcLimits.DEFAULTS.maxStreams(); // --grpc-max-streams
         int maxCalls = SluiceServer.GrpcLimits.DEFAULTS.maxCalls();
         assertTrue(STREAMS > maxCalls, "the run must pass the bound of " + maxCalls + " open calls");
         HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(server.channel());
@@ -488,7 +488,7 @@ class HostileInputIT {
                         "with " + opened + " streams opened");
                 HttpResponse<String> json = server.send(HttpRequest.newBuilder(server.uri("/json"))
                         .timeout(Duration.ofSeconds(10))
-                        .POST(HttpRequest.BodyPublishers.ofString(ServerProcess.json(ok("probe-json"))))
+                        .POST(HttpRequest.BodyPublishers.ofString(ServerProcess.json(ok("probe-json-" + opened))))
                         .build());
                 assertEquals(200, json.statusCode(), json.body());
                 probes++;
@@ -644,8 +644,8 @@ class HostileInputIT {
         RawHttp2 first = new RawHttp2(twoConnections.grpcPort());
         RawHttp2 second = new RawHttp2(twoConnections.grpcPort());
         try {
-            assertEquals(1000, first.maxConcurrentStreams());
-            assertEquals(1000, second.maxConcurrentStreams());
+            assertEquals(SluiceServer.GrpcLimits.DEFAULTS.maxStreams(), first.maxConcurrentStreams());
+            assertEquals(SluiceServer.GrpcLimits.DEFAULTS.maxStreams(), second.maxConcurrentStreams());
             assertTrue(refused(twoConnections), "a third connection served");
             first.close();
             RawHttp2 next = Await.succeeds("a connection once one closed", Await.GENEROUS, () -> {
