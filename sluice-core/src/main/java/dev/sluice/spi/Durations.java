@@ -38,4 +38,30 @@ public final class Durations {
         }
         return d.toNanos() + "ns";
     }
+
+    /**
+     * A measured {@code d} (a log's span, a time left) as {@link #format} prints it once rounded, half up, to whole
+     * units of the unit below the largest of {@code d}, {@code h}, {@code m} and {@code s} that {@code d} reaches:
+     * {@code 3600002ms} is {@code 1h}, {@code 359998ms} is {@code 6m}, {@code 3725s} is {@code 62m},
+     * {@code 1501ms} stays {@code 1501ms}. Below a second, or past a long of nanoseconds, as {@link #format}.
+     */
+    public static String approximately(Duration d) {
+        if (d.isNegative()) {
+            return d.toSeconds() == Long.MIN_VALUE ? d.toString() : "-" + approximately(d.negated());
+        }
+        long seconds = d.toSeconds();
+        if (seconds == 0 || seconds >= Long.MAX_VALUE / 1_000_000_000L) {
+            return format(d);
+        }
+        for (int i = 0; i < UNITS.length - 1; i++) {
+            if (seconds >= UNIT_SECONDS[i]) {
+                long step = UNIT_SECONDS[i + 1];
+                long rest = (seconds % step) * 1_000_000_000L + d.toNanosPart();
+                long steps = seconds / step + (2 * rest >= step * 1_000_000_000L ? 1 : 0);
+                return format(Duration.ofSeconds(steps * step));
+            }
+        }
+        long millis = (d.toNanos() + 500_000) / 1_000_000; // under a minute: whole milliseconds
+        return format(Duration.ofMillis(millis));
+    }
 }

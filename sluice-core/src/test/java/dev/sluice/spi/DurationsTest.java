@@ -25,4 +25,22 @@ class DurationsTest {
                 Duration.ofSeconds(Long.MAX_VALUE, 1).toString(),
                 Durations.format(Duration.ofSeconds(Long.MAX_VALUE, 1)));
     }
+
+    @Test
+    void aMeasuredDurationRoundedBelowItsLargestUnit() {
+        assertEquals("1h", Durations.approximately(Duration.ofMillis(3_600_002)));
+        assertEquals("1h", Durations.approximately(Duration.ofMillis(3_599_998)));
+        assertEquals("6m", Durations.approximately(Duration.ofMillis(359_998)));
+        assertEquals("62m", Durations.approximately(Duration.ofSeconds(3_725)));
+        assertEquals("1235s", Durations.approximately(Duration.ofMillis(1_234_567)));
+        assertEquals("25h", Durations.approximately(Duration.ofMillis(90_000_000 + 1_799_999)));
+        assertEquals("26h", Durations.approximately(Duration.ofMillis(90_000_000 + 1_800_000)));
+        assertEquals("1d", Durations.approximately(Duration.ofMillis(86_400_002)));
+        assertEquals("1501ms", Durations.approximately(Duration.ofMillis(1_501)));
+        assertEquals("2s", Durations.approximately(Duration.ofNanos(1_999_999_999)));
+        assertEquals("500ms", Durations.approximately(Duration.ofMillis(500)));
+        assertEquals("1500001ns", Durations.approximately(Duration.ofNanos(1_500_001)));
+        assertEquals("0s", Durations.approximately(Duration.ZERO));
+        assertEquals("-1h", Durations.approximately(Duration.ofMillis(-3_600_002)));
+    }
 }

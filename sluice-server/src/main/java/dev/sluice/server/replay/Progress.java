@@ -1,8 +1,10 @@
 package dev.sluice.server.replay;
 
+import dev.sluice.spi.Durations;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Locale;
 
 /**
@@ -71,7 +73,9 @@ final class Progress implements AutoCloseable {
                     .append(".".repeat(BAR - full))
                     .append("] ");
             s.append(String.format(Locale.ROOT, "%3.0f%% ", share * 100));
-            String left = share <= 0 ? "?" : Math.round(seconds * (1 - share) / share) + "s";
+            String left = share <= 0
+                    ? "?"
+                    : Durations.approximately(Duration.ofMillis(Math.round(1000 * seconds * (1 - share) / share)));
             s.append(String.format(Locale.ROOT, "%,d lines, %,.0f lines/s, %s left", l, l / seconds, left));
         } else {
             s.append(String.format(Locale.ROOT, "%,d lines, %,.0f lines/s", l, l / seconds));

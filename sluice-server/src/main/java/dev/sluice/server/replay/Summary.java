@@ -38,7 +38,7 @@ final class Summary {
                     "log time %s to %s (%s)%n",
                     Instant.ofEpochMilli(r.firstTime),
                     Instant.ofEpochMilli(r.lastTime),
-                    Durations.format(Duration.ofMillis(r.lastTime - r.firstTime))));
+                    Durations.approximately(Duration.ofMillis(r.lastTime - r.firstTime))));
         }
         b.append(String.format(
                 Locale.ROOT,
