@@ -13,7 +13,10 @@ import java.util.Objects;
  *
  * <p>Its hash is computed once, when it is made: the policy limiter finds what a descriptor it has seen resolves to
  * (rule and counter keys) by it, so a caller that passes the same or an equal descriptor again skips the matching; see
- * {@code docs/policies.md}, "Performance".
+ * {@code docs/policies.md}, "Performance". The hash mixes every key and value in turn rather than summing them as
+ * {@link List#hashCode()} does: with a sum, {@code client_id=client-0036, username=user-8786} and
+ * {@code client_id=client-0037, username=user-8776} (the last digit of one value up, the tens of the other down) collide, and a log
+ * of numbered clients and users falls into a few long chains.
  */
 public final class Descriptor {
 
@@ -44,7 +47,26 @@ public final class Descriptor {
 
     private Descriptor(List<Entry> entries) {
         this.entries = entries;
-        this.hash = entries.hashCode();
+        this.hash = hash(entries);
+    }
+
+    private static int hash(List<Entry> entries) {
+        int h = entries.size();
+        for (int i = 0; i < entries.size(); i++) {
+            Entry e = entries.get(i);
+            h = mix(h ^ e.key().hashCode()) * 0x9E3779B1;
+            h = mix(h ^ e.value().hashCode()) * 0x9E3779B1;
+        }
+        return mix(h);
+    }
+
+    /** MurmurHash3's finalizer: every bit of {@code h} moves every bit of the result. */
+    private static int mix(int h) {
+        h ^= h >>> 16;
+        h *= 0x85EBCA6B;
+        h ^= h >>> 13;
+        h *= 0xC2B2AE35;
+        return h ^ (h >>> 16);
     }
 
     /**

@@ -11,30 +11,39 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The descriptors and domains a log reader has seen lately, found by their bytes: a line whose descriptor was seen
- * before gets the very same {@link Descriptor} (and list of it) without making a string. A direct-mapped table of
- * {@value #SLOTS} slots, each the last descriptor that fell in it, so memory is bounded whatever the log.
+ * The descriptors and domains a log reader has seen, found by their bytes: a line whose descriptor was seen before gets
+ * the very same {@link Descriptor} (and list of it) without making a string, so that what is keyed by descriptors
+ * downstream (the replay's rows, the policy engine's match of a descriptor's values) compares them by identity and
+ * finds their strings' hashes made. An open-addressing table that keeps every distinct descriptor up to
+ * {@value #MAX_KEPT} of them (a replay keeps a row for each anyway); past that, a descriptor not kept is made anew on
+ * every line, as correct and slower, so memory is bounded whatever the log.
  *
  * <p>A descriptor's bytes ({@link #sig}) are its entries as {@code key 0xFE value 0xFF …}, unescaped: 0xFE and 0xFF
  * are in no UTF-8 text, so two different descriptors never share them.
  */
 final class Interned {
-    static final int SLOTS = 1 << 16;
+    /** The most descriptors kept. */
+    static final int MAX_KEPT = 1 << 20;
 
     /** A descriptor seen, with its bytes and the list of it alone. */
     static final class Slot {
         private final byte[] sig;
+        private final int hash;
         final Descriptor descriptor;
         final List<Descriptor> alone;
 
-        Slot(byte[] sig, Descriptor descriptor) {
+        Slot(byte[] sig, int hash, Descriptor descriptor) {
             this.sig = sig;
+            this.hash = hash;
             this.descriptor = descriptor;
             this.alone = List.of(descriptor);
         }
     }
 
-    private final @Nullable Slot[] slots = new Slot[SLOTS];
+    /** Linear probing, at most half full; grows by doubling until it holds {@link #MAX_KEPT}. */
+    private @Nullable Slot[] slots = new Slot[1 << 12];
+
+    private int kept;
 
     /** The bytes of the descriptor being read: {@link #sigLength} of them. */
     byte[] sig = new byte[256];
@@ -107,10 +116,13 @@ final class Interned {
             h = 31 * h + s[i];
         }
         h ^= h >>> 16;
-        int at = h & (SLOTS - 1);
-        Slot slot = slots[at];
-        if (slot != null && Arrays.equals(slot.sig, 0, slot.sig.length, s, 0, n)) {
-            return slot;
+        @Nullable Slot[] table = slots;
+        int mask = table.length - 1;
+        int at = h & mask;
+        for (Slot slot; (slot = table[at]) != null; at = (at + 1) & mask) {
+            if (slot.hash == h && Arrays.equals(slot.sig, 0, slot.sig.length, s, 0, n)) {
+                return slot;
+            }
         }
         List<Descriptor.Entry> list = new ArrayList<>(entries);
         for (int e = 0; e < entries; e++) {
@@ -118,9 +130,30 @@ final class Interned {
             String value = utf8(bounds[4 * e + 2], bounds[4 * e + 3], "value");
             list.add(new Descriptor.Entry(key, value));
         }
-        slot = new Slot(Arrays.copyOf(s, n), Descriptor.of(list));
-        slots[at] = slot;
+        Slot slot = new Slot(Arrays.copyOf(s, n), h, Descriptor.of(list));
+        if (kept < MAX_KEPT) {
+            table[at] = slot;
+            if (++kept * 2 > table.length) {
+                grow();
+            }
+        }
         return slot;
+    }
+
+    private void grow() {
+        @Nullable Slot[] old = slots;
+        @Nullable Slot[] table = new Slot[old.length * 2];
+        int mask = table.length - 1;
+        for (Slot slot : old) {
+            if (slot != null) {
+                int at = slot.hash & mask;
+                while (table[at] != null) {
+                    at = (at + 1) & mask;
+                }
+                table[at] = slot;
+            }
+        }
+        slots = table;
     }
 
     private String utf8(int from, int to, String what) throws LogReader.LineException {

@@ -62,7 +62,7 @@ import org.jspecify.annotations.Nullable;
  * ({@link #badLines()}).
  *
  * <p>Speed: bytes are read in large blocks and each line scanned once in place, without a JSON tree; descriptors seen
- * recently are found by their bytes and given out as the same objects. Not thread-safe.
+ * before are found by their bytes and given out as the same objects. Not thread-safe.
  */
 public final class LogReader implements Closeable {
 

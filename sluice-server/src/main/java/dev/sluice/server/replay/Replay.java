@@ -139,11 +139,9 @@ public final class Replay {
                     });
             try (LogReader log = b.open();
                     Progress progress = s.progress() ? Progress.start(err, log.size()) : null) {
-                long n = 0;
-                for (TimedRequest r; (r = log.next()) != null; ) {
-                    replayer.replay(r);
-                    if ((++n & 0xFFF) == 0 && progress != null) {
-                        progress.update(log.linesRead(), log.bytesRead());
+                try (ReadAhead lines = new ReadAhead(log, progress)) {
+                    for (TimedRequest r; (r = lines.next()) != null; ) {
+                        replayer.replay(r);
                     }
                 }
                 replayer.lines = log.linesRead();

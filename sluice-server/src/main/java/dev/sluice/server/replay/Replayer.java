@@ -1,6 +1,7 @@
 package dev.sluice.server.replay;
 
 import dev.sluice.Algorithm;
+import dev.sluice.memory.InMemoryStore;
 import dev.sluice.policy.Descriptor;
 import dev.sluice.policy.DescriptorVerdict;
 import dev.sluice.policy.Limit;
@@ -36,6 +37,14 @@ final class Replayer {
     /** How many bad lines are kept in full for the summary; all are counted. */
     static final int BAD_LINES_KEPT = 5;
 
+    /**
+     * How long the replay's in-memory store keeps an idle key: its longest. Eviction never changes a decision, so
+     * this changes no answer; it spares a log of keys that come and go the removal and re-creation of their state,
+     * which the service's default keep of a second would cost on nearly every request of an idle-then-back key.
+     * Memory stays within the keys the replay counts rows for anyway.
+     */
+    static final Duration KEEP_IDLE_KEYS = Duration.ofDays(1);
+
     private final Policies policies;
     private final VirtualClock clock = new VirtualClock();
     private final PolicyLimiter limiter;
@@ -58,12 +67,16 @@ final class Replayer {
 
     long firstTime = Long.MAX_VALUE;
     long lastTime = Long.MIN_VALUE;
+    // bad lines are counted on the thread that reads the log (ReadAhead), and read once it has ended
     final Map<BadLine.Problem, Long> badCounts = new EnumMap<>(BadLine.Problem.class);
     final List<BadLine> badKept = new ArrayList<>();
 
     Replayer(Policies policies) throws IOException {
         this.policies = Objects.requireNonNull(policies);
-        this.limiter = PolicyLimiter.builder(policies).clock(clock).build();
+        this.limiter = PolicyLimiter.builder(policies)
+                .store(InMemoryStore.builder().keepIdleKeys(KEEP_IDLE_KEYS).build())
+                .clock(clock)
+                .build();
         this.spill = new Spill();
     }
 
