@@ -2,6 +2,7 @@ package dev.sluice.server.replay;
 
 import dev.sluice.policy.Limit;
 import dev.sluice.policy.Rule;
+import dev.sluice.server.report.HtmlPage;
 import java.io.IOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
@@ -26,13 +27,11 @@ import org.jspecify.annotations.Nullable;
 final class HtmlReport {
     static final int POINTS = 600;
     static final int KEYS_CHARTED = 5;
-    private static final String[] COLORS = {"#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-    private static final int W = 860;
-    private static final int H = 260;
-    private static final int LEFT = 70;
-    private static final int RIGHT = 20;
-    private static final int TOP = 20;
-    private static final int BOTTOM = 40;
+    private static final int W = HtmlPage.W;
+    private static final int H = HtmlPage.H;
+    private static final int LEFT = HtmlPage.LEFT;
+    private static final int RIGHT = HtmlPage.RIGHT;
+    private static final int BOTTOM = HtmlPage.BOTTOM;
 
     private HtmlReport() {}
 
@@ -98,22 +97,11 @@ final class HtmlReport {
             });
         }
 
-        StringBuilder b = new StringBuilder(1 << 16);
-        b.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>Sluice replay: ")
-                .append(esc(s.log()))
-                .append("</title>\n<style>\n")
-                .append("body{font:14px system-ui,sans-serif;margin:24px;color:#222;max-width:920px}\n")
-                .append(
-                        "h1{font-size:20px}h2{font-size:17px;margin-top:32px;border-top:1px solid #ddd;padding-top:12px}")
-                .append("h3{font-size:14px;margin:16px 0 4px}\n")
-                .append("table{border-collapse:collapse}td,th{padding:2px 10px;text-align:right}td:first-child,")
-                .append("th:first-child{text-align:left}th{border-bottom:1px solid #999}\n")
-                .append("svg{background:#fafafa;border:1px solid #e4e4e4}.axis{font-size:11px;fill:#555}\n")
-                .append(".legend{font-size:12px}\n</style></head><body>\n");
+        StringBuilder b = HtmlPage.start("Sluice replay: " + s.log());
         b.append("<h1>Replay of ")
-                .append(esc(s.log()))
+                .append(HtmlPage.esc(s.log()))
                 .append(" through ")
-                .append(esc(s.config().toString()));
+                .append(HtmlPage.esc(s.config().toString()));
         b.append("</h1>\n<p>");
         b.append(String.format(
                 Locale.ROOT,
@@ -134,13 +122,13 @@ final class HtmlReport {
             List<Row> rows = e.getValue();
             String refusal = Summary.refusal(rule.mode());
             b.append("<h2 id=\"")
-                    .append(esc(rows.get(0).domain + "." + rule.path()))
+                    .append(HtmlPage.esc(rows.get(0).domain + "." + rule.path()))
                     .append("\">")
-                    .append(esc(rows.get(0).domain))
+                    .append(HtmlPage.esc(rows.get(0).domain))
                     .append(' ')
-                    .append(esc(rule.path()))
+                    .append(HtmlPage.esc(rule.path()))
                     .append(": ")
-                    .append(esc(Summary.limits(rule)))
+                    .append(HtmlPage.esc(Summary.limits(rule)))
                     .append(", ")
                     .append(rule.mode().configName())
                     .append("</h2>\n");
@@ -149,7 +137,7 @@ final class HtmlReport {
             Limit l = firstLimited(rule);
             if (series != null && g != null && l != null) {
                 b.append("<h3>Hits per ")
-                        .append(esc(Summary.per(1, l).substring(2)))
+                        .append(HtmlPage.esc(Summary.per(1, l).substring(2)))
                         .append(" of the busiest keys against the limit")
                         .append(g[1] > 1 ? " (each point the busiest of " + g[1] + " windows)" : "")
                         .append("</h3>\n");
@@ -175,21 +163,21 @@ final class HtmlReport {
                     b.append(String.format(
                             Locale.ROOT,
                             "<tr><td>%s</td><td>%,d</td><td>%,d</td><td>%,d</td><td>%s</td><td>%s</td></tr>%n",
-                            esc(row.key()),
+                            HtmlPage.esc(row.key()),
                             row.requests,
                             row.allowed,
                             row.refused(),
-                            esc(Summary.peaks(row)),
-                            esc(Summary.needed(row))));
+                            HtmlPage.esc(Summary.peaks(row)),
+                            HtmlPage.esc(Summary.needed(row))));
                 }
                 b.append("</table>\n");
             }
         }
         if (sweep != null) {
             b.append("<h2 id=\"sweep\">Sweep of ")
-                    .append(esc(sweep.domain + " " + sweep.rule.path()))
+                    .append(HtmlPage.esc(sweep.domain + " " + sweep.rule.path()))
                     .append(" (now ")
-                    .append(esc(sweep.limit.toString()))
+                    .append(HtmlPage.esc(sweep.limit.toString()))
                     .append(")</h2>\n<p>Each key's requests alone under the candidate limit.</p>\n");
             sweepChart(b, sweep);
             b.append("<table><tr><th>limit</th><th>keys refused</th><th>requests refused</th></tr>\n");
@@ -197,7 +185,7 @@ final class HtmlReport {
                 b.append(String.format(
                         Locale.ROOT,
                         "<tr><td>%s</td><td>%,d</td><td>%,d</td></tr>%n",
-                        esc(Summary.per(sweep.candidates[c], sweep.limit)),
+                        HtmlPage.esc(Summary.per(sweep.candidates[c], sweep.limit)),
                         sweep.keysRefused[c],
                         sweep.requestsRefused[c]));
             }
@@ -219,77 +207,16 @@ final class HtmlReport {
     }
 
     private static void timeChart(StringBuilder b, List<Series> series, long limit, long[] g) {
-        int points = (int) g[2];
-        long max = limit;
+        List<HtmlPage.Line> lines = new ArrayList<>();
         for (Series s : series) {
-            for (long p : s.points) {
-                max = Math.max(max, p);
-            }
+            lines.add(new HtmlPage.Line(
+                    String.format(
+                            Locale.ROOT, "%s: %,d requests, %,d refused", s.row.key(), s.row.requests, s.row.refused()),
+                    s.points));
         }
-        max = niceCeiling(max + max / 10);
-        int extra = 18 * series.size();
-        b.append("<svg class=\"time\" width=\"")
-                .append(W)
-                .append("\" height=\"")
-                .append(H + extra)
-                .append("\" viewBox=\"0 0 ")
-                .append(W)
-                .append(' ')
-                .append(H + extra)
-                .append("\" xmlns=\"http://www.w3.org/2000/svg\">\n");
-        yAxis(b, max);
-        double pw = (double) (W - LEFT - RIGHT) / Math.max(1, points - 1);
-        // x ticks: five times
-        for (int k = 0; k <= 4; k++) {
-            int p = (int) Math.round((points - 1) * k / 4.0);
-            double x = LEFT + p * pw;
-            long t = (g[3] + (long) p * g[1]) * g[0];
-            b.append(String.format(
-                    Locale.ROOT,
-                    "<text class=\"axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">%s</text>%n",
-                    x,
-                    H - BOTTOM + 16,
-                    k == 0 ? "start" : k == 4 ? "end" : "middle",
-                    Instant.ofEpochMilli(t).toString().substring(11, 19)));
-        }
-        for (int i = 0; i < series.size(); i++) {
-            Series s = series.get(i);
-            StringBuilder pts = new StringBuilder();
-            for (int p = 0; p < points; p++) {
-                pts.append(String.format(Locale.ROOT, "%.1f,%.1f ", LEFT + p * pw, y(s.points[p], max)));
-            }
-            b.append("<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"")
-                    .append(COLORS[i % COLORS.length])
-                    .append("\" points=\"")
-                    .append(pts)
-                    .append("\"/>\n");
-            b.append(String.format(
-                    Locale.ROOT,
-                    "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"4\" fill=\"%s\"/><text class=\"legend\" x=\"%d\""
-                            + " y=\"%d\">%s: %,d requests, %,d refused</text>%n",
-                    LEFT,
-                    H + 18 * i,
-                    COLORS[i % COLORS.length],
-                    LEFT + 18,
-                    H + 18 * i + 6,
-                    esc(s.row.key()),
-                    s.row.requests,
-                    s.row.refused()));
-        }
-        double ly = y(limit, max);
-        b.append(String.format(
-                Locale.ROOT,
-                "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#d62728\" stroke-dasharray=\"6 4\""
-                        + " stroke-width=\"1.5\"/><text class=\"axis\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\""
-                        + " fill=\"#d62728\">limit %,d</text>%n",
-                LEFT,
-                W - RIGHT,
-                ly,
-                ly,
-                W - RIGHT,
-                ly - 4,
-                limit));
-        b.append("</svg>\n");
+        HtmlPage.lineChart(b, "time", lines, limit, p -> Instant.ofEpochMilli((g[3] + (long) p * g[1]) * g[0])
+                .toString()
+                .substring(11, 19));
     }
 
     private static void bars(StringBuilder b, List<Row> rows) {
@@ -319,7 +246,7 @@ final class HtmlReport {
                             + " y=\"%d\">%,d</text>%n",
                     label - 8,
                     10 + row * i + 11,
-                    esc(key),
+                    HtmlPage.esc(key),
                     label,
                     10 + row * i,
                     w,
@@ -340,13 +267,13 @@ final class HtmlReport {
             maxLimit = Math.max(maxLimit, s.candidates[c]);
             minLimit = Math.min(minLimit, s.candidates[c]);
         }
-        long top = niceCeiling(maxKeys + maxKeys / 10);
+        long top = HtmlPage.niceCeiling(maxKeys + maxKeys / 10);
         b.append("<svg class=\"sweep\" width=\"")
                 .append(W)
                 .append("\" height=\"")
                 .append(H)
                 .append("\" xmlns=\"http://www.w3.org/2000/svg\">\n");
-        yAxis(b, top);
+        HtmlPage.yAxis(b, top);
         long lo = minLimit == maxLimit ? 0 : minLimit;
         StringBuilder pts = new StringBuilder();
         Integer[] order = new Integer[n];
@@ -356,7 +283,7 @@ final class HtmlReport {
         java.util.Arrays.sort(order, Comparator.comparingLong(c -> s.candidates[c]));
         for (int c : order) {
             double x = LEFT + (W - LEFT - RIGHT) * (double) (s.candidates[c] - lo) / Math.max(1, maxLimit - lo);
-            double y = y(s.keysRefused[c], top);
+            double y = HtmlPage.y(s.keysRefused[c], top);
             pts.append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
             b.append(String.format(
                     Locale.ROOT,
@@ -377,58 +304,7 @@ final class HtmlReport {
                         + " at least once</text>%n",
                 (W + LEFT) / 2,
                 H - 6,
-                esc(Summary.per(1, s.limit).substring(2))));
+                HtmlPage.esc(Summary.per(1, s.limit).substring(2))));
         b.append("</svg>\n");
-    }
-
-    private static void yAxis(StringBuilder b, long max) {
-        for (int k = 0; k <= 4; k++) {
-            long v = max * k / 4;
-            double y = y(v, max);
-            b.append(String.format(
-                    Locale.ROOT,
-                    "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/><text class=\"axis\" x=\"%d\""
-                            + " y=\"%.1f\" text-anchor=\"end\">%,d</text>%n",
-                    LEFT,
-                    W - RIGHT,
-                    y,
-                    y,
-                    LEFT - 6,
-                    y + 4,
-                    v));
-        }
-    }
-
-    private static double y(long v, long max) {
-        return TOP + (H - TOP - BOTTOM) * (1 - (double) v / Math.max(1, max));
-    }
-
-    /** The smallest of 1, 2, 5 × 10^k at or above {@code v}. */
-    static long niceCeiling(long v) {
-        long m = 1;
-        while (true) {
-            for (long f : new long[] {1, 2, 5}) {
-                if (f * m >= v) {
-                    return f * m;
-                }
-            }
-            m *= 10;
-        }
-    }
-
-    static String esc(String s) {
-        StringBuilder b = new StringBuilder(s.length());
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '<' -> b.append("&lt;");
-                case '>' -> b.append("&gt;");
-                case '&' -> b.append("&amp;");
-                case '"' -> b.append("&quot;");
-                case '\'' -> b.append("&#39;");
-                default -> b.append(c);
-            }
-        }
-        return b.toString();
     }
 }

@@ -44,7 +44,9 @@ public final class SimulateCommand {
                                 leased: refresh); default 100ms (exact mode has no rounds: the interval
                                 only counts store calls per instance per interval)
               --algorithm A     fixed_window, sliding_window_counter (10 sub-windows) or sliding_tail;
-                                default sliding_tail
+                                in exact mode also sliding_log, token_bucket or leaky_bucket (synchronized
+                                and leased mode do not keep them: such a combination is left out, and
+                                said so on standard error); default sliding_tail
               --limit L         requests per window on each key; default 50
               --traffic T       how requests reach the instances: even (in turn), random, skewed (one
                                 instance takes 80%, the others share the rest), cold-flood (at random, on
@@ -74,6 +76,9 @@ public final class SimulateCommand {
                                 window of every run
               --chart FILE.png  a chart of what each run admitted per window against the limit: one panel
                                 per algorithm and limit, a line per run (at most 8 a panel)
+              --report FILE.html  a page (self-contained: no network) with the runs' table and, per algorithm
+                                and limit, what each run admitted and the peak of M per window against the
+                                limit
 
             Durations are like 50ms, 1s, 5m. For each window the report gives the requests offered and admitted,
             the share of the limit used (admitted over the limit of every key offered a request), the peak of
@@ -96,6 +101,7 @@ public final class SimulateCommand {
             "seed",
             "dies-at",
             "chart",
+            "report",
             "log",
             "spread");
 
@@ -126,7 +132,11 @@ public final class SimulateCommand {
                 return 1;
             }
         }
-        List<Setup> setups = setups(o, log);
+        List<String> leftOut = new ArrayList<>();
+        List<Setup> setups = setups(o, log, leftOut);
+        for (String why : leftOut) {
+            err.println("simulate: left out, " + why);
+        }
         List<Result> results = new ArrayList<>();
         for (Setup s : setups) {
             results.add(log == null ? Simulation.run(s) : Simulation.run(s, log));
@@ -147,6 +157,16 @@ public final class SimulateCommand {
                 return 1;
             }
             err.println("simulate: chart written to " + chart);
+        }
+        String report = o.string("report");
+        if (report != null) {
+            try {
+                SimulationReport.page(results, leftOut, Path.of(report));
+            } catch (IOException e) {
+                err.println("simulate: cannot write the report to " + report + ": " + e.getMessage());
+                return 1;
+            }
+            err.println("simulate: report written to " + report);
         }
         return 0;
     }
@@ -186,8 +206,13 @@ public final class SimulateCommand {
         }
     }
 
-    /** Every combination of the values listed, in the order of the options' lists (mode outermost). */
-    static List<Setup> setups(Options o, @Nullable LogTraffic log) {
+    /**
+     * Every combination of the values listed, in the order of the options' lists (mode outermost), but those whose
+     * mode does not run the algorithm: why each such mode and algorithm is left out is added to {@code leftOut}.
+     *
+     * @throws UsageException if every combination is left out
+     */
+    static List<Setup> setups(Options o, @Nullable LogTraffic log, List<String> leftOut) {
         List<Mode> modes = list(
                 o,
                 "mode",
@@ -200,11 +225,12 @@ public final class SimulateCommand {
                 "algorithm",
                 "sliding_tail",
                 v -> named(
-                        Setup.ALGORITHMS.toArray(new Algorithm[0]),
+                        Algorithm.values(),
                         Names::of,
                         "algorithm",
                         v,
-                        "fixed_window, sliding_window_counter or sliding_tail"));
+                        "fixed_window, sliding_window_counter, sliding_tail, sliding_log, token_bucket or"
+                                + " leaky_bucket"));
         List<Long> limits = list(o, "limit", "50", v -> whole("limit", v, 1, Long.MAX_VALUE / 2));
         List<Traffic> traffics = list(
                 o,
@@ -236,10 +262,24 @@ public final class SimulateCommand {
                     + " run's " + Names.of(duration));
         }
         List<Setup> setups = new ArrayList<>();
+        String firstRefusal = null;
         for (Mode m : modes) {
+            for (Algorithm a : algorithms) {
+                String refusal = Simulation.refusal(m, a);
+                if (refusal != null) {
+                    leftOut.add(refusal);
+                    if (firstRefusal == null) {
+                        firstRefusal = "--algorithm '" + Names.of(a) + "' is not valid with --mode " + Names.of(m)
+                                + ": " + refusal;
+                    }
+                }
+            }
             for (long n : instances) {
                 for (Duration interval : intervals) {
                     for (Algorithm a : algorithms) {
+                        if (Simulation.refusal(m, a) != null) {
+                            continue;
+                        }
                         for (long limit : limits) {
                             for (Traffic t : traffics) {
                                 for (long rate : rates) {
@@ -251,6 +291,9 @@ public final class SimulateCommand {
                     }
                 }
             }
+        }
+        if (setups.isEmpty() && firstRefusal != null) {
+            throw new UsageException("simulate: " + firstRefusal);
         }
         return setups;
     }

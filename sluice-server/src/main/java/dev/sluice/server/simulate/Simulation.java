@@ -1,6 +1,7 @@
 package dev.sluice.server.simulate;
 
 import dev.sluice.Algorithm;
+import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimiter;
 import dev.sluice.RateLimiterBuilder;
 import dev.sluice.lease.LeasedStore;
@@ -12,7 +13,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Random;
 import org.jspecify.annotations.Nullable;
@@ -27,8 +30,15 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The measure. Beside the instances, an exact limiter with an unreachable limit (the oracle) is told every admitted
  * request; its {@code remaining} gives the algorithm's own measure {@code M} of everything admitted on a key (the
- * window's count, the sliding tail's estimate, the live sub-windows' sum), which one exact limiter keeps at most the
- * limit {@code L}. The overshoot is how far {@code M} went past {@code L}.
+ * window's count, the sliding tail's estimate, the live sub-windows' sum, the sliding log's count, a bucket's level),
+ * which one exact limiter keeps at most the limit {@code L}. The overshoot is how far {@code M} went past {@code L}.
+ * A bucket's oracle has {@code K} times the limit over {@code K} times the window: the same rate, so its level (what
+ * was taken less what leaked since, never below 0) is the level of a bucket of {@code L}, computed with the same
+ * exact arithmetic, but never full.
+ *
+ * <p>Algorithms. Exact mode runs every algorithm; synchronized and leased mode run those their stores keep (counts per
+ * frame that add up across instances), and a setup of another is refused with the store's own reason
+ * ({@link #refusal}) rather than simulated with something else.
  *
  * <p>The bound of synchronized mode (docs/sync-mode.md). After a round every live instance has read the store's
  * record, which is everything admitted so far. Until the next round instance {@code j} admits {@code a_j} more, each
@@ -77,6 +87,9 @@ public final class Simulation {
     static final Instant START = Instant.parse("2026-01-01T12:00:00Z");
 
     private static final long ORACLE_LIMIT = 1L << 40;
+    /** How many windows a bucket's oracle spans ({@code K} in the class comment), at most. */
+    private static final long BUCKET_SCALE = 1L << 20;
+
     private static final long SECOND = 1_000_000_000L;
 
     /**
@@ -107,10 +120,15 @@ public final class Simulation {
         public static final List<Algorithm> ALGORITHMS =
                 List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.SLIDING_TAIL);
 
+        /** The algorithms exact mode alone simulates, as only an exact-mode store keeps them. */
+        public static final List<Algorithm> EXACT_ONLY =
+                List.of(Algorithm.SLIDING_LOG, Algorithm.TOKEN_BUCKET, Algorithm.LEAKY_BUCKET);
+
         /**
          * @throws IllegalArgumentException naming the bad value: fewer than one instance, key or request per second,
-         *     more than a billion requests per second, an algorithm not in {@link #ALGORITHMS}, a duration shorter
-         *     than the window, a dying instance with fewer than two or outside the run
+         *     more than a billion requests per second, an algorithm the mode does not run
+         *     ({@link Simulation#refusal}), a duration shorter than the window, a dying instance with fewer than two or
+         *     outside the run
          */
         public Setup {
             Objects.requireNonNull(mode, "mode");
@@ -122,9 +140,9 @@ public final class Simulation {
             if (rate < 1 || rate > SECOND) {
                 throw new IllegalArgumentException("rate must be from 1 to 1000000000 a second, was " + rate);
             }
-            if (!ALGORITHMS.contains(algorithm)) {
-                throw new IllegalArgumentException("the simulation runs fixed_window, sliding_window_counter and"
-                        + " sliding_tail (the algorithms of synchronized and leased mode), not " + algorithm);
+            String refusal = refusal(mode, algorithm);
+            if (refusal != null) {
+                throw new IllegalArgumentException(refusal);
             }
             positive("interval", interval);
             positive("window", window);
@@ -453,6 +471,44 @@ public final class Simulation {
     private Simulation() {}
 
     /**
+     * Why {@code mode} cannot run {@code algorithm}, as its store says it (naming the mode, the algorithm and the
+     * algorithms it runs); null if it can. Exact mode runs every algorithm.
+     */
+    public static @Nullable String refusal(Mode mode, Algorithm algorithm) {
+        Objects.requireNonNull(algorithm, "algorithm");
+        Map<Algorithm, String> refused = REFUSALS.get(Objects.requireNonNull(mode, "mode"));
+        return Objects.requireNonNull(refused, "every mode has its entry").get(algorithm);
+    }
+
+    /** Per mode, per algorithm, why its store refuses it; no entry for what it keeps. Asked once of each store. */
+    private static final Map<Mode, Map<Algorithm, String>> REFUSALS = refusals();
+
+    private static Map<Mode, Map<Algorithm, String>> refusals() {
+        Map<Mode, Map<Algorithm, String>> byMode = new EnumMap<>(Mode.class);
+        for (Mode mode : Mode.values()) {
+            RateLimitStore store =
+                    switch (mode) {
+                        case EXACT -> InMemoryStore.create();
+                        case SYNCHRONIZED -> SynchronizedStore.builder(InMemoryCounterStore.create())
+                                .manualRounds()
+                                .build();
+                        case LEASED -> LeasedStore.builder(InMemoryCounterStore.create())
+                                .manualRounds()
+                                .build();
+                    };
+            Map<Algorithm, String> refused = new EnumMap<>(Algorithm.class);
+            for (Algorithm a : Algorithm.values()) {
+                String why = store.refusal(a);
+                if (why != null) {
+                    refused.put(a, why);
+                }
+            }
+            byMode.put(mode, refused);
+        }
+        return byMode;
+    }
+
+    /**
      * Runs {@code s}.
      *
      * @throws IllegalArgumentException if its traffic is {@link Traffic#LOG}
@@ -482,6 +538,7 @@ public final class Simulation {
         private final List<LeasedStore> leased = new ArrayList<>();
         private final RateLimiter[] limiters;
         private final RateLimiter oracle;
+        private final long oracleLimit;
         private final String[] keys;
         private final int windows;
         private final long windowNanos;
@@ -506,7 +563,7 @@ public final class Simulation {
             int n = s.instances();
             limiters = new RateLimiter[n];
             if (s.mode() == Mode.EXACT) {
-                RateLimiter shared = limiter(s.limit(), InMemoryStore.create());
+                RateLimiter shared = limiter(s.limit(), s.window(), InMemoryStore.create());
                 Arrays.fill(limiters, shared);
             } else {
                 InMemoryCounterStore counters = InMemoryCounterStore.create();
@@ -527,10 +584,21 @@ public final class Simulation {
                         leased.add(l);
                         store = l;
                     }
-                    limiters[j] = limiter(s.limit(), store);
+                    limiters[j] = limiter(s.limit(), s.window(), store);
                 }
             }
-            oracle = limiter(ORACLE_LIMIT, InMemoryStore.create());
+            if (s.algorithm() == Algorithm.TOKEN_BUCKET || s.algorithm() == Algorithm.LEAKY_BUCKET) {
+                long scale = Math.max(
+                        2,
+                        Math.min(
+                                BUCKET_SCALE,
+                                LimiterConfig.MAX_WINDOW.toNanos() / s.window().toNanos()));
+                oracleLimit = Math.multiplyExact(s.limit(), scale);
+                oracle = limiter(oracleLimit, s.window().multipliedBy(scale), InMemoryStore.create());
+            } else {
+                oracleLimit = ORACLE_LIMIT;
+                oracle = limiter(ORACLE_LIMIT, s.window(), InMemoryStore.create());
+            }
             keys = new String[s.keys()];
             for (int k = 0; k < keys.length; k++) {
                 keys[k] = log != null ? log.keyName(k) : "key-" + k;
@@ -559,9 +627,9 @@ public final class Simulation {
             Arrays.fill(lastWindowOf, -1);
         }
 
-        private RateLimiter limiter(long limit, RateLimitStore store) {
+        private RateLimiter limiter(long limit, Duration window, RateLimitStore store) {
             RateLimiterBuilder b =
-                    RateLimiter.builder(s.algorithm()).limit(limit, s.window()).clock(clock);
+                    RateLimiter.builder(s.algorithm()).limit(limit, window).clock(clock);
             if (s.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER) {
                 b.buckets(10);
             }
@@ -618,8 +686,10 @@ public final class Simulation {
                 if (!limiters[j].tryAcquire(keys[k]).allowed()) {
                     continue;
                 }
-                oracle.tryAcquire(keys[k]);
-                long measure = ORACLE_LIMIT - oracle.peek(keys[k], 1).remaining();
+                if (!oracle.tryAcquire(keys[k]).allowed()) {
+                    throw new IllegalStateException("the measure's limiter refused a request: " + s);
+                }
+                long measure = oracleLimit - oracle.peek(keys[k], 1).remaining();
                 admitted[window]++;
                 perInstance[j]++;
                 peak[window] = Math.max(peak[window], measure);

@@ -1,5 +1,6 @@
 package dev.sluice.server.simulate;
 
+import dev.sluice.server.report.HtmlPage;
 import dev.sluice.server.simulate.Simulation.Mode;
 import dev.sluice.server.simulate.Simulation.Result;
 import dev.sluice.server.simulate.Simulation.Setup;
@@ -7,14 +8,18 @@ import dev.sluice.server.simulate.Simulation.Traffic;
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 
-/** What {@code simulate} prints and draws from its results: Markdown tables, CSV rows, a PNG chart. */
+/** What {@code simulate} prints and draws from its results: Markdown tables, CSV rows, a PNG chart, an HTML page. */
 final class SimulationReport {
 
     private SimulationReport() {}
@@ -150,35 +155,14 @@ final class SimulationReport {
      * @throws IllegalArgumentException if a panel would have more than {@link SimulationChart#MAX_SERIES} runs
      */
     static void chart(List<Result> results, File file) throws IOException {
-        Map<String, List<Result>> byPanel = new LinkedHashMap<>();
-        for (Result r : results) {
-            byPanel.computeIfAbsent(
-                            Names.of(r.setup().algorithm()) + ", " + r.setup().limit() + " per "
-                                    + Names.of(r.setup().window()),
-                            k -> new ArrayList<>())
-                    .add(r);
-        }
-        List<Function<Setup, String>> labels = List.of(
-                s -> Names.of(s.mode()),
-                s -> s.instances() + " instances",
-                s -> "every " + Names.of(s.interval()),
-                s -> Names.of(s.traffic()),
-                s -> s.rate() + "/s");
         List<SimulationChart.Panel> panels = new ArrayList<>();
-        for (Map.Entry<String, List<Result>> e : byPanel.entrySet()) {
+        for (Map.Entry<String, List<Result>> e : byPanel(results).entrySet()) {
             List<SimulationChart.Series> series = new ArrayList<>();
             long top = 0;
             long limit = e.getValue().get(0).setup().limit()
                     * e.getValue().get(0).setup().keys();
             for (Result r : e.getValue()) {
-                StringBuilder label = new StringBuilder();
-                for (Function<Setup, String> l : labels) {
-                    if (results.stream().map(x -> l.apply(x.setup())).distinct().count() > 1) {
-                        label.append(label.length() == 0 ? "" : ", ").append(l.apply(r.setup()));
-                    }
-                }
-                series.add(new SimulationChart.Series(
-                        label.length() == 0 ? r.setup().instances() + " instances" : label.toString(), r.admitted()));
+                series.add(new SimulationChart.Series(label(r, results), r.admitted()));
                 top = Math.max(top, r.maxPerWindow());
             }
             top = Math.max(top, limit) * 11 / 10 + 1;
@@ -193,6 +177,114 @@ final class SimulationReport {
                         + ", seed " + first.seed() + ")",
                 Names.of(first.window()),
                 panels);
+    }
+
+    /** The runs by panel: one per algorithm, limit and window, in the order of the runs. */
+    private static Map<String, List<Result>> byPanel(List<Result> results) {
+        Map<String, List<Result>> byPanel = new LinkedHashMap<>();
+        for (Result r : results) {
+            byPanel.computeIfAbsent(
+                            Names.of(r.setup().algorithm()) + ", " + r.setup().limit() + " per "
+                                    + Names.of(r.setup().window()),
+                            k -> new ArrayList<>())
+                    .add(r);
+        }
+        return byPanel;
+    }
+
+    private static final List<Function<Setup, String>> LABELS = List.of(
+            s -> Names.of(s.mode()),
+            s -> s.instances() + " instances",
+            s -> "every " + Names.of(s.interval()),
+            s -> Names.of(s.traffic()),
+            s -> s.rate() + "/s");
+
+    /** A run's legend: what sets it apart from the other runs ({@code leased, 10 instances}). */
+    private static String label(Result r, List<Result> results) {
+        StringBuilder label = new StringBuilder();
+        for (Function<Setup, String> l : LABELS) {
+            if (results.stream().map(x -> l.apply(x.setup())).distinct().count() > 1) {
+                label.append(label.length() == 0 ? "" : ", ").append(l.apply(r.setup()));
+            }
+        }
+        return label.length() == 0 ? r.setup().instances() + " instances" : label.toString();
+    }
+
+    /**
+     * {@code simulate --report FILE.html}: one self-contained page with the runs' table, the combinations left out and
+     * why, and per algorithm and limit two charts, a line per run: what was admitted per window against the limit of
+     * every key, and the peak of the measure M per window against the limit.
+     */
+    static void page(List<Result> results, List<String> leftOut, Path file) throws IOException {
+        Setup first = results.get(0).setup();
+        StringBuilder b = HtmlPage.start("Sluice simulate: " + first);
+        b.append("<h1>Simulation of a fleet</h1>\n<p>")
+                .append(HtmlPage.esc(
+                        results.size() == 1
+                                ? first.toString()
+                                : results.size() + " runs: windows of " + Names.of(first.window()) + ", " + first.keys()
+                                        + (first.keys() == 1 ? " key" : " keys") + ", " + Names.of(first.duration())
+                                        + ", seed "
+                                        + first.seed()))
+                .append(". M is the algorithm's own measure of what was admitted on a key; calls are counter store"
+                        + " calls per instance per interval.</p>\n");
+        if (!leftOut.isEmpty()) {
+            b.append("<p class=\"left-out\">Left out:</p>\n<ul>\n");
+            for (String why : leftOut) {
+                b.append("<li>").append(HtmlPage.esc(why)).append("</li>\n");
+            }
+            b.append("</ul>\n");
+        }
+        b.append("<table class=\"runs\">\n<tr><th>mode</th><th>instances</th><th>interval</th><th>algorithm</th>")
+                .append("<th>limit</th><th>traffic</th><th>rate</th><th>admitted a window (mean)</th><th>most</th>")
+                .append("<th>least</th><th>of the limit</th><th>peak of M</th><th>over the limit</th><th>calls</th>")
+                .append("<th>fairness</th></tr>\n");
+        for (Result r : results) {
+            Setup s = r.setup();
+            b.append(String.format(
+                    Locale.ROOT,
+                    "<tr><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%d/s</td><td>%.1f</td>"
+                            + "<td>%d</td><td>%d</td><td>%s</td><td>%d</td><td>%d</td><td>%.2f</td><td>%.2f</td></tr>%n",
+                    Names.of(s.mode()),
+                    s.instances(),
+                    Names.of(s.interval()),
+                    Names.of(s.algorithm()),
+                    s.limit(),
+                    Names.of(s.traffic()),
+                    s.rate(),
+                    r.meanPerWindow(),
+                    r.maxPerWindow(),
+                    r.minPerWindow(),
+                    SimulateCommand.percent(r.share()),
+                    r.peakMeasure(),
+                    r.worstOvershoot(),
+                    r.callsPerInstancePerInterval(),
+                    r.fairness()));
+        }
+        b.append("</table>\n");
+        for (Map.Entry<String, List<Result>> e : byPanel(results).entrySet()) {
+            List<Result> runs = e.getValue();
+            Setup s = runs.get(0).setup();
+            long windowNanos = s.window().toNanos();
+            IntFunction<String> from = w -> seconds(w * windowNanos) + " s";
+            List<HtmlPage.Line> admitted = new ArrayList<>();
+            List<HtmlPage.Line> peaks = new ArrayList<>();
+            for (Result r : runs) {
+                admitted.add(new HtmlPage.Line(label(r, results), r.admitted()));
+                peaks.add(new HtmlPage.Line(label(r, results), r.peak()));
+            }
+            b.append("<h2>").append(HtmlPage.esc(e.getKey())).append("</h2>\n");
+            b.append("<h3>Admitted per window, against the limit of every key</h3>\n");
+            HtmlPage.lineChart(b, "admitted", admitted, s.limit() * s.keys(), from);
+            b.append("<h3>Peak of M on a key per window, against the limit</h3>\n");
+            HtmlPage.lineChart(b, "peak", peaks, s.limit(), from);
+        }
+        b.append("</body></html>\n");
+        Path parent = file.toAbsolutePath().getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+        Files.writeString(file, b, StandardCharsets.UTF_8);
     }
 
     /** 1, 2 or 5 times a power of ten, so that about ten lines span {@code top}. */

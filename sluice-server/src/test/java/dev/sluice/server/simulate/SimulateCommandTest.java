@@ -1,6 +1,7 @@
 package dev.sluice.server.simulate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -91,6 +92,107 @@ class SimulateCommandTest {
                 assertEquals(3 * setup.limit(), r.admitted(w), "window " + w);
             }
         }
+    }
+
+    static Stream<Algorithm> exactOnly() {
+        return Setup.EXACT_ONLY.stream();
+    }
+
+    /**
+     * Exact mode runs the algorithms synchronized and leased mode do not keep, with answers worked out by hand: 500
+     * requests a second, one every 2 ms from 1 ms, on a limit of 50 a second. The sliding log admits 50 in every
+     * second; both buckets (full at first, then a token every 20 ms) admit their 50, then what refilled from the first
+     * request to the last, at 2999 ms: 50 + ⌊2.998 · 50⌋ = 199. Ten instances admit what one does, window by window,
+     * and the measure (a bucket's level, the log's count) reaches the limit and never passes it.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("exactOnly")
+    void exactModeRunsTheBucketsAndTheSlidingLog(Algorithm algorithm) {
+        Setup setup =
+                Setup.of(Mode.EXACT, algorithm, 10, Duration.ofMillis(100)).seconds(3);
+        Result fleet = Simulation.run(setup);
+        Result one = Simulation.run(
+                Setup.of(Mode.EXACT, algorithm, 1, Duration.ofMillis(100)).seconds(3));
+        assertEquals(Arrays.toString(one.admitted()), Arrays.toString(fleet.admitted()));
+        assertEquals(50, fleet.peakMeasure());
+        assertEquals(0, fleet.worstOvershoot());
+        if (algorithm == Algorithm.SLIDING_LOG) {
+            assertEquals("[50, 50, 50]", Arrays.toString(fleet.admitted()));
+        } else {
+            assertEquals(199, fleet.totalAdmitted());
+        }
+        assertEquals(1500, fleet.totalOffered());
+    }
+
+    /** What synchronized and leased mode do not keep is left out, with the store's reason, not simulated otherwise. */
+    @Test
+    void aModeThatDoesNotKeepAnAlgorithmIsLeftOutAndSaysWhy() {
+        Run run = simulate(
+                "--mode", "exact,synchronized,leased", "--algorithm", "token_bucket,sliding_tail", "--duration", "2s");
+        assertEquals(0, run.status(), run.err());
+        assertTrue(run.out().contains("| exact | 10 | 100ms | token_bucket | 50 |"), run.out());
+        assertTrue(run.out().contains("| synchronized | 10 | 100ms | sliding_tail | 50 |"), run.out());
+        assertTrue(run.out().contains("| leased | 10 | 100ms | sliding_tail | 50 |"), run.out());
+        assertEquals(
+                4,
+                run.out()
+                        .lines()
+                        .filter(l ->
+                                l.startsWith("| exact") || l.startsWith("| synchronized") || l.startsWith("| leased"))
+                        .count(),
+                run.out());
+        assertTrue(run.err().contains("simulate: left out, synchronized mode supports"), run.err());
+        assertTrue(run.err().contains("simulate: left out, leased mode supports"), run.err());
+        assertTrue(run.err().contains("not TOKEN_BUCKET"), run.err());
+
+        UsageException e =
+                assertThrows(UsageException.class, () -> simulate("--mode", "leased", "--algorithm", "sliding_log"));
+        assertTrue(
+                e.getMessage().startsWith("simulate: --algorithm 'sliding_log' is not valid with --mode leased:"),
+                e.getMessage());
+        assertTrue(e.getMessage().contains("not SLIDING_LOG"), e.getMessage());
+    }
+
+    /**
+     * {@code --report}: one page, nothing fetched (no script, no link, no image but inline SVG), with the runs' table,
+     * what was left out and, per algorithm and limit, two charts of a line per run against the limit. It renders in
+     * a browser: ReplayIT opens it beside replay's report.
+     */
+    @Test
+    void theReportIsOneSelfContainedPage() throws IOException {
+        Path page = dir.resolve("reports/fleet.html");
+        Run run = simulate(
+                "--mode",
+                "exact,synchronized,leased",
+                "--algorithm",
+                "sliding_tail,token_bucket",
+                "--duration",
+                "3s",
+                "--report",
+                page.toString());
+        assertEquals(0, run.status(), run.err());
+        assertTrue(run.err().contains("report written to " + page), run.err());
+        String html = Files.readString(page);
+        assertTrue(html.startsWith("<!DOCTYPE html>"), html);
+        for (String fetch : List.of("<script", "<link", "<img", "src=", "href=", "url(")) {
+            assertFalse(html.contains(fetch), "nothing fetched: " + fetch);
+        }
+        assertEquals(4, count(html, "<tr><td>"), "a row per run");
+        assertEquals(2, count(html, "<svg class=\"admitted\""), "a panel per algorithm");
+        assertEquals(2, count(html, "<svg class=\"peak\""), "a panel per algorithm");
+        assertEquals(2 * (3 + 1), count(html, "<polyline"), "a line per run: 3 of sliding_tail, 1 of token_bucket");
+        assertTrue(html.contains("<h2>sliding_tail, 50 per 1s</h2>"), html);
+        assertTrue(html.contains("<h2>token_bucket, 50 per 1s</h2>"), html);
+        assertTrue(html.contains("<li>synchronized mode supports"), html);
+        assertTrue(html.contains(">limit 50</text>"), html);
+    }
+
+    private static int count(String s, String part) {
+        int n = 0;
+        for (int i = s.indexOf(part); i >= 0; i = s.indexOf(part, i + 1)) {
+            n++;
+        }
+        return n;
     }
 
     /**
