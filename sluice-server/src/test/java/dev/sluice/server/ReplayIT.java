@@ -9,7 +9,9 @@ import dev.sluice.policy.Descriptor;
 import dev.sluice.policy.Policies;
 import dev.sluice.policy.Rule;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -23,14 +25,20 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code replay} as users meet it: the real jar. It answers as the service does (the same log sent to a real service
  * on a hand-moved clock gives the same per-key counts), draws its progress bar on a terminal only, and writes a report
- * that a real browser renders.
+ * that a real browser renders, as it renders {@code simulate}'s.
+ *
+ * <p>The progress bar and the report share one generated log ({@link #tokens}); each replay of the jar runs while the
+ * test does its other work (sending the log to the service, the run on a terminal), and is waited for where its
+ * answer is compared.
  *
  * <p>With {@code -Dsluice.replay.screenshot=FILE} the report test also saves a PNG of the page (the one in
  * {@code docs/images/replay-report.png}).
@@ -38,6 +46,20 @@ import org.junit.jupiter.api.io.TempDir;
 class ReplayIT {
     @TempDir
     static Path dir;
+
+    /** A token log long enough for the progress bar to be drawn before the replay ends: 20,000 lines over a minute. */
+    static Path tokens;
+
+    @BeforeAll
+    static void tokenLog() throws IOException {
+        tokens = dir.resolve("tokens.jsonl");
+        dev.sluice.server.replay.TokenLog.write(tokens, 20_000, 60, 1);
+    }
+
+    /** Runs the jar with {@code args} on another thread. */
+    private static CompletableFuture<ServerProcess.Result> runLater(String... args) {
+        return CompletableFuture.supplyAsync(() -> ServerProcess.run(args));
+    }
 
     /** Every mode and algorithm the comparison covers, with cost and replaces. */
     static final String POLICY =
@@ -141,6 +163,8 @@ class ReplayIT {
                     .append('\n');
         }
         Path logFile = Files.writeString(dir.resolve("log.jsonl"), jsonl);
+        CompletableFuture<ServerProcess.Result> replayed =
+                runLater("replay", "--config", config.toString(), "--log", logFile.toString(), "--csv");
 
         Policies policies = Policies.load(config);
         // per rule and key: requests, allowed, denied, as the service answered them
@@ -213,8 +237,7 @@ class ReplayIT {
         }
         assertTrue(denied > 30, "the log exercises the limits: " + denied + " denials");
 
-        ServerProcess.Result replay =
-                ServerProcess.run("replay", "--config", config.toString(), "--log", logFile.toString(), "--csv");
+        ServerProcess.Result replay = replayed.get(90, TimeUnit.SECONDS);
         assertEquals(0, replay.status(), replay.err());
         assertEquals(expected.toString().strip(), replay.out().strip());
     }
@@ -226,10 +249,11 @@ class ReplayIT {
     @Test
     void theProgressBarIsDrawnOnATerminalAndNotWhenPiped() throws Exception {
         Path config = Files.writeString(dir.resolve("bar.yaml"), POLICY);
-        Path logFile = dir.resolve("bar.jsonl");
-        dev.sluice.server.replay.TokenLog.write(logFile, 20_000, 60, 1);
+        Path logFile = tokens;
+        CompletableFuture<ServerProcess.Result> pipedRun =
+                runLater("replay", "--config", config.toString(), "--log", logFile.toString(), "--csv");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        String command = java + " -XX:TieredStopAtLevel=1 -jar " + ServerProcess.JAR.toAbsolutePath()
+        String command = java + " -XX:TieredStopAtLevel=1 -XX:-UsePerfData -jar " + ServerProcess.JAR.toAbsolutePath()
                 + " replay --config " + config + " --log " + logFile + " --csv";
         // script(1) runs the command on a new pseudo-terminal: standard error is a terminal there
         Process p = new ProcessBuilder("script", "-qfec", command + " > " + dir.resolve("bar.csv"), "/dev/null")
@@ -244,32 +268,56 @@ class ReplayIT {
         assertTrue(csv.startsWith("domain,rule,key,requests,allowed,denied\n"), "nothing but the result: " + csv);
         assertFalse(csv.contains("lines/s"));
 
-        ServerProcess.Result piped =
-                ServerProcess.run("replay", "--config", config.toString(), "--log", logFile.toString(), "--csv");
+        ServerProcess.Result piped = pipedRun.get(90, TimeUnit.SECONDS);
         assertEquals(0, piped.status(), piped.err());
         assertEquals("", piped.err(), "quiet when not a terminal");
         assertEquals(csv.strip(), piped.out().strip());
     }
 
     @Test
-    void theReportRendersInABrowser() throws IOException {
+    void theReportsRenderInABrowser() throws Exception {
         Path config = Files.writeString(dir.resolve("report.yaml"), POLICY);
-        Path logFile = dir.resolve("report.jsonl");
-        dev.sluice.server.replay.TokenLog.write(logFile, 30_000, 300, 2);
         Path report = dir.resolve("report.html");
-        ServerProcess.Result r = ServerProcess.run(
+        CompletableFuture<ServerProcess.Result> replayed = runLater(
                 "replay",
                 "--config",
                 config.toString(),
                 "--log",
-                logFile.toString(),
+                tokens.toString(),
                 "--report",
                 report.toString(),
                 "--sweep",
                 "oauth-token.client_id=2,4,8,16,32,64");
+        Path fleet = dir.resolve("fleet.html");
+        ByteArrayOutputStream simulated = new ByteArrayOutputStream();
+        PrintStream quiet = new PrintStream(simulated, true, StandardCharsets.UTF_8);
+        int simulateStatus = dev.sluice.server.simulate.SimulateCommand.run(
+                List.of(
+                        "--mode",
+                        "exact,synchronized,leased",
+                        "--algorithm",
+                        "sliding_tail,token_bucket",
+                        "--duration",
+                        "5s",
+                        "--report",
+                        fleet.toString()),
+                quiet,
+                quiet);
+        assertEquals(0, simulateStatus, simulated.toString(StandardCharsets.UTF_8));
+        ServerProcess.Result r = replayed.get(90, TimeUnit.SECONDS);
         assertEquals(0, r.status(), r.err());
         assertTrue(r.out().contains("sweep of oauth-token client_id"), r.out());
         try (Chromium browser = Chromium.start(1000, 1400)) {
+            browser.navigate(fleet.toUri());
+            Value panels = browser.evaluate("document.querySelectorAll('svg.admitted, svg.peak').length");
+            assertEquals(4, panels.getNumberValue(), "simulate: two charts per algorithm");
+            Value runs = browser.evaluate("document.querySelectorAll('svg.admitted polyline').length");
+            assertEquals(4, runs.getNumberValue(), "simulate: a line per run");
+            Value drawn = browser.evaluate("document.querySelector('svg.admitted polyline').getBBox().width");
+            assertTrue(drawn.getNumberValue() > 700, "simulate: a line across the chart: " + drawn);
+            Value simulateFetched = browser.evaluate("performance.getEntriesByType('resource').length");
+            assertEquals(0, simulateFetched.getNumberValue(), "simulate: nothing fetched");
+
             browser.navigate(report.toUri());
             Value svgs = browser.evaluate("document.querySelectorAll('svg').length");
             assertTrue(svgs.getNumberValue() >= 3, "charts drawn: " + svgs);

@@ -152,6 +152,9 @@ final class ServerProcess implements AutoCloseable {
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-Xmx256m");
         command.add("-XX:TieredStopAtLevel=1");
+        // no hsperfdata file: when another process holds the file of this JVM's PID (a JVM of another PID namespace
+        // sharing /tmp), the JVM warns on standard output, which a command's compared output must not get
+        command.add("-XX:-UsePerfData");
         command.add("-jar");
         command.add(JAR.toString());
         command.addAll(args);
