@@ -105,6 +105,9 @@ final class EnvSettings {
         private boolean disableStats;
         private String statsdHost = "localhost";
         private String statsdPort = "8125";
+        private boolean usePrometheus;
+        /** The --prometheus-* options, emitted only with USE_PROMETHEUS=true. */
+        private final Map<String, String> prometheus = new LinkedHashMap<>();
         /** The --xds-* options, emitted only with CONFIG_TYPE=GRPC_XDS_SOTW. */
         private final Map<String, String> xds = new LinkedHashMap<>();
         /** The variables that set them, for the notice when the configuration comes from files. */
@@ -183,8 +186,6 @@ final class EnvSettings {
     // what several rows say
     private static final String SAME_BIND = "--bind: must be the same address as HOST's";
     private static final String RUNTIME_PATH = "--config ROOT/SUBDIRECTORY/APPDIRECTORY";
-    private static final String METRICS_ON_HTTP =
-            "Sluice's Prometheus metrics are on GET /metrics of the HTTP port (PORT, --http-port)";
     private static final String DRAFT_03 = "the draft 03 header names are fixed";
     private static final String NO_CLIENT_CERTS = "Redis client certificates are not supported";
     private static final String ONE_STORE = "one store keeps every limit";
@@ -357,20 +358,44 @@ final class EnvSettings {
                     "false",
                     "true: no StatsD, whatever USE_STATSD says; GET /metrics still answers",
                     (v, d) -> d.disableStats = v.equals("true")),
-            refused("USE_PROMETHEUS", Kind.BOOL, "false", METRICS_ON_HTTP),
-            refused("PROMETHEUS_ADDR", Kind.STRING, ":9090", METRICS_ON_HTTP),
-            refused("PROMETHEUS_PATH", Kind.STRING, "/metrics", "Sluice's Prometheus metrics are on GET /metrics"),
-            noted(
+            mapped(
+                    "USE_PROMETHEUS",
+                    Kind.BOOL,
+                    "false",
+                    "true: --prometheus-addr PROMETHEUS_ADDR (its default :9090), a listener serving Sluice's meters"
+                            + " and envoyproxy/ratelimit's stats named as its Prometheus sink names them; none with"
+                            + " DISABLE_STATS=true, as there",
+                    (v, d) -> d.usePrometheus = v.equals("true")),
+            mapped(
+                    "PROMETHEUS_ADDR",
+                    Kind.STRING,
+                    ":9090",
+                    "--prometheus-addr [HOST]:PORT (an empty HOST: --bind's), when USE_PROMETHEUS=true",
+                    (v, d) -> d.prometheus.put("prometheus-addr", v)),
+            mapped(
+                    "PROMETHEUS_PATH",
+                    Kind.STRING,
+                    "/metrics",
+                    "--prometheus-path, when USE_PROMETHEUS=true",
+                    (v, d) -> d.prometheus.put("prometheus-path", v)),
+            mapped(
                     "PROMETHEUS_MAPPER_YAML",
                     Kind.STRING,
                     "",
-                    "Sluice's Prometheus metrics carry their own names (docs/server.md); no statsd_exporter mapping is"
-                            + " read"),
-            refused(
+                    "--prometheus-mapper (statsd_exporter's mapping: the subset listed below), when"
+                            + " USE_PROMETHEUS=true; a file that does not exist: a warning and the default mapping",
+                    (v, d) -> d.prometheus.put("prometheus-mapper", v)),
+            mapped(
                     "PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS",
                     Kind.BOOL,
                     "false",
-                    "Sluice's latency is in seconds, as Prometheus names it"),
+                    "true: --prometheus-response-time-ms (the default mapping's response time in milliseconds), when"
+                            + " USE_PROMETHEUS=true",
+                    (v, d) -> {
+                        if (v.equals("true")) {
+                            d.prometheus.put("prometheus-response-time-ms", "");
+                        }
+                    }),
             // runtime (the configuration files)
             mapped("RUNTIME_ROOT", Kind.STRING, "/srv/runtime_data/current", RUNTIME_PATH, (v, d) -> d.runtimeRoot = v),
             mapped("RUNTIME_SUBDIRECTORY", Kind.STRING, "", RUNTIME_PATH, (v, d) -> d.runtimeSubdirectory = v),
@@ -687,6 +712,7 @@ final class EnvSettings {
                 d.option("statsd-flavor", "datadog");
             }
         }
+        prometheus(d);
         grpcTls(d);
         store(d);
         List<String> args = new ArrayList<>();
@@ -694,6 +720,27 @@ final class EnvSettings {
             args.add(o.getValue().isEmpty() ? "--" + o.getKey() : "--" + o.getKey() + "=" + o.getValue());
         }
         return args;
+    }
+
+    /** The Prometheus listener, which envoyproxy/ratelimit opens only with {@code USE_PROMETHEUS=true}. */
+    private static void prometheus(Draft d) {
+        if (d.usePrometheus && !d.disableStats) {
+            d.options.put("prometheus-addr", ":9090"); // envoyproxy/ratelimit's default
+            d.options.putAll(d.prometheus);
+            return;
+        }
+        if (d.usePrometheus) {
+            d.note("USE_PROMETHEUS", "DISABLE_STATS=true turns every stats sink off, as in envoyproxy/ratelimit");
+        }
+        for (String v : List.of(
+                "PROMETHEUS_ADDR",
+                "PROMETHEUS_PATH",
+                "PROMETHEUS_MAPPER_YAML",
+                "PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS")) {
+            if (d.set.containsKey(v)) {
+                d.note(v, "it applies with USE_PROMETHEUS=true only");
+            }
+        }
     }
 
     /** The gRPC port's TLS options, which envoyproxy/ratelimit reads only with {@code GRPC_SERVER_USE_TLS=true}. */

@@ -138,6 +138,19 @@ final class ServeCommand {
                                       ratelimit.service.rate_limit.DOMAIN.KEY_VALUE.{total_hits,over_limit,
                                       near_limit,within_limit,shadow_mode} and the service's; sent to StatsD and
                                       listed on the debug port's /stats, not on /metrics
+              --prometheus-addr [HOST]:PORT
+                                      a Prometheus listener, as envoyproxy/ratelimit's USE_PROMETHEUS: Sluice's
+                                      meters (as GET /metrics) and envoyproxy/ratelimit's stats named as its
+                                      Prometheus sink names them (ratelimit_service_rate_limit_total_hits{domain,
+                                      key1,key2}, …; turns --envoy-stats on); HOST defaults to --bind's
+              --prometheus-path PATH  the path it answers on; default /metrics
+              --prometheus-mapper FILE
+                                      a statsd_exporter mapping for those names instead of envoyproxy/ratelimit's
+                                      default one (the subset docs/envoy-ratelimit.md lists; anything else is
+                                      refused with its file:line); a FILE that does not exist: a warning, and the
+                                      default mapping
+              --prometheus-response-time-ms
+                                      the default mapping's response time histogram in milliseconds, not seconds
               --near-limit-ratio R    the share of a limit past which allowed hits count as near_limit; default 0.8
               --log-level L           trace, debug, info (default), warn, error: the log's level (standard error)
               --log-format F          text (default) or json: one JSON object a line, with envoyproxy/ratelimit's
@@ -151,7 +164,8 @@ final class ServeCommand {
             envoyproxy/ratelimit's environment variables (PORT, GRPC_PORT, REDIS_URL, RUNTIME_ROOT, …) are read as
             these options, a flag on the command line winning; one Sluice does not support stops the start with a
             message naming it (docs/envoy-ratelimit.md lists every one).
-            On start it prints 'sluice: grpc listening on ADDRESS:PORT' and 'sluice: http listening on ADDRESS:PORT'.
+            On start it prints 'sluice: grpc listening on ADDRESS:PORT' and 'sluice: http listening on ADDRESS:PORT'
+            (and 'sluice: prometheus listening on ADDRESS:PORT/PATH (MAPPING)' with --prometheus-addr).
             """;
 
     static final Set<String> FLAGS = Set.of(
@@ -161,6 +175,7 @@ final class ServeCommand {
             "require-store",
             "healthy-with-config",
             "envoy-stats",
+            "prometheus-response-time-ms",
             "xds-tls",
             "xds-ready-without-config");
     static final Set<String> VALUED = Set.of(
@@ -203,6 +218,9 @@ final class ServeCommand {
             "statsd",
             "statsd-flavor",
             "statsd-interval",
+            "prometheus-addr",
+            "prometheus-path",
+            "prometheus-mapper",
             "near-limit-ratio",
             "shutdown-delay",
             "xds-server",
@@ -329,6 +347,12 @@ final class ServeCommand {
                 o.flag("xds-ready-without-config"),
                 Stats.of(o));
 
+        Stats.Prometheus prometheus = settings.stats().prometheus();
+        if (prometheus != null) {
+            for (String notice : prometheus.notices()) {
+                err.println("sluice: " + notice);
+            }
+        }
         SluiceServer server;
         try {
             server = SluiceServer.start(settings);
@@ -359,6 +383,11 @@ final class ServeCommand {
         out.println("sluice: http listening on " + host + ":" + server.httpPort());
         if (server.debugPort() >= 0) {
             out.println("sluice: debug listening on " + host + ":" + server.debugPort());
+        }
+        String prometheusAddress = server.prometheusAddress();
+        if (prometheus != null && prometheusAddress != null) {
+            out.println("sluice: prometheus listening on " + prometheusAddress + " ("
+                    + prometheus.mapper().source() + ")");
         }
         String xds = server.xdsDescription();
         if (xds != null) {

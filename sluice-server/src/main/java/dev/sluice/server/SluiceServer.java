@@ -50,6 +50,7 @@ final class SluiceServer implements AutoCloseable {
     private final ThreadPoolExecutor grpcExecutor;
     private final HttpApi http;
     private final @Nullable DebugApi debug;
+    private final @Nullable PrometheusApi prometheusApi;
     private final Duration shutdownDelay;
     private final @Nullable ExecutorService storeExecutor;
     private final Readiness readiness;
@@ -68,10 +69,13 @@ final class SluiceServer implements AutoCloseable {
             both.add(statsd);
             registry = both;
         }
-        // envoyproxy/ratelimit's names go to StatsD and the debug port's /stats, not to Prometheus (its own names)
+        // envoyproxy/ratelimit's names go to StatsD, the debug port's /stats and, mapped as its Prometheus sink maps
+        // them, to the Prometheus listener; not to GET /metrics (Sluice's own names)
         MeterRegistry envoyRegistry = statsd != null ? statsd : new SimpleMeterRegistry();
+        Stats.Prometheus promSettings = s.stats().prometheus();
+        MappedStats mapped = promSettings == null ? null : new MappedStats(promSettings.mapper());
         EnvoyStats envoyStats =
-                s.stats().envoyNames() ? new EnvoyStats(envoyRegistry, s.stats().nearLimitRatio()) : null;
+                s.stats().envoyNames() ? new EnvoyStats(envoyRegistry, s.stats().nearLimitRatio(), mapped) : null;
         ServerMetrics metrics = new ServerMetrics(registry);
         int threads = Math.max(8, 4 * Runtime.getRuntime().availableProcessors());
         AtomicInteger n = new AtomicInteger();
@@ -103,6 +107,12 @@ final class SluiceServer implements AutoCloseable {
             limiterBuilder.deadline(s.storeTimeout().plusMillis(2), storeExecutor);
         }
         this.limiter = limiterBuilder.build();
+        if (envoyStats != null) {
+            MeterRegistry meters = registry;
+            // with xDS, the empty configuration the service starts on is no load: envoyproxy/ratelimit counts none
+            double empty = s.xds() != null ? 1 : 0;
+            envoyStats.configLoads(() -> configLoads(meters, "success") - empty, () -> configLoads(meters, "failure"));
+        }
         this.shutdownDelay = s.lifecycle().shutdownDelay();
         this.xdsArrived = s.xds() == null || s.readyWithoutConfig();
         this.readiness = new Readiness(
@@ -224,6 +234,24 @@ final class SluiceServer implements AutoCloseable {
             abandon();
             throw cannotListen(debugAddress, "debug-port", e);
         }
+        InetSocketAddress promAddress = null;
+        if (promSettings != null) {
+            java.net.InetAddress promHost = promSettings.host();
+            promAddress = new InetSocketAddress(promHost == null ? s.bind() : promHost, promSettings.port());
+        }
+        try {
+            this.prometheusApi = promSettings == null || mapped == null || promAddress == null
+                    ? null
+                    : new PrometheusApi(promAddress, promSettings.path(), limiter, prometheus, mapped, metrics);
+        } catch (IOException e) {
+            grpc.shutdownNow();
+            http.close();
+            if (debug != null) {
+                debug.close();
+            }
+            abandon();
+            throw cannotListen(promAddress, "prometheus-addr", e);
+        }
         metrics.refreshLimits(limiter);
         this.ready = true;
         if (storeExecutor instanceof ThreadPoolExecutor pool) {
@@ -266,6 +294,21 @@ final class SluiceServer implements AutoCloseable {
     /** The debug port's number, or -1 if it is off. */
     int debugPort() {
         return debug == null ? -1 : debug.port();
+    }
+
+    /** The Prometheus listener's address, or null if it is off. */
+    @Nullable
+    String prometheusAddress() {
+        PrometheusApi p = prometheusApi;
+        return p == null ? null : p.address();
+    }
+
+    /** The total of the policy limiter's {@code sluice.policy.config.loads} of {@code result}. */
+    private static double configLoads(MeterRegistry registry, String result) {
+        var c = registry.find("sluice.policy.config.loads")
+                .tag("result", result)
+                .counter();
+        return c == null ? 0 : c.count();
     }
 
     PolicyLimiter limiter() {
@@ -375,6 +418,9 @@ final class SluiceServer implements AutoCloseable {
         http.close();
         if (debug != null) {
             debug.close();
+        }
+        if (prometheusApi != null) {
+            prometheusApi.close();
         }
         try {
             if (!grpc.awaitTermination(5, TimeUnit.SECONDS)) {

@@ -379,6 +379,40 @@ class EnvSettingsTest {
                 read("USE_DOG_STATSD", "true").args());
     }
 
+    /** As Envoy Gateway sets them: a listener on :19001 with the mapping file of an optional ConfigMap. */
+    @Test
+    void prometheusAsEnvoyGatewayTurnsItOn() {
+        assertEquals(
+                List.of("--prometheus-addr=:19001", "--prometheus-mapper=/etc/statsd-exporter/conf.yaml"),
+                read(
+                                "USE_PROMETHEUS", "true",
+                                "PROMETHEUS_ADDR", ":19001",
+                                "PROMETHEUS_MAPPER_YAML", "/etc/statsd-exporter/conf.yaml",
+                                "USE_STATSD", "false")
+                        .args());
+        assertEquals(
+                List.of("--prometheus-addr=:9090", "--prometheus-path=/prom", "--prometheus-response-time-ms"),
+                read(
+                                "USE_PROMETHEUS", "1",
+                                "PROMETHEUS_PATH", "/prom",
+                                "PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS", "true")
+                        .args());
+        EnvSettings.Result off = read("PROMETHEUS_ADDR", ":19001", "PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS", "1");
+        assertEquals(List.of(), off.args());
+        assertEquals(
+                List.of(
+                        "PROMETHEUS_ADDR=':19001' has no effect: it applies with USE_PROMETHEUS=true only",
+                        "PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS='1' has no effect: it applies with"
+                                + " USE_PROMETHEUS=true only"),
+                off.notices());
+        EnvSettings.Result disabled = read("USE_PROMETHEUS", "true", "DISABLE_STATS", "true");
+        assertEquals(List.of(), disabled.args());
+        assertEquals(
+                List.of("USE_PROMETHEUS='true' has no effect: DISABLE_STATS=true turns every stats sink off, as in"
+                        + " envoyproxy/ratelimit"),
+                disabled.notices());
+    }
+
     /** As Envoy Gateway sets them: TLS only with GRPC_SERVER_USE_TLS=true, its CA asking for no client certificate. */
     @Test
     void grpcTlsAndConnectionAge() {

@@ -42,8 +42,8 @@ class EnvoyStatsTest {
     void envoyproxyRatelimitNamesAndSluicesReachStatsd() throws Exception {
         try (DatagramSocket agent = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
             agent.setSoTimeout(200);
-            Stats stats =
-                    new Stats("127.0.0.1", agent.getLocalPort(), StatsdFlavor.ETSY, Duration.ofMillis(100), true, 0.8);
+            Stats stats = new Stats(
+                    "127.0.0.1", agent.getLocalPort(), StatsdFlavor.ETSY, Duration.ofMillis(100), true, 0.8, null);
             StatsdMeterRegistry statsd = stats.statsd();
             try (PolicyLimiter limiter = PolicyLimiter.builder(Policies.parse("edge.yaml", POLICY))
                     .meterRegistry(statsd)
