@@ -92,7 +92,7 @@ class DeployFilesTest {
         Map<String, Object> values =
                 map(load.loadFromString(Files.readString(DEPLOY.resolve("helm/sluice/values.yaml"))));
         assertTrue(
-                values.keySet().containsAll(List.of("image", "replicas", "redis", "serviceMonitor")),
+                values.keySet().containsAll(List.of("image", "replicas", "redis", "serviceMonitor", "prometheus")),
                 values.toString());
         assertEquals(
                 "sluice",
@@ -111,6 +111,20 @@ class DeployFilesTest {
         for (String line : List.of("port: 8080", "port: 8081", "port: 6070")) {
             assertTrue(service.contains(line), line);
         }
+        // the Prometheus listener: the variables serve maps to it, its port in the container and the Service
+        for (String line : List.of(
+                "name: USE_PROMETHEUS",
+                "name: PROMETHEUS_ADDR",
+                "value: \":{{ .Values.prometheus.port }}\"",
+                "containerPort: {{ .Values.prometheus.port }}")) {
+            assertTrue(deployment.contains(line), line);
+        }
+        assertTrue(service.contains("port: {{ .Values.prometheus.port }}"), service);
+        assertEquals(
+                List.of("--prometheus-addr=:19001"),
+                EnvSettings.read(Map.of(
+                                "USE_PROMETHEUS", "true", "PROMETHEUS_ADDR", ":" + at(values, "prometheus", "port")))
+                        .args());
     }
 
     @SuppressWarnings("unchecked")
