@@ -16,12 +16,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The environment Envoy Gateway gives envoyproxy/ratelimit (its {@code internal/infrastructure/kubernetes/ratelimit/
  * resource.go}, Prometheus on), the image swapped for Sluice's: it starts, warns that the mapping file of the optional
  * ConfigMap is absent, and serves {@code GET :19001/metrics} with Sluice's meters and envoyproxy/ratelimit's stats
- * under the names its Prometheus sink gives them, each value exact.
+ * under the names its Prometheus sink gives them, each value exact. And a mapping file that asks for what Sluice does
+ * not implement stops the jar at start, naming its line.
  *
  * <p>What is substituted, and why: the xDS server is one in this JVM ({@link XdsTestServer}) at 127.0.0.1 instead of
  * {@code envoy-gateway:18001}; the TLS variables ({@code GRPC_SERVER_USE_TLS}, {@code GRPC_SERVER_TLS_CERT},
@@ -155,6 +157,30 @@ class EnvoyGatewayPrometheusIT {
                 assertEquals(404, other.statusCode(), other.body());
             }
         }
+    }
+
+    /** A mapping file that asks for what Sluice does not implement stops the start, naming the file and line. */
+    @Test
+    void aMappingFeatureNotImplementedStopsTheStart(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(
+                dir.resolve("conf.yaml"),
+                """
+                mappings:
+                  - match: "ratelimit.service.rate_limit.*.*.total_hits"
+                    name: "hits"
+                    ttl: 10m
+                """);
+        ServerProcess.Result r =
+                ServerProcess.run("serve", "--prometheus-addr", "127.0.0.1:0", "--prometheus-mapper", file.toString());
+        assertEquals(2, r.status(), r.err());
+        assertTrue(
+                r.err()
+                        .lines()
+                        .toList()
+                        .contains("sluice-server serve: the statsd_exporter mapping of --prometheus-mapper cannot be"
+                                + " used: " + file + ":4: 'ttl' is a statsd_exporter feature Sluice does not implement"
+                                + " (docs/envoy-ratelimit.md lists what it does)"),
+                r.err());
     }
 
     private static HttpResponse<String> metrics(ServerProcess server) {
