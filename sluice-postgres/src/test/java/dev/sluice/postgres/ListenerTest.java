@@ -86,11 +86,14 @@ class ListenerTest {
     void aThrowingListenerChangesNoFailurePolicyAnswer() {
         for (FailurePolicy policy : List.of(FailurePolicy.FAIL_OPEN, FailurePolicy.FAIL_CLOSED)) {
             ThrowingListener onStore = new ThrowingListener();
+            // No startup wait: build() would spend all of it (10 s by default) trying a database that never answers,
+            // and a builder's tries are nobody's to hear; the calls below are what the listeners hear.
             PostgresStore down = PostgresStore.builder(unreachable())
                     .table("sluice_listener")
                     .timeSource(TimeSource.CLOCK)
                     .failurePolicy(policy)
                     .createSchema(false)
+                    .startupTimeout(Duration.ZERO)
                     .failClosedRetryAfter(Duration.ofSeconds(2))
                     .listener(onStore)
                     .build();
