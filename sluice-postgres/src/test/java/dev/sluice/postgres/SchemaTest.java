@@ -135,7 +135,12 @@ class SchemaTest {
 
     @Test
     void withoutCreateSchemaTheScriptIsRunByHand() throws SQLException {
-        PostgresStore.Builder builder = builder().createSchema(false).failurePolicy(FailurePolicy.FAIL_CLOSED);
+        // build() reaches the database (a SELECT 1), then warms the store until its startup timeout ends: without the
+        // functions no warm-up call can succeed, so it takes all of it, which need not be the default 10 s.
+        PostgresStore.Builder builder = builder()
+                .createSchema(false)
+                .failurePolicy(FailurePolicy.FAIL_CLOSED)
+                .startupTimeout(Duration.ofSeconds(2));
         SharedRateLimiter limiter = (SharedRateLimiter) limiter(builder.build());
         assertEquals(
                 0,
