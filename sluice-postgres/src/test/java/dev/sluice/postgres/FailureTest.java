@@ -55,6 +55,11 @@ class FailureTest {
      * (0.8 of it, 8 s) must end a call stuck behind a lock seconds before the socket timeout (10 s) would.
      */
     private static final Duration WIDE = Duration.ofSeconds(10);
+    /**
+     * The timeout of the store a row lock holds up: its call waits out four fifths of it (the lock_timeout, 4 s), a
+     * second before the socket timeout (5 s) would end it. Wide enough for the calls the server answers.
+     */
+    private static final Duration LOCKED = Duration.ofSeconds(5);
     /** How long the pools wait to borrow or open a connection: opening one can take a while on a loaded machine. */
     private static final Duration BORROW = Duration.ofSeconds(2);
 
@@ -115,7 +120,7 @@ class FailureTest {
     void aCallStuckBehindARowLockEndsWithThePolicy() throws Exception {
         try (HikariDataSource pool = Databases.pool(server.url(), 2, BORROW);
                 HikariDataSource other = Databases.pool(server.url(), 1, BORROW)) {
-            PostgresStore store = store(pool, FailurePolicy.FAIL_CLOSED, WIDE); // lock_timeout 8 s, socket 10 s
+            PostgresStore store = store(pool, FailurePolicy.FAIL_CLOSED, LOCKED); // lock_timeout 4 s, socket 5 s
             SharedRateLimiter limiter = limiter(store);
             String key = "locked";
             assertEquals(2, limiter.tryAcquire(key).remaining());
@@ -169,10 +174,15 @@ class FailureTest {
         }
     }
 
+    /**
+     * The pools borrow within 250 ms, as the store's class comment asks: while the server is down a call waits that
+     * long for a connection, not {@link #BORROW}. No call that must be answered waits to open one: the connection the
+     * builds opened serves the calls before the outage, and the first call after it is awaited.
+     */
     @Test
     void theServerStopsMidRunAndComesBack() throws Exception {
-        try (HikariDataSource pool = Databases.pool(server.url(), 1, BORROW);
-                HikariDataSource loadPool = Databases.pool(server.url(), 4, BORROW)) {
+        try (HikariDataSource pool = Databases.pool(server.url(), 1);
+                HikariDataSource loadPool = Databases.pool(server.url(), 4)) {
             SharedRateLimiter open = limiter(store(pool, FailurePolicy.FAIL_OPEN, WIDE));
             SharedRateLimiter closed = limiter(store(pool, FailurePolicy.FAIL_CLOSED, WIDE));
             SharedRateLimiter strict = limiter(store(pool, FailurePolicy.THROW, WIDE));
