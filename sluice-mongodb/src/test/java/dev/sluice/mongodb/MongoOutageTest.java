@@ -29,6 +29,8 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -43,6 +45,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  * store before and after the outage, never runs out of it on a loaded machine once the client is connected (each
  * test waits for that first). The check that calls return within 15 s is deliberately loose: five times the timeout,
  * and half the server selection timeout.
+ *
+ * <p>A test spends most of its time waiting out that timeout (four calls of 3 s while the server is down), on a server
+ * and a client of its own, so the tests run at the same time ({@link ExecutionMode#CONCURRENT} on each method, not on
+ * the class, which runs alone as every class does): nothing is shared but the CPU, which they hardly use.
  */
 class MongoOutageTest {
 
@@ -52,6 +58,7 @@ class MongoOutageTest {
 
     @ParameterizedTest
     @EnumSource(FailurePolicy.class)
+    @Execution(ExecutionMode.CONCURRENT)
     void theFailurePolicyAnswersWhileTheServerIsDownAndDecisionsResumeWhenItIsBack(FailurePolicy policy)
             throws InterruptedException {
         List<SluiceException> reported = new CopyOnWriteArrayList<>();
@@ -160,6 +167,7 @@ class MongoOutageTest {
      * callers got the policy's answer); none is lost.
      */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aHungServerIsCutOffByTheTimeoutAndDecisionsResumeWhenItAnswersAgain() throws InterruptedException {
         ManualClock clock = new ManualClock(Instant.parse("2026-01-01T12:00:00Z"));
         try (EmbeddedMongoServer server = MongoServers.start();
