@@ -14,6 +14,7 @@ import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -49,17 +50,15 @@ class HealthIT {
 
     /**
      * Redis down at start: the service starts unready and says so (or, with {@code --require-store}, refuses to
-     * start); both ports answer NOT_SERVING until Redis starts, then SERVING.
+     * start); both ports answer NOT_SERVING until Redis starts, then SERVING. Each of the two processes first waits
+     * out the service's start-up budget for the store, so they start together, and Redis starts once both are done.
      */
     @Test
     void storeDownAtStart() {
         try (RedisServer redis = RedisServers.start()) {
             redis.stop();
-            ServerProcess.Result refused = ServerProcess.run(
-                    "serve", "--http-port", "0", "--grpc-port", "0", "--store", redis.uri(), "--require-store");
-            assertEquals(3, refused.status(), refused.err());
-            assertTrue(refused.err().contains("did not answer"), refused.err());
-
+            CompletableFuture<ServerProcess.Result> refusing = CompletableFuture.supplyAsync(() -> ServerProcess.run(
+                    "serve", "--http-port", "0", "--grpc-port", "0", "--store", redis.uri(), "--require-store"));
             try (ServerProcess server = ServerProcess.serve("--store", redis.uri())) {
                 assertTrue(
                         String.join("\n", server.stderr()).contains("starting unready"),
@@ -70,6 +69,9 @@ class HealthIT {
                     for (String service : SERVICES) {
                         assertEquals(ServingStatus.NOT_SERVING, check(channel, service), "service '" + service + "'");
                     }
+                    ServerProcess.Result refused = refusing.join();
+                    assertEquals(3, refused.status(), refused.err());
+                    assertTrue(refused.err().contains("did not answer"), refused.err());
                     redis.restart();
                     Await.until("ready once Redis answers", Await.GENEROUS, () -> ready(server, channel));
                 } finally {
