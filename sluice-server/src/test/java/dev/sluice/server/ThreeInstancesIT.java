@@ -9,15 +9,16 @@ import dev.sluice.testkit.Await;
 import dev.sluice.testkit.server.RedisServers;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -76,9 +77,7 @@ class ThreeInstancesIT {
                 assertEquals(Code.OVER_LIMIT, s.shouldRateLimit(r).getOverallCode(), "the limit is spent");
             }
         } finally {
-            for (ServerProcess s : servers) {
-                s.close();
-            }
+            close(servers);
         }
     }
 
@@ -89,14 +88,15 @@ class ThreeInstancesIT {
             return flood(
                     servers, request("shared", descriptor("k", UUID.randomUUID().toString())));
         } finally {
-            for (ServerProcess s : servers) {
-                s.close();
-            }
+            close(servers);
         }
     }
 
-    /** Three {@code serve} processes on the shared Redis, limiting {@code k} of domain {@code shared} per day. */
-    List<ServerProcess> start(String... mode) throws IOException {
+    /**
+     * Three {@code serve} processes on the shared Redis, limiting {@code k} of domain {@code shared} per day, started
+     * at once (each in its own thread) as a deploy starts them; each back once it listens.
+     */
+    List<ServerProcess> start(String... mode) throws Exception {
         Files.writeString(
                 dir.resolve("shared.yaml"),
                 "domain: shared\ndescriptors:\n  - key: k\n    rate_limit: {unit: day, requests_per_unit: " + LIMIT
@@ -104,18 +104,41 @@ class ThreeInstancesIT {
         List<String> args = new ArrayList<>(List.of(
                 "--config", dir.toString(), "--store", RedisServers.shared().uri()));
         args.addAll(List.of(mode));
+        ExecutorService starters = Executors.newFixedThreadPool(3);
+        List<Future<ServerProcess>> started = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            started.add(starters.submit(() -> ServerProcess.serve(args.toArray(String[]::new))));
+        }
+        starters.shutdown();
         List<ServerProcess> servers = new ArrayList<>();
-        try {
-            for (int i = 0; i < 3; i++) {
-                servers.add(ServerProcess.serve(args.toArray(String[]::new)));
+        ExecutionException failed = null;
+        for (Future<ServerProcess> f : started) {
+            try {
+                servers.add(f.get());
+            } catch (ExecutionException e) {
+                failed = failed == null ? e : failed; // the first failure is thrown, once the others are stopped
             }
-        } catch (RuntimeException e) {
-            for (ServerProcess s : servers) {
-                s.close();
-            }
-            throw e;
+        }
+        if (failed != null) {
+            close(servers);
+            throw failed;
         }
         return servers;
+    }
+
+    /** Stops {@code servers} at once, each in its own thread, and waits until all are stopped. */
+    static void close(List<ServerProcess> servers) throws InterruptedException {
+        ExecutorService stoppers = Executors.newFixedThreadPool(servers.size());
+        try {
+            for (ServerProcess s : servers) {
+                stoppers.execute(s::close);
+            }
+        } finally {
+            stoppers.shutdown();
+        }
+        if (!stoppers.awaitTermination(2, TimeUnit.MINUTES)) {
+            throw new AssertionError("the processes did not stop: " + servers);
+        }
     }
 
     /** Offers {@link #OFFERED} of {@code r} round robin to {@code servers} from six threads; how many were admitted. */
