@@ -22,6 +22,8 @@ import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.config.annotation.web.configuration.EnableWebSecurity;
 import org.springframework.security.core.userdetails.User;
 import org.springframework.security.core.userdetails.UserDetailsService;
+import org.springframework.security.crypto.factory.PasswordEncoderFactories;
+import org.springframework.security.crypto.password.PasswordEncoder;
 import org.springframework.security.oauth2.core.AuthorizationGrantType;
 import org.springframework.security.oauth2.core.ClientAuthenticationMethod;
 import org.springframework.security.oauth2.server.authorization.InMemoryOAuth2AuthorizationService;
@@ -47,8 +49,8 @@ import org.springframework.security.web.util.matcher.MediaTypeRequestMatcher;
  * {@code refresh_token} with consent, limited per user). Users: {@code alice}, {@code bob}; {@code ops} reads the
  * Actuator endpoints.
  *
- * <p>Secrets and passwords are stored plain ({@code {noop}}) so that the example starts with no setup and its tests'
- * hundreds of token requests cost no password hashing. A real server stores them hashed ({@code {bcrypt}}, the
+ * <p>Secrets and passwords are stored plain ({@code {noop}}), and kept so ({@link #passwordEncoder()}), so that the
+ * example starts with no setup and its tests' hundreds of token requests cost no password hashing. A real server stores them hashed ({@code {bcrypt}}, the
  * default of {@code PasswordEncoderFactories}) and its clients in a database ({@code JdbcRegisteredClientRepository}).
  */
 @Configuration(proxyBeanMethods = false)
@@ -129,6 +131,33 @@ public class AuthorizationServerConfig {
     @Bean
     public OAuth2AuthorizationService authorizationService() {
         return new InMemoryOAuth2AuthorizationService();
+    }
+
+    /**
+     * The encoder of the secrets and passwords: Spring Security's delegating one ({@code {noop}}, {@code {bcrypt}}, ...),
+     * except that it never upgrades a stored one. The default would: Spring Authorization Server re-encodes a client's
+     * plain secret with bcrypt at its first use, as form login does a user's password, and every later request would
+     * then pay for a bcrypt match. A real server, whose secrets are hashed already, keeps the default.
+     */
+    @Bean
+    public PasswordEncoder passwordEncoder() {
+        PasswordEncoder encoder = PasswordEncoderFactories.createDelegatingPasswordEncoder();
+        return new PasswordEncoder() {
+            @Override
+            public String encode(CharSequence rawPassword) {
+                return encoder.encode(rawPassword);
+            }
+
+            @Override
+            public boolean matches(CharSequence rawPassword, String encodedPassword) {
+                return encoder.matches(rawPassword, encodedPassword);
+            }
+
+            @Override
+            public boolean upgradeEncoding(String encodedPassword) {
+                return false;
+            }
+        };
     }
 
     /** Two users and an operator. */

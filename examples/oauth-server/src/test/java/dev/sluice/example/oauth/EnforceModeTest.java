@@ -10,6 +10,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.security.core.userdetails.UserDetailsService;
+import org.springframework.security.oauth2.server.authorization.client.RegisteredClientRepository;
 import org.springframework.test.context.ActiveProfiles;
 
 /**
@@ -24,6 +26,12 @@ class EnforceModeTest extends TokenEndpointHttp {
 
     @Autowired
     ManualClock clock;
+
+    @Autowired
+    RegisteredClientRepository clients;
+
+    @Autowired
+    UserDetailsService users;
 
     @Test
     void aClientHammeringTheTokenEndpointIsRefusedAtItsLimitWhileATrustedClientAtTenTimesItsTrafficIsNot() {
@@ -56,6 +64,10 @@ class EnforceModeTest extends TokenEndpointHttp {
         clock.advance(Duration.ofSeconds(retryAfter));
         HttpResponse<String> afterWaiting = token("partner", "partner-secret", "grant_type", "client_credentials");
         assertEquals(200, afterWaiting.statusCode(), "a client that waited Retry-After is let through");
+        assertEquals(
+                "{noop}partner-secret",
+                clients.findByClientId("partner").getClientSecret(),
+                "the secret stays plain after use: no request pays for a bcrypt match");
     }
 
     @Test
@@ -81,5 +93,10 @@ class EnforceModeTest extends TokenEndpointHttp {
         HttpResponse<String> bobRefreshed = refresh(member(bob.body(), "refresh_token"));
         assertEquals(200, bobRefreshed.statusCode(), bobRefreshed.body());
         t(bobRefreshed, "per-user", 1);
+        assertEquals(
+                "{noop}alice-password",
+                users.loadUserByUsername("alice").getPassword(),
+                "the password stays plain after a login");
+        assertEquals("{noop}web-app-secret", clients.findByClientId("web-app").getClientSecret());
     }
 }
