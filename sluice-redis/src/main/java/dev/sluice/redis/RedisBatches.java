@@ -155,8 +155,9 @@ final class RedisBatches {
                         continue;
                     }
                     if (now - r.deadlineNanos >= 0) {
-                        r.answer.completeExceptionally(
-                                new SluiceException("no answer from Redis by the request's deadline: not sent"));
+                        r.answer.completeExceptionally(new SluiceException(
+                                "no answer from Redis by the request's deadline: not sent",
+                                new TimeoutException("the request's deadline passed while it waited")));
                         continue;
                     }
                     batch.add(r);
