@@ -415,6 +415,32 @@ final class Calls {
         }
     }
 
+    /**
+     * For a store built without {@code createSchema}: whether {@code schema}'s table and functions, of this version,
+     * are in place (one catalog read, bounded by {@code timeoutNanos}), so that warming the store up can succeed.
+     * Without them every call fails, and a warm-up would spend the whole startup timeout on calls that cannot; so
+     * missing ones are logged once, and the store is built all the same (its calls answered by the failure policy
+     * until they are created).
+     */
+    static boolean schemaInPlace(DataSource dataSource, Schema schema, long timeoutNanos) {
+        try (Connection c = connect(dataSource)) {
+            c.setNetworkTimeout(DIRECT, (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000)));
+            if (schema.installed(c)) {
+                return true;
+            }
+            LOG.log(
+                    Level.WARNING,
+                    "the table " + schema.table() + " and its functions are missing or not this version's, and"
+                            + " createSchema is off: each call is answered by the failure policy until they are"
+                            + " created (Builder.schemaScript() gives the script)");
+        } catch (SQLException e) {
+            LOG.log(
+                    Level.WARNING,
+                    "could not check the table " + schema.table() + " and its functions: " + e.getMessage());
+        }
+        return false;
+    }
+
     private static void probe(DataSource dataSource, long timeoutNanos) throws SQLException {
         try (Connection c = connect(dataSource);
                 Statement s = c.createStatement()) {

@@ -316,7 +316,9 @@ public final class PostgresStore implements RateLimitStore {
          * up to date), else by a {@code SELECT 1}. Then, within the same bound, it makes the store's first calls itself
          * ({@link WarmUp}: {@code peek}s of every algorithm's function from several threads, writing nothing, which
          * also has the DataSource open several connections). So a new process's first decisions find the database
-         * reached, the schema in place and the pool open, instead of being answered by the failure policy.
+         * reached, the schema in place and the pool open, instead of being answered by the failure policy. Without
+         * {@code createSchema}, a table and functions that are missing (or not this version's) are logged once and
+         * no warm-up is made, since none of its calls could succeed.
          *
          * <p>If the database cannot be reached in time, the store is built all the same and one warning is logged
          * ({@link System.Logger} {@code dev.sluice.postgres.PostgresStore}). Until the DataSource connects, each call
@@ -335,7 +337,12 @@ public final class PostgresStore implements RateLimitStore {
             PostgresStore store = new PostgresStore(this, options());
             Calls.checkBorrowTimeout(dataSource, timeout(), "store");
             if (Calls.awaitDatabase(
-                    dataSource, store.schema, createSchema, startupTimeout(), "exact-mode store's first call")) {
+                            dataSource, store.schema, createSchema, startupTimeout(), "exact-mode store's first call")
+                    && (createSchema
+                            || Calls.schemaInPlace(
+                                    dataSource,
+                                    store.schema,
+                                    Math.max(1_000_000, startupTimeout().toNanos() - (System.nanoTime() - start))))) {
                 WarmUp.run(
                         startupTimeout().minusNanos(System.nanoTime() - start),
                         WarmUp.peeks(config -> new PostgresDecider(store, config)));

@@ -142,7 +142,7 @@ final class Schema {
         }
     }
 
-    private boolean installed(Connection c) throws SQLException {
+    boolean installed(Connection c) throws SQLException {
         try (PreparedStatement s = c.prepareStatement("SELECT obj_description(to_regclass(?), 'pg_class')")) {
             s.setString(1, table);
             try (ResultSet rs = s.executeQuery()) {

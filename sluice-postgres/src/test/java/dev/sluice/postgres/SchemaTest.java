@@ -12,6 +12,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
 import dev.sluice.spi.SharedRateLimiter;
+import dev.sluice.testkit.LogCapture;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.server.PostgresServers;
 import java.sql.SQLException;
@@ -135,13 +136,18 @@ class SchemaTest {
 
     @Test
     void withoutCreateSchemaTheScriptIsRunByHand() throws SQLException {
-        // build() reaches the database (a SELECT 1), then warms the store until its startup timeout ends: without the
-        // functions no warm-up call can succeed, so it takes all of it, which need not be the default 10 s.
-        PostgresStore.Builder builder = builder()
-                .createSchema(false)
-                .failurePolicy(FailurePolicy.FAIL_CLOSED)
-                .startupTimeout(Duration.ofSeconds(2));
-        SharedRateLimiter limiter = (SharedRateLimiter) limiter(builder.build());
+        // build() reaches the database (a SELECT 1), finds the functions missing, says so once, and makes no warm-up
+        // (none of its calls could succeed: it would spend the whole startup timeout on them).
+        PostgresStore.Builder builder = builder().createSchema(false).failurePolicy(FailurePolicy.FAIL_CLOSED);
+        SharedRateLimiter limiter;
+        try (LogCapture log = LogCapture.start()) {
+            limiter = (SharedRateLimiter) limiter(builder.build());
+            assertEquals(
+                    1,
+                    log.messagesContaining("are missing or not this version's, and createSchema is off")
+                            .size(),
+                    "one warning at build()");
+        }
         assertEquals(
                 0,
                 Databases.queryLong(dataSource, "SELECT count(*) FROM pg_class WHERE relname = '" + table + "'"),
