@@ -192,13 +192,7 @@ class RedisOutageTest {
             RedisClient client = RedisClient.create(server.uri());
             client.setOptions(RedisStore.recommendedClientOptions());
             List<SluiceException> failures = new CopyOnWriteArrayList<>();
-            try (RedisStore store = RedisStore.builder(client)
-                    .timeSource(TimeSource.CLOCK)
-                    .failurePolicy(FailurePolicy.FAIL_CLOSED)
-                    .timeout(STALL_TIMEOUT)
-                    .failClosedRetryAfter(FAIL_CLOSED_RETRY)
-                    .failureListener(failures::add)
-                    .build()) {
+            try (RedisStore store = stallStore(client, failures)) {
                 SharedRateLimiter limiter = limiter(store);
                 awaitConnected(limiter, failures);
                 String key = "stall:" + UUID.randomUUID();
@@ -248,13 +242,7 @@ class RedisOutageTest {
         try (RedisServer server = RedisServers.start()) {
             RedisClient client = RedisClient.create(server.uri()); // the driver's defaults, as a new user has them
             List<SluiceException> failures = new CopyOnWriteArrayList<>();
-            try (RedisStore store = RedisStore.builder(client)
-                    .timeSource(TimeSource.CLOCK)
-                    .failurePolicy(FailurePolicy.FAIL_CLOSED)
-                    .timeout(STALL_TIMEOUT)
-                    .failClosedRetryAfter(FAIL_CLOSED_RETRY)
-                    .failureListener(failures::add)
-                    .build()) {
+            try (RedisStore store = stallStore(client, failures)) {
                 SharedRateLimiter limiter = limiter(store);
                 awaitConnected(limiter, failures);
                 String key = "killed:" + UUID.randomUUID();
@@ -281,6 +269,17 @@ class RedisOutageTest {
                 client.shutdown();
             }
         }
+    }
+
+    /** A fail-closed store whose requests wait for Redis no longer than {@link #STALL_TIMEOUT}. */
+    private static RedisStore stallStore(RedisClient client, List<SluiceException> failures) {
+        return RedisStore.builder(client)
+                .timeSource(TimeSource.CLOCK)
+                .failurePolicy(FailurePolicy.FAIL_CLOSED)
+                .timeout(STALL_TIMEOUT)
+                .failClosedRetryAfter(FAIL_CLOSED_RETRY)
+                .failureListener(failures::add)
+                .build();
     }
 
     private static RedisStore store(RedisClient client, FailurePolicy policy, List<SluiceException> failures) {

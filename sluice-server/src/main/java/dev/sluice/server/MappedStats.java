@@ -283,19 +283,7 @@ final class MappedStats {
                         .append(cumulative)
                         .append('\n');
             }
-            String plain = labels(labels, null, null);
-            out.append(name)
-                    .append("_sum")
-                    .append(plain)
-                    .append(' ')
-                    .append(number(sum.sum()))
-                    .append('\n');
-            out.append(name)
-                    .append("_count")
-                    .append(plain)
-                    .append(' ')
-                    .append(cumulative)
-                    .append('\n');
+            sumAndCount(name, labels, number(sum.sum()), cumulative, out);
         }
     }
 
@@ -315,19 +303,20 @@ final class MappedStats {
                         .append(number(p.value()))
                         .append('\n');
             }
-            String plain = labels(labels, null, null);
-            out.append(name)
-                    .append("_sum")
-                    .append(plain)
-                    .append(' ')
-                    .append(number(s.total()))
-                    .append('\n');
-            out.append(name)
-                    .append("_count")
-                    .append(plain)
-                    .append(' ')
-                    .append(s.count())
-                    .append('\n');
+            sumAndCount(name, labels, number(s.total()), s.count(), out);
         }
+    }
+
+    /** The {@code _sum} and {@code _count} lines a histogram and a summary both end with. */
+    private static void sumAndCount(
+            String name, SortedMap<String, String> labels, String sum, long count, StringBuilder out) {
+        String plain = labels(labels, null, null);
+        out.append(name).append("_sum").append(plain).append(' ').append(sum).append('\n');
+        out.append(name)
+                .append("_count")
+                .append(plain)
+                .append(' ')
+                .append(count)
+                .append('\n');
     }
 }

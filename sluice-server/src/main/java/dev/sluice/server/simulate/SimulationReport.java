@@ -90,29 +90,10 @@ final class SimulationReport {
                 Names.of(first.duration()),
                 first.seed());
         out.println();
-        out.println("| mode | instances | interval | algorithm | limit | traffic | rate | admitted a window (mean)"
-                + " | most | least | of the limit | peak of M | over the limit | calls | fairness |");
+        out.println("| " + String.join(" | ", COLUMNS) + " |");
         out.println("|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (Result r : results) {
-            Setup s = r.setup();
-            out.printf(
-                    Locale.ROOT,
-                    "| %s | %d | %s | %s | %d | %s | %d/s | %.1f | %d | %d | %s | %d | %d | %.2f | %.2f |%n",
-                    Names.of(s.mode()),
-                    s.instances(),
-                    Names.of(s.interval()),
-                    Names.of(s.algorithm()),
-                    s.limit(),
-                    Names.of(s.traffic()),
-                    s.rate(),
-                    r.meanPerWindow(),
-                    r.maxPerWindow(),
-                    r.minPerWindow(),
-                    SimulateCommand.percent(r.share()),
-                    r.peakMeasure(),
-                    r.worstOvershoot(),
-                    r.callsPerInstancePerInterval(),
-                    r.fairness());
+            out.println("| " + String.join(" | ", cells(r)) + " |");
         }
     }
 
@@ -235,31 +216,11 @@ final class SimulationReport {
             }
             b.append("</ul>\n");
         }
-        b.append("<table class=\"runs\">\n<tr><th>mode</th><th>instances</th><th>interval</th><th>algorithm</th>")
-                .append("<th>limit</th><th>traffic</th><th>rate</th><th>admitted a window (mean)</th><th>most</th>")
-                .append("<th>least</th><th>of the limit</th><th>peak of M</th><th>over the limit</th><th>calls</th>")
-                .append("<th>fairness</th></tr>\n");
+        b.append("<table class=\"runs\">\n<tr><th>")
+                .append(String.join("</th><th>", COLUMNS))
+                .append("</th></tr>\n");
         for (Result r : results) {
-            Setup s = r.setup();
-            b.append(String.format(
-                    Locale.ROOT,
-                    "<tr><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%d/s</td><td>%.1f</td>"
-                            + "<td>%d</td><td>%d</td><td>%s</td><td>%d</td><td>%d</td><td>%.2f</td><td>%.2f</td></tr>%n",
-                    Names.of(s.mode()),
-                    s.instances(),
-                    Names.of(s.interval()),
-                    Names.of(s.algorithm()),
-                    s.limit(),
-                    Names.of(s.traffic()),
-                    s.rate(),
-                    r.meanPerWindow(),
-                    r.maxPerWindow(),
-                    r.minPerWindow(),
-                    SimulateCommand.percent(r.share()),
-                    r.peakMeasure(),
-                    r.worstOvershoot(),
-                    r.callsPerInstancePerInterval(),
-                    r.fairness()));
+            b.append("<tr><td>").append(String.join("</td><td>", cells(r))).append("</td></tr>\n");
         }
         b.append("</table>\n");
         for (Map.Entry<String, List<Result>> e : byPanel(results).entrySet()) {
@@ -305,5 +266,44 @@ final class SimulationReport {
         String s = String.format(Locale.ROOT, "%.3f", nanos / 1e9);
         s = s.replaceAll("0+$", "");
         return s.endsWith(".") ? s.substring(0, s.length() - 1) : s;
+    }
+
+    /** The columns of the table of runs, in the text and the page alike. */
+    private static final List<String> COLUMNS = List.of(
+            "mode",
+            "instances",
+            "interval",
+            "algorithm",
+            "limit",
+            "traffic",
+            "rate",
+            "admitted a window (mean)",
+            "most",
+            "least",
+            "of the limit",
+            "peak of M",
+            "over the limit",
+            "calls",
+            "fairness");
+
+    /** The cells of one run's row, in the order of {@link #COLUMNS}. */
+    private static List<String> cells(Result r) {
+        Setup s = r.setup();
+        return List.of(
+                Names.of(s.mode()),
+                Integer.toString(s.instances()),
+                Names.of(s.interval()),
+                Names.of(s.algorithm()),
+                Long.toString(s.limit()),
+                Names.of(s.traffic()),
+                s.rate() + "/s",
+                String.format(Locale.ROOT, "%.1f", r.meanPerWindow()),
+                Long.toString(r.maxPerWindow()),
+                Long.toString(r.minPerWindow()),
+                SimulateCommand.percent(r.share()),
+                Long.toString(r.peakMeasure()),
+                Long.toString(r.worstOvershoot()),
+                String.format(Locale.ROOT, "%.2f", r.callsPerInstancePerInterval()),
+                String.format(Locale.ROOT, "%.2f", r.fairness()));
     }
 }
