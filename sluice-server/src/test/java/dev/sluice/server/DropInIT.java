@@ -17,6 +17,7 @@ import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Iterator;
@@ -85,6 +86,82 @@ class DropInIT {
                 channel.shutdownNow();
             }
         }
+    }
+
+    /**
+     * A ConfigMap mounted as Kubernetes mounts it ({@code config/edge.yaml -> ..data/edge.yaml},
+     * {@code ..data -> ..v1}, swapped whole), the service configured by the environment alone as envoyproxy/ratelimit's
+     * README configures it: each swap is put in force, and the counts of a rule the swap did not change are kept.
+     */
+    @Test
+    void aConfigMapSwapIsPutInForceWithNoFlags(@TempDir Path root) throws IOException {
+        Path config = Files.createDirectories(root.resolve("ratelimit/config"));
+        configMap(config, "v1", Map.of("edge.yaml", edge(2), "kept.yaml", KEPT));
+        Map<String, String> env = Map.of(
+                "PORT", "0",
+                "GRPC_PORT", "0",
+                "HOST", "127.0.0.1",
+                "RUNTIME_ROOT", root.toString(),
+                "RUNTIME_SUBDIRECTORY", "ratelimit",
+                "RUNTIME_IGNOREDOTFILES", "true",
+                "RUNTIME_WATCH_ROOT", "false");
+        try (ServerProcess server = ServerProcess.launch(env, ServerProcess.javaJar("serve"))) {
+            assertEquals(List.of(OK, OK, OVER), codes(server, "edge", "a", 3));
+            assertEquals(List.of(OK), codes(server, "kept", "k", 1));
+
+            configMap(config, "v2", Map.of("edge.yaml", edge(4), "kept.yaml", KEPT));
+            AtomicLong probe = new AtomicLong();
+            Await.until("the swap in force", Await.GENEROUS, () -> codes(
+                            server, "edge", "probe-" + probe.incrementAndGet(), 3)
+                    .equals(List.of(OK, OK, OK)));
+            assertEquals(List.of(OK, OK, OK, OK, OVER), codes(server, "edge", "a", 5), "a changed limit starts anew");
+            assertEquals(List.of(OK, OVER), codes(server, "kept", "k", 2), "the unchanged rule keeps its count");
+        }
+    }
+
+    private static final String KEPT =
+            """
+            domain: kept
+            descriptors:
+              - key: user
+                rate_limit: {unit: hour, requests_per_unit: 2}
+            """;
+
+    private static final RateLimitResponse.Code OK = RateLimitResponse.Code.OK;
+    private static final RateLimitResponse.Code OVER = RateLimitResponse.Code.OVER_LIMIT;
+
+    private static String edge(int limit) {
+        return "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: hour, requests_per_unit: "
+                + limit + "}\n";
+    }
+
+    /** Publishes {@code files} as version {@code version} of a ConfigMap mounted at {@code dir}, as the kubelet does. */
+    private static void configMap(Path dir, String version, Map<String, String> files) throws IOException {
+        Path versionDir = Files.createDirectories(dir.resolve(".." + version));
+        for (Map.Entry<String, String> f : files.entrySet()) {
+            Files.writeString(versionDir.resolve(f.getKey()), f.getValue());
+        }
+        Path tmp = dir.resolve("..data_tmp");
+        Files.deleteIfExists(tmp);
+        Files.createSymbolicLink(tmp, versionDir.getFileName());
+        Files.move(tmp, dir.resolve("..data"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        for (String name : files.keySet()) {
+            Path link = dir.resolve(name);
+            if (!Files.isSymbolicLink(link)) {
+                Files.createSymbolicLink(link, Path.of("..data", name));
+            }
+        }
+    }
+
+    /** The overall codes of {@code n} checks of one descriptor; the rules' key names differ, so the domain picks it. */
+    private static List<RateLimitResponse.Code> codes(ServerProcess server, String domain, String value, int n) {
+        String key = domain.equals("edge") ? "remote_address" : "user";
+        List<RateLimitResponse.Code> codes = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            codes.add(server.shouldRateLimit(ServerProcess.request(domain, ServerProcess.descriptor(key, value)))
+                    .getOverallCode());
+        }
+        return codes;
     }
 
     /** Checks run on; SIGTERM: health turns NOT_SERVING while checks are still answered, then the process ends. */
