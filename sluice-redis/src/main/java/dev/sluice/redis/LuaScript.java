@@ -32,30 +32,10 @@ final class LuaScript {
     }
 
     /** A joint request over keys of any algorithms, all or nothing ({@code joint.lua}). */
-    static final LuaScript JOINT = load(
-            "joint",
-            "expiring_log",
-            "sliding_log",
-            "sliding_window_counter",
-            "sliding_tail",
-            "token_bucket",
-            "leaky_bucket",
-            "fixed_window",
-            "group",
-            "joint");
+    static final LuaScript JOINT = overEveryAlgorithm("joint");
 
     /** Several requests, single or joint, each by its deadline, in one run ({@code batch.lua}). */
-    static final LuaScript BATCH = load(
-            "batch",
-            "expiring_log",
-            "sliding_log",
-            "sliding_window_counter",
-            "sliding_tail",
-            "token_bucket",
-            "leaky_bucket",
-            "fixed_window",
-            "group",
-            "batch");
+    static final LuaScript BATCH = overEveryAlgorithm("batch");
 
     private final String name;
     private final String text;
@@ -85,6 +65,21 @@ final class LuaScript {
     }
 
     /** The script {@code name}: {@code common.lua}, then {@code parts} in order. */
+    /** A script that decides keys of every algorithm, one or several at a time: every algorithm's part, then its own. */
+    private static LuaScript overEveryAlgorithm(String name) {
+        return load(
+                name,
+                "expiring_log",
+                "sliding_log",
+                "sliding_window_counter",
+                "sliding_tail",
+                "token_bucket",
+                "leaky_bucket",
+                "fixed_window",
+                "group",
+                name);
+    }
+
     private static LuaScript load(String name, String... parts) {
         StringBuilder text = new StringBuilder(resource("common"));
         for (String part : parts) {
