@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,12 +30,24 @@ import org.junit.jupiter.api.io.TempDir;
  * <ul>
  *   <li>at every admission, the algorithm's own measure of the admissions up to that time is within the limit: not
  *       one over;</li>
- *   <li>every window after the first and before the kill admits at least 95% of the limit;</li>
+ *   <li>every window after the first and before the kill admits at least 95% of what the algorithm, deciding exactly
+ *       in one place, would admit of the requests the processes made in it ({@link #exact});</li>
  *   <li>the killed process's slices lapse within the bound docs/leased-mode.md states (the rest of its window for the
  *       fixed window, a window after its sub-window began for the sub-window counter, the rest of its window and the
  *       next for the sliding tail), plus one interval for a slice claimed ahead; every window that starts after that
- *       admits at least 95% of the limit again, with the two processes left.</li>
+ *       admits at least 95% of that again, with the two processes left.</li>
  * </ul>
+ *
+ * <p>The share is taken of what was asked, not of the limit: on a loaded machine the processes get little time, ask in
+ * bursts, and leave parts of windows unasked. A sub-window counter's window then has only the room its previous
+ * window's bursts left it (one that admitted 34 in its last sub-window holds them against the next nine), so even a
+ * window asked for the limit in each of its quarters may admit under 95% of the limit with nothing held back. And a
+ * window in which a live process went more than an interval without a decision (from an interval before it, when its
+ * slices were claimed ahead) is reported, not asserted: a process that gets no CPU holds its slices unused and gives
+ * nothing back until it runs again, as a dead one does until its slices lapse; that bound is the kill's to check.
+ *
+ * <p>With {@code -Dsluice.test.admissionLogs=DIR} the processes' logs are copied to a directory of their own under
+ * {@code DIR}, with a file {@code times} holding the start, the planned kill and the kill in nanoseconds.
  *
  * The processes share only the wall clock and Redis. About {@value #WINDOWS} × {@value #WINDOW_MS} ms of traffic, the
  * three algorithms at once.
@@ -48,6 +61,10 @@ class RedisLeasedAdmissionsTest {
     private static final int WINDOWS = 8;
     private static final long W = WINDOW_MS * 1_000_000;
     private static final long S = W / 10;
+    private static final long I = INTERVAL_MS * 1_000_000;
+    /** A system property naming a directory to copy the processes' logs to, one directory per run, for study. */
+    private static final String KEEP = "sluice.test.admissionLogs";
+
     private static final double SHARE = 0.95;
     /**
      * The sliding tail's floor in real processes: its share per window falls below 0.95 under a flood (a known limit in
@@ -86,11 +103,25 @@ class RedisLeasedAdmissionsTest {
             done.add(jvms.get(j).await(Await.GENEROUS).get(0));
         }
 
+        String keep = System.getProperty(KEEP);
+        if (keep != null) {
+            Path to = Files.createDirectories(Path.of(keep, Long.toString(start)));
+            try (var files = Files.list(dir)) {
+                for (Path f : files.toList()) {
+                    Files.copy(f, to.resolve(f.getFileName()));
+                }
+            }
+            Files.writeString(to.resolve("times"), start + " " + killAt + " " + killed + "\n");
+        }
+        long[][] running = new long[PROCESSES][];
+        for (int j = 0; j < PROCESSES; j++) {
+            running[j] = decisions(j);
+        }
         List<String> failures = new ArrayList<>();
         int checked = 0;
         for (Algorithm algorithm : LeasedAdmissionLog.ALGORITHMS) {
             long[] times = merged(algorithm, true);
-            long[] refusals = merged(algorithm, false);
+            long[] requests = merged(algorithm, null);
             long over = 0;
             long worst = 0;
             for (int i = 0; i < times.length; i++) {
@@ -100,7 +131,7 @@ class RedisLeasedAdmissionsTest {
                     over++;
                 }
             }
-            long lapsed = lapseBound(algorithm, killed) + INTERVAL_MS * 1_000_000;
+            long lapsed = lapseBound(algorithm, killed) + I;
             Map<Long, Long> perWindow = new TreeMap<>();
             for (long t : times) {
                 perWindow.merge(Math.floorDiv(t - start, W), 1L, Long::sum);
@@ -111,38 +142,89 @@ class RedisLeasedAdmissionsTest {
                 long n = perWindow.getOrDefault(k, 0L);
                 boolean beforeKill = k >= 1 && from + W <= killAt;
                 boolean afterLapse = from >= lapsed;
-                boolean flooded = flooded(times, refusals, from);
-                boolean asserted = (beforeKill || afterLapse) && flooded;
-                shares.add(String.format("%.2f%s", (double) n / LIMIT, asserted ? "" : flooded ? "*" : "-"));
+                long stall = stall(running, from, killed);
+                boolean asserted = (beforeKill || afterLapse) && stall <= I;
+                long exact = exact(algorithm, times, requests, from);
+                shares.add(n + "/" + exact + (asserted ? "" : stall > I ? "-" : "*"));
                 double share = algorithm == Algorithm.SLIDING_TAIL ? SLIDING_TAIL_SHARE : SHARE;
-                if (asserted && n < share * LIMIT) {
-                    failures.add(algorithm + ": window " + k + " admitted " + n + " of " + LIMIT);
+                if (asserted && n < share * exact) {
+                    failures.add(algorithm + ": window " + k + " admitted " + n + " where the algorithm admits " + exact
+                            + " of the requests made in it");
                 }
                 checked += asserted ? 1 : 0;
             }
             System.out.println(algorithm + ": " + times.length + " admitted, highest measure at an admission " + worst
-                    + " of " + LIMIT + ", " + over + " over; share of the limit per window (* not asserted: the first,"
-                    + " or the dead process's slices may count; - not flooded throughout) " + shares);
+                    + " of " + LIMIT + ", " + over
+                    + " over; per window, admitted / admitted by the algorithm alone from the"
+                    + " same requests (* not asserted: the first, or the dead process's slices may count; - a process stalled) "
+                    + shares);
             assertEquals(0, over, algorithm + ": admissions over the limit by the algorithm's measure");
         }
         System.out.println("the two processes left: " + done);
         for (String line : done) {
             assertTrue(line.contains(" failed=0 "), "a decision of the failure policy: " + line);
         }
-        System.out.println(checked + " windows flooded throughout and asserted");
+        System.out.println(checked + " windows asserted");
         assertTrue(
                 failures.isEmpty(),
-                "windows under " + SHARE + " (the sliding tail: " + SLIDING_TAIL_SHARE + ") of the limit: " + failures);
+                "windows under " + SHARE + " (the sliding tail: " + SLIDING_TAIL_SHARE + ") of what the algorithm"
+                        + " admits from the same requests: " + failures);
     }
 
-    /** The admissions (or, not {@code admitted}, the refusals) of every process for {@code algorithm}, by time. */
-    private long[] merged(Algorithm algorithm, boolean admitted) throws IOException {
+    /** Every decision of process {@code j}, for every algorithm, by time. */
+    private long[] decisions(int j) throws IOException {
+        List<Long> all = new ArrayList<>();
+        for (Algorithm algorithm : LeasedAdmissionLog.ALGORITHMS) {
+            Path log = dir.resolve(algorithm + "-p" + j);
+            if (Files.exists(log)) {
+                for (String line : Files.readAllLines(log)) {
+                    if (line.length() == 20) {
+                        all.add(Long.parseLong(line.substring(0, 19)));
+                    }
+                }
+            }
+        }
+        long[] times = all.stream().mapToLong(Long::longValue).toArray();
+        Arrays.sort(times);
+        return times;
+    }
+
+    /**
+     * The longest a live process went without a decision ({@code running}: each process's decisions), from an
+     * interval before the window starting at {@code from} (when the slices claimed ahead for it were claimed) to its
+     * end; process 0 only until it was {@code killed}. Its threads ask every fraction of a millisecond, so a long gap is
+     * a process that got no CPU: it could neither use the slices it held nor give them back.
+     */
+    private static long stall(long[][] running, long from, long killed) {
+        long worst = 0;
+        for (int j = 0; j < running.length; j++) {
+            long a = from - I;
+            long b = j == 0 ? Math.min(from + W, killed) : from + W;
+            long last = a;
+            for (int i = upTo(running[j], running[j].length, a); i < running[j].length && running[j][i] < b; i++) {
+                worst = Math.max(worst, running[j][i] - last);
+                last = running[j][i];
+            }
+            if (b > a) {
+                worst = Math.max(worst, b - last);
+            }
+        }
+        return worst;
+    }
+
+    /**
+     * The admissions (or, {@code admitted} false, the refusals; null, every decision) of every process for
+     * {@code algorithm}, by time.
+     */
+    private long[] merged(Algorithm algorithm, @Nullable Boolean admitted) throws IOException {
         List<Long> all = new ArrayList<>();
         for (int j = 0; j < PROCESSES; j++) {
             Path log = dir.resolve(algorithm + "-p" + j);
             if (Files.exists(log)) {
                 for (String line : Files.readAllLines(log)) {
-                    if (line.length() == 20 && (line.charAt(19) == 'a') == admitted) { // not a line cut by the kill
+                    if (line.length() == 20
+                            && (admitted == null
+                                    || (line.charAt(19) == 'a') == admitted)) { // not a line cut by the kill
                         all.add(Long.parseLong(line.substring(0, 19)));
                     }
                 }
@@ -160,44 +242,58 @@ class RedisLeasedAdmissionsTest {
      * ({@code SLIDING_WINDOW_COUNTER}).
      */
     static long measure(Algorithm algorithm, long[] times, long t) {
+        return measure(algorithm, times, times.length, t);
+    }
+
+    /** {@link #measure(Algorithm, long[], long)} of the first {@code n} of {@code times}. */
+    private static long measure(Algorithm algorithm, long[] times, int n, long t) {
         long ws = Math.floorDiv(t, W) * W;
         switch (algorithm) {
             case FIXED_WINDOW:
-                return count(times, ws, t);
+                return count(times, n, ws, t);
             case SLIDING_TAIL:
-                long prev = count(times, ws - W, ws - 1);
-                return prev * (W - (t - ws)) / W + count(times, ws, t);
+                long prev = count(times, n, ws - W, ws - 1);
+                return prev * (W - (t - ws)) / W + count(times, n, ws, t);
             case SLIDING_WINDOW_COUNTER:
                 long oldest = Math.floorDiv(t - W, S) * S + S; // the first sub-window whose start is after t − W
-                return count(times, oldest, t);
+                return count(times, n, oldest, t);
             default:
                 throw new IllegalArgumentException(algorithm.toString());
         }
     }
 
     /**
-     * Whether the window starting at {@code from} was flooded throughout: in each of its quarters, requests
-     * (admitted or refused) for at least the limit. A machine so loaded that the processes got no time to ask in part
-     * of a window has not flooded it, and what it admitted there says nothing of leased mode.
+     * What {@code algorithm}, deciding exactly in one place, admits of the {@code requests} made in the window starting
+     * at {@code from}, given the {@code admitted} before it: each request in time order, admitted if the measure at
+     * its time with it counted is within the limit. Within a window a permit counts at every later moment of the
+     * window whenever it was taken, so taking it at the first moment with room never costs a later one: this is the
+     * most any limiter could have admitted there from what was asked. At most the limit; the
+     * limit when every moment of the window is asked for more than its room.
      */
-    private static boolean flooded(long[] admitted, long[] refused, long from) {
-        for (long q = from; q < from + W; q += W / 4) {
-            if (count(admitted, q, q + W / 4 - 1) + count(refused, q, q + W / 4 - 1) < LIMIT) {
-                return false;
+    static long exact(Algorithm algorithm, long[] admitted, long[] requests, long from) {
+        int before = upTo(admitted, admitted.length, from - 1);
+        int first = upTo(requests, requests.length, from - 1);
+        int end = upTo(requests, requests.length, from + W - 1);
+        long[] times = Arrays.copyOf(admitted, before + end - first);
+        int n = before;
+        for (int i = first; i < end; i++) {
+            times[n] = requests[i];
+            if (measure(algorithm, times, n + 1, requests[i]) <= LIMIT) {
+                n++;
             }
         }
-        return true;
+        return n - before;
     }
 
-    /** Admissions at times in {@code [from, to]}. */
-    private static long count(long[] times, long from, long to) {
-        return Math.max(0, upTo(times, to) - upTo(times, from - 1));
+    /** How many of the first {@code n} of the sorted {@code times} lie in {@code [from, to]}. */
+    private static long count(long[] times, int n, long from, long to) {
+        return Math.max(0, upTo(times, n, to) - upTo(times, n, from - 1));
     }
 
-    /** How many of the sorted {@code times} are at most {@code t}. */
-    private static int upTo(long[] times, long t) {
+    /** How many of the first {@code n} of the sorted {@code times} are at most {@code t}. */
+    private static int upTo(long[] times, int n, long t) {
         int lo = 0;
-        int hi = times.length;
+        int hi = n;
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
             if (times[mid] <= t) {
