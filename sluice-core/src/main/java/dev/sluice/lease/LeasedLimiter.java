@@ -340,7 +340,8 @@ final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
             return true;
         }
         long need = ls.used + cost - ls.granted;
-        long worth = sizing.worth(ls.refused || ls.lastRefused, ls.winSixteenths, expected(ls, now));
+        long worth =
+                sizing.worth(ls.refused || ls.lastRefused, ls.winSixteenths, expected(ls, now), untilFrameEnds(now));
         return room(ls.view, now) + ls.delta.givingBack() >= Math.max(need, worth);
     }
 

@@ -12,7 +12,7 @@ import dev.sluice.LimiterConfig;
  * request needs; a contended key (a request refused here in this interval or the last) only for a short horizon, so
  * that slices do not sit unused in some instances while others are refused. A claim is worth a round trip only if the
  * store, as last read, has at least {@link #minClaim} room (for a contended sliding tail, {@link #contendedClaim}, up
- * to twice that for an instance whose claims keep winning). A round claims ahead, for each frame starting before the
+ * to twice that for an instance whose claims keep winning, and no more than the window frees before the frame ends). A round claims ahead, for each frame starting before the
  * next round, {@link #aheadSlice} of the demand expected in it.
  */
 final class SliceSizing {
@@ -35,6 +35,10 @@ final class SliceSizing {
      * room does not grow within a frame, {@link #minClaim}.
      */
     final long contendedClaim;
+
+    private final long limit;
+    private final long windowNanos;
+    private final boolean slidingTail;
     /**
      * Whether rounds are more than a tenth of the window apart: a slice claimed ahead and left unused is then held,
      * until the next round gives it back, for longer than the window can spare.
@@ -44,6 +48,9 @@ final class SliceSizing {
     /** The sizing of a limiter with {@code config} whose frames are {@code frameNanos} long, rounds {@code roundNanos} apart. */
     SliceSizing(LimiterConfig config, long frameNanos, long roundNanos) {
         long window = config.windowNanos();
+        this.limit = config.limit();
+        this.windowNanos = window;
+        this.slidingTail = config.algorithm() == Algorithm.SLIDING_TAIL;
         this.roundNanos = roundNanos;
         this.frameNanos = frameNanos;
         this.minClaim = Math.max(1, (long) ((double) config.limit() * Math.min(roundNanos / 10, window) / window));
@@ -70,11 +77,22 @@ final class SliceSizing {
      * The room the store must have, as last read, for a claim on a request to be worth a round trip, besides what the
      * request needs: {@link #minClaim}, or for a {@code contended} key {@link #contendedClaim} raised by up to as much
      * again for an instance whose claims won ({@code winSixteenths} of 16), so that those refused meanwhile claim
-     * first; never more than the {@code expected} demand.
+     * first; for a contended sliding tail never more than the window frees in the {@code untilFrameEnds} left of its
+     * frame (at least 1); never more than the {@code expected} demand. A sliding tail's room frees a little at a time,
+     * and what has freed but is not claimed when its window ends is not admitted in that window: waiting near the end
+     * for a bar that will not free in time left up to a bar's worth (a tenth of the limit, twice that for a winner)
+     * unused in every window. With the bar cut to what still frees, the claims near a window's end come at halving
+     * spans (a few more calls per window) and leave about a permit.
      */
-    long worth(boolean contended, int winSixteenths, long expected) {
+    long worth(boolean contended, int winSixteenths, long expected, long untilFrameEnds) {
+        if (!contended) {
+            return Math.min(minClaim, expected);
+        }
         long bar = contendedClaim + contendedClaim * winSixteenths / 16;
-        return Math.min(contended ? bar : minClaim, expected);
+        if (slidingTail) {
+            bar = Math.min(bar, Math.max(1, (long) ((double) limit * untilFrameEnds / windowNanos)));
+        }
+        return Math.min(bar, expected);
     }
 
     /** The claim of a request that needs {@code need} beyond its slice: the expected demand, at least the need. */

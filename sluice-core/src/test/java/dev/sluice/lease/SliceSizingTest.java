@@ -52,12 +52,26 @@ class SliceSizingTest {
 
     @Test
     void aClaimIsWorthTheRoomOfATenthOfARoundOrMoreWhenContended() {
-        assertEquals(10, tail.worth(false, 0, 50), "the least claim");
-        assertEquals(5, tail.worth(false, 0, 5), "no more than the demand expected");
-        assertEquals(50, tail.worth(true, 0, 500), "contended: the short horizon's room");
-        assertEquals(75, tail.worth(true, 8, 500), "one that won half its claims waits for half as much again");
-        assertEquals(100, tail.worth(true, 16, 500), "one that always wins waits for twice as much");
-        assertEquals(60, tail.worth(true, 16, 60), "never more than the demand expected");
+        long left = 5_000 * MS;
+        assertEquals(10, tail.worth(false, 0, 50, left), "the least claim");
+        assertEquals(5, tail.worth(false, 0, 5, left), "no more than the demand expected");
+        assertEquals(50, tail.worth(true, 0, 500, left), "contended: the short horizon's room");
+        assertEquals(75, tail.worth(true, 8, 500, left), "one that won half its claims waits for half as much again");
+        assertEquals(100, tail.worth(true, 16, 500, left), "one that always wins waits for twice as much");
+        assertEquals(60, tail.worth(true, 16, 60, left), "never more than the demand expected");
+    }
+
+    @Test
+    void aContendedSlidingTailNearItsWindowsEndWaitsOnlyForWhatStillFrees() {
+        assertEquals(30, tail.worth(true, 16, 500, 300 * MS), "what 300 ms free: 500 × 300 ms / 5 s");
+        assertEquals(1, tail.worth(true, 16, 500, 3 * MS), "at least one permit");
+        assertEquals(10, tail.worth(false, 0, 500, 3 * MS), "not contended: the least claim, as before");
+        SliceSizing fixed =
+                new SliceSizing(config(Algorithm.FIXED_WINDOW, 500, Duration.ofSeconds(5), 60), 5_000 * MS, 1_000 * MS);
+        assertEquals(
+                fixed.contendedClaim,
+                fixed.worth(true, 0, 500, 3 * MS),
+                "a fixed window frees nothing within its frame: its bar stays");
     }
 
     @Test
