@@ -194,27 +194,57 @@ final class Calls {
                         + " calls) past the call's timeout of " + Durations.format(timeout)
                         + "; the call was not made");
             }
-            long left = remaining(timeout, deadline);
-            int before = c.getNetworkTimeout();
-            int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
-            c.setNetworkTimeout(DIRECT, millis);
-            boolean autoCommit = c.getAutoCommit();
-            T result;
-            try {
-                result = body.run(c);
-                if (!autoCommit) {
-                    c.commit();
-                }
-            } catch (SQLException | RuntimeException e) {
-                if (!autoCommit) {
-                    rollbackQuietly(c, e);
-                }
-                restoreQuietly(c, before, e);
-                throw e;
-            }
-            c.setNetworkTimeout(DIRECT, before);
-            return result;
+            return inTransaction(c, millis(remaining(timeout, deadline) + 999_999), body);
         }
+    }
+
+    /**
+     * Runs {@code body} on {@code c} as one transaction (committed, or rolled back on failure, unless {@code c} is in
+     * auto-commit mode) with the network timeout {@code networkTimeoutMillis}, restoring the connection's own after.
+     */
+    private static <T> T inTransaction(Connection c, int networkTimeoutMillis, Body<T> body) throws SQLException {
+        int before = c.getNetworkTimeout();
+        c.setNetworkTimeout(DIRECT, networkTimeoutMillis);
+        boolean autoCommit = c.getAutoCommit();
+        T result;
+        try {
+            result = body.run(c);
+            if (!autoCommit) {
+                c.commit();
+            }
+        } catch (SQLException | RuntimeException e) {
+            if (!autoCommit) {
+                rollbackQuietly(c, e);
+            }
+            restoreQuietly(c, before, e);
+            throw e;
+        }
+        c.setNetworkTimeout(DIRECT, before);
+        return result;
+    }
+
+    /** {@code nanos} in whole milliseconds, rounded down, within 1 and {@code Integer.MAX_VALUE}: a network timeout. */
+    static int millis(long nanos) {
+        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, nanos / 1_000_000));
+    }
+
+    /**
+     * A connection from {@code dataSource} whose network timeout is {@code timeoutNanos}, for the short calls around
+     * the store's own (a catalog read, a probe, the schema's creation).
+     */
+    static Connection connect(DataSource dataSource, long timeoutNanos) throws SQLException {
+        Connection c = connect(dataSource);
+        try {
+            c.setNetworkTimeout(DIRECT, millis(timeoutNanos));
+        } catch (SQLException | RuntimeException e) {
+            try {
+                c.close();
+            } catch (SQLException | RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        return c;
     }
 
     private static void restoreQuietly(Connection c, int networkTimeout, Exception cause) {
@@ -320,22 +350,10 @@ final class Calls {
             if (warm.contains(physical)) {
                 return false;
             }
-            int before = c.getNetworkTimeout();
-            c.setNetworkTimeout(DIRECT, timeoutMillis);
-            boolean autoCommit = c.getAutoCommit();
-            try {
-                statements.run(c);
-                if (!autoCommit) {
-                    c.commit();
-                }
-            } catch (SQLException | RuntimeException e) {
-                if (!autoCommit) {
-                    rollbackQuietly(c, e);
-                }
-                restoreQuietly(c, before, e);
-                throw e;
-            }
-            c.setNetworkTimeout(DIRECT, before);
+            inTransaction(c, timeoutMillis, w -> {
+                statements.run(w);
+                return true;
+            });
             warm.add(physical);
             return true;
         }
@@ -423,8 +441,7 @@ final class Calls {
      * until they are created).
      */
     static boolean schemaInPlace(DataSource dataSource, Schema schema, long timeoutNanos) {
-        try (Connection c = connect(dataSource)) {
-            c.setNetworkTimeout(DIRECT, (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000)));
+        try (Connection c = connect(dataSource, timeoutNanos)) {
             if (schema.installed(c)) {
                 return true;
             }
@@ -442,9 +459,8 @@ final class Calls {
     }
 
     private static void probe(DataSource dataSource, long timeoutNanos) throws SQLException {
-        try (Connection c = connect(dataSource);
+        try (Connection c = connect(dataSource, timeoutNanos);
                 Statement s = c.createStatement()) {
-            c.setNetworkTimeout(DIRECT, (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000)));
             s.execute("SELECT 1");
         }
     }

@@ -57,54 +57,84 @@ final class PostgresDecider implements AtomicDecider {
 
     /** The statement of {@link #decide(String, long, boolean, long)}, on {@code c}. */
     StoreDecision decide(Connection c, String key, long cost, boolean consume, long nowNanos) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(decideSql)) {
-            s.setString(1, algorithm);
-            s.setBytes(2, id(key));
-            s.setString(3, namespace);
-            s.setString(4, shape);
-            s.setString(5, Keys.readable(key));
-            s.setLong(6, limit);
-            s.setLong(7, window);
-            s.setLong(8, subWindow);
-            s.setBoolean(9, strict);
-            s.setBoolean(10, countRejected);
-            s.setLong(11, cost);
-            s.setBoolean(12, consume);
-            setNow(s, 13, nowNanos);
-            s.setInt(14, lockTimeoutMillis);
-            s.setBoolean(15, async);
-            try (ResultSet rs = s.executeQuery()) {
-                if (!rs.next()) {
-                    throw new SQLException("the decision function returned no row");
-                }
-                return new StoreDecision(rs.getBoolean(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5));
-            }
-        }
+        return callFunction(
+                c,
+                decideSql,
+                "decision",
+                s -> {
+                    s.setString(3, namespace);
+                    s.setString(4, shape);
+                    s.setString(5, Keys.readable(key));
+                    s.setLong(6, limit);
+                    s.setLong(7, window);
+                    s.setLong(8, subWindow);
+                    s.setBoolean(9, strict);
+                    s.setBoolean(10, countRejected);
+                    s.setLong(11, cost);
+                    s.setBoolean(12, consume);
+                    return 13;
+                },
+                key,
+                nowNanos,
+                rs -> new StoreDecision(rs.getBoolean(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)));
     }
 
     @Override
     public boolean giveBack(String key, long cost, long place, long nowNanos) {
-        return call("giving back " + cost + " for", key, c -> {
-            try (PreparedStatement s = c.prepareStatement(giveBackSql)) {
-                s.setString(1, algorithm);
-                s.setBytes(2, id(key));
-                s.setLong(3, limit);
-                s.setLong(4, window);
-                s.setLong(5, subWindow);
-                s.setBoolean(6, strict);
-                s.setLong(7, cost);
-                s.setLong(8, place);
-                setNow(s, 9, nowNanos);
-                s.setInt(10, lockTimeoutMillis);
-                s.setBoolean(11, async);
-                try (ResultSet rs = s.executeQuery()) {
-                    if (!rs.next()) {
-                        throw new SQLException("the give-back function returned no row");
-                    }
-                    return rs.getBoolean(1);
+        return call(
+                "giving back " + cost + " for",
+                key,
+                c -> callFunction(
+                        c,
+                        giveBackSql,
+                        "give-back",
+                        s -> {
+                            s.setLong(3, limit);
+                            s.setLong(4, window);
+                            s.setLong(5, subWindow);
+                            s.setBoolean(6, strict);
+                            s.setLong(7, cost);
+                            s.setLong(8, place);
+                            return 9;
+                        },
+                        key,
+                        nowNanos,
+                        rs -> rs.getBoolean(1)));
+    }
+
+    /** Sets a function's parameters from the third on; returns the index of its time parameter. */
+    @FunctionalInterface
+    private interface Parameters {
+        int set(PreparedStatement s) throws SQLException;
+    }
+
+    /** Reads a function's answer from its one row. */
+    @FunctionalInterface
+    private interface Row<T> {
+        T read(ResultSet rs) throws SQLException;
+    }
+
+    /**
+     * Calls one of the algorithm's functions on {@code c}: the algorithm and {@code key}'s row id, the
+     * {@code parameters}, then the time, the lock timeout and whether to commit asynchronously; reads its one row.
+     */
+    private <T> T callFunction(
+            Connection c, String sql, String function, Parameters parameters, String key, long nowNanos, Row<T> row)
+            throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(sql)) {
+            s.setString(1, algorithm);
+            s.setBytes(2, id(key));
+            int now = parameters.set(s);
+            setNow(s, now, nowNanos);
+            s.setInt(now + 1, lockTimeoutMillis);
+            s.setBoolean(now + 2, async);
+            try (ResultSet rs = s.executeQuery()) {
+                if (!rs.next()) {
+                    throw new SQLException("the " + function + " function returned no row");
                 }
+                return row.read(rs);
             }
-        });
+        }
     }
 
     /** The store this decider belongs to. */

@@ -109,9 +109,8 @@ final class Schema {
      * @throws SluiceException if the database fails or refuses
      */
     void install(DataSource dataSource, boolean force, long timeoutNanos) {
-        int timeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000));
-        try (Connection c = Calls.connect(dataSource)) {
-            c.setNetworkTimeout(Calls.DIRECT, timeoutMillis);
+        int timeoutMillis = Calls.millis(timeoutNanos);
+        try (Connection c = Calls.connect(dataSource, timeoutNanos)) {
             if (!force && installed(c)) {
                 knownInstalled = true;
                 return;
