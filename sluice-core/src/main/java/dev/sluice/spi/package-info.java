@@ -6,7 +6,9 @@
  * SharedRateLimiter.create(config, decider, options, joint)} over an {@link dev.sluice.spi.AtomicDecider} per limiter
  * (one script, one function call, one {@code findOneAndUpdate} per decision). A store that can decide several keys in
  * one call adds an {@link dev.sluice.spi.AtomicJointDecider} to its one {@link dev.sluice.spi.SharedJoint}; without
- * it joint requests are taken and given back. Core does the rest: validation, timing
+ * it joint requests are taken and given back. A store whose round trips bound its throughput sends concurrent
+ * consuming decisions together with {@link dev.sluice.spi.GroupCommit}, their deadlines by the server's clock
+ * ({@link dev.sluice.spi.ServerClock}). Core does the rest: validation, timing
  * ({@link dev.sluice.TimeSource}), the {@link dev.sluice.FailurePolicy}, reservations, listeners. A store whose server
  * cannot run the algorithm keeps and orders each key's history and replays it through
  * {@link dev.sluice.spi.StateMachine}, the in-memory store's own state machines. Builders extend
