@@ -160,6 +160,23 @@ final class Calls {
             Body<T> body)
             throws SQLException {
         long deadline = System.nanoTime() + Math.min(saturatedNanos(timeout), MAX_TIMEOUT_NANOS);
+        return run(dataSource, schema, createSchema, timeout, listener, warmer, deadline, body);
+    }
+
+    /**
+     * As {@link #run(DataSource, Schema, boolean, Duration, RateLimitListener, Warmer, Body)}, by {@code deadline} (a
+     * {@link System#nanoTime()} value) rather than within {@code timeout} from now.
+     */
+    static <T> T run(
+            DataSource dataSource,
+            Schema schema,
+            boolean createSchema,
+            Duration timeout,
+            RateLimitListener listener,
+            @Nullable Warmer warmer,
+            long deadline,
+            Body<T> body)
+            throws SQLException {
         if (createSchema && !schema.knownInstalled()) {
             // built without reaching the database: the first call that reaches it checks the schema first
             schema.install(dataSource, false, remaining(timeout, deadline));
@@ -167,8 +184,16 @@ final class Calls {
         try {
             return attempt(dataSource, timeout, warmer, body, deadline);
         } catch (SQLException e) {
-            if (!createSchema || !isMissingSchema(e)) {
+            if (!isMissingSchema(e)) {
                 throw e;
+            }
+            if (!createSchema) {
+                throw new SQLException(
+                        "the table " + schema.table() + " or one of its functions is missing or older than this"
+                                + " version's, and createSchema is off: run Builder.schemaScript() (SQLSTATE "
+                                + e.getSQLState() + ": " + e.getMessage() + ")",
+                        e.getSQLState(),
+                        e);
             }
             Listeners.failure(
                     listener,

@@ -11,6 +11,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
+import java.util.List;
 
 /**
  * The decider of one limiter on a {@link PostgresStore}: each call is one statement calling the algorithm's function,
@@ -50,9 +51,34 @@ final class PostgresDecider implements AtomicDecider {
         this.async = !store.synchronousCommit();
     }
 
+    /**
+     * A consuming decision goes in the next batch of the store ({@link PostgresBatches}), by the store's timeout; a
+     * {@code peek} is one call of the decision function.
+     */
     @Override
     public StoreDecision decide(String key, long cost, boolean consume, long nowNanos) {
-        return call("deciding", key, c -> decide(c, key, cost, consume, nowNanos));
+        if (!consume) {
+            return call("deciding", key, c -> decide(c, key, cost, false, nowNanos));
+        }
+        long deadline = System.nanoTime() + Calls.saturatedNanos(store.options().timeout());
+        try {
+            return store.batches()
+                    .decide(List.of(new PostgresBatches.Part(this, key, cost, nowNanos)), false, deadline)
+                    .get(0);
+        } catch (SluiceException e) {
+            throw failed("deciding key '" + Keys.abbreviate(key) + "'", e);
+        }
+    }
+
+    /**
+     * {@code e}, a batch's failure, as the failure of {@code what} in this store: its cause, the driver's exception or
+     * the timeout, kept as the cause.
+     */
+    SluiceException failed(String what, SluiceException e) {
+        Throwable cause = e.getCause();
+        String why = cause instanceof SQLException ? cause.toString() : e.getMessage();
+        return new SluiceException(
+                "PostgreSQL failed " + what + " in " + store.table() + ": " + why, cause != null ? cause : e);
     }
 
     /** The statement of {@link #decide(String, long, boolean, long)}, on {@code c}. */

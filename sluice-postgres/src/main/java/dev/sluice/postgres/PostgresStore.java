@@ -24,7 +24,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A store that keeps every limiter's per-key state in one PostgreSQL table, shared by every service instance that
- * uses the same database: exact mode, one round trip per decision.
+ * uses the same database: exact mode, every decision atomic on the database, concurrent ones sharing round trips.
  *
  * <pre>{@code
  * HikariConfig pool = new HikariConfig();                    // a pooling DataSource, every wait bounded
@@ -43,11 +43,16 @@ import org.jspecify.annotations.Nullable;
  * }</pre>
  *
  * <ul>
- *   <li><b>Atomic.</b> Each decision, peek or cancellation is one call of one PL/pgSQL function (one statement,
- *       one transaction) that reads, decides and writes the key's row under its row lock. Every algorithm answers
+ *   <li><b>Atomic.</b> Each decision, peek or cancellation is decided by a PL/pgSQL function inside one
+ *       transaction that reads, decides and writes the key's row under its row lock. Every algorithm answers
  *       exactly as the in-memory store does, to the nanosecond; there is no client-side read-modify-write. A joint
- *       request ({@link RateLimiter#tryAcquireAll}) over limiters of one store is one call too, all or nothing, its
- *       rows locked in one order (see {@code PostgresJoint}).</li>
+ *       request ({@link RateLimiter#tryAcquireAll}) over limiters of one store is all or nothing, its rows locked in
+ *       one order (see {@code PostgresJoint}).</li>
+ *   <li><b>Batched.</b> Consuming decisions, single and joint, of every limiter of the store share calls (group
+ *       commit): one that finds no call in flight goes at once, alone; those that arrive meanwhile go together in the
+ *       next call, one statement that decides them one after the other in the order they came, each exactly as alone.
+ *       Under load, many decisions cost one round trip and one commit. A {@code peek} or a cancellation is a call of
+ *       its own.</li>
  *   <li><b>Time.</b> By default ({@link dev.sluice.TimeSource#STORE}) the database's {@code clock_timestamp()} times
  *       each decision, so instances whose clocks disagree still share one time line; with
  *       {@link dev.sluice.TimeSource#CLOCK} the limiter's {@link java.time.Clock} does.</li>
@@ -56,9 +61,12 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Expiry.</b> Each row carries the time from which it may be deleted: one window after it decides as a
  *       missing row would. Every new row deletes the expired rows among the few that follow it in key order, so idle
  *       keys do not pile up. Nothing runs in the background.</li>
- *   <li><b>Failures.</b> Each call is bounded by {@link Builder#timeout(Duration)}: the socket read timeout of the
- *       call ({@link java.sql.Connection#setNetworkTimeout}) and the server's {@code lock_timeout}. A failure or
- *       timeout goes to the {@link dev.sluice.FailurePolicy}; a driver exception never reaches the caller. The store
+ *   <li><b>Failures.</b> Each decision is bounded by {@link Builder#timeout(Duration)}: its caller waits no longer,
+ *       and each call is bounded by the socket read timeout ({@link java.sql.Connection#setNetworkTimeout}) and the
+ *       server's {@code lock_timeout}. A failure or timeout goes to the {@link dev.sluice.FailurePolicy}; a driver
+ *       exception never reaches the caller. A consuming decision answered by the failure policy is never applied
+ *       afterwards: one still waiting for its batch is dropped unsent, and the database refuses one that reaches it
+ *       past its deadline by the database's clock (a stalled server). The store
  *       keeps no connection of its own: each call borrows one from the {@link DataSource} and returns it, so when the
  *       database comes back the next call works again ({@code PostgresRecoveryTest}; HikariCP retries opening
  *       connections for waiting callers, pausing at most its connection timeout, and drops a broken connection at
@@ -101,7 +109,8 @@ public final class PostgresStore implements RateLimitStore {
     /*
      * How a decision runs, and why.
      *
-     * A decision is "SELECT * FROM sluice_limit_decide('tb', id, ..., cost, consume, now, ...)". The function (in
+     * A decision on its own (a peek; the decisions of a batch are decided alike on rows the batch has locked, see
+     * PostgresBatches) is "SELECT * FROM sluice_limit_decide('tb', id, ..., cost, consume, now, ...)". The function (in
      * common.sql: the one lock-and-write loop of every algorithm, which runs the algorithm's state machine from its
      * own script through sluice_limit_step) reads the key's row without a lock and decides. If the answer writes nothing (a peek, or a rejection that is not
      * counted), it returns at once: the answer is the one at its snapshot, and a crowd rejected on a hot key never
@@ -142,6 +151,7 @@ public final class PostgresStore implements RateLimitStore {
     private final boolean synchronousCommit;
     private final SharedJoint joint; // one for every limiter bound here, so their joint requests meet
     private final Calls.Warmer warmer; // each new connection's first calls: a peek of every algorithm's function
+    private final PostgresBatches batches; // every consuming decision of every limiter bound here
 
     private PostgresStore(Builder b, SharedStoreOptions options) {
         this.dataSource = b.dataSource;
@@ -149,6 +159,7 @@ public final class PostgresStore implements RateLimitStore {
         this.schema = Schema.limits(b.schemaName, b.table);
         this.createSchema = b.createSchema;
         this.synchronousCommit = b.synchronousCommit;
+        this.batches = new PostgresBatches(this);
         this.joint = new SharedJoint(new PostgresJoint(this));
         List<PostgresDecider> peeks = new ArrayList<>();
         for (LimiterConfig config : WarmUp.configs()) {
@@ -158,6 +169,7 @@ public final class PostgresStore implements RateLimitStore {
             for (PostgresDecider peek : peeks) {
                 peek.decide(c, WarmUp.KEY, 1, false, AtomicDecider.STORE_TIME);
             }
+            batches.warm(c);
         });
     }
 
@@ -243,6 +255,22 @@ public final class PostgresStore implements RateLimitStore {
      */
     <T> T call(Calls.Body<T> body) throws SQLException {
         return Calls.run(dataSource, schema, createSchema, options.timeout(), options.listener(), warmer, body);
+    }
+
+    /**
+     * Runs {@code body} as one call of this store by {@code deadlineNanos}, a {@link System#nanoTime()} value.
+     *
+     * @throws SQLException     if the database fails, refuses or times out
+     * @throws RuntimeException if {@code body} or the DataSource throws one
+     */
+    <T> T call(long deadlineNanos, Calls.Body<T> body) throws SQLException {
+        return Calls.run(
+                dataSource, schema, createSchema, options.timeout(), options.listener(), warmer, deadlineNanos, body);
+    }
+
+    /** The batches every consuming decision of this store goes in. */
+    PostgresBatches batches() {
+        return batches;
     }
 
     boolean synchronousCommit() {

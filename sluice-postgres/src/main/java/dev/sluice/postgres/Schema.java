@@ -79,15 +79,20 @@ final class Schema {
                 + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     }
 
+    /** {@code SELECT ... FROM <prefix>_decide_batch(...)}: the one statement of a batch of consuming requests. */
+    String decideBatchSql() {
+        return "SELECT o_now, o_done, o_allowed, o_remaining, o_reset, o_retry, o_place FROM " + prefix
+                + "_decide_batch(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    }
+
+    /** {@code SELECT <prefix>_now()}: the store's clock, in nanoseconds since the epoch. */
+    String nowSql() {
+        return "SELECT " + prefix + "_now()";
+    }
+
     /** {@code SELECT <prefix>_give_back(...)}: the one statement of a cancellation. */
     String giveBackSql() {
         return "SELECT " + prefix + "_give_back(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-    }
-
-    /** {@code SELECT ... FROM <prefix>_decide_all(...)}: the one statement of a joint request, a row per part. */
-    String decideAllSql() {
-        return "SELECT allowed, remaining, reset_after, retry_after, place FROM " + prefix + "_decide_all"
-                + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ORDER BY part";
     }
 
     /** {@code SELECT ... WHERE id = ANY(?)}: the one statement that reads a batch of counter records. */

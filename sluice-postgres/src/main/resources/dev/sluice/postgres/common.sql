@@ -8,8 +8,10 @@
 -- bits (a limit times a window) are computed in numeric, so every answer agrees with sluice-core to the nanosecond.
 --
 -- The layout, as the Redis store's scripts:
---   here        the table; the helpers; the lock-and-write loop of one decision ({{fn}}_decide), of one give-back
---               ({{fn}}_give_back) and of a joint request ({{fn}}_decide_all), each written once for every algorithm;
+--   here        the table; the helpers; the lock-and-write loop of one decision ({{fn}}_decide, its peeks), of one
+--               give-back ({{fn}}_give_back) and of a batch of consuming requests, single and joint
+--               ({{fn}}_decide_batch; {{fn}}_decide_all is one joint request of it), each written once for every
+--               algorithm;
 --   per script  an algorithm's state machine as two pure functions on a row, {{fn}}_step_<code> (advance to now,
 --               decide, and take the cost if asked) and {{fn}}_back_<code> (give permits back), mirroring
 --               dev.sluice.algorithm line by line; they read and write no table.
@@ -295,110 +297,192 @@ BEGIN
     RETURN r.returned;
 END $$;
 
--- A joint request (RateLimiter.tryAcquireAll): parts 1..n, each a row of its own (p_ids distinct), with the
--- parameters of {{fn}}_decide as arrays (p_nows[i] NULL: the store's clock, read once for the request). All or
--- nothing, in one statement:
---   1. lock every part's row in id order, so that two joint calls never wait on each other in a cycle; a key with no
---      row gets one with no state (inserted, ON CONFLICT DO NOTHING, then locked), which decides as a missing row;
---   2. decide every part without taking anything, each at its own time;
---   3. if every part is allowed, decide each again taking its cost, and answer those decisions; else take nothing,
---      but count the request where a refusing part counts rejections, and answer the decisions of step 2;
---   4. write the rows taken from; delete the rows step 1 created and nothing wrote; sweep near the new rows kept.
--- Returns one row per part, in the order of the parts (part = 1..n).
+-- A batch of requests, each consuming (PostgresBatches: the requests that arrive while a call is in flight go
+-- together in the next), decided one after the other in the order given, inside one transaction, each exactly as its
+-- own call would: a single request as {{fn}}_decide taking its cost, a joint one (RateLimiter.tryAcquireAll) all or
+-- nothing over its parts, each part a row of its own. The parts of every request, in order, come as arrays with the
+-- parameters of {{fn}}_decide (p_nows[i] NULL: the store's clock, read once per request); per request p_sizes is its
+-- number of parts, p_joints whether it is joint, p_deadlines its deadline by the store's clock (nanoseconds since the
+-- epoch; NULL: none). In one statement:
+--   1. lock every row of the batch in id order, so that two batches (of two instances) never wait on each other in
+--      a cycle; a key with no row gets one with no state (inserted, ON CONFLICT DO NOTHING, else locked), which
+--      decides as a missing row;
+--   2. decide each request in turn on the rows as the requests before it left them: a request whose deadline has
+--      passed by the store's clock is refused and touches nothing (a batch that reached the server late: its callers
+--      have been answered by the failure policy); a joint request decides every part without taking, then, if all are
+--      allowed, takes each (else counts the request where a refusing part counts rejections), as {{fn}}_decide_all;
+--   3. write each row taken from once; delete the rows step 1 created and nothing wrote; sweep near the new rows kept;
+--   4. if by now the store's clock has passed the deadline of a request decided, raise: the whole batch is rolled back.
+-- Returns o_now, the store's clock when the call began (the caller learns the offset of the store's clock from it);
+-- o_done per request (false: refused as past its deadline); per part its decision, NULL for a refused request's.
+CREATE OR REPLACE FUNCTION {{fn}}_decide_batch(
+    p_algs text[], p_ids bytea[], p_namespace text, p_shapes text[], p_keys text[], p_limits bigint[],
+    p_windows bigint[], p_subs bigint[], p_stricts boolean[], p_counted boolean[], p_costs bigint[],
+    p_nows bigint[], p_sizes integer[], p_joints boolean[], p_deadlines bigint[], p_timeout_ms integer,
+    p_async boolean,
+    OUT o_now bigint, OUT o_done boolean[], OUT o_allowed boolean[], OUT o_remaining bigint[],
+    OUT o_reset bigint[], OUT o_retry bigint[], OUT o_place bigint[])
+LANGUAGE plpgsql AS $$
+DECLARE
+    c_min     CONSTANT bigint := -9223372036854775808;
+    v_ids     bytea[];      -- the batch's rows, distinct, in id order
+    v_first   integer[];    -- per row: its first part, for the shape and key of a new row
+    v_of      integer[];    -- per part: its row's index in v_ids
+    v_rows    {{table}}[];  -- per row: its state as the requests decided so far left it
+    v_new     boolean[];    -- per row: created by this call
+    v_dirty   boolean[];    -- per row: to be written
+    v_when    bigint[];     -- per row: the time of the last request that took from it (its sweep's time)
+    v_row     {{table}};
+    v_blank   {{table}};    -- every column NULL: a key with no state
+    v_m       integer;
+    v_k       integer;
+    v_i       integer;
+    v_req     integer;
+    v_from    integer := 1; -- the request's first part
+    v_to      integer;
+    v_t       bigint;
+    v_now     bigint[];
+    v_all     boolean;
+    v_late    bigint;       -- the earliest deadline of a request decided
+    r         record;
+BEGIN
+    o_now := {{fn}}_now();
+    PERFORM {{fn}}_begin(p_timeout_ms, p_async);
+    -- every answer array whole from its first element, whichever requests are refused
+    o_done := array_fill(false, ARRAY[coalesce(array_length(p_sizes, 1), 0)]);
+    o_allowed := array_fill(NULL::boolean, ARRAY[coalesce(array_length(p_ids, 1), 0)]);
+    o_remaining := array_fill(NULL::bigint, ARRAY[coalesce(array_length(p_ids, 1), 0)]);
+    o_reset := o_remaining;
+    o_retry := o_remaining;
+    o_place := o_remaining;
+    SELECT array_agg(d.id ORDER BY d.id), array_agg(d.o ORDER BY d.id) INTO v_ids, v_first
+    FROM (SELECT p.id, min(p.o)::integer AS o FROM unnest(p_ids) WITH ORDINALITY AS p(id, o) GROUP BY p.id) AS d;
+    SELECT array_agg(u.k::integer ORDER BY p.o) INTO v_of
+    FROM unnest(p_ids) WITH ORDINALITY AS p(id, o) JOIN unnest(v_ids) WITH ORDINALITY AS u(id, k) USING (id);
+    v_m := coalesce(array_length(v_ids, 1), 0);
+
+    v_k := 1;
+    FOR v_row IN SELECT * FROM {{table}} WHERE id = ANY(v_ids) ORDER BY id FOR NO KEY UPDATE LOOP
+        WHILE v_ids[v_k] <> v_row.id LOOP
+            v_k := v_k + 1;
+        END LOOP;
+        v_rows[v_k] := v_row;
+        v_new[v_k] := false;
+    END LOOP;
+    FOR v_k IN 1..v_m LOOP
+        WHILE v_new[v_k] IS NULL LOOP
+            INSERT INTO {{table}} (id, namespace, shape, key, expires_at)
+            VALUES (v_ids[v_k], p_namespace, p_shapes[v_first[v_k]], p_keys[v_first[v_k]], c_min)
+            ON CONFLICT (id) DO NOTHING;
+            IF FOUND THEN
+                v_rows[v_k] := v_blank;
+                v_new[v_k] := true;
+            ELSE  -- inserted by another call since the read above
+                SELECT * INTO v_row FROM {{table}} WHERE id = v_ids[v_k] FOR NO KEY UPDATE;
+                IF FOUND THEN
+                    v_rows[v_k] := v_row;
+                    v_new[v_k] := false;
+                END IF;
+            END IF;
+        END LOOP;
+    END LOOP;
+
+    FOR v_req IN 1..coalesce(array_length(p_sizes, 1), 0) LOOP
+        v_to := v_from + p_sizes[v_req] - 1;
+        v_t := {{fn}}_now();
+        IF p_deadlines[v_req] IS NOT NULL AND v_t >= p_deadlines[v_req] THEN
+            o_done[v_req] := false;
+        ELSIF NOT p_joints[v_req] THEN
+            v_k := v_of[v_from];
+            v_now[v_from] := coalesce(p_nows[v_from], v_t);
+            r := {{fn}}_step(p_algs[v_from], v_rows[v_k], p_limits[v_from], p_windows[v_from], p_subs[v_from],
+                             p_stricts[v_from], p_costs[v_from], true, p_counted[v_from], v_now[v_from]);
+            o_allowed[v_from] := r.allowed;
+            o_remaining[v_from] := r.remaining;
+            o_reset[v_from] := r.reset_after;
+            o_retry[v_from] := r.retry_after;
+            o_place[v_from] := r.place;
+            IF r.wrote THEN
+                v_rows[v_k] := r.s;
+                v_dirty[v_k] := true;
+                v_when[v_k] := v_now[v_from];
+            END IF;
+            o_done[v_req] := true;
+        ELSE
+            IF (SELECT count(DISTINCT x) FROM unnest(v_of[v_from:v_to]) AS x) <> p_sizes[v_req] THEN
+                RAISE EXCEPTION 'a joint request names one row twice';
+            END IF;
+            v_all := true;
+            FOR v_i IN v_from..v_to LOOP
+                v_now[v_i] := coalesce(p_nows[v_i], v_t);
+                r := {{fn}}_step(p_algs[v_i], v_rows[v_of[v_i]], p_limits[v_i], p_windows[v_i], p_subs[v_i],
+                                 p_stricts[v_i], p_costs[v_i], false, p_counted[v_i], v_now[v_i]);
+                o_allowed[v_i] := r.allowed;
+                o_remaining[v_i] := r.remaining;
+                o_reset[v_i] := r.reset_after;
+                o_retry[v_i] := r.retry_after;
+                o_place[v_i] := r.place;
+                v_all := v_all AND r.allowed;
+            END LOOP;
+            FOR v_i IN v_from..v_to LOOP
+                IF v_all OR (NOT o_allowed[v_i] AND p_counted[v_i]) THEN
+                    v_k := v_of[v_i];
+                    r := {{fn}}_step(p_algs[v_i], v_rows[v_k], p_limits[v_i], p_windows[v_i], p_subs[v_i],
+                                     p_stricts[v_i], p_costs[v_i], true, p_counted[v_i], v_now[v_i]);
+                    IF v_all THEN
+                        o_allowed[v_i] := r.allowed;
+                        o_remaining[v_i] := r.remaining;
+                        o_reset[v_i] := r.reset_after;
+                        o_retry[v_i] := r.retry_after;
+                        o_place[v_i] := r.place;
+                    END IF;
+                    IF r.wrote THEN
+                        v_rows[v_k] := r.s;
+                        v_dirty[v_k] := true;
+                        v_when[v_k] := v_now[v_i];
+                    END IF;
+                END IF;
+            END LOOP;
+            o_done[v_req] := true;
+        END IF;
+        IF o_done[v_req] THEN
+            v_late := least(v_late, p_deadlines[v_req]);
+        END IF;
+        v_from := v_to + 1;
+    END LOOP;
+
+    FOR v_k IN 1..v_m LOOP
+        IF v_dirty[v_k] THEN
+            PERFORM {{fn}}_store(v_ids[v_k], v_rows[v_k]);
+        ELSIF v_new[v_k] THEN
+            DELETE FROM {{table}} WHERE id = v_ids[v_k];
+            v_new[v_k] := false;
+        END IF;
+    END LOOP;
+    -- after every write: a sweep must not delete a row of the batch before it is written
+    FOR v_k IN 1..v_m LOOP
+        IF v_new[v_k] THEN
+            PERFORM {{fn}}_sweep(v_ids[v_k], v_when[v_k]);
+        END IF;
+    END LOOP;
+    IF v_late IS NOT NULL AND {{fn}}_now() >= v_late THEN
+        RAISE EXCEPTION 'the batch ran past the deadline of a request it decided: rolled back, nothing taken';
+    END IF;
+END $$;
+
+-- A joint request alone (RateLimiter.tryAcquireAll): one request of {{fn}}_decide_batch, without a deadline. Returns
+-- one row per part, in the order of the parts (part = 1..n).
 CREATE OR REPLACE FUNCTION {{fn}}_decide_all(
     p_algs text[], p_ids bytea[], p_namespace text, p_shapes text[], p_keys text[], p_limits bigint[],
     p_windows bigint[], p_subs bigint[], p_stricts boolean[], p_counted boolean[], p_costs bigint[],
     p_nows bigint[], p_timeout_ms integer, p_async boolean)
 RETURNS TABLE (part integer, allowed boolean, remaining bigint, reset_after bigint, retry_after bigint,
                place bigint)
-LANGUAGE plpgsql AS $$
-DECLARE
-    c_min     CONSTANT bigint := -9223372036854775808;
-    n         CONSTANT integer := coalesce(array_length(p_ids, 1), 0);
-    v_order   integer[];
-    v_i       integer;
-    v_row     {{table}};
-    v_rows    {{table}}[];
-    v_new     boolean[];
-    v_store   bigint;
-    v_now     bigint[];
-    v_all     boolean := true;
-    v_allowed boolean[];
-    v_remain  bigint[];
-    v_reset   bigint[];
-    v_retry   bigint[];
-    v_place   bigint[];
-    r         record;
-BEGIN
-    IF (SELECT count(DISTINCT x) FROM unnest(p_ids) AS x) <> n THEN
-        RAISE EXCEPTION 'a joint request names one row twice';
-    END IF;
-    PERFORM {{fn}}_begin(p_timeout_ms, p_async);
-    SELECT array_agg(o ORDER BY p_ids[o]) INTO v_order FROM generate_series(1, n) AS o;
-    FOREACH v_i IN ARRAY v_order LOOP
-        LOOP
-            SELECT * INTO v_row FROM {{table}} WHERE id = p_ids[v_i] FOR NO KEY UPDATE;
-            IF FOUND THEN
-                v_new[v_i] := false;
-                EXIT;
-            END IF;
-            INSERT INTO {{table}} (id, namespace, shape, key, expires_at)
-            VALUES (p_ids[v_i], p_namespace, p_shapes[v_i], p_keys[v_i], c_min)
-            ON CONFLICT (id) DO NOTHING;
-            IF FOUND THEN
-                v_new[v_i] := true;  -- v_row: every column NULL, as the SELECT found nothing
-                EXIT;
-            END IF;
-        END LOOP;
-        v_rows[v_i] := v_row;
-    END LOOP;
-
-    FOR v_i IN 1..n LOOP
-        IF p_nows[v_i] IS NULL AND v_store IS NULL THEN
-            v_store := {{fn}}_now();
-        END IF;
-        v_now[v_i] := coalesce(p_nows[v_i], v_store);
-        r := {{fn}}_step(p_algs[v_i], v_rows[v_i], p_limits[v_i], p_windows[v_i], p_subs[v_i], p_stricts[v_i],
-                         p_costs[v_i], false, p_counted[v_i], v_now[v_i]);
-        v_allowed[v_i] := r.allowed;
-        v_remain[v_i] := r.remaining;
-        v_reset[v_i] := r.reset_after;
-        v_retry[v_i] := r.retry_after;
-        v_place[v_i] := r.place;
-        v_all := v_all AND r.allowed;
-    END LOOP;
-
-    FOR v_i IN 1..n LOOP
-        IF v_all OR (NOT v_allowed[v_i] AND p_counted[v_i]) THEN
-            r := {{fn}}_step(p_algs[v_i], v_rows[v_i], p_limits[v_i], p_windows[v_i], p_subs[v_i], p_stricts[v_i],
-                             p_costs[v_i], true, p_counted[v_i], v_now[v_i]);
-            IF v_all THEN
-                v_allowed[v_i] := r.allowed;
-                v_remain[v_i] := r.remaining;
-                v_reset[v_i] := r.reset_after;
-                v_retry[v_i] := r.retry_after;
-                v_place[v_i] := r.place;
-            END IF;
-            PERFORM {{fn}}_store(p_ids[v_i], r.s);
-        ELSIF v_new[v_i] THEN
-            DELETE FROM {{table}} WHERE id = p_ids[v_i];
-            v_new[v_i] := false;
-        END IF;
-    END LOOP;
-    -- after every write: a sweep must not delete a part's row before it is written
-    FOR v_i IN 1..n LOOP
-        IF v_new[v_i] THEN
-            PERFORM {{fn}}_sweep(p_ids[v_i], v_now[v_i]);
-        END IF;
-    END LOOP;
-
-    FOR v_i IN 1..n LOOP
-        part := v_i;
-        allowed := v_allowed[v_i];
-        remaining := v_remain[v_i];
-        reset_after := v_reset[v_i];
-        retry_after := v_retry[v_i];
-        place := v_place[v_i];
-        RETURN NEXT;
-    END LOOP;
-END $$;
+LANGUAGE sql AS $$
+    SELECT i, b.o_allowed[i], b.o_remaining[i], b.o_reset[i], b.o_retry[i], b.o_place[i]
+    FROM {{fn}}_decide_batch(p_algs, p_ids, p_namespace, p_shapes, p_keys, p_limits, p_windows, p_subs, p_stricts,
+                             p_counted, p_costs, p_nows, ARRAY[coalesce(array_length(p_ids, 1), 0)], ARRAY[true],
+                             ARRAY[NULL::bigint], p_timeout_ms, p_async) AS b,
+         generate_series(1, coalesce(array_length(p_ids, 1), 0)) AS i
+    ORDER BY i
+$$;

@@ -132,7 +132,7 @@ class ListenerTest {
                     .build();
             RateLimiter limiter = limiter(Algorithm.FIXED_WINDOW, 2, MINUTE, store, RateLimitListener.NONE);
             assertEquals(1, limiter.tryAcquire("k", 1).remaining());
-            Databases.execute(Databases.shared(), "DROP FUNCTION " + table + "_decide_all");
+            Databases.execute(Databases.shared(), "DROP FUNCTION " + table + "_decide_batch");
             JointDecision d = RateLimiter.tryAcquireAll(Acquisition.of(limiter, "k"));
             assertEquals(0, d.decision(0).remaining(), "decided after the function was created again: " + d);
             assertEquals(1, onStore.failures().size(), "failures heard: " + onStore.failures());

@@ -91,7 +91,7 @@ class SchemaTest {
             assertEquals(1, first.tryAcquire("k").remaining());
             String script = builder().schemaScript();
             long scripted = script.split("CREATE OR REPLACE FUNCTION", -1).length - 1;
-            assertEquals(32, scripted, "functions in the script");
+            assertEquals(33, scripted, "functions in the script");
             assertEquals(scripted, functions(), "every function of the script, once");
         } finally {
             threads.shutdownNow();
