@@ -171,6 +171,11 @@ public final class GroupCommit<Q, A> {
         }
     }
 
+    /** How many requests wait for the next batch (given-up ones included until it is formed). */
+    synchronized int queued() {
+        return waiting.size();
+    }
+
     private void submit(Request<Q, A> r) {
         synchronized (this) {
             if (sending) {

@@ -1,0 +1,133 @@
+package dev.sluice.spi;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.sluice.SluiceException;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link GroupCommit} over a store whose batches the test completes by hand: what arrives while a batch is in flight
+ * goes in the next one, a request whose deadline passes while it waits is never sent, and a batch every caller gave
+ * up holds nothing back.
+ */
+class GroupCommitTest {
+
+    private static final long PATIENT = TimeUnit.SECONDS.toNanos(30);
+    private static final long SHORT = TimeUnit.MILLISECONDS.toNanos(50);
+
+    /** The batches sent, each as its payloads, and the call each waits on. */
+    private final List<List<String>> sent = new CopyOnWriteArrayList<>();
+
+    private final List<CompletableFuture<Void>> calls = new CopyOnWriteArrayList<>();
+    private final List<List<GroupCommit.Request<String, String>>> batches = new CopyOnWriteArrayList<>();
+    private final ExecutorService callers = Executors.newCachedThreadPool();
+
+    private final GroupCommit<String, String> commit = GroupCommit.<String, String>builder("Store", batch -> {
+                sent.add(batch.stream().map(GroupCommit.Request::payload).toList());
+                batches.add(batch);
+                CompletableFuture<Void> call = new CompletableFuture<>();
+                calls.add(call);
+                return call;
+            })
+            .build();
+
+    @AfterEach
+    void stopCallers() {
+        callers.shutdownNow();
+    }
+
+    /** Answers every request of batch {@code i} with its payload, upper-cased, and completes the call. */
+    private void answer(int i) {
+        batches.get(i).forEach(r -> r.answer(r.payload().toUpperCase(Locale.ROOT)));
+        calls.get(i).complete(null);
+    }
+
+    private Future<String> decide(String payload, long timeoutNanos) {
+        return callers.submit(() -> commit.decide(payload, 1, System.nanoTime() + timeoutNanos));
+    }
+
+    private void awaitSent(int n) throws InterruptedException {
+        long end = System.nanoTime() + PATIENT;
+        while (sent.size() < n && System.nanoTime() - end < 0) {
+            Thread.sleep(1);
+        }
+        assertEquals(n, sent.size(), "batches sent: " + sent);
+    }
+
+    private void awaitDone(Future<?> f) throws InterruptedException {
+        long end = System.nanoTime() + PATIENT;
+        while (!f.isDone() && System.nanoTime() - end < 0) {
+            Thread.sleep(1);
+        }
+    }
+
+    @Test
+    void requestsArrivingWhileABatchIsInFlightGoTogetherInTheNext() throws Exception {
+        Future<String> a = decide("a", PATIENT);
+        awaitSent(1);
+        Future<String> b = decide("b", PATIENT);
+        Future<String> c = decide("c", PATIENT);
+        long end = System.nanoTime() + PATIENT;
+        while (commit.queued() < 2 && System.nanoTime() - end < 0) {
+            Thread.sleep(1);
+        }
+        assertEquals(2, commit.queued(), "b and c wait for the next batch");
+        answer(0);
+        awaitSent(2);
+        answer(1);
+        assertEquals("A", a.get(30, TimeUnit.SECONDS));
+        assertEquals("B", b.get(30, TimeUnit.SECONDS));
+        assertEquals("C", c.get(30, TimeUnit.SECONDS));
+        assertEquals(List.of(List.of("a"), List.of("b", "c")), sortedBatches());
+    }
+
+    @Test
+    void aRequestWhoseDeadlinePassesWhileItWaitsIsNeverSent() throws Exception {
+        Future<String> a = decide("a", PATIENT);
+        awaitSent(1);
+        Future<String> late = decide("late", SHORT);
+        awaitDone(late);
+        SluiceException e = assertInstanceOf(
+                SluiceException.class,
+                assertThrows(ExecutionException.class, late::get).getCause());
+        assertInstanceOf(TimeoutException.class, e.getCause(), "ended by its deadline: " + e);
+        answer(0);
+        assertEquals("A", a.get(30, TimeUnit.SECONDS));
+        Future<String> after = decide("after", PATIENT);
+        awaitSent(2);
+        answer(1);
+        assertEquals("AFTER", after.get(30, TimeUnit.SECONDS));
+        assertEquals(List.of(List.of("a"), List.of("after")), sent, "the late request was never sent");
+    }
+
+    @Test
+    void aBatchEveryCallerGaveUpHoldsNothingBack() throws Exception {
+        Future<String> stuck = decide("stuck", SHORT); // its call never returns
+        awaitSent(1);
+        awaitDone(stuck);
+        assertThrows(ExecutionException.class, stuck::get);
+        Future<String> next = decide("next", PATIENT);
+        awaitSent(2);
+        answer(1);
+        assertEquals("NEXT", next.get(30, TimeUnit.SECONDS));
+        assertEquals(List.of(List.of("stuck"), List.of("next")), sent);
+    }
+
+    /** The batches sent, each one's payloads sorted (requests that queue together arrive in any order). */
+    private List<List<String>> sortedBatches() {
+        return sent.stream().map(b -> b.stream().sorted().toList()).toList();
+    }
+}
