@@ -305,8 +305,8 @@ END $$;
 -- number of parts, p_joints whether it is joint, p_deadlines its deadline by the store's clock (nanoseconds since the
 -- epoch; NULL: none). In one statement:
 --   1. lock every row of the batch in id order, so that two batches (of two instances) never wait on each other in
---      a cycle; a key with no row gets one with no state (inserted, ON CONFLICT DO NOTHING, else locked), which
---      decides as a missing row;
+--      a cycle; a key with no row gets one with no state (inserted, ON CONFLICT DO NOTHING), which decides as a
+--      missing row;
 --   2. decide each request in turn on the rows as the requests before it left them: a request whose deadline has
 --      passed by the store's clock is refused and touches nothing (a batch that reached the server late: its callers
 --      have been answered by the failure policy); a joint request decides every part without taking, then, if all are
@@ -361,28 +361,22 @@ BEGIN
     FROM unnest(p_ids) WITH ORDINALITY AS p(id, o) JOIN unnest(v_ids) WITH ORDINALITY AS u(id, k) USING (id);
     v_m := coalesce(array_length(v_ids, 1), 0);
 
-    v_k := 1;
-    FOR v_row IN SELECT * FROM {{table}} WHERE id = ANY(v_ids) ORDER BY id FOR NO KEY UPDATE LOOP
-        WHILE v_ids[v_k] <> v_row.id LOOP
-            v_k := v_k + 1;
-        END LOOP;
-        v_rows[v_k] := v_row;
-        v_new[v_k] := false;
-    END LOOP;
+    -- one statement per row, by its primary key: a plan on id = ANY(...) cached while the table was small would scan it
     FOR v_k IN 1..v_m LOOP
-        WHILE v_new[v_k] IS NULL LOOP
+        LOOP
+            SELECT * INTO v_row FROM {{table}} WHERE id = v_ids[v_k] FOR NO KEY UPDATE;
+            IF FOUND THEN
+                v_rows[v_k] := v_row;
+                v_new[v_k] := false;
+                EXIT;
+            END IF;
             INSERT INTO {{table}} (id, namespace, shape, key, expires_at)
             VALUES (v_ids[v_k], p_namespace, p_shapes[v_first[v_k]], p_keys[v_first[v_k]], c_min)
             ON CONFLICT (id) DO NOTHING;
             IF FOUND THEN
                 v_rows[v_k] := v_blank;
                 v_new[v_k] := true;
-            ELSE  -- inserted by another call since the read above
-                SELECT * INTO v_row FROM {{table}} WHERE id = v_ids[v_k] FOR NO KEY UPDATE;
-                IF FOUND THEN
-                    v_rows[v_k] := v_row;
-                    v_new[v_k] := false;
-                END IF;
+                EXIT;
             END IF;
         END LOOP;
     END LOOP;
