@@ -60,26 +60,16 @@ final class PostgresJoint implements AtomicJointDecider {
         return true;
     }
 
-    /** A joint request goes in the next batch of the store, by its deadline, and the store refuses it past it. */
-    @Override
-    public boolean keepsDeadlines() {
-        return true;
-    }
-
+    /**
+     * The request goes in the next batch of the store, by the store's timeout. It does not {@linkplain #keepsDeadlines()
+     * keep a shorter deadline}: borrowing a connection from the DataSource cannot be bounded by it, so a caller with a
+     * deadline hands the call to a thread of its own ({@link dev.sluice.RateLimiter#tryAcquireAllBy}).
+     */
     @Override
     public List<StoreDecision> decideAll(
             List<AtomicDecider> deciders, List<String> keys, long[] costs, long[] nowNanos) {
-        return decideAll(
-                deciders,
-                keys,
-                costs,
-                nowNanos,
-                System.nanoTime() + Calls.saturatedNanos(store.options().timeout()));
-    }
-
-    @Override
-    public List<StoreDecision> decideAll(
-            List<AtomicDecider> deciders, List<String> keys, long[] costs, long[] nowNanos, long deadlineNanos) {
+        long deadlineNanos =
+                System.nanoTime() + Calls.saturatedNanos(store.options().timeout());
         int n = deciders.size();
         List<PostgresBatches.Part> parts = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
