@@ -49,9 +49,10 @@ import org.jspecify.annotations.Nullable;
  * check's deadline cut short ({@link StoreDeadline}) is answered the same way, and every stage after it as well,
  * unasked.
  *
- * <p>Resolutions. What a descriptor resolves to in a domain (its plan and counter keys) is kept in a direct-mapped
- * table of {@value #RECENT} slots by the descriptor's value, so that a descriptor checked again (the same object or an
- * equal one) skips the matching and finds the very key strings, whose hashes the store computed before. A slot holds
+ * <p>Resolutions. What a descriptor resolves to in a domain (its domain's rules, its plan, counter keys and the
+ * acquisition of one permit of each counter) is kept in a direct-mapped table of {@value #RECENT} slots by the
+ * descriptor's value and domain name, so that a descriptor checked again (the same object or an equal one) skips the
+ * domain's lookup and the matching, and finds the very key strings, whose hashes the store computed before. A slot holds
  * the last descriptor that fell in it; descriptors longer than {@value #MAX_CACHED_CHARS} characters are not kept.
  * Slots are read and written without locks: a resolution is immutable, so a thread sees none, an older one or a newer
  * one, each whole, and checks that it is the one asked for.
@@ -98,28 +99,52 @@ final class Engine {
     private static final class Domain {
         final String name;
         final DomainPolicy policy;
+        final OnStoreFailure onFailure;
         /** The plan of each node of the configuration that has a rule. */
         final IdentityHashMap<DomainPolicy.Node, Plan> plans;
 
         Domain(String name, DomainPolicy policy, IdentityHashMap<DomainPolicy.Node, Plan> plans) {
             this.name = name;
             this.policy = policy;
+            this.onFailure = policy.onStoreFailure();
             this.plans = plans;
         }
     }
 
-    /** What a descriptor resolves to in a domain: its rule's plan and counter keys; no plan when no rule applies. */
+    /**
+     * What a descriptor resolves to in a domain: its rule's plan, counter keys and the acquisition of one permit of each
+     * counter; no plan when no rule applies.
+     */
     private static final class Resolution {
         final Descriptor descriptor;
         final String domain;
+        /** Null for a domain the configuration does not have. */
+        final @Nullable Domain dom;
+
         final @Nullable Plan plan;
         final @Nullable String @Nullable [] keys;
+        /** Per limit, one permit of its counter, which a request of cost 1 asks as it is; null where it has no limiter. */
+        final @Nullable Acquisition @Nullable [] ones;
 
-        Resolution(Descriptor descriptor, String domain, @Nullable Plan plan, @Nullable String @Nullable [] keys) {
+        Resolution(Descriptor descriptor, String domain, @Nullable Domain dom, @Nullable Plan plan) {
             this.descriptor = descriptor;
             this.domain = domain;
+            this.dom = dom;
             this.plan = plan;
+            if (plan == null) {
+                this.keys = null;
+                this.ones = null;
+                return;
+            }
+            @Nullable String[] keys = plan.keys(descriptor);
+            @Nullable Acquisition[] ones = new Acquisition[keys.length];
+            for (int j = 0; j < keys.length; j++) {
+                RateLimiter limiter = plan.limiters[j];
+                String key = keys[j];
+                ones[j] = limiter == null || key == null ? null : new Acquisition(limiter, key, 1);
+            }
             this.keys = keys;
+            this.ones = ones;
         }
     }
 
@@ -326,11 +351,24 @@ final class Engine {
         @Nullable
         Part next;
 
-        Part(@Nullable RateLimiter limiter, String key, Limit limit, int stage) {
+        /** One permit of this counter, kept by the resolution; null for a limit of 0. */
+        private final @Nullable Acquisition one;
+
+        Part(@Nullable RateLimiter limiter, String key, Limit limit, int stage, @Nullable Acquisition one) {
             this.limiter = limiter;
             this.key = key;
             this.limit = limit;
             this.stage = stage;
+            this.one = one;
+        }
+
+        /** What the store is asked for this part: its cost of its counter. */
+        Acquisition acquisition() {
+            Acquisition a = one;
+            return a != null && cost == 1
+                    ? a
+                    : new Acquisition(
+                            Objects.requireNonNull(limiter, "a limit of 0 has none, and is impossible"), key, cost);
         }
     }
 
@@ -470,15 +508,14 @@ final class Engine {
             long @Nullable [] costs,
             @Nullable StoreDeadline deadline,
             int stripe) {
-        Domain dom = domains.get(domain);
         int n = descriptors.size();
         // a request of one descriptor keeps its resolution without an array
-        Resolution first = resolve(domain, dom, descriptors.get(0));
+        Resolution first = resolve(domain, descriptors.get(0));
         Resolution[] rest = n == 1 ? null : new Resolution[n];
         int slots = 0;
         boolean replaces = false;
         for (int i = 0; i < n; i++) {
-            Resolution r = i == 0 ? first : resolve(domain, dom, descriptors.get(i));
+            Resolution r = i == 0 ? first : resolve(domain, descriptors.get(i));
             if (rest != null) {
                 rest[i] = r;
             }
@@ -496,6 +533,7 @@ final class Engine {
         Part slot0 = null;
         Part head = null;
         Part tail = null;
+        int stages = 0; // a bit per stage that has a part
         Map<String, Part> byKey = slots > 8 ? new HashMap<>() : null;
         int slot = 0;
         for (int i = 0; i < n; i++) {
@@ -505,6 +543,7 @@ final class Engine {
                 continue;
             }
             @Nullable String[] keys = Objects.requireNonNull(r.keys, "a resolution with a plan has its keys");
+            @Nullable Acquisition[] ones = Objects.requireNonNull(r.ones, "a resolution with a plan has its keys");
             long cost = costs == null ? hits : costs[i];
             for (int j = 0; j < p.limits.length; j++, slot++) {
                 Limit l = p.limits[j];
@@ -514,7 +553,8 @@ final class Engine {
                 }
                 Part part = byKey != null ? byKey.get(key) : find(head, key);
                 if (part == null) {
-                    part = new Part(p.limiters[j], key, l, p.stage);
+                    part = new Part(p.limiters[j], key, l, p.stage, ones[j]);
+                    stages |= 1 << p.stage;
                     if (tail == null) {
                         head = part;
                     } else {
@@ -534,12 +574,16 @@ final class Engine {
             }
         }
 
-        OnStoreFailure onFailure = dom == null ? OnStoreFailure.ALLOW : dom.policy.onStoreFailure();
+        Domain dom = first.dom;
+        OnStoreFailure onFailure = dom == null ? OnStoreFailure.ALLOW : dom.onFailure;
         int refusedStage = -1;
         int failedStages = 0;
         boolean timedOut = false;
         long nowNanos = -1;
         for (int stage = Plan.ENFORCE; stage <= Plan.DRY_RUN && refusedStage < 0; stage++) {
+            if ((stages & (1 << stage)) == 0) {
+                continue;
+            }
             int asked = 0;
             Part one = null;
             boolean impossible = false;
@@ -608,28 +652,16 @@ final class Engine {
 
     /** {@link #ask(Part, int, int, Part)} by {@code deadline}. */
     private int ask(@Nullable Part head, int stage, int asked, StoreDeadline deadline, int stripe) {
-        Acquisition[] acquisitions = new Acquisition[asked];
-        Part[] asking = new Part[asked];
-        int k = 0;
-        for (Part p = head; p != null; p = p.next) {
-            if (p.stage == stage) {
-                RateLimiter limiter = Objects.requireNonNull(p.limiter, "a limit of 0 has none, and is impossible");
-                asking[k] = p;
-                acquisitions[k++] = new Acquisition(limiter, p.key, p.cost);
-            }
-        }
         JointDecision joint;
         try {
-            joint = deadline.decide(Arrays.asList(acquisitions), this, stripe);
+            joint = deadline.decide(acquisitions(head, stage, asked), this, stripe);
         } catch (SluiceException e) {
             return FAILED;
         }
         if (joint == null) {
             return TIMED_OUT;
         }
-        for (int q = 0; q < asked; q++) {
-            asking[q].decision = joint.decision(q);
-        }
+        answer(head, stage, joint);
         return ASKED;
     }
 
@@ -645,20 +677,7 @@ final class Engine {
                 one.decision = limiter.tryAcquire(one.key, one.cost);
                 return ASKED;
             }
-            Acquisition[] acquisitions = new Acquisition[asked];
-            Part[] asking = new Part[asked];
-            int k = 0;
-            for (Part p = head; p != null; p = p.next) {
-                if (p.stage == stage) {
-                    RateLimiter limiter = Objects.requireNonNull(p.limiter, "a limit of 0 has none, and is impossible");
-                    asking[k] = p;
-                    acquisitions[k++] = new Acquisition(limiter, p.key, p.cost);
-                }
-            }
-            JointDecision joint = RateLimiter.tryAcquireAll(Arrays.asList(acquisitions));
-            for (int q = 0; q < asked; q++) {
-                asking[q].decision = joint.decision(q);
-            }
+            answer(head, stage, RateLimiter.tryAcquireAll(acquisitions(head, stage, asked)));
             return ASKED;
         } catch (SluiceException e) {
             return FAILED;
@@ -674,12 +693,12 @@ final class Engine {
         try {
             for (Part p = head; p != null; p = p.next) {
                 if (p.stage == Plan.QUOTA && !p.impossible) {
-                    RateLimiter limiter = Objects.requireNonNull(p.limiter, "a limit of 0 has none, and is impossible");
                     if (deadline == null) {
-                        p.decision = limiter.tryAcquire(p.key, p.cost);
+                        p.decision = Objects.requireNonNull(p.limiter, "a limit of 0 has none, and is impossible")
+                                .tryAcquire(p.key, p.cost);
                         continue;
                     }
-                    JointDecision one = deadline.decide(List.of(new Acquisition(limiter, p.key, p.cost)), this, stripe);
+                    JointDecision one = deadline.decide(List.of(p.acquisition()), this, stripe);
                     if (one == null) {
                         return TIMED_OUT;
                     }
@@ -689,6 +708,28 @@ final class Engine {
             return ASKED;
         } catch (SluiceException e) {
             return FAILED;
+        }
+    }
+
+    /** The acquisitions of the {@code asked} parts of {@code stage}, in the order of the request. */
+    private static List<Acquisition> acquisitions(@Nullable Part head, int stage, int asked) {
+        Acquisition[] acquisitions = new Acquisition[asked];
+        int k = 0;
+        for (Part p = head; p != null; p = p.next) {
+            if (p.stage == stage) {
+                acquisitions[k++] = p.acquisition();
+            }
+        }
+        return Arrays.asList(acquisitions);
+    }
+
+    /** Gives each part of {@code stage} its decision from {@code joint}, asked in {@link #acquisitions} order. */
+    private static void answer(@Nullable Part head, int stage, JointDecision joint) {
+        int q = 0;
+        for (Part p = head; p != null; p = p.next) {
+            if (p.stage == stage) {
+                p.decision = joint.decision(q++);
+            }
         }
     }
 
@@ -717,20 +758,20 @@ final class Engine {
     }
 
     /** What {@code d} resolves to in {@code domain}: from the table of recent resolutions, else matched and kept. */
-    private Resolution resolve(String domain, @Nullable Domain dom, Descriptor d) {
+    private Resolution resolve(String domain, Descriptor d) {
         Objects.requireNonNull(d, "descriptor must not be null");
-        if (dom == null) {
-            return new Resolution(d, domain, null, null);
-        }
         int h = d.hashCode() * 31 + domain.hashCode();
         int slot = (h ^ (h >>> 16)) & (RECENT - 1);
         Resolution r = recent[slot];
         if (r != null && d.equals(r.descriptor) && domain.equals(r.domain)) {
             return r;
         }
+        Domain dom = domains.get(domain);
+        if (dom == null) {
+            return new Resolution(d, domain, null, null);
+        }
         DomainPolicy.Node node = dom.policy.match(d);
-        Plan plan = node == null ? null : dom.plans.get(node);
-        r = new Resolution(d, dom.name, plan, plan == null ? null : plan.keys(d));
+        r = new Resolution(d, dom.name, dom, node == null ? null : dom.plans.get(node));
         if (chars(d) <= MAX_CACHED_CHARS) {
             recent[slot] = r;
         }
@@ -748,7 +789,7 @@ final class Engine {
     /** The counter keys of {@code d} in {@code domain}, as a check resolves them; null when no rule applies. */
     @Nullable
     String @Nullable [] keysForTest(String domain, Descriptor d) {
-        return resolve(domain, domains.get(domain), d).keys;
+        return resolve(domain, d).keys;
     }
 
     /** A limit refused without asking the store: a limit of 0, or a cost above the limit. */
