@@ -10,6 +10,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -145,6 +150,55 @@ class DescriptorReuseTest {
             }
             assertTrue(refused > 0, "the pool's descriptors reach their limits");
             assertFalse(refused == 5_000);
+        }
+    }
+
+    /**
+     * Threads that check more descriptors than the table of resolutions has slots, each descriptor by several
+     * threads, equal objects and the same one, so that slots are overwritten under running checks: every descriptor
+     * is counted under its own counter, exactly its limit admitted.
+     */
+    @Test
+    void threadsOverwritingTheTableEachCountUnderTheirOwnCounter() throws Exception {
+        Policies policies = Policies.parse(
+                "web.yaml",
+                "domain: web\ndescriptors:\n  - key: client_id\n    rate_limit: {unit: hour, requests_per_unit: 3}\n");
+        int clients = 2 * Engine.RECENT;
+        int threads = 4; // each checks every client once: 4 tries of a limit of 3
+        List<Descriptor> shared = new ArrayList<>();
+        for (int c = 0; c < clients; c++) {
+            shared.add(Descriptor.of("client_id", "c" + c));
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try (PolicyLimiter l = limiter(policies)) {
+            CyclicBarrier start = new CyclicBarrier(threads);
+            List<Future<int[]>> results = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                boolean fresh = t % 2 == 0; // half the threads build an equal descriptor per check
+                int offset = t * clients / threads;
+                results.add(pool.submit(() -> {
+                    start.await();
+                    int[] admitted = new int[clients];
+                    for (int k = 0; k < clients; k++) {
+                        int c = (offset + k) % clients;
+                        Descriptor d = fresh ? Descriptor.of("client_id", "c" + c) : shared.get(c);
+                        admitted[c] += l.check("web", List.of(d), 1).allowed() ? 1 : 0;
+                    }
+                    return admitted;
+                }));
+            }
+            int[] total = new int[clients];
+            for (Future<int[]> f : results) {
+                int[] admitted = f.get(60, TimeUnit.SECONDS);
+                for (int c = 0; c < clients; c++) {
+                    total[c] += admitted[c];
+                }
+            }
+            for (int c = 0; c < clients; c++) {
+                assertEquals(3, total[c], "client c" + c);
+            }
+        } finally {
+            pool.shutdownNow();
         }
     }
 }
