@@ -1,7 +1,9 @@
 package dev.sluice.bench;
 
+import dev.sluice.Acquisition;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
+import dev.sluice.JointDecision;
 import dev.sluice.RateLimiter;
 import dev.sluice.policy.Descriptor;
 import dev.sluice.policy.OAuthDescriptors;
@@ -20,9 +22,11 @@ import java.util.Locale;
  * the bare {@code RateLimiter.tryAcquire} under it, in memory, with the default clock, over 8 keys; nothing is ever
  * refused. The descriptors are built once per key beforehand, as {@code PolicyBench}'s, and the bare keys too, but
  * in {@code checkFromRequest}, which builds the descriptors per request, and {@code tryAcquireFromRequest}, its bare
- * counterpart, which builds the key per request from the same client and user. Each subject runs in a JVM of its own (so that one subject's call sites do not make another's
- * megamorphic), best and median of 20 rounds of 2,000,000 decisions after 10 warm-up rounds. The subjects run twice,
- * in two orders, so that a change in the machine's load during the run shows as a difference between the two.
+ * counterpart, which builds the key per request from the same client and user; {@code checkThree} and
+ * {@code tryAcquireAllOfThree} are {@code PolicyBench}'s. Each subject runs in a JVM of its own (so that one
+ * subject's call sites do not make another's megamorphic), best and median of 20 rounds of 2,000,000 decisions after
+ * 10 warm-up rounds. The subjects run twice, in two orders, so that a change in the machine's load during the run
+ * shows as a difference between the two.
  *
  * <pre>java -cp sluice-bench/target/benchmarks.jar dev.sluice.bench.PolicyCost [FIXED_WINDOW|SLIDING_TAIL]</pre>
  */
@@ -33,7 +37,14 @@ public final class PolicyCost {
     private static final int ROUNDS = 20;
     private static final int OPS_PER_ROUND = 2_000_000;
     private static final List<String> SUBJECTS = List.of(
-            "tryAcquire", "checkOneLimit", "checkNested", "checkDryRun", "tryAcquireFromRequest", "checkFromRequest");
+            "tryAcquire",
+            "checkOneLimit",
+            "checkNested",
+            "checkDryRun",
+            "tryAcquireFromRequest",
+            "checkFromRequest",
+            "tryAcquireAllOfThree",
+            "checkThree");
 
     private static volatile Object sink;
 
@@ -67,6 +78,7 @@ public final class PolicyCost {
                     case "tryAcquire" -> bare(algorithm);
                     case "tryAcquireFromRequest" -> bareFromRequest(algorithm);
                     case "checkFromRequest" -> fromRequest(algorithm);
+                    case "tryAcquireAllOfThree" -> bareOfThree(algorithm);
                     default -> check(subject, algorithm);
                 };
         double[] ns = CpuRounds.nanosPerOperation(round, WARM_ROUNDS, ROUNDS, OPS_PER_ROUND);
@@ -82,6 +94,31 @@ public final class PolicyCost {
             Decision d = null;
             for (int i = 0; i < OPS_PER_ROUND; i++) {
                 d = limiter.tryAcquire(names[i & (KEYS - 1)]);
+                if (!d.allowed()) {
+                    throw new IllegalStateException("refused: " + d);
+                }
+            }
+            sink = d;
+        };
+    }
+
+    /** The bare counterpart of {@code checkThree}: {@code tryAcquireAll} of three keys on one limiter. */
+    private static Runnable bareOfThree(Algorithm algorithm) {
+        RateLimiter limiter = RateLimiter.builder(algorithm)
+                .limit(Load.ALLOWED.limit, Load.ALLOWED.window)
+                .build();
+        String[] names = Keys.generate(KEYS);
+        List<List<Acquisition>> parts = new ArrayList<>(KEYS);
+        for (String name : names) {
+            parts.add(List.of(
+                    new Acquisition(limiter, "a|" + name, 1),
+                    new Acquisition(limiter, "c|" + name, 1),
+                    new Acquisition(limiter, "p|" + name, 1)));
+        }
+        return () -> {
+            JointDecision d = null;
+            for (int i = 0; i < OPS_PER_ROUND; i++) {
+                d = RateLimiter.tryAcquireAll(parts.get(i & (KEYS - 1)));
                 if (!d.allowed()) {
                     throw new IllegalStateException("refused: " + d);
                 }
@@ -163,6 +200,10 @@ public final class PolicyCost {
                         case "checkNested" -> OAuthDescriptors.forTokenRequest(
                                 "password", "client-" + (i % 4), "user-" + i);
                         case "checkDryRun" -> List.of(Descriptor.of("tenant", "tenant-" + i));
+                        case "checkThree" -> List.of(
+                                Descriptor.of("remote_address", "10.0.0." + i),
+                                Descriptor.of("client_id", "client-" + i),
+                                Descriptor.of("path", "/api/" + i));
                         default -> throw new IllegalArgumentException("no such subject: " + subject);
                     });
         }
