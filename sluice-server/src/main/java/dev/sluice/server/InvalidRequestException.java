@@ -9,14 +9,19 @@ final class InvalidRequestException extends RuntimeException {
 
     /** What kind of problem, for logging each kind at most once a while ({@link BadRequestLog}). */
     enum Kind {
-        /** Not a {@code RateLimitRequest}: undecodable protobuf, or malformed proto3 JSON. */
+        /**
+         * Not a {@code RateLimitRequest}: undecodable protobuf, malformed proto3 JSON, or a gRPC call ended without its
+         * one message or sent more ({@link ReadTimeout}).
+         */
         UNDECODABLE,
         /** Bytes that are not UTF-8, or a string with an unpaired surrogate. */
         INVALID_UTF8,
         /** Over one of the {@link RequestCaps}. */
         OVER_CAP,
         /** Decodable and within the caps, but a field the service cannot take (an empty domain, a limit override…). */
-        INVALID_FIELD
+        INVALID_FIELD,
+        /** A gRPC call whose request did not arrive in full within the read timeout ({@link ReadTimeout}). */
+        TIMED_OUT
     }
 
     private final Kind kind;

@@ -102,6 +102,9 @@ final class ServeCommand {
                                       gRPC connections open at once; one past it is closed as soon as it is
                                       accepted; default one per --grpc-max-streams x 2KiB of half the maximum heap
                                       (640 at -Xmx256m), at least 16: what a client holding every stream may cost
+              --grpc-read-timeout D   how long a gRPC call's request may take to arrive in full from its headers;
+                                      then the call is ended DEADLINE_EXCEEDED and its place among
+                                      --grpc-max-calls given back; from 100ms to 1h; default 10s
               --grpc-idle-timeout D   how long a gRPC connection may stay open with no call before it is sent
                                       GOAWAY (its client reconnects when it next needs to); at least 1s; default 5m
               --grpc-keepalive-time D
@@ -205,6 +208,7 @@ final class ServeCommand {
             "grpc-max-connections",
             "grpc-max-resets",
             "grpc-idle-timeout",
+            "grpc-read-timeout",
             "grpc-keepalive-time",
             "grpc-keepalive-timeout",
             "grpc-max-connection-age",
@@ -553,11 +557,23 @@ final class ServeCommand {
         return d;
     }
 
+    /** The longest {@code --grpc-read-timeout}: a bound longer than this bounds nothing a client would notice. */
+    static final Duration MAX_GRPC_READ_TIMEOUT = Duration.ofHours(1);
+
     static SluiceServer.GrpcLimits grpcLimits(Options o) {
         SluiceServer.GrpcLimits d = SluiceServer.GrpcLimits.DEFAULTS;
         Duration idle = atLeast(o, "grpc-idle-timeout", Duration.ofSeconds(1));
         Duration keepAlive = atLeast(o, "grpc-keepalive-time", Duration.ofSeconds(10));
         Duration keepAliveTimeout = o.duration("grpc-keepalive-timeout");
+        Duration readTimeout = o.duration("grpc-read-timeout");
+        if (readTimeout != null
+                && (readTimeout.compareTo(ReadTimeout.MIN) < 0 || readTimeout.compareTo(MAX_GRPC_READ_TIMEOUT) > 0)) {
+            throw o.bad(
+                    "grpc-read-timeout",
+                    o.string("grpc-read-timeout", ""),
+                    "a duration from " + Durations.format(ReadTimeout.MIN) + " to "
+                            + Durations.format(MAX_GRPC_READ_TIMEOUT));
+        }
         int maxStreams = o.intBetween("grpc-max-streams", d.maxStreams(), 1, Integer.MAX_VALUE);
         return new SluiceServer.GrpcLimits(
                 maxStreams,
@@ -569,6 +585,7 @@ final class ServeCommand {
                 o.duration("grpc-max-connection-age-grace"),
                 idle == null ? d.idleTimeout() : idle,
                 keepAlive == null ? d.keepAliveTime() : keepAlive,
-                keepAliveTimeout == null ? d.keepAliveTimeout() : keepAliveTimeout);
+                keepAliveTimeout == null ? d.keepAliveTimeout() : keepAliveTimeout,
+                readTimeout == null ? d.readTimeout() : readTimeout);
     }
 }

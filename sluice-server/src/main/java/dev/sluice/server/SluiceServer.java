@@ -47,6 +47,7 @@ final class SluiceServer implements AutoCloseable {
 
     private final Server grpc;
     private final GrpcConnections grpcConnections;
+    private final ReadTimeout grpcReadTimeout;
     private final ThreadPoolExecutor grpcExecutor;
     private final HttpApi http;
     private final @Nullable DebugApi debug;
@@ -161,8 +162,10 @@ final class SluiceServer implements AutoCloseable {
         TransportLog.install();
         InetSocketAddress grpcAddress = new InetSocketAddress(s.bind(), s.grpcPort());
         this.grpcConnections = new GrpcConnections(s.grpc().maxConnections());
+        this.grpcReadTimeout = new ReadTimeout(s.grpc().readTimeout());
         NettyServerBuilder grpcBuilder = grpcConnections
                 .configure(NettyServerBuilder.forAddress(grpcAddress))
+                .intercept(grpcReadTimeout) // every call, before the bound on open calls counts it
                 .addService(ServerInterceptors.intercept(
                         new GrpcService(adapter, metrics, grpcExecutor).definition(),
                         new OpenCalls(s.grpc().maxCalls(), metrics)))
@@ -463,6 +466,7 @@ final class SluiceServer implements AutoCloseable {
 
     private void stopExecutors() {
         grpcExecutor.shutdown();
+        grpcReadTimeout.close();
         grpcConnections.close();
         if (storeExecutor != null) {
             storeExecutor.shutdown();
@@ -549,6 +553,8 @@ final class SluiceServer implements AutoCloseable {
      * @param keepAliveTime    how long a connection may be silent before the server pings it
      * @param keepAliveTimeout how long the server then waits for the ping's answer before it closes the connection,
      *                         and the calls a vanished client left open with it
+     * @param readTimeout      how long a call's request may take to arrive in full from its headers; then the call is
+     *                         ended {@code DEADLINE_EXCEEDED} and releases what it held ({@link ReadTimeout})
      */
     record GrpcLimits(
             int maxStreams,
@@ -560,7 +566,8 @@ final class SluiceServer implements AutoCloseable {
             @Nullable Duration maxConnectionAgeGrace,
             Duration idleTimeout,
             Duration keepAliveTime,
-            Duration keepAliveTimeout) {
+            Duration keepAliveTimeout,
+            Duration readTimeout) {
         static final int RESET_WINDOW_SECONDS = 10;
 
         /**
@@ -580,7 +587,8 @@ final class SluiceServer implements AutoCloseable {
                 null,
                 Duration.ofMinutes(5),
                 Duration.ofMinutes(1),
-                Duration.ofSeconds(20));
+                Duration.ofSeconds(20),
+                Duration.ofSeconds(10));
     }
 
     static UncheckedIOException unchecked(IOException e) {

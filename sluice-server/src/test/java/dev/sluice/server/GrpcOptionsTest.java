@@ -28,6 +28,7 @@ class GrpcOptionsTest {
         assertEquals(Duration.ofMinutes(5), d.idleTimeout());
         assertEquals(Duration.ofMinutes(1), d.keepAliveTime());
         assertEquals(Duration.ofSeconds(20), d.keepAliveTimeout());
+        assertEquals(Duration.ofSeconds(10), d.readTimeout());
     }
 
     @Test
@@ -37,12 +38,30 @@ class GrpcOptionsTest {
                 "--grpc-max-connections", "3",
                 "--grpc-idle-timeout", "1s",
                 "--grpc-keepalive-time", "10s",
-                "--grpc-keepalive-timeout", "50ms");
+                "--grpc-keepalive-timeout", "50ms",
+                "--grpc-read-timeout", "100ms");
         assertEquals(7, l.maxCalls());
         assertEquals(3, l.maxConnections());
         assertEquals(Duration.ofSeconds(1), l.idleTimeout());
         assertEquals(Duration.ofSeconds(10), l.keepAliveTime());
         assertEquals(Duration.ofMillis(50), l.keepAliveTimeout());
+        assertEquals(Duration.ofMillis(100), l.readTimeout());
+        assertEquals(Duration.ofHours(1), limits("--grpc-read-timeout", "60m").readTimeout());
+    }
+
+    @Test
+    void aReadTimeoutOutsideItsRangeIsRefusedByName() {
+        for (String bad : List.of("99ms", "61m", "2h")) {
+            assertEquals(
+                    "serve: --grpc-read-timeout '" + bad + "' is not valid: expected a duration from 100ms to 1h",
+                    refusal("--grpc-read-timeout", bad));
+        }
+        for (String nonsense : List.of("0s", "-1s", "10", "ten seconds", "")) {
+            assertEquals(
+                    "serve: --grpc-read-timeout '" + nonsense
+                            + "' is not valid: expected a positive duration such as 100ms, 1s, 5m or 1h",
+                    refusal("--grpc-read-timeout", nonsense));
+        }
     }
 
     @Test

@@ -69,8 +69,9 @@ class HostileInputIT {
     static final int STREAMS = Integer.getInteger("sluice.it.grpc-streams", 20_000);
 
     /**
-     * The default options but a queue of 100 calls ({@code --grpc-max-queue}), so that a flood overflows it: every test
-     * without options of its own shares it.
+     * The default options but a queue of 100 calls ({@code --grpc-max-queue}), so that a flood overflows it, and a read
+     * timeout of an hour ({@code --grpc-read-timeout}), so that streams held open wait for their message as long as a
+     * test takes to send it: every test without options of its own shares it.
      */
     static ServerProcess server;
 
@@ -83,8 +84,16 @@ class HostileInputIT {
     /** {@code day.yaml} with {@code --memory-max-keys 20}. */
     static ServerProcess boundedKeys;
 
-    /** gRPC connections idle for 1 s closed; one call open at most. */
+    /** gRPC connections idle for 1 s closed; one call open at most; a call may wait an hour for its message. */
     static ServerProcess shortTimeouts;
+
+    /** {@code --grpc-max-calls 20 --grpc-read-timeout 1s}. */
+    static ServerProcess readTimeouts;
+
+    /** {@link #readTimeouts}'s bound on open calls and read timeout. */
+    static final int READ_TIMEOUT_CALLS = 20;
+
+    static final Duration READ_TIMEOUT = Duration.ofSeconds(1);
 
     /** {@code --grpc-max-connections 2}. */
     static ServerProcess twoConnections;
@@ -104,11 +113,17 @@ class HostileInputIT {
                     rate_limit: {unit: day, requests_per_unit: 2}
                 """);
         List<Callable<ServerProcess>> starts = List.of(
-                () -> ServerProcess.serve("--grpc-max-queue", "100"),
+                () -> ServerProcess.serve("--grpc-max-queue", "100", "--grpc-read-timeout", "1h"),
                 () -> ServerProcess.serve("--max-value-bytes", "1000000", "--max-descriptors", "1000"),
                 () -> ServerProcess.serve("--config", dir.toString(), "--memory-max-keys", "20"),
-                () -> ServerProcess.serve("--grpc-idle-timeout", "1s", "--grpc-max-calls", "1"),
-                () -> ServerProcess.serve("--grpc-max-connections", "2"));
+                () -> ServerProcess.serve(
+                        "--grpc-idle-timeout", "1s", "--grpc-max-calls", "1", "--grpc-read-timeout", "1h"),
+                () -> ServerProcess.serve("--grpc-max-connections", "2"),
+                () -> ServerProcess.serve(
+                        "--grpc-max-calls",
+                        Integer.toString(READ_TIMEOUT_CALLS),
+                        "--grpc-read-timeout",
+                        READ_TIMEOUT.toSeconds() + "s"));
         ExecutorService pool = Executors.newFixedThreadPool(starts.size());
         List<ServerProcess> started = new ArrayList<>();
         try {
@@ -126,6 +141,7 @@ class HostileInputIT {
             boundedKeys = started.get(2);
             shortTimeouts = started.get(3);
             twoConnections = started.get(4);
+            readTimeouts = started.get(5);
             if (failed != null) {
                 throw failed;
             }
@@ -144,7 +160,8 @@ class HostileInputIT {
             // stopped at once, so that their graceful stops overlap
             List<Thread> stops = new ArrayList<>();
             for (ServerProcess p :
-                    new ServerProcess[] {server, wideValues, boundedKeys, shortTimeouts, twoConnections}) {
+                    new ServerProcess[] {server, wideValues, boundedKeys, shortTimeouts, twoConnections, readTimeouts
+                    }) {
                 if (p != null) {
                     Thread t = new Thread(p::close, "stop " + p);
                     t.start();
@@ -648,6 +665,100 @@ class HostileInputIT {
                         .withDeadlineAfter(10, TimeUnit.SECONDS)
                         .shouldRateLimit(ok("after-close")));
         assertEquals(Code.OK, after.getOverallCode());
+    }
+
+    /**
+     * {@code --grpc-read-timeout}: a client that opens calls and never sends their message holds every slot among the
+     * open calls ({@code --grpc-max-calls}, 20 here) for the read timeout only (1 s here). Meanwhile a normal client is
+     * answered {@code RESOURCE_EXHAUSTED}; once the timeout passes, the held calls are ended {@code DEADLINE_EXCEEDED}
+     * naming the option, the normal client is decided, and every slot is free again (a second round holds exactly as
+     * many). The ends are logged in bounded lines.
+     */
+    @Test
+    void callsWithoutTheirMessageAreEndedAtTheReadTimeout() throws Exception {
+        int before = readTimeouts.stderr().size();
+        long started = System.nanoTime();
+        try (RawHttp2 hog = new RawHttp2(readTimeouts.grpcPort())) {
+            for (int round = 1; round <= 2; round++) {
+                List<Integer> held = new ArrayList<>();
+                long sent = System.nanoTime();
+                for (int i = 0; i < READ_TIMEOUT_CALLS; i++) {
+                    held.add(hog.openHeld(RawHttp2.SHOULD_RATE_LIMIT));
+                }
+                int past = hog.openHeld(RawHttp2.SHOULD_RATE_LIMIT); // past the bound: every slot is held
+                hog.flush();
+                Await.until("the call past the bound answered", Await.GENEROUS, () -> hog.ended.containsKey(past));
+                assertEquals(Status.Code.RESOURCE_EXHAUSTED.value(), hog.ended.get(past), "round " + round);
+                for (int id : held) {
+                    assertEquals(null, hog.ended.get(id), "round " + round + ": a held call ended before its timeout");
+                }
+                if (round == 2) {
+                    break; // as many held as in the first round: every slot was given back
+                }
+                // A normal client: refused while the slots are held, decided once the read timeout has passed.
+                List<Status.Code> refusals = new ArrayList<>();
+                RateLimitResponse decided = Await.succeeds("a normal call decided", Await.GENEROUS, () -> {
+                    try {
+                        return readTimeouts
+                                .grpc()
+                                .withDeadlineAfter(10, TimeUnit.SECONDS)
+                                .shouldRateLimit(ok("normal"));
+                    } catch (StatusRuntimeException e) {
+                        refusals.add(e.getStatus().getCode());
+                        assertEquals(
+                                "the service is at its limit of open calls, " + READ_TIMEOUT_CALLS
+                                        + " (serve --grpc-max-calls): retry later",
+                                e.getStatus().getDescription());
+                        throw e;
+                    }
+                });
+                long decidedAfter = System.nanoTime() - sent;
+                assertEquals(Code.OK, decided.getOverallCode());
+                assertTrue(
+                        decidedAfter >= READ_TIMEOUT.toNanos(),
+                        "decided " + decidedAfter / 1_000_000 + " ms after the calls were held, before their timeout");
+                assertTrue(
+                        refusals.stream().allMatch(c -> c == Status.Code.RESOURCE_EXHAUSTED), "refused: " + refusals);
+                Await.until("every held call ended", Await.GENEROUS, () -> held.stream()
+                        .allMatch(hog.ended::containsKey));
+                for (int id : held) {
+                    assertEquals(Status.Code.DEADLINE_EXCEEDED.value(), hog.ended.get(id));
+                }
+            }
+            assertTrue(!hog.closedByServer(), "the connection closed");
+        }
+        List<String> log =
+                readTimeouts.stderr().subList(before, readTimeouts.stderr().size());
+        List<String> ended = log.stream()
+                .filter(l -> l.contains("refused a grpc request (timed_out): DEADLINE_EXCEEDED: the request did not"
+                        + " arrive in full within 1s of the call's headers (serve --grpc-read-timeout)"))
+                .toList();
+        long tens = (System.nanoTime() - started) / BadRequestLog.INTERVAL_NANOS;
+        assertTrue(!ended.isEmpty() && ended.size() <= 1 + tens, "one line a kind every 10 s: " + log);
+        assertTrue(log.stream().noneMatch(l -> l.contains("Exception") || l.startsWith("\tat ")), log.toString());
+    }
+
+    /**
+     * The two malformed shapes of a call that takes one message, answered as the client's errors (grpc-java would say
+     * {@code INTERNAL}): ended without its message, or sent two.
+     */
+    @Test
+    void aCallWithoutItsMessageOrWithTwoIsInvalidArgument() throws Exception {
+        try (RawHttp2 c = new RawHttp2(readTimeouts.grpcPort())) {
+            int empty = c.openEmpty(RawHttp2.SHOULD_RATE_LIMIT);
+            int two = c.openHeld(RawHttp2.SHOULD_RATE_LIMIT);
+            c.sendMore(two, ok("first").toByteArray());
+            c.send(two, ok("second").toByteArray());
+            int health = c.openEmpty("/grpc.health.v1.Health/Check");
+            c.flush();
+            Await.until("the three calls answered", Await.GENEROUS, () -> c.ended
+                    .keySet()
+                    .containsAll(List.of(empty, two, health)));
+            int invalid = Status.Code.INVALID_ARGUMENT.value();
+            assertEquals(Map.of(empty, invalid, two, invalid, health, invalid), Map.copyOf(c.ended));
+        }
+        assertEquals(
+                Code.OK, readTimeouts.shouldRateLimit(ok("after-malformed")).getOverallCode());
     }
 
     /**

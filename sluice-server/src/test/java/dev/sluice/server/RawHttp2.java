@@ -108,15 +108,39 @@ final class RawHttp2 implements AutoCloseable {
         return open(path, false);
     }
 
+    /** Opens a stream and ends it with its headers, without a message; returns its id. */
+    int openEmpty(String path) throws IOException {
+        return open(path, true);
+    }
+
     /** Sends {@code message} as the one gRPC message of the open stream {@code id}, ending the stream. */
     void send(int id, byte[] message) throws IOException {
+        message(id, message, true);
+    }
+
+    /** Sends {@code message} as a gRPC message of the open stream {@code id}, leaving the stream open. */
+    void sendMore(int id, byte[] message) throws IOException {
+        message(id, message, false);
+    }
+
+    private void message(int id, byte[] message, boolean endStream) throws IOException {
         byte[] data = new byte[5 + message.length];
         data[1] = (byte) (message.length >>> 24);
         data[2] = (byte) (message.length >>> 16);
         data[3] = (byte) (message.length >>> 8);
         data[4] = (byte) message.length;
         System.arraycopy(message, 0, data, 5, message.length);
-        frame(DATA, END_STREAM, id, data);
+        frame(DATA, endStream ? END_STREAM : 0, id, data);
+    }
+
+    /** Sends {@code payload} as one DATA frame of the open stream {@code id}, as it is: no gRPC framing added. */
+    void data(int id, byte[] payload, boolean endStream) throws IOException {
+        frame(DATA, endStream ? END_STREAM : 0, id, payload);
+    }
+
+    /** Opens a stream with its headers only; returns its id. */
+    int open(String path) throws IOException {
+        return open(path, false);
     }
 
     /** Opens a stream and resets it at once ({@code CANCEL}), as the rapid-reset attack does; returns its id. */
