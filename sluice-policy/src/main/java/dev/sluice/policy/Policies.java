@@ -3,12 +3,15 @@ package dev.sluice.policy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -163,16 +166,36 @@ public final class Policies {
         if (bytes.length > MAX_FILE_BYTES) { // it grew since its size was read
             throw error(name, 1, 1, tooLarge("the file grew as it was read"));
         }
-        try {
-            return StandardCharsets.UTF_8
-                    .newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes))
-                    .toString();
-        } catch (CharacterCodingException e) {
-            throw error(name, 0, 0, "not UTF-8 text: " + e);
+        CharsetDecoder decoder = StandardCharsets.UTF_8
+                .newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT);
+        ByteBuffer in = ByteBuffer.wrap(bytes);
+        CharBuffer out = CharBuffer.allocate(bytes.length);
+        CoderResult result = decoder.decode(in, out, true);
+        if (result.isError()) {
+            // the position of the first byte that is not UTF-8, as an editor shows it: line, then column in characters
+            out.flip();
+            int line = 1;
+            int column = 1;
+            while (out.hasRemaining()) {
+                char c = out.get();
+                if (c == '\n') {
+                    line++;
+                    column = 1;
+                } else if (!Character.isLowSurrogate(c)) {
+                    column++;
+                }
+            }
+            throw error(
+                    name,
+                    line,
+                    column,
+                    "not UTF-8 text: a malformed byte sequence at byte " + in.position() + " (0x"
+                            + HexFormat.of().toHexDigits(bytes[in.position()]) + ")");
         }
+        decoder.flush(out);
+        return out.flip().toString();
     }
 
     /** The first {@code max} bytes of {@code file}, or all of them if fewer. */

@@ -185,6 +185,22 @@ class ConfigLimitsTest {
         assertEquals(missing + ":0:0: no such file", onlyError(missing).toString());
         Path latin1 = Files.write(dir.resolve("latin1.yaml"), new byte[] {'#', ' ', (byte) 0xE9, '\n'});
         assertTrue(onlyError(latin1).message().startsWith("not UTF-8 text"), onlyError(latin1)::toString);
+        assertEquals(
+                latin1 + ":1:3: not UTF-8 text: a malformed byte sequence at byte 2 (0xe9)",
+                onlyError(latin1).toString());
+    }
+
+    /** Where the first byte that is not UTF-8 is, as an editor counts: lines, and characters (not bytes) in a line. */
+    @Test
+    void theFirstByteNotUtf8IsNamedByLineAndColumn() throws IOException {
+        byte[] head = "domain: d\n# caf\u00e9 \ud83d\ude00 ".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] bytes = java.util.Arrays.copyOf(head, head.length + 2);
+        bytes[head.length] = (byte) 0xC3; // a lead byte followed by one that cannot continue it
+        bytes[head.length + 1] = '\n';
+        Path file = Files.write(dir.resolve("mixed.yaml"), bytes);
+        assertEquals(
+                file + ":2:10: not UTF-8 text: a malformed byte sequence at byte " + head.length + " (0xc3)",
+                onlyError(file).toString());
     }
 
     @Test
