@@ -6,8 +6,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Keeps grpc-java's transport from logging a stack trace per bad stream or connection. Its Netty handler logs every
- * stream error (a stream past {@code --grpc-max-streams}, a malformed frame on one stream) at {@code WARNING}, and its
- * transport every connection that fails (a client breaking the protocol) at {@code INFO}, each with the whole trace: a
+ * stream error (a stream past {@code --grpc-max-streams}, a malformed frame on one stream) at {@code WARNING}, its
+ * streams every message whose gRPC framing is broken (reserved flag bits set, a length the stream's end cuts short, a
+ * compressed message without an encoding) at {@code WARNING}, and its transport every connection that fails (a client
+ * breaking the protocol) at {@code INFO}, each with the whole trace: a
  * client that opens streams past the limit as fast as it can would make the log grow by megabytes a second. Those
  * records are dropped and summed up instead, one line per kind at most every {@link BadRequestLog#INTERVAL_NANOS},
  * with the cause's message and how many went unlogged. Every other record is left as it is.
@@ -15,6 +17,9 @@ import org.jspecify.annotations.Nullable;
 final class TransportLog {
     /** grpc-java's Netty server handler, as it is named inside grpc-netty-shaded, and what it logs per stream. */
     static final String HANDLER = "io.grpc.netty.shaded.io.grpc.netty.NettyServerHandler";
+
+    /** grpc-java's Netty server stream, and what it logs per message it cannot deframe. */
+    static final String STREAM = "io.grpc.netty.shaded.io.grpc.netty.NettyServerStream";
 
     /** grpc-java's logger of failed connections, and what it logs per connection. */
     static final String CONNECTIONS = "io.grpc.netty.shaded.io.grpc.netty.NettyServerTransport.connections";
@@ -24,9 +29,12 @@ final class TransportLog {
     /** Held, so that the loggers keep their filters: java.util.logging holds its loggers weakly. */
     private static final Logger HANDLER_LOGGER = Logger.getLogger(HANDLER);
 
+    private static final Logger STREAM_LOGGER = Logger.getLogger(STREAM);
+
     private static final Logger CONNECTIONS_LOGGER = Logger.getLogger(CONNECTIONS);
 
     private static final Summary STREAMS = new Summary("refused a gRPC stream");
+    private static final Summary MESSAGES = new Summary("refused a gRPC message whose framing is broken");
     private static final Summary TRANSPORTS = new Summary("closed a gRPC connection");
 
     private TransportLog() {}
@@ -34,6 +42,8 @@ final class TransportLog {
     /** Installs the filters on grpc-java's loggers. Idempotent. */
     static void install() {
         HANDLER_LOGGER.setFilter(r -> !"Stream Error".equals(r.getMessage()) || STREAMS.drop(r.getThrown()));
+        STREAM_LOGGER.setFilter(
+                r -> !"Exception processing message".equals(r.getMessage()) || MESSAGES.drop(r.getThrown()));
         CONNECTIONS_LOGGER.setFilter(r -> !"Transport failed".equals(r.getMessage()) || TRANSPORTS.drop(r.getThrown()));
     }
 

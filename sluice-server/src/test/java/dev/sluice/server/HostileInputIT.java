@@ -762,6 +762,43 @@ class HostileInputIT {
     }
 
     /**
+     * Messages whose gRPC framing is broken (reserved flag bits set, a length the stream's end cuts short) are answered
+     * by grpc-java's transport before the service sees them, {@code INTERNAL} as gRPC's status codes prescribe for a
+     * broken protocol; each was logged with its stack trace, and is now summed up in one line a while.
+     */
+    @Test
+    void brokenMessageFramingLogsNoStackTrace() throws Exception {
+        int before = readTimeouts.stderr().size();
+        long started = System.nanoTime();
+        byte[] message = ok("framing").toByteArray();
+        try (RawHttp2 c = new RawHttp2(readTimeouts.grpcPort())) {
+            List<Integer> ids = new ArrayList<>();
+            for (int i = 0; i < 50; i++) {
+                int id = c.open(RawHttp2.SHOULD_RATE_LIMIT);
+                byte[] framed = FuzzIT.frame(message, i % 2 == 0 ? 0x80 : 0, message.length + (i % 2 == 0 ? 0 : 7));
+                c.data(id, framed, true);
+                ids.add(id);
+            }
+            c.flush();
+            Await.until("every stream answered", Await.GENEROUS, () -> c.ended
+                    .keySet()
+                    .containsAll(ids));
+            for (int id : ids) {
+                assertEquals(Status.Code.INTERNAL.value(), c.ended.get(id), "stream " + id);
+            }
+        }
+        assertEquals(Code.OK, readTimeouts.shouldRateLimit(ok("after-framing")).getOverallCode());
+        List<String> log =
+                readTimeouts.stderr().subList(before, readTimeouts.stderr().size());
+        assertTrue(log.stream().noneMatch(l -> l.startsWith("\tat ")), "a stack trace: " + log);
+        long lines = log.stream()
+                .filter(l -> l.contains("refused a gRPC message whose framing is broken: "))
+                .count();
+        long tens = (System.nanoTime() - started) / BadRequestLog.INTERVAL_NANOS;
+        assertTrue(lines >= 1 && lines <= 1 + tens, "one line every 10 s: " + log);
+    }
+
+    /**
      * {@code --grpc-max-connections}: a connection past the bound is closed as soon as it is accepted, before the
      * server's SETTINGS, and logged; once one closes, the next is served. (Its gRPC channel has not connected yet: the
      * two raw connections are the only ones.)
