@@ -381,6 +381,19 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember {
         return noRoom(until, now);
     }
 
+    /**
+     * What {@code key} answers in a joint request refused because it has more new keys than the bound has room for:
+     * a key held answers as {@link #peek} does; a new one is denied, to retry within a window (by then every key held
+     * now that has not been used since is idle, and can be evicted to make room).
+     */
+    Decision refusedAtBound(String key, long cost) {
+        if (states.containsKey(key)) {
+            return peek(key, cost);
+        }
+        long window = config.window().toNanos();
+        return Decision.denied(config.limit(), 0, window, window);
+    }
+
     /** Decides on {@code s}, held by the caller, at {@code now}. */
     Decision decideHeld(AlgorithmState s, long now, long cost, boolean consume) {
         return s.decide(params, now, cost, consume);
@@ -526,7 +539,8 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember {
                 return Long.MAX_VALUE;
             }
             long expiresAt = s.expiresAt(params);
-            if (expiresAt > now || now - expiresAt < keep) {
+            // MIN_VALUE: fresh, never used (a state a refused joint request created); now - MIN_VALUE would overflow
+            if (expiresAt != Long.MIN_VALUE && (expiresAt > now || now - expiresAt < keep)) {
                 return expiresAt;
             }
             s.retire();

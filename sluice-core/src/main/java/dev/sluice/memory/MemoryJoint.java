@@ -25,7 +25,9 @@ import org.jspecify.annotations.Nullable;
  * No other request sees some parts taken and not others: they all wait on the locks. A part whose key is new to a
  * limiter at its bound on keys makes room with no lock held (a pass over the map locks every state of that limiter,
  * ours too) and the request starts again; if there is no room, the request is refused, each part answering as a
- * {@code peek} would.
+ * {@code peek} would. A request that finds no slot again no further than before it made room (the room it made was the
+ * slots of its own new keys, idle once it let go of them: it has more new keys than the bound has room for) is
+ * refused at once, instead of making room and starting again for ever.
  */
 final class MemoryJoint implements JointDecider {
 
@@ -48,6 +50,7 @@ final class MemoryJoint implements JointDecider {
         Integer[] order = JointLocks.order(parts, a -> memory(a).serial);
 
         AlgorithmState[] held = new AlgorithmState[n];
+        int failedAt = -1; // where the last turn found no slot; -1: no turn has
         while (true) {
             @Nullable Decision noRoom = null;
             int locked = 0;
@@ -57,6 +60,12 @@ final class MemoryJoint implements JointDecider {
                 AlgorithmState s = memory(a).lockForJoint(a.key());
                 if (s == null) {
                     unlock(held, order, locked);
+                    if (locked <= failedAt) {
+                        // No further than the last turn, after making room: the room made was the slots of this
+                        // request's own new keys, idle since it let go of them. Refused, as a new key with no room.
+                        return refusedAtBound(parts);
+                    }
+                    failedAt = locked;
                     noRoom = memory(a).roomFor(a.key());
                     break;
                 }
@@ -112,6 +121,20 @@ final class MemoryJoint implements JointDecider {
             InMemoryRateLimiter limiter = memory(a);
             limiter.afterJoint(now[i]);
             Listeners.decision(limiter.listener(), limiter, a.key(), a.cost(), decisions[i]);
+        }
+        return JointDecision.of(Arrays.asList(decisions));
+    }
+
+    /**
+     * A request with more new keys than a bound has room for: each part held answers as it would alone, consuming
+     * nothing, and each new key as a new key with no room does.
+     */
+    private static JointDecision refusedAtBound(List<Acquisition> parts) {
+        Decision[] decisions = new Decision[parts.size()];
+        for (int i = 0; i < decisions.length; i++) {
+            Acquisition a = parts.get(i);
+            decisions[i] = memory(a).refusedAtBound(a.key(), a.cost());
+            Listeners.decision(memory(a).listener(), a.limiter(), a.key(), a.cost(), decisions[i]);
         }
         return JointDecision.of(Arrays.asList(decisions));
     }

@@ -2,6 +2,7 @@ package dev.sluice.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.Acquisition;
@@ -108,6 +109,43 @@ class InMemoryJointTest {
         JointDecision later = RateLimiter.tryAcquireAll(Acquisition.of(other, "k"), Acquisition.of(bounded, "new"));
         assertTrue(later.allowed(), "the idle key was evicted to make room: " + later);
         assertEquals(4, other.peek("k", 1).remaining());
+    }
+
+    /**
+     * A request with more new keys than the bound has room for: the room it makes is only the slots its own new keys
+     * had just taken, so it is refused (before, it made room and started again for ever, one pass over the map a turn),
+     * and the states it created, never used, are evicted as idle when room is needed (before, a state never used was
+     * never evicted: {@code now - Long.MIN_VALUE} overflowed).
+     */
+    @Test
+    void aRequestWithMoreNewKeysThanTheBoundHoldsIsRefusedNotRetriedForEver() {
+        RateLimiter bounded = limiter(
+                5, Duration.ofMinutes(1), InMemoryStore.builder().maximumKeys(3).build());
+        List<Acquisition> five = new ArrayList<>();
+        for (String key : List.of("a", "b", "c", "d", "e")) {
+            five.add(Acquisition.of(bounded, key));
+        }
+        JointDecision d = assertTimeoutPreemptively(
+                Duration.ofSeconds(10), () -> RateLimiter.tryAcquireAll(five), "a request retried for ever");
+        assertFalse(d.allowed(), d.toString());
+        for (int i = 0; i < 5; i++) {
+            assertTrue(d.decision(i).remaining() <= 5, d.toString());
+        }
+        long refusedAsNew = d.decisions().stream()
+                .filter(x -> !x.allowed() && x.remaining() == 0)
+                .count();
+        assertTrue(refusedAsNew >= 1, "a new key with no room answers as one: " + d);
+        assertTrue(
+                d.decisions().stream().filter(x -> !x.allowed()).allMatch(x -> !x.retryAfter()
+                        .isZero()),
+                d.toString());
+        for (String key : List.of("a", "b", "c", "d", "e")) {
+            assertEquals(5, bounded.peek(key, 1).remaining(), "nothing taken from " + key);
+        }
+        // The states the refused request created, never used, are idle: evicted to make room for as many new keys.
+        JointDecision three = RateLimiter.tryAcquireAll(
+                Acquisition.of(bounded, "c"), Acquisition.of(bounded, "d"), Acquisition.of(bounded, "e"));
+        assertTrue(three.allowed(), "as many new keys as the bound holds: " + three);
     }
 
     @Test
