@@ -47,6 +47,9 @@ final class PostgresBatches {
     /** The most requests in one batch. */
     static final int MAX_REQUESTS = 256;
 
+    /** How many times warming a connection reads the database's clock ({@link #learnClock}). */
+    private static final int CLOCK_SAMPLES = 3;
+
     /** The most parts (rows) in one batch, beyond which a batch takes no more requests. */
     static final int MAX_PARTS = 1024;
 
@@ -97,7 +100,8 @@ final class PostgresBatches {
 
     /**
      * Calls the batch function with no request on {@code c}, so that the connection's server process compiles it
-     * before a batch must wait for that ({@link Calls.Warmer}).
+     * before a batch must wait for that ({@link Calls.Warmer}), and reads the database's clock a few times, so that
+     * the first batches' deadlines are not sent early by a loose first bound ({@link #learnClock}).
      */
     void warm(Connection c) throws SQLException {
         try (PreparedStatement s = c.prepareStatement(sql)) {
@@ -116,6 +120,27 @@ final class PostgresBatches {
             s.setInt(16, Calls.lockTimeoutMillis(store.options().timeout()));
             s.setBoolean(17, !store.synchronousCommit());
             s.executeQuery().close();
+        }
+        learnClock(c, CLOCK_SAMPLES);
+    }
+
+    /**
+     * Learns the database's clock from {@code samples} reads of it on {@code c}. Each bound is as loose as the time
+     * between the server's read and the answer's arrival, and a deadline is sent that much early; the first read of a
+     * new process (classes loading, code not yet compiled) can take a hundred milliseconds on a busy machine, enough
+     * to have the first batches refused as late. Reads made while warming a connection, after that first one, keep
+     * the bound tight before any decision needs it.
+     */
+    private void learnClock(Connection c, int samples) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(nowSql)) {
+            for (int i = 0; i < samples; i++) {
+                try (ResultSet rs = s.executeQuery()) {
+                    if (!rs.next()) {
+                        throw new SQLException("the clock function returned no row");
+                    }
+                    clock.learn(rs.getLong(1), System.nanoTime());
+                }
+            }
         }
     }
 
@@ -136,13 +161,7 @@ final class PostgresBatches {
     private boolean run(Connection c, List<GroupCommit.Request<Request, List<StoreDecision>>> batch)
             throws SQLException {
         if (!clock.known()) {
-            try (PreparedStatement s = c.prepareStatement(nowSql);
-                    ResultSet rs = s.executeQuery()) {
-                if (!rs.next()) {
-                    throw new SQLException("the clock function returned no row");
-                }
-                clock.learn(rs.getLong(1), System.nanoTime());
-            }
+            learnClock(c, 1);
         }
         int n = 0;
         for (var r : batch) {
