@@ -95,7 +95,8 @@ final class CsvLines implements LogReader.LineParser {
         if (interned.entries == 0) {
             throw malformed("no descriptor key has a value");
         }
-        return new TimedRequest(time, domain, interned.lookup().alone, hits, null, line);
+        Interned.Slot slot = interned.lookup();
+        return new TimedRequest(time, domain, slot.alone, hits, null, slot.aloneIds, line);
     }
 
     private void header(byte[] b, int start, int end, long line) throws IOException, LogReader.LineException {

@@ -16,7 +16,8 @@ import org.jspecify.annotations.Nullable;
  * downstream (the replay's rows, the policy engine's match of a descriptor's values) compares them by identity and
  * finds their strings' hashes made. An open-addressing table that keeps every distinct descriptor up to
  * {@value #MAX_KEPT} of them (a replay keeps a row for each anyway); past that, a descriptor not kept is made anew on
- * every line, as correct and slower, so memory is bounded whatever the log.
+ * every line, as correct and slower, so memory is bounded whatever the log. A kept descriptor has a number, dense from
+ * 0, by which a replay finds its row without hashing it.
  *
  * <p>A descriptor's bytes ({@link #sig}) are its entries as {@code key 0xFE value 0xFF …}, unescaped: 0xFE and 0xFF
  * are in no UTF-8 text, so two different descriptors never share them.
@@ -25,18 +26,24 @@ final class Interned {
     /** The most descriptors kept. */
     static final int MAX_KEPT = 1 << 20;
 
-    /** A descriptor seen, with its bytes and the list of it alone. */
+    /** A descriptor seen, with its bytes, its number and the list of it alone. */
     static final class Slot {
         private final byte[] sig;
         private final int hash;
         final Descriptor descriptor;
         final List<Descriptor> alone;
+        /** Its number among the descriptors kept, from 0 in the order first seen; -1 when not kept. */
+        final int id;
+        /** {@link #id} alone, as {@link TimedRequest#descriptorIds()} gives it: never written. */
+        final int[] aloneIds;
 
-        Slot(byte[] sig, int hash, Descriptor descriptor) {
+        Slot(byte[] sig, int hash, Descriptor descriptor, int id) {
             this.sig = sig;
             this.hash = hash;
             this.descriptor = descriptor;
             this.alone = List.of(descriptor);
+            this.id = id;
+            this.aloneIds = new int[] {id};
         }
     }
 
@@ -130,8 +137,9 @@ final class Interned {
             String value = utf8(bounds[4 * e + 2], bounds[4 * e + 3], "value");
             list.add(new Descriptor.Entry(key, value));
         }
-        Slot slot = new Slot(Arrays.copyOf(s, n), h, Descriptor.of(list));
-        if (kept < MAX_KEPT) {
+        boolean keep = kept < MAX_KEPT;
+        Slot slot = new Slot(Arrays.copyOf(s, n), h, Descriptor.of(list), keep ? kept : -1);
+        if (keep) {
             table[at] = slot;
             if (++kept * 2 > table.length) {
                 grow();

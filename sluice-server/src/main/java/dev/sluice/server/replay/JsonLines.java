@@ -31,6 +31,9 @@ final class JsonLines implements LogReader.LineParser {
     private final Interned interned = new Interned();
     private final List<Descriptor> several = new ArrayList<>();
     private long[] ownHits = new long[8];
+    private int[] ids = new int[8];
+    /** The numbers of the descriptors {@link #descriptors()} read last ({@link Interned.Slot#id}). */
+    private int[] lastIds = new int[0];
 
     private byte[] b = new byte[0];
     private int p;
@@ -116,7 +119,7 @@ final class JsonLines implements LogReader.LineParser {
                 }
             }
         }
-        return new TimedRequest(time, domain, descriptors, hits, descriptorHits, line);
+        return new TimedRequest(time, domain, descriptors, hits, descriptorHits, lastIds, line);
     }
 
     /** The descriptors' own hits, -1 where one has none; null when none has. */
@@ -134,20 +137,25 @@ final class JsonLines implements LogReader.LineParser {
         ws();
         if (peek() == ']') {
             p++;
+            lastIds = new int[0];
             return List.of();
         }
         List<Descriptor> alone = null;
+        int[] aloneIds = null;
         several.clear();
         int i = 0;
         while (true) {
             if (i == ownHits.length) {
                 ownHits = Arrays.copyOf(ownHits, 2 * i);
+                ids = Arrays.copyOf(ids, 2 * i);
             }
             ownHits[i] = -1;
             Interned.Slot slot = descriptor(i);
             if (i == 0) {
                 alone = slot.alone;
+                aloneIds = slot.aloneIds;
             }
+            ids[i] = slot.id;
             several.add(slot.descriptor);
             i++;
             ws();
@@ -160,7 +168,12 @@ final class JsonLines implements LogReader.LineParser {
             }
             ws();
         }
-        return i == 1 && alone != null ? alone : List.copyOf(several);
+        if (i == 1 && alone != null && aloneIds != null) {
+            lastIds = aloneIds;
+            return alone;
+        }
+        lastIds = Arrays.copyOf(ids, i);
+        return List.copyOf(several);
     }
 
     private Interned.Slot descriptor(int i) throws LogReader.LineException {

@@ -55,6 +55,8 @@ final class Replayer {
     private final Map<Rule, long[]> windows = new HashMap<>(); // a rule has identity equality
     private @Nullable String lastDomain;
     private @Nullable Map<Descriptor, Row> lastRows;
+    /** Rows by the number the log reader gave their descriptor ({@link TimedRequest#descriptorIds()}). */
+    private @Nullable Row[] byId = new Row[1024];
 
     long lines;
     long requests;
@@ -125,14 +127,9 @@ final class Replayer {
         if (v.shadowBanned()) {
             shadowBannedRequests++;
         }
-        Map<Descriptor, Row> domainRows = lastRows;
-        if (domainRows == null || !domain.equals(lastDomain)) {
-            domainRows = byDomain.computeIfAbsent(domain, d -> new HashMap<>());
-            lastDomain = domain;
-            lastRows = domainRows;
-        }
         boolean wouldDeny = false;
         List<DescriptorVerdict> verdicts = v.descriptors();
+        int[] ids = r.descriptorIds();
         for (int i = 0; i < verdicts.size(); i++) {
             DescriptorVerdict dv = verdicts.get(i);
             Rule rule = dv.rule().orElse(null);
@@ -140,12 +137,10 @@ final class Replayer {
                 unmatched++;
                 continue;
             }
-            Descriptor d = descriptors.get(i);
-            Row row = domainRows.get(d);
-            if (row == null) {
-                row = new Row(rows.size(), domain, rule, d, windows.computeIfAbsent(rule, Row::windows));
-                rows.add(row);
-                domainRows.put(d, row);
+            int id = ids[i];
+            Row row = id >= 0 && id < byId.length ? byId[id] : null;
+            if (row == null || !row.domain.equals(domain)) {
+                row = row(domain, descriptors.get(i), rule, id);
             }
             long hits = r.hits(i);
             row.count(t, hits);
@@ -174,6 +169,31 @@ final class Replayer {
         if (wouldDeny) {
             wouldDenyRequests++;
         }
+    }
+
+    /** The row of {@code d} in {@code domain}, made if new, found by {@code id} from then on when it is one. */
+    private Row row(String domain, Descriptor d, Rule rule, int id) {
+        Map<Descriptor, Row> domainRows = lastRows;
+        if (domainRows == null || !domain.equals(lastDomain)) {
+            domainRows = byDomain.computeIfAbsent(domain, k -> new HashMap<>());
+            lastDomain = domain;
+            lastRows = domainRows;
+        }
+        Row row = domainRows.get(d);
+        if (row == null) {
+            row = new Row(rows.size(), domain, rule, d, windows.computeIfAbsent(rule, Row::windows));
+            rows.add(row);
+            domainRows.put(d, row);
+        }
+        if (id >= 0) {
+            if (id >= byId.length) {
+                byId = java.util.Arrays.copyOf(byId, Math.max(id + 1, 2 * byId.length));
+            }
+            if (byId[id] == null) {
+                byId[id] = row;
+            }
+        }
+        return row;
     }
 
     /** The rows, in the order first seen. */

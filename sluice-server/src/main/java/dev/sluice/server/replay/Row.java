@@ -29,8 +29,10 @@ final class Row {
     final long[] refusedBy;
     /** Per limit: its window in ms, 0 when unlimited. */
     private final long[] windowMillis;
-    /** Per limit: the epoch-aligned window being counted, its hits, and the most hits of any window. */
-    private final long[] window;
+    /** Per limit: where the epoch-aligned window being counted starts and ends (ms), its hits, the most of any. */
+    private final long[] windowStart;
+
+    private final long[] windowEnd;
 
     private final long[] windowHits;
     final long[] peak;
@@ -48,12 +50,14 @@ final class Row {
         this.descriptor = descriptor;
         int n = rule.limits().size();
         this.refusedBy = new long[n];
-        this.window = new long[n];
+        this.windowStart = new long[n];
+        this.windowEnd = new long[n];
         this.windowHits = new long[n];
         this.peak = new long[n];
         this.needed = new long[n];
         this.windowMillis = windowMillis;
-        java.util.Arrays.fill(window, Long.MIN_VALUE);
+        java.util.Arrays.fill(windowStart, Long.MAX_VALUE); // no time is in [MAX, MIN): the first starts a window
+        java.util.Arrays.fill(windowEnd, Long.MIN_VALUE);
     }
 
     /** Per limit of {@code rule}, its window in ms; 0 for an unlimited limit. */
@@ -75,9 +79,10 @@ final class Row {
             if (w == 0) {
                 continue; // unlimited
             }
-            long start = Math.floorDiv(timeMillis, w);
-            if (start != window[j]) {
-                window[j] = start;
+            if (timeMillis >= windowEnd[j] || timeMillis < windowStart[j]) {
+                long start = Math.floorDiv(timeMillis, w) * w;
+                windowStart[j] = start;
+                windowEnd[j] = start + w;
                 windowHits[j] = 0;
             }
             windowHits[j] += cost;

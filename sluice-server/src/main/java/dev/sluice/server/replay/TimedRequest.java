@@ -19,6 +19,9 @@ public final class TimedRequest {
     /** One cost per descriptor when some descriptor has its own {@code hits_addend}; else null. */
     private final long @Nullable [] descriptorHits;
 
+    /** Per descriptor, its number among the log's descriptors, or -1; shared between requests, never written. */
+    private final int[] descriptorIds;
+
     private final long line;
 
     TimedRequest(
@@ -27,12 +30,14 @@ public final class TimedRequest {
             List<Descriptor> descriptors,
             long hits,
             long @Nullable [] descriptorHits,
+            int[] descriptorIds,
             long line) {
         this.timeMillis = timeMillis;
         this.domain = domain;
         this.descriptors = descriptors;
         this.hits = hits;
         this.descriptorHits = descriptorHits;
+        this.descriptorIds = descriptorIds;
         this.line = line;
     }
 
@@ -79,6 +84,15 @@ public final class TimedRequest {
         long[] all = new long[descriptors.size()];
         java.util.Arrays.fill(all, hits);
         return all;
+    }
+
+    /**
+     * Per descriptor, its number among the distinct descriptors of the log, dense from 0 in the order the reader first
+     * saw them, or -1 when the reader keeps no number for it (past the most it keeps). Equal numbers, equal
+     * descriptors. The array is shared: not to be written.
+     */
+    int[] descriptorIds() {
+        return descriptorIds;
     }
 
     /** The line of the log it was read from, counting from 1 (the header of a CSV log is line 1). */
