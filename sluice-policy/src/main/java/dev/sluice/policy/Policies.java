@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -278,6 +279,58 @@ public final class Policies {
     public List<Rule> rules(String domain) {
         DomainPolicy p = domains.get(domain);
         return p == null ? List.of() : p.rules();
+    }
+
+    /**
+     * The descriptor keys of {@code domain} whose value every counter of the domain is kept per: each is on the path
+     * of every rule with a limit that is not unlimited, at an entry that counts each value apart (a key alone, a
+     * value, or a wildcard without {@code share_threshold}), and only once. Two requests whose descriptors give such a key different
+     * values never count against one counter, so they can be decided apart. In the order of the first such rule's
+     * path; empty when no key is on every such rule's path (a limit shared across values, such as one global limit),
+     * and when the domain has no such rule or is unknown.
+     */
+    public List<String> keysOfEveryCounter(String domain) {
+        DomainPolicy p = domains.get(Objects.requireNonNull(domain, "domain must not be null"));
+        if (p == null) {
+            return List.of();
+        }
+        List<List<String>> paths = new ArrayList<>();
+        countedPaths(p.top(), new ArrayList<>(), paths);
+        if (paths.isEmpty()) {
+            return List.of();
+        }
+        List<String> common = new ArrayList<>(paths.get(0));
+        for (List<String> path : paths) {
+            common.retainAll(path);
+        }
+        return List.copyOf(new LinkedHashSet<>(common));
+    }
+
+    /**
+     * Adds, per rule under {@code level} with a counted limit, the keys of its path (ancestors {@code path}) that are
+     * on it once, at an entry that counts each value apart.
+     */
+    private static void countedPaths(DomainPolicy.Level level, List<DomainPolicy.Node> path, List<List<String>> out) {
+        for (DomainPolicy.Node n : level.nodes()) {
+            path.add(n);
+            Rule rule = n.rule;
+            if (rule != null && !rule.limits().stream().allMatch(Limit::unlimited)) {
+                List<String> keys = new ArrayList<>();
+                for (DomainPolicy.Node at : path) {
+                    boolean once =
+                            path.stream().filter(x -> x.key.equals(at.key)).count() == 1;
+                    if (once && (at.pattern == null || !at.shareThreshold)) {
+                        keys.add(at.key);
+                    }
+                }
+                out.add(keys);
+            }
+            DomainPolicy.Level children = n.children;
+            if (children != null) {
+                countedPaths(children, path, out);
+            }
+            path.remove(path.size() - 1);
+        }
     }
 
     @Nullable
