@@ -38,6 +38,10 @@ final class ReplayCommand {
               --reorder-window D      how far out of time order a line may be and still be replayed in order;
                                       default 5s; 0ms: the log must be in order
               --top N                 keys shown per rule; default 10
+              --threads N             decide on up to N threads; default: one per processor. The requests are split
+                                      by a descriptor key every limited rule counts per value (client_id, say), so
+                                      the answer is the one-thread answer; when no key is, or a request names two
+                                      threads' keys, the log is decided on one thread (the summary says which)
 
             Bad lines (malformed, no time, an unknown domain, out of order beyond the window) are counted and the
             first few printed on standard error with their line numbers. A progress bar is drawn on standard error
@@ -51,7 +55,7 @@ final class ReplayCommand {
         Options o = Options.parse(
                 "replay",
                 args,
-                Set.of("config", "log", "report", "sweep", "domain", "reorder-window", "top"),
+                Set.of("config", "log", "report", "sweep", "domain", "reorder-window", "top", "threads"),
                 Set.of("help", "csv", "csv-input", "strict"));
         if (o.flag("help")) {
             out.print(HELP);
@@ -93,7 +97,8 @@ final class ReplayCommand {
                     report == null ? null : Path.of(report),
                     sweep,
                     o.intBetween("top", 10, 1, 1_000_000),
-                    terminal);
+                    terminal,
+                    o.intBetween("threads", Replay.defaultThreads(), 1, 1024));
             return Replay.run(s, stdin, out, err);
         } catch (IllegalArgumentException e) {
             throw new UsageException("replay: " + e.getMessage());

@@ -20,7 +20,7 @@ final class CsvRows {
 
     private CsvRows() {}
 
-    static void print(Replayer replayer, PrintStream out) {
+    static void print(Replayed replayer, PrintStream out) {
         StringBuilder b = new StringBuilder(1 << 16);
         b.append(HEADER).append('\n');
         for (Row row : sorted(replayer)) {
@@ -42,7 +42,7 @@ final class CsvRows {
     }
 
     /** The rows by domain, then rule in the configuration's order, then key. */
-    static List<Row> sorted(Replayer replayer) {
+    static List<Row> sorted(Replayed replayer) {
         Map<Rule, Integer> order = new HashMap<>();
         for (String d : replayer.policies().domains()) {
             for (Rule r : replayer.policies().rules(d)) {

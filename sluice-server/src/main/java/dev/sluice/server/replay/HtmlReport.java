@@ -48,12 +48,12 @@ final class HtmlReport {
         }
     }
 
-    static void write(Replayer r, Replay.Settings s, @Nullable Sweep sweep, Path file) throws IOException {
+    static void write(Replayed r, Replay.Settings s, @Nullable Sweep sweep, Path file) throws IOException {
         Map<Rule, List<Row>> byRule = new LinkedHashMap<>();
         for (Row row : CsvRows.sorted(r)) {
             byRule.computeIfAbsent(row.rule, k -> new ArrayList<>()).add(row);
         }
-        Map<Integer, Series> charted = new HashMap<>();
+        Map<Row, Series> charted = new HashMap<>(); // a row is equal to itself only
         Map<Rule, List<Series>> seriesByRule = new LinkedHashMap<>();
         Map<Rule, long[]> geometry = new HashMap<>(); // window ms, windows per point, points
         for (Map.Entry<Rule, List<Row>> e : byRule.entrySet()) {
@@ -72,7 +72,7 @@ final class HtmlReport {
             List<Series> list = new ArrayList<>();
             for (Row row : busiest.subList(0, Math.min(KEYS_CHARTED, busiest.size()))) {
                 Series series = new Series(row, points);
-                charted.put(row.id, series);
+                charted.put(row, series);
                 list.add(series);
             }
             seriesByRule.put(e.getKey(), list);

@@ -9,12 +9,15 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
  * {@code replay}: a request log run through a configuration on a virtual clock, reported per rule and key. See
- * {@link Replayer} for what is counted, {@link Summary} and {@link CsvRows} for what is printed, {@link HtmlReport} for
+ * {@link Partitions} for how the requests are split between threads without changing an answer, {@link Replayer} for
+ * what is counted, {@link Summary} and {@link CsvRows} for what is printed, {@link HtmlReport} for
  * the report page and {@code docs/rollout.md} for how to use it.
  */
 public final class Replay {
@@ -34,6 +37,7 @@ public final class Replay {
      * @param sweep         {@code RULE=L1,L2,…}; null: no sweep
      * @param top           keys shown per rule in the summary and the report
      * @param progress      draw a progress bar on the error stream (which should be a terminal)
+     * @param threads       the most threads to decide on ({@link Partitions}); 1: in order on one thread
      */
     public record Settings(
             Path config,
@@ -46,7 +50,8 @@ public final class Replay {
             @Nullable Path report,
             @Nullable String sweep,
             int top,
-            boolean progress) {
+            boolean progress,
+            int threads) {
         /** Checks the settings that can be checked before reading anything. */
         public Settings {
             Objects.requireNonNull(config, "config must not be null");
@@ -54,6 +59,9 @@ public final class Replay {
             Objects.requireNonNull(reorderWindow, "reorderWindow must not be null");
             if (top < 1) {
                 throw new IllegalArgumentException("top must be >= 1, was " + top);
+            }
+            if (threads < 1) {
+                throw new IllegalArgumentException("threads must be >= 1, was " + threads);
             }
         }
     }
@@ -64,6 +72,11 @@ public final class Replay {
      */
     public static boolean stderrIsTerminal() {
         return Progress.stderrIsTerminal();
+    }
+
+    /** The default {@link Settings#threads()}: every processor of the machine, up to {@value Partitions#MAX}. */
+    public static int defaultThreads() {
+        return Math.min(Partitions.MAX, Runtime.getRuntime().availableProcessors());
     }
 
     /** A bad line under {@code --strict}: the replay stops. */
@@ -115,14 +128,61 @@ public final class Replay {
             throw new IllegalArgumentException("--log '" + s.log() + "': no such file, or not readable");
         }
         long start = System.nanoTime();
-        Replayer replayer;
+        Partitions partitions = Partitions.of(policies, s.threads(), s.log().equals("-"));
+        Replayed replayed;
         try {
-            replayer = new Replayer(policies);
+            try {
+                replayed = decide(s, stdin, err, policies, partitions);
+            } catch (Deciders.Joined joined) {
+                replayed = decide(s, stdin, err, policies, Partitions.one(String.valueOf(joined.getMessage())));
+            }
+        } catch (Stop stop) {
+            err.println("replay: " + stop.line);
+            err.println("replay: stopped at the first bad line (--strict)");
+            return 1;
         } catch (IOException e) {
-            err.println("replay: cannot create a temporary file: " + e.getMessage());
+            err.println("replay: cannot read " + s.log() + ": " + e.getMessage());
             return 3;
         }
         try {
+            Sweep sweep = swept == null ? null : Sweep.run(replayed, swept, candidates);
+            long nanos = System.nanoTime() - start;
+            if (replayed.badLines() > 0) {
+                Summary.badLines(replayed, err);
+            }
+            if (s.csv()) {
+                CsvRows.print(replayed, out);
+            } else {
+                Summary.print(replayed, s, sweep, nanos, out);
+            }
+            Path report = s.report();
+            if (report != null) {
+                HtmlReport.write(replayed, s, sweep, report);
+            }
+            out.flush();
+            return 0;
+        } catch (IOException e) {
+            err.println("replay: cannot read the replay's temporary file: " + e.getMessage());
+            return 3;
+        } finally {
+            close(replayed.parts(), err);
+        }
+    }
+
+    /**
+     * Decides the log in {@code partitions}, each part by its own {@link Replayer}, and finds the limits each refused
+     * key needed; the parts are closed if this throws, else by the caller.
+     */
+    private static Replayed decide(
+            Settings s, InputStream stdin, PrintStream err, Policies policies, Partitions partitions)
+            throws IOException {
+        List<Replayer> parts = new ArrayList<>();
+        boolean done = false;
+        try {
+            for (int i = 0; i < partitions.count(); i++) {
+                parts.add(new Replayer(policies));
+            }
+            Replayer first = parts.get(0); // counts the bad lines, on the thread that reads the log
             LogReader.Builder b =
                     s.log().equals("-") ? LogReader.builder(stdin, "-") : LogReader.builder(Path.of(s.log()));
             if (s.csvInput()) {
@@ -132,47 +192,81 @@ public final class Replay {
                     .reorderWindow(s.reorderWindow())
                     .knownDomains(policies.domains()::contains)
                     .onBadLine(bad -> {
-                        replayer.bad(bad);
+                        first.bad(bad);
                         if (s.strict()) {
                             throw new Stop(bad);
                         }
                     });
+            long lines;
             try (LogReader log = b.open();
                     Progress progress = s.progress() ? Progress.start(err, log.size()) : null) {
-                try (ReadAhead lines = new ReadAhead(log, progress)) {
-                    for (TimedRequest r; (r = lines.next()) != null; ) {
-                        replayer.replay(r);
+                if (parts.size() == 1) {
+                    try (ReadAhead ahead = new ReadAhead(log, progress)) {
+                        for (TimedRequest r; (r = ahead.next()) != null; ) {
+                            first.replay(r);
+                        }
                     }
+                } else {
+                    Deciders.run(log, progress, partitions, parts);
                 }
-                replayer.lines = log.linesRead();
-            } catch (Stop stop) {
-                err.println("replay: " + stop.line);
-                err.println("replay: stopped at the first bad line (--strict)");
-                return 1;
+                lines = log.linesRead();
             }
-            replayer.findNeededLimits();
-            Sweep sweep = swept == null ? null : Sweep.run(replayer, swept, candidates);
-            long nanos = System.nanoTime() - start;
-            if (replayer.badLines() > 0) {
-                Summary.badLines(replayer, err);
-            }
-            if (s.csv()) {
-                CsvRows.print(replayer, out);
-            } else {
-                Summary.print(replayer, s, sweep, nanos, out);
-            }
-            Path report = s.report();
-            if (report != null) {
-                HtmlReport.write(replayer, s, sweep, report);
-            }
-            out.flush();
-            return 0;
-        } catch (IOException e) {
-            err.println("replay: cannot read " + s.log() + ": " + e.getMessage());
-            return 3;
+            findNeededLimits(parts);
+            done = true;
+            return new Replayed(policies, parts, lines, partitions.description());
         } finally {
+            if (!done) {
+                close(parts, err);
+            }
+        }
+    }
+
+    /** Each part's needed limits, the parts on threads of their own when there are several. */
+    private static void findNeededLimits(List<Replayer> parts) throws IOException {
+        if (parts.size() == 1) {
+            parts.get(0).findNeededLimits();
+            return;
+        }
+        List<java.util.concurrent.CompletableFuture<Void>> running = new ArrayList<>();
+        for (Replayer p : parts) {
+            running.add(java.util.concurrent.CompletableFuture.runAsync(
+                    () -> {
+                        try {
+                            p.findNeededLimits();
+                        } catch (IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                    },
+                    Replay::daemon));
+        }
+        joinAll(running);
+    }
+
+    /** Waits for every task; throws what the first to fail threw, an {@link IOException} unwrapped. */
+    static void joinAll(List<java.util.concurrent.CompletableFuture<Void>> running) throws IOException {
+        try {
+            for (var f : running) {
+                f.join();
+            }
+        } catch (java.util.concurrent.CompletionException e) {
+            if (e.getCause() instanceof java.io.UncheckedIOException io) {
+                throw io.getCause();
+            }
+            throw e;
+        }
+    }
+
+    /** Runs {@code task} on a daemon thread of its own. */
+    static void daemon(Runnable task) {
+        Thread t = new Thread(task, "sluice-replay-worker");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private static void close(List<Replayer> parts, PrintStream err) {
+        for (Replayer p : parts) {
             try {
-                replayer.close();
+                p.close();
             } catch (IOException e) {
                 err.println("replay: cannot delete a temporary file: " + e.getMessage());
             }

@@ -69,7 +69,7 @@ final class Replayer {
 
     long firstTime = Long.MAX_VALUE;
     long lastTime = Long.MIN_VALUE;
-    // bad lines are counted on the thread that reads the log (ReadAhead), and read once it has ended
+    // bad lines are counted on the thread that reads the log (ReadAhead, Deciders), and read once it has ended
     final Map<BadLine.Problem, Long> badCounts = new EnumMap<>(BadLine.Problem.class);
     final List<BadLine> badKept = new ArrayList<>();
 

@@ -8,7 +8,10 @@ import dev.sluice.policy.Rule;
  * {@link #rule}, and what became of them. Not thread-safe.
  */
 final class Row {
-    /** Its number, in the order first seen: how the spilled requests name it. */
+    /**
+     * Its number among the rows of the part that counted it, in the order first seen: how that part's spilled requests
+     * name it. -1 for a sum of rows of several parts ({@link Replayed}).
+     */
     final int id;
 
     final String domain;
@@ -89,6 +92,22 @@ final class Row {
             if (windowHits[j] > peak[j]) {
                 peak[j] = windowHits[j];
             }
+        }
+    }
+
+    /**
+     * Adds the counts of {@code other}, a row of the same rule and key counted apart: requests, hits and outcomes.
+     * Only for a rule none of whose limits counts, which has no peaks and no needed limits to add.
+     */
+    void add(Row other) {
+        requests += other.requests;
+        hits += other.hits;
+        allowed += other.allowed;
+        denied += other.denied;
+        wouldDeny += other.wouldDeny;
+        shadowBanned += other.shadowBanned;
+        for (int j = 0; j < refusedBy.length; j++) {
+            refusedBy[j] += other.refusedBy[j];
         }
     }
 

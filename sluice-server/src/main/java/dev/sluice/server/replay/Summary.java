@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
 final class Summary {
     private Summary() {}
 
-    static void print(Replayer r, Replay.Settings s, @Nullable Sweep sweep, long nanos, PrintStream out) {
+    static void print(Replayed r, Replay.Settings s, @Nullable Sweep sweep, long nanos, PrintStream out) {
         StringBuilder b = new StringBuilder();
         double seconds = nanos / 1e9;
         b.append(String.format(
@@ -51,6 +51,7 @@ final class Summary {
         if (r.unmatched > 0) {
             b.append(String.format(Locale.ROOT, "descriptors no rule matched (allowed, no limit): %,d%n", r.unmatched));
         }
+        b.append(r.decidedBy).append('\n');
         long bad = r.badLines();
         b.append(bad == 0 ? "bad lines: none\n" : "bad lines: " + badCounts(r) + " (listed on standard error)\n");
 
@@ -176,14 +177,14 @@ final class Summary {
     }
 
     /** Bad lines on the error stream: the counts, and the first few in full. */
-    static void badLines(Replayer r, PrintStream err) {
+    static void badLines(Replayed r, PrintStream err) {
         err.println("replay: " + badCounts(r) + "; " + (r.badKept.size() < r.badLines() ? "the first:" : "each:"));
         for (BadLine line : r.badKept) {
             err.println("  " + line);
         }
     }
 
-    private static String badCounts(Replayer r) {
+    private static String badCounts(Replayed r) {
         StringBuilder b = new StringBuilder();
         b.append(String.format(Locale.ROOT, "%,d bad line(s) not replayed (", r.badLines()));
         String sep = "";

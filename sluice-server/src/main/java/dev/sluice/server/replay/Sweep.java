@@ -110,21 +110,62 @@ final class Sweep {
         return f;
     }
 
-    /** Runs the sweep over {@code replayer}'s requests. */
-    static Sweep run(Replayer replayer, Found found, long[] candidates) throws IOException {
+    /**
+     * Runs the sweep over {@code replayed}'s requests, each part's on a thread of its own when there are several: a
+     * row is counted by one part, and each key runs alone, so the parts add up.
+     */
+    static Sweep run(Replayed replayed, Found found, long[] candidates) throws IOException {
         Sweep s = new Sweep(found.domain(), found.rule(), candidates);
         long start = System.nanoTime();
-        List<Row> rows = replayer.rows();
-        @Nullable String[] keys = new String[rows.size()];
-        for (Row row : rows) {
-            if (row.rule == s.rule && row.domain.equals(s.domain)) {
-                keys[row.id] = Integer.toString(row.id);
-                s.keys++;
-                s.requests += row.requests;
+        List<Replayer> parts = replayed.parts();
+        List<Sweep> each = new ArrayList<>();
+        for (int i = 0; i < parts.size(); i++) {
+            each.add(new Sweep(found.domain(), found.rule(), candidates));
+        }
+        if (parts.size() == 1) {
+            each.get(0).add(parts.get(0));
+        } else {
+            List<java.util.concurrent.CompletableFuture<Void>> running = new ArrayList<>();
+            for (int i = 0; i < parts.size(); i++) {
+                Sweep one = each.get(i);
+                Replayer part = parts.get(i);
+                running.add(java.util.concurrent.CompletableFuture.runAsync(
+                        () -> {
+                            try {
+                                one.add(part);
+                            } catch (IOException e) {
+                                throw new java.io.UncheckedIOException(e);
+                            }
+                        },
+                        Replay::daemon));
+            }
+            Replay.joinAll(running);
+        }
+        for (Sweep one : each) {
+            s.keys += one.keys;
+            s.requests += one.requests;
+            for (int c = 0; c < candidates.length; c++) {
+                s.keysRefused[c] += one.keysRefused[c];
+                s.requestsRefused[c] += one.requestsRefused[c];
             }
         }
-        Algorithm a = Objects.requireNonNull(s.limit.algorithm(), "checked by find");
-        Duration w = Objects.requireNonNull(s.limit.window(), "checked by find");
+        s.nanos = System.nanoTime() - start;
+        return s;
+    }
+
+    /** Adds the keys of the rule that {@code part} counted, each under every candidate. */
+    private void add(Replayer part) throws IOException {
+        List<Row> rows = part.rows();
+        @Nullable String[] keys = new String[rows.size()];
+        for (Row row : rows) {
+            if (row.rule == rule && row.domain.equals(domain)) {
+                keys[row.id] = Integer.toString(row.id);
+                this.keys++;
+                requests += row.requests;
+            }
+        }
+        Algorithm a = Objects.requireNonNull(limit.algorithm(), "checked by find");
+        Duration w = Objects.requireNonNull(limit.window(), "checked by find");
         VirtualClock clock = new VirtualClock();
         RateLimiter[] limiters = new RateLimiter[candidates.length];
         BitSet[] refusedKeys = new BitSet[candidates.length];
@@ -134,16 +175,16 @@ final class Sweep {
             refusedKeys[c] = new BitSet(rows.size());
         }
         try {
-            replayer.readSpill((row, time, hits) -> {
+            part.readSpill((row, time, hits) -> {
                 String key = row < keys.length ? keys[row] : null;
                 if (key == null) {
                     return;
                 }
                 clock.set(time);
                 for (int c = 0; c < limiters.length; c++) {
-                    if (hits > s.candidates[c]
+                    if (hits > candidates[c]
                             || !limiters[c].tryAcquire(key, hits).allowed()) {
-                        s.requestsRefused[c]++;
+                        requestsRefused[c]++;
                         refusedKeys[c].set(row);
                     }
                 }
@@ -154,9 +195,7 @@ final class Sweep {
             }
         }
         for (int c = 0; c < candidates.length; c++) {
-            s.keysRefused[c] = refusedKeys[c].cardinality();
+            keysRefused[c] += refusedKeys[c].cardinality();
         }
-        s.nanos = System.nanoTime() - start;
-        return s;
     }
 }

@@ -60,6 +60,9 @@ class ReplayTest {
         return p;
     }
 
+    /** The threads {@link #run} decides on: several, so that every test of a file log runs the parts. */
+    private int threads = 4;
+
     private int run(Path config, String log, InputStream stdin, String... options) {
         List<String> o = List.of(options);
         Replay.Settings s = new Replay.Settings(
@@ -73,7 +76,8 @@ class ReplayTest {
                 o.contains("--report") ? dir.resolve("report.html") : null,
                 o.stream().filter(x -> x.contains("=")).findFirst().orElse(null),
                 10,
-                false);
+                false,
+                threads);
         return Replay.run(
                 s,
                 stdin,
@@ -395,5 +399,99 @@ class ReplayTest {
                                 l.matches("\\s+client_id=storm\\s+7\\s+3\\s+4\\s+7/second \\(233%\\)\\s+7/second")),
                 String.join("\n", lines));
         assertTrue(lines.contains("rules no request reached: d.client_id.username"), String.join("\n", lines));
+    }
+
+    /**
+     * The requests decided on several threads give the rows one thread gives, byte for byte, under configurations that
+     * split (per client, per user of a client, dry run, several limits, a trusted client) and that do not (a global
+     * limit, a wildcard shared across values), and when a request joins two clients' counters.
+     */
+    @Test
+    void severalThreadsAnswerAsOneDoes() throws IOException {
+        String perClient =
+                """
+                domain: d
+                algorithm: sliding_tail
+                descriptors:
+                  - key: client_id
+                    rate_limit: {unit: second, requests_per_unit: 5}
+                    descriptors:
+                      - key: username
+                        rate_limits:
+                          - {unit: second, requests_per_unit: 2}
+                          - {unit: minute, requests_per_unit: 20, algorithm: token_bucket}
+                  - key: client_id
+                    value: c1
+                    mode: dry_run
+                    rate_limit: {unit: second, requests_per_unit: 3}
+                  - key: client_id
+                    value: c2
+                    rate_limit: {unlimited: true}
+                  - key: generic_key
+                    value: global
+                """;
+        String global = perClient.replace(
+                "  - key: generic_key\n    value: global\n",
+                "  - key: generic_key\n    value: global\n    rate_limit: {unit: second, requests_per_unit: 40}\n");
+        String shared =
+                """
+                domain: d
+                descriptors:
+                  - key: client_id
+                    rate_limit: {unit: second, requests_per_unit: 5}
+                  - key: client_id
+                    value: c1*
+                    share_threshold: true
+                    rate_limit: {unit: second, requests_per_unit: 8}
+                """;
+        Random random = new Random(33);
+        StringBuilder plain = new StringBuilder();
+        StringBuilder withGlobal = new StringBuilder();
+        long t = 1_795_780_800_000L;
+        for (int i = 0; i < 6000; i++) {
+            t += random.nextInt(4);
+            String client = "c" + (random.nextInt(3) == 0 ? random.nextInt(3) : random.nextInt(40));
+            String[] entries = random.nextInt(10) < 3
+                    ? new String[] {"client_id", client, "username", "u" + random.nextInt(5)}
+                    : new String[] {"client_id", client};
+            String one = line(t, entries);
+            plain.append(one);
+            withGlobal.append(one.replace("]}]", "]},{\"entries\":[{\"key\":\"generic_key\",\"value\":\"global\"}]}]"));
+        }
+        Partitions four = Partitions.of(Policies.parse("test.yaml", perClient), 4, false);
+        String other = java.util.stream.IntStream.range(4, 40)
+                .mapToObj(i -> "c" + i)
+                .filter(v -> four.part(v) != four.part("c3"))
+                .findFirst()
+                .orElseThrow();
+        String joined = plain
+                + ("{\"time\":" + (t + 1) + ",\"domain\":\"d\",\"descriptors\":["
+                        + "{\"entries\":[{\"key\":\"client_id\",\"value\":\"c3\"}]},"
+                        + "{\"entries\":[{\"key\":\"client_id\",\"value\":\"" + other + "\"}]}]}\n");
+        Object[][] cases = {
+            {perClient, plain.toString(), "decided on 4 threads, the requests split by the value of client_id"},
+            {perClient, withGlobal.toString(), "decided on 4 threads, the requests split by the value of client_id"},
+            {global, withGlobal.toString(), "decided on one thread: no descriptor key of domain d is on the path of"},
+            {shared, plain.toString(), "decided on one thread: no descriptor key of domain d is on the path of"},
+            {perClient, joined, "decided on one thread: line 6001 joins client_id=c3 and client_id=" + other + " in one"
+            },
+        };
+        for (int c = 0; c < cases.length; c++) {
+            Path config = write("policy-" + c + ".yaml", (String) cases[c][0]);
+            Path log = write("log-" + c + ".jsonl", (String) cases[c][1]);
+            threads = 1;
+            assertEquals(0, run(config, log.toString(), InputStream.nullInputStream(), "--csv"), err.toString());
+            String one = out.toString(StandardCharsets.UTF_8);
+            out.reset();
+            threads = 4;
+            assertEquals(0, run(config, log.toString(), InputStream.nullInputStream(), "--csv"), err.toString());
+            assertEquals(one, out.toString(StandardCharsets.UTF_8), "case " + c);
+            assertTrue(one.lines().count() > 40 && one.lines().anyMatch(l -> !l.endsWith(",0")), one);
+            out.reset();
+            assertEquals(0, run(config, log.toString(), InputStream.nullInputStream()), err.toString());
+            String summary = out.toString(StandardCharsets.UTF_8);
+            assertTrue(summary.contains((String) cases[c][2]), "case " + c + ":\n" + summary);
+            out.reset();
+        }
     }
 }
