@@ -32,13 +32,11 @@ final class Row {
     final long[] refusedBy;
     /** Per limit: its window in ms, 0 when unlimited. */
     private final long[] windowMillis;
-    /** Per limit: where the epoch-aligned window being counted starts and ends (ms), its hits, the most of any. */
-    private final long[] windowStart;
-
-    private final long[] windowEnd;
-
-    private final long[] windowHits;
-    final long[] peak;
+    /**
+     * Per limit, four longs side by side (one cache line for a rule of one limit): where the epoch-aligned window being
+     * counted starts and ends (ms), its hits, and the most hits of any window.
+     */
+    private final long[] windows;
     /** Per limit: the smallest limit under which it refuses none of this key's requests; 0 until computed. */
     final long[] needed;
 
@@ -53,14 +51,13 @@ final class Row {
         this.descriptor = descriptor;
         int n = rule.limits().size();
         this.refusedBy = new long[n];
-        this.windowStart = new long[n];
-        this.windowEnd = new long[n];
-        this.windowHits = new long[n];
-        this.peak = new long[n];
+        this.windows = new long[4 * n];
         this.needed = new long[n];
         this.windowMillis = windowMillis;
-        java.util.Arrays.fill(windowStart, Long.MAX_VALUE); // no time is in [MAX, MIN): the first starts a window
-        java.util.Arrays.fill(windowEnd, Long.MIN_VALUE);
+        for (int j = 0; j < n; j++) { // no time is in [MAX, MIN): the first starts a window
+            windows[4 * j] = Long.MAX_VALUE;
+            windows[4 * j + 1] = Long.MIN_VALUE;
+        }
     }
 
     /** Per limit of {@code rule}, its window in ms; 0 for an unlimited limit. */
@@ -77,22 +74,29 @@ final class Row {
     void count(long timeMillis, long cost) {
         requests++;
         hits += cost;
-        for (int j = 0; j < peak.length; j++) {
+        long[] s = windows;
+        for (int j = 0, at = 0; j < windowMillis.length; j++, at += 4) {
             long w = windowMillis[j];
             if (w == 0) {
                 continue; // unlimited
             }
-            if (timeMillis >= windowEnd[j] || timeMillis < windowStart[j]) {
+            if (timeMillis >= s[at + 1] || timeMillis < s[at]) {
                 long start = Math.floorDiv(timeMillis, w) * w;
-                windowStart[j] = start;
-                windowEnd[j] = start + w;
-                windowHits[j] = 0;
+                s[at] = start;
+                s[at + 1] = start + w;
+                s[at + 2] = 0;
             }
-            windowHits[j] += cost;
-            if (windowHits[j] > peak[j]) {
-                peak[j] = windowHits[j];
+            long inWindow = s[at + 2] + cost;
+            s[at + 2] = inWindow;
+            if (inWindow > s[at + 3]) {
+                s[at + 3] = inWindow;
             }
         }
+    }
+
+    /** The most hits of one epoch-aligned window of limit {@code j}: the peak against its limit; 0 when unlimited. */
+    long peak(int j) {
+        return windows[4 * j + 3];
     }
 
     /**

@@ -221,7 +221,7 @@ final class Summary {
             if (l.unlimited()) {
                 continue;
             }
-            out.add(per(row.peak[j], l) + " (" + percent(row.peak[j], l.requestsPerUnit()) + ")");
+            out.add(per(row.peak(j), l) + " (" + percent(row.peak(j), l.requestsPerUnit()) + ")");
         }
         return out.isEmpty() ? "-" : String.join(", ", out);
     }

@@ -206,7 +206,7 @@ class ReplayTest {
             assertEquals((int) c[1], row.allowed, a.name());
             assertEquals((int) c[2], row.denied, a.name());
             assertEquals((int) c[3], row.needed[0], a.name());
-            assertEquals(5, row.peak[0], a.name()); // the minute from 0 s holds five
+            assertEquals(5, row.peak(0), a.name()); // the minute from 0 s holds five
             r.close();
         }
     }
