@@ -49,16 +49,22 @@ final class CsvRows {
                 order.put(r, order.size());
             }
         }
-        List<Row> rows = new ArrayList<>(replayer.rows());
-        Map<Row, String> keys = new HashMap<>();
-        for (Row r : rows) {
-            keys.put(r, r.key());
+        List<Keyed> keyed = new ArrayList<>(replayer.rows().size());
+        for (Row r : replayer.rows()) {
+            keyed.add(new Keyed(r, order.getOrDefault(r.rule, Integer.MAX_VALUE), r.key()));
         }
-        rows.sort(Comparator.comparing((Row r) -> r.domain)
-                .thenComparing(r -> order.getOrDefault(r.rule, Integer.MAX_VALUE))
-                .thenComparing(keys::get));
+        keyed.sort(Comparator.comparing((Keyed k) -> k.row().domain)
+                .thenComparingInt(Keyed::rank)
+                .thenComparing(Keyed::key));
+        List<Row> rows = new ArrayList<>(keyed.size());
+        for (Keyed k : keyed) {
+            rows.add(k.row());
+        }
         return rows;
     }
+
+    /** A row with what it is sorted by, each found once. */
+    private record Keyed(Row row, int rank, String key) {}
 
     static StringBuilder field(StringBuilder b, String s) {
         boolean quote = false;
