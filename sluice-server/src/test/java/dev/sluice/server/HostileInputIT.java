@@ -630,7 +630,9 @@ class HostileInputIT {
         try {
             Status full = Await.succeeds("the held call filling the bound", Await.GENEROUS, () -> {
                 try {
-                    if (held[0] == null || held[0].closedByServer()) {
+                    // reopened if closed, or if its call was ended (refused while a call of an earlier test held
+                    // the one place, not yet released)
+                    if (held[0] == null || held[0].closedByServer() || !held[0].ended.isEmpty()) {
                         if (held[0] != null) {
                             held[0].close();
                         }
@@ -643,7 +645,10 @@ class HostileInputIT {
                 }
                 try {
                     shortTimeouts.grpc().withDeadlineAfter(10, TimeUnit.SECONDS).shouldRateLimit(ok("probe"));
-                    throw new IllegalStateException("decided: the held call has not arrived yet");
+                    throw new IllegalStateException(
+                            "decided: the held call has not arrived yet (held connection: GOAWAY "
+                                    + held[0].goAwayError() + ", closed by the server " + held[0].closedByServer()
+                                    + ", streams ended " + held[0].ended + ")");
                 } catch (StatusRuntimeException e) {
                     if (e.getStatus().getCode() != Status.Code.RESOURCE_EXHAUSTED) {
                         throw new IllegalStateException("answered " + e.getStatus(), e); // a reconnection: again
