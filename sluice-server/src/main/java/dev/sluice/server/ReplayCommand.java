@@ -38,10 +38,11 @@ final class ReplayCommand {
               --reorder-window D      how far out of time order a line may be and still be replayed in order;
                                       default 5s; 0ms: the log must be in order
               --top N                 keys shown per rule; default 10
-              --threads N             decide on up to N threads; default: one per processor. The requests are split
-                                      by a descriptor key every limited rule counts per value (client_id, say), so
-                                      the answer is the one-thread answer; when no key is, or a request names two
-                                      threads' keys, the log is decided on one thread (the summary says which)
+              --threads N             decide on up to N threads; default: one per processor but one (the log's
+                                      reader's). The requests are split by a descriptor key every limited rule
+                                      counts per value (client_id, say), so the answer is the one-thread answer;
+                                      when no key is, or a request names two threads' keys, the log is decided on
+                                      one thread (the summary says which)
 
             Bad lines (malformed, no time, an unknown domain, out of order beyond the window) are counted and the
             first few printed on standard error with their line numbers. A progress bar is drawn on standard error

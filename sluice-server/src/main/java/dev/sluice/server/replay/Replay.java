@@ -74,9 +74,13 @@ public final class Replay {
         return Progress.stderrIsTerminal();
     }
 
-    /** The default {@link Settings#threads()}: every processor of the machine, up to {@value Partitions#MAX}. */
+    /**
+     * The default {@link Settings#threads()}: a processor each but one, which the log's reading and routing thread
+     * keeps busy, up to {@value Partitions#MAX}; one on two processors, where a second deciding thread has no core of
+     * its own and is slower than one.
+     */
     public static int defaultThreads() {
-        return Math.min(Partitions.MAX, Runtime.getRuntime().availableProcessors());
+        return Math.max(1, Math.min(Partitions.MAX, Runtime.getRuntime().availableProcessors() - 1));
     }
 
     /** A bad line under {@code --strict}: the replay stops. */
