@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.sluice.SluiceException;
+import dev.sluice.TestAwait;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -59,19 +60,13 @@ class GroupCommitTest {
         return callers.submit(() -> commit.decide(payload, 1, System.nanoTime() + timeoutNanos));
     }
 
-    private void awaitSent(int n) throws InterruptedException {
-        long end = System.nanoTime() + PATIENT;
-        while (sent.size() < n && System.nanoTime() - end < 0) {
-            Thread.sleep(1);
-        }
+    private void awaitSent(int n) {
+        TestAwait.until(n + " batches sent", () -> sent.size() >= n);
         assertEquals(n, sent.size(), "batches sent: " + sent);
     }
 
-    private void awaitDone(Future<?> f) throws InterruptedException {
-        long end = System.nanoTime() + PATIENT;
-        while (!f.isDone() && System.nanoTime() - end < 0) {
-            Thread.sleep(1);
-        }
+    private static void awaitDone(Future<?> f) {
+        TestAwait.until("the request answered", f::isDone);
     }
 
     @Test
@@ -80,10 +75,7 @@ class GroupCommitTest {
         awaitSent(1);
         Future<String> b = decide("b", PATIENT);
         Future<String> c = decide("c", PATIENT);
-        long end = System.nanoTime() + PATIENT;
-        while (commit.queued() < 2 && System.nanoTime() - end < 0) {
-            Thread.sleep(1);
-        }
+        TestAwait.until("b and c queued", () -> commit.queued() >= 2);
         assertEquals(2, commit.queued(), "b and c wait for the next batch");
         answer(0);
         awaitSent(2);
