@@ -21,6 +21,7 @@ import java.nio.file.StandardCopyOption;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
@@ -45,7 +46,13 @@ class SluiceStoreModesTest {
                 rate_limit: {unit: day, requests_per_unit: 5}
             """;
 
-    final ManualClock clock = new ManualClock(Instant.now());
+    /**
+     * An hour into the current UTC day: the rules' day frames then have the whole hour-long interval of a test ahead
+     * of them, whatever the time the test runs (in the last hour of a day a slice is sized for what is left of it),
+     * and every record's expiry lies ahead of the real clock Redis expires by.
+     */
+    final ManualClock clock =
+            new ManualClock(Instant.now().truncatedTo(ChronoUnit.DAYS).plus(Duration.ofHours(1)));
 
     /** An instance of the application on the shared Redis, with the five-a-day policy unless a test says otherwise. */
     final ApplicationContextRunner onRedis = new ApplicationContextRunner()
