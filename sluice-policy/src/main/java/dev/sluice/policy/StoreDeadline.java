@@ -42,7 +42,9 @@ final class StoreDeadline {
 
     /**
      * Decides {@code parts} by the deadline; null when no answer came by then (or the executor took no more work),
-     * taking nothing but what a call already under way takes.
+     * taking nothing but what a call already under way takes. A decision that needs no store call is taken even when
+     * the deadline has passed (a thread descheduled past it still decides from memory what it would have decided in
+     * time); one the checking thread can bound is the store's to refuse past the deadline.
      *
      * @param engine the engine deciding, held by the caller at {@code stripe}; a task handed to the executor holds it
      *               too, so that its limiters are not closed under a call that runs on after the answer was given
@@ -50,12 +52,12 @@ final class StoreDeadline {
      */
     @Nullable
     JointDecision decide(List<Acquisition> parts, Engine engine, int stripe) {
-        if (passed()) {
-            return null;
-        }
         JointDecision here = RateLimiter.tryAcquireAllBy(parts, atNanos);
         if (here != null) {
-            return here;
+            return here; // from memory whatever the time, or by a store call that kept the deadline itself
+        }
+        if (passed()) {
+            return null;
         }
         engine.holdMore(stripe);
         Callable<Optional<JointDecision>> call = () -> {

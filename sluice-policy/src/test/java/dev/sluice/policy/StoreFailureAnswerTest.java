@@ -202,7 +202,8 @@ class StoreFailureAnswerTest {
 
     /**
      * A check that needs no store call is decided on the caller's thread: in memory, even an executor that takes no
-     * work leaves it decided by the store, not by {@code on_store_failure}, exactly as without a deadline.
+     * work and a deadline passed before the check reaches its limiter (a nanosecond: a thread descheduled for longer
+     * than the deadline) leave it decided by the store, not by {@code on_store_failure}, exactly as without a deadline.
      */
     @ParameterizedTest
     @ValueSource(strings = {"allow", "deny"})
@@ -210,7 +211,7 @@ class StoreFailureAnswerTest {
         ExecutorService gone = Executors.newSingleThreadExecutor();
         gone.shutdown();
         try (PolicyLimiter l = PolicyLimiter.builder(policies(answer))
-                .deadline(Duration.ofMillis(20), gone)
+                .deadline(Duration.ofNanos(1), gone)
                 .build()) {
             for (int i = 0; i < 5; i++) {
                 Verdict v = l.check("d", List.of(Descriptor.of("k", "a")), 1);
