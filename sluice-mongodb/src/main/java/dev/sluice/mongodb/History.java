@@ -29,6 +29,8 @@ final class History {
     static final String COUNT_REJECTED = "r";
     static final String TIME = "t";
     static final String GIVE_BACK = "g";
+    /** A request's deadline by the server's clock, epoch milliseconds: applied at or after it, it takes nothing. */
+    static final String DEADLINE = "d";
 
     private static final long NANOS_PER_MILLI = 1_000_000;
 
@@ -116,6 +118,30 @@ final class History {
         return op.get(TIME) == null;
     }
 
+    /** Whether the server's time of applying request {@code op} is kept in {@code at} (to time it, or to check it). */
+    boolean hasAt(Document op) {
+        return op.get(TIME) == null || op.get(DEADLINE) != null;
+    }
+
+    /** The server's time of applying request {@code op}, epoch milliseconds. */
+    long atMillis(Document op) {
+        Date server = at == null ? null : at.getDate(OpIds.field(id(op)));
+        if (server == null) {
+            throw new IllegalStateException("malformed key document: request " + op + " has no server time");
+        }
+        return server.toInstant().toEpochMilli();
+    }
+
+    /**
+     * Whether request {@code op} reached the server past its deadline: then it takes nothing, for every instance that
+     * replays it, and its caller, answered by the failure policy, is told nothing else. The server's time is kept in
+     * whole milliseconds, rounded down: a request kept at {@code at < d} ran before {@code at + 1 <= d}.
+     */
+    boolean late(Document op) {
+        Object d = op.get(DEADLINE);
+        return d != null && atMillis(op) >= number(d, DEADLINE);
+    }
+
     /** The configurations requests were made with: the limiter's own, or another limit or countRejected. */
     interface Configs {
         LimiterConfig own();
@@ -129,8 +155,20 @@ final class History {
      * @throws IllegalStateException if the history holds no such request or is malformed
      */
     Outcome replay(long target, Configs configs) {
+        return replay(new long[] {target}, configs)[0];
+    }
+
+    /**
+     * Replays the history up to and including the last of the requests named {@code targets}, which are in the order
+     * they were appended; their outcomes, in that order. The state of each outcome is the state after the last.
+     *
+     * @throws IllegalStateException if the history holds not every such request, or is malformed
+     */
+    Outcome[] replay(long[] targets, Configs configs) {
+        Outcome[] outcomes = new Outcome[targets.length];
+        int next = 0;
         StateMachine state = base == null ? null : StateMachine.restore(configs.own(), base);
-        for (int i = 0; i < ops.size(); i++) {
+        for (int i = 0; i < ops.size() && next < targets.length; i++) {
             Document op = ops.get(i);
             LimiterConfig config =
                     configs.of(number(op.get(LIMIT), LIMIT), Boolean.TRUE.equals(op.get(COUNT_REJECTED)));
@@ -142,16 +180,22 @@ final class History {
             Object place = op.get(GIVE_BACK);
             StoreDecision decision = null;
             boolean givenBack = false;
-            if (place == null) {
+            boolean late = late(op);
+            if (late) {
+                // reached the server past its deadline: takes nothing
+            } else if (place == null) {
                 decision = state.decide(config, time, cost, true);
             } else {
                 givenBack = state.giveBack(config, time, cost, number(place, GIVE_BACK));
             }
-            if (id(op) == target) {
-                return new Outcome(decision, givenBack, i, time, state);
+            if (id(op) == targets[next]) {
+                outcomes[next++] = new Outcome(decision, givenBack, late, i, time, state);
             }
         }
-        throw new IllegalStateException("the key document returned does not hold request " + target);
+        if (next < targets.length) {
+            throw new IllegalStateException("the key document returned does not hold request " + targets[next]);
+        }
+        return outcomes;
     }
 
     /** Replays the whole history, then decides a request of {@code cost} at {@code now} without consuming. */
@@ -168,11 +212,18 @@ final class History {
     /**
      * What replaying a request gave.
      *
-     * @param decision  the decision of a request to decide; null for a give-back
+     * @param decision  the decision of a request to decide; null for a give-back, or a request that came late
      * @param givenBack whether a give-back returned any permits
+     * @param late      whether the request reached the server past its deadline, and so took nothing
      * @param position  the request's index in {@code ops}
      * @param time      the request's time, nanoseconds
      * @param state     the key's state right after the request
      */
-    record Outcome(@Nullable StoreDecision decision, boolean givenBack, int position, long time, StateMachine state) {}
+    record Outcome(
+            @Nullable StoreDecision decision,
+            boolean givenBack,
+            boolean late,
+            int position,
+            long time,
+            StateMachine state) {}
 }

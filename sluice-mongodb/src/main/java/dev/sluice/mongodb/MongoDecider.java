@@ -11,6 +11,7 @@ import dev.sluice.LimiterConfig;
 import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
 import dev.sluice.spi.AtomicDecider;
+import dev.sluice.spi.GroupCommit;
 import dev.sluice.spi.Listeners;
 import dev.sluice.spi.SharedStoreOptions;
 import dev.sluice.spi.StoreDecision;
@@ -20,6 +21,7 @@ import java.util.Date;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeoutException;
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
 import org.bson.Document;
@@ -63,6 +65,14 @@ final class MongoDecider implements AtomicDecider, History.Configs {
      *
      * A fold that fails is left to the next batch. A document thus holds one batch of requests and those in flight.
      *
+     * Concurrent requests on one document append together (MongoBatches): one findOneAndUpdate with
+     * {$push: {ops: {$each: [q1, q2, ...]}}} appends them in the order they arrived, and one replay of the document it
+     * returns decides each exactly as its own call would have (the same history, cut at each). Each request carries
+     * its deadline by the server's clock (`d`, epoch milliseconds) and the update records the server's time of
+     * applying it (`$currentDate` into `at.<id>`): a request applied at or past its deadline takes nothing in any
+     * replay, so one whose caller was answered by the failure policy (a stalled server, a frozen network) is never
+     * counted afterwards, by any instance.
+     *
      * Why not the alternatives? An update pipeline computing the algorithm on the server is not exact: pipeline
      * arithmetic on Int64 overflows into doubles, $divide always yields a double, and nanosecond times exceed 2^53,
      * while the buckets' exact rationals need 128-bit products; nor does mongo-java-server, the in-JVM server the
@@ -102,6 +112,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     private final OpIds ids;
     private final int compactAfter;
     private final LongConsumer afterSuccess;
+    private final MongoBatches batches;
     private final long timeoutNanos;
     private final String shape;
     private final ConcurrentHashMap<List<Object>, LimiterConfig> others = new ConcurrentHashMap<>();
@@ -113,13 +124,15 @@ final class MongoDecider implements AtomicDecider, History.Configs {
             MongoCollection<Document> collection,
             OpIds ids,
             int compactAfter,
-            LongConsumer afterSuccess) {
+            LongConsumer afterSuccess,
+            MongoBatches batches) {
         this.config = config;
         this.options = options;
         this.collection = collection;
         this.ids = ids;
         this.compactAfter = compactAfter;
         this.afterSuccess = afterSuccess;
+        this.batches = batches;
         this.timeoutNanos = options.timeout().toNanos();
         this.shape = SharedStoreOptions.shape(config);
     }
@@ -127,23 +140,30 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     /**
      * {@inheritDoc}
      *
-     * <p>The whole call, including a fold or a correction of {@code expire} that follows the decision, takes at most
-     * about the store's timeout: what follows the decision runs only in the time left, and is skipped without it.
+     * <p>A consuming decision goes in the next batch of its key's document ({@link MongoBatches}); a {@code peek} is
+     * one call. The whole call, including a fold or a correction of {@code expire} that follows the decision, takes at
+     * most about the store's timeout: what follows the decision runs only in the time left, and is skipped without it.
      */
     @Override
     public StoreDecision decide(String key, long cost, boolean consume, long nowNanos) {
         long deadline = System.nanoTime() + timeoutNanos;
-        try {
-            Document id = MongoKeys.id(options.namespace(), shape, key);
-            StoreDecision d;
-            if (consume) {
-                Document op = request(cost, nowNanos);
-                d = Objects.requireNonNull(
-                        append(id, key, op, nowNanos, deadline).decision(),
-                        "a request is decided; only a give-back is not");
-            } else {
-                d = peek(id, cost, nowNanos);
+        Document id = MongoKeys.id(options.namespace(), shape, key);
+        if (consume) {
+            try {
+                return batches.decide(new MongoBatches.Request(this, id, key, cost, nowNanos), deadline);
+            } catch (SluiceException e) {
+                Throwable cause = e.getCause();
+                if (cause instanceof TimeoutException) {
+                    cause = MongoBatches.timeout((TimeoutException) cause);
+                }
+                String why = cause instanceof MongoException ? cause.toString() : e.getMessage();
+                throw new SluiceException(
+                        "MongoDB failed deciding key '" + key + "' in " + collection.getNamespace() + ": " + why,
+                        cause != null ? cause : e);
             }
+        }
+        try {
+            StoreDecision d = peek(id, cost, nowNanos);
             afterSuccess.accept(deadline);
             return d;
         } catch (MongoException e) {
@@ -152,6 +172,89 @@ final class MongoDecider implements AtomicDecider, History.Configs {
             throw e;
         } catch (IllegalStateException | IllegalArgumentException | ArithmeticException | ClassCastException e) {
             throw malformed(key, e);
+        }
+    }
+
+    /**
+     * Decides {@code requests}, all on one key's document and in the order they arrived, with one
+     * {@code findOneAndUpdate} that appends them all by {@code deadline}, and gives each its answer: its decision,
+     * its refusal as late, or the failure of the call. Then folds or corrects {@code expire} in the time left.
+     *
+     * @throws IllegalStateException if the client has been closed
+     */
+    void decideTogether(
+            List<GroupCommit.Request<MongoBatches.Request, StoreDecision>> requests, long deadline, MongoBatches b) {
+        MongoBatches.Request first = requests.get(0).payload();
+        String key = first.key();
+        int n = requests.size();
+        List<Document> ops = new ArrayList<>(n);
+        long[] targets = new long[n];
+        long estimate = Long.MIN_VALUE;
+        boolean timedByServer = false;
+        for (int i = 0; i < n; i++) {
+            var r = requests.get(i);
+            MongoBatches.Request q = r.payload();
+            Document op = q.decider()
+                    .request(q.cost(), q.nowNanos())
+                    .append(History.DEADLINE, b.serverDeadlineMillis(r.deadlineNanos()));
+            ops.add(op);
+            targets[i] = History.id(op);
+            timedByServer = q.nowNanos() == STORE_TIME;
+            estimate = Math.max(estimate, timedByServer ? config.clockNanos() + serverOffsetNanos : q.nowNanos());
+        }
+        Document filter = new Document("_id", first.id());
+        History history;
+        History.Outcome[] outcomes;
+        Document doc;
+        try {
+            doc = push(filter, key, ops, timedByServer, estimate, deadline);
+            long arrived = System.nanoTime();
+            history = History.of(doc);
+            outcomes = history.replay(targets, this);
+            b.learn(history.atMillis(ops.get(0)), arrived);
+        } catch (MongoException e) {
+            SluiceException f = failure("deciding", key, e);
+            requests.forEach(r -> r.fail(f));
+            return;
+        } catch (MongoStore.ClientClosedException e) {
+            throw e;
+        } catch (IllegalStateException | IllegalArgumentException | ArithmeticException | ClassCastException e) {
+            SluiceException f = malformed(key, e);
+            requests.forEach(r -> r.fail(f));
+            return;
+        }
+        long latest = Long.MIN_VALUE;
+        for (int i = 0; i < n; i++) {
+            History.Outcome o = outcomes[i];
+            latest = Math.max(latest, o.time());
+            if (o.late()) {
+                requests.get(i)
+                        .fail(new SluiceException(
+                                "MongoDB applied the request past its deadline: refused, nothing taken",
+                                MongoBatches.timeout(null)));
+            } else {
+                requests.get(i)
+                        .answer(Objects.requireNonNull(o.decision(), "a request is decided; only a give-back is not"));
+            }
+        }
+        try {
+            if (timedByServer) {
+                correctExpiry(filter, doc, latest, deadline);
+            }
+            long firstDone = history.seq + outcomes[0].position();
+            long lastDone = history.seq + outcomes[n - 1].position() + 1;
+            if (Math.floorDiv(lastDone, compactAfter) > Math.floorDiv(firstDone, compactAfter)) {
+                compact(filter, history, outcomes[n - 1], deadline);
+            }
+            afterSuccess.accept(deadline);
+        } catch (MongoException e) {
+            Listeners.failure(
+                    options.listener(),
+                    null,
+                    new SluiceException(
+                            "MongoDB failed correcting the expiry of key '" + key + "' in " + collection.getNamespace()
+                                    + ": " + e,
+                            e));
         }
     }
 
@@ -198,27 +301,55 @@ final class MongoDecider implements AtomicDecider, History.Configs {
         return op;
     }
 
-    /** Appends request {@code op} to the key's history and replays it: the one round trip of a decision. */
+    /** Appends request {@code op} to the key's history and replays it: the one round trip of a give-back. */
     private History.Outcome append(Document id, String key, Document op, long nowNanos, long deadline) {
         long opId = History.id(op);
         boolean timedByServer = nowNanos == STORE_TIME;
         long estimate = timedByServer ? config.clockNanos() + serverOffsetNanos : nowNanos;
+        Document filter = new Document("_id", id);
+        Document doc = push(filter, key, List.of(op), timedByServer, estimate, deadline);
+        History history = History.of(doc);
+        History.Outcome outcome = history.replay(opId, this);
+        if (timedByServer) {
+            correctExpiry(filter, doc, outcome.time(), deadline);
+        }
+        if ((history.seq + outcome.position() + 1) % compactAfter == 0) {
+            compact(filter, history, outcome, deadline);
+        }
+        return outcome;
+    }
+
+    /**
+     * Appends {@code ops} to the history of the key's document, in one {@code findOneAndUpdate} by
+     * {@code deadline}, recording the server's time of each that is timed by the server or carries a deadline; the
+     * document after it.
+     */
+    private Document push(
+            Document filter, String key, List<Document> ops, boolean timedByServer, long estimate, long deadline) {
         Document onInsert = new Document(History.SEQ, 0L);
         if (MongoKeys.hashed(key)) {
             onInsert.append(KEY, key);
         }
-        Document update = new Document("$push", new Document(History.OPS, op))
+        Document update = new Document(
+                        "$push", new Document(History.OPS, ops.size() == 1 ? ops.get(0) : new Document("$each", ops)))
                 .append("$setOnInsert", onInsert)
                 .append("$max", new Document(EXPIRE, expireDate(estimate)));
-        if (timedByServer) {
-            update.append("$currentDate", new Document(History.AT + "." + OpIds.field(opId), true));
+        Document times = new Document();
+        for (Document op : ops) {
+            if (timedByServer || op.get(History.DEADLINE) != null) {
+                times.append(History.AT + "." + OpIds.field(History.id(op)), true);
+            }
         }
-        Document filter = new Document("_id", id);
+        if (!times.isEmpty()) {
+            update.append("$currentDate", times);
+        }
+        MongoCollection<Document> first = within(deadline);
+        if (first == null) {
+            throw MongoBatches.timeout(null);
+        }
         Document doc;
         try {
-            doc = collection.findOneAndUpdate(filter, update, APPEND);
-        } catch (IllegalStateException e) {
-            throw MongoStore.closed(collection.getNamespace(), e);
+            doc = driver(() -> first.findOneAndUpdate(filter, update, APPEND));
         } catch (MongoCommandException | MongoWriteException e) {
             if (!isDuplicateKey(e)) {
                 throw e;
@@ -232,17 +363,9 @@ final class MongoDecider implements AtomicDecider, History.Configs {
             doc = driver(() -> rest.findOneAndUpdate(filter, update, APPEND));
         }
         if (doc == null) {
-            throw new IllegalStateException("findOneAndUpdate with upsert returned no document");
+            throw new IllegalArgumentException("findOneAndUpdate with upsert returned no document");
         }
-        History history = History.of(doc);
-        History.Outcome outcome = history.replay(opId, this);
-        if (timedByServer) {
-            correctExpiry(filter, doc, outcome.time(), deadline);
-        }
-        if ((history.seq + outcome.position() + 1) % compactAfter == 0) {
-            compact(filter, history, outcome, deadline);
-        }
-        return outcome;
+        return doc;
     }
 
     private static boolean isDuplicateKey(MongoException e) {
@@ -280,7 +403,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
         for (Document op : history.ops.subList(0, n)) {
             long opId = History.id(op);
             folded.add(opId);
-            if (history.timedByServer(op)) {
+            if (history.hasAt(op)) {
                 unset.append(History.AT + "." + OpIds.field(opId), "");
             }
         }

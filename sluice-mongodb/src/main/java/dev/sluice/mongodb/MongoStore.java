@@ -34,8 +34,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Limits kept in a MongoDB collection and shared by every service instance that uses it (exact mode): each decision
- * is one {@code findOneAndUpdate} on the key's document, so concurrent callers on any number of instances never admit
- * more than the limit, and decide exactly as the in-memory store does.
+ * is appended to the key's document by one {@code findOneAndUpdate}, so concurrent callers on any number of instances
+ * never admit more than the limit, and decide exactly as the in-memory store does. Concurrent decisions on one key
+ * share that call: while one is in flight, those that arrive go together in the next (one round trip for many on a
+ * hot key); decisions on different keys go side by side.
  *
  * <pre>{@code
  * MongoClient mongoClient = MongoClients.create("mongodb://db-1,db-2,db-3/?replicaSet=rs0"); // yours, with its defaults
@@ -92,6 +94,7 @@ public final class MongoStore implements RateLimitStore {
     private final int compactAfter;
     private final OpIds ids = OpIds.random();
     private final SharedJoint joint;
+    private final MongoBatches batches;
     private volatile boolean indexed;
     private final AtomicLong nextIndexAttempt = new AtomicLong(System.nanoTime()); // System.nanoTime()
 
@@ -107,6 +110,7 @@ public final class MongoStore implements RateLimitStore {
                 .withTimeout(Math.max(1, options.timeout().toMillis()), TimeUnit.MILLISECONDS);
         WriteConcern w = b.database.getWriteConcern();
         this.collection = w.isAcknowledged() ? c : c.withWriteConcern(WriteConcern.ACKNOWLEDGED);
+        this.batches = new MongoBatches(b.database.withReadPreference(ReadPreference.primary()), collection);
         this.indexed = !b.createIndex;
     }
 
@@ -214,7 +218,7 @@ public final class MongoStore implements RateLimitStore {
     }
 
     private MongoDecider decider(LimiterConfig config) {
-        return new MongoDecider(config, options, collection, ids, compactAfter, this::ensureIndex);
+        return new MongoDecider(config, options, collection, ids, compactAfter, this::ensureIndex, batches);
     }
 
     /** The options every limiter of this store runs with. */
@@ -406,6 +410,7 @@ public final class MongoStore implements RateLimitStore {
             long deadline = start + boundedNanos(startupTimeout());
             if (awaitServer(database, startupTimeout(), "a ping from the exact-mode store")) {
                 store.ensureIndex(deadline);
+                store.batches.warm(deadline);
                 WarmUp.run(startupTimeout().minusNanos(System.nanoTime() - start), WarmUp.peeks(store::decider));
             }
             return store;
