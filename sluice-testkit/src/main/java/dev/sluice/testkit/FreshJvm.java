@@ -115,6 +115,11 @@ public final class FreshJvm {
         return found[0];
     }
 
+    /** The JVM's process id. */
+    public long pid() {
+        return process.pid();
+    }
+
     /**
      * Kills the JVM at once if it still runs ({@code SIGKILL} on Unix: no shutdown hook, no {@code finally}, nothing
      * closed), and waits until it has exited, up to {@code bound}.

@@ -99,6 +99,15 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
+    /** The process id of the server, for {@link ProcessStall#of}; only for a server started here and running. */
+    public synchronized long pid() {
+        requireLocal("stall");
+        if (process == null) {
+            throw new IllegalStateException("Redis at " + uri() + " is stopped");
+        }
+        return process.pid();
+    }
+
     /**
      * Kills the server process at once, as a crash would. Its data is gone unless it was started with persistence
      * options that had written it to disk (such as {@code --appendonly yes --appendfsync always}); the port and the
