@@ -57,8 +57,11 @@ final class MongoBatches {
     /** The most requests in one batch. */
     static final int MAX_REQUESTS = 256;
 
-    /** How many times warming reads the server's clock. */
-    private static final int CLOCK_SAMPLES = 3;
+    /** The most times warming reads the server's clock. */
+    private static final int CLOCK_SAMPLES = 10;
+
+    /** A read of the server's clock whose round trip took no longer than this ends the warming: its bound is tight. */
+    private static final long TIGHT_NANOS = 2_000_000;
 
     /** Sends the batches that follow one in flight: daemon threads, made as needed, ended after a minute idle. */
     private static final Executor FOLLOW_UPS =
@@ -116,14 +119,17 @@ final class MongoBatches {
     }
 
     /**
-     * Reads the server's clock ({@code localTime} of {@code isMaster}) {@code samples} times, by {@code deadline}; so
-     * that the first batches' deadlines are not sent early by a loose first bound.
+     * Reads the server's clock ({@code localTime} of {@code isMaster}) up to {@code samples} times, by
+     * {@code deadline}, and no more once a read's round trip took at most 2 ms; so that the first batches' deadlines
+     * are not sent early by a loose first bound (each bound is as loose as its read's round trip, which in a new
+     * process on a busy machine can take a hundred milliseconds).
      *
      * @throws MongoException if the server does not answer in time
      */
     void learnClock(int samples, long deadline) {
         for (int i = 0; i < samples; i++) {
-            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            long sent = System.nanoTime();
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - sent);
             if (left < 1) {
                 throw timeout(null);
             }
@@ -134,6 +140,9 @@ final class MongoBatches {
                 throw new MongoException("isMaster answered no localTime: " + hello.toJson());
             }
             learn(local.toInstant().toEpochMilli(), arrived);
+            if (arrived - sent <= TIGHT_NANOS) {
+                return; // this bound is within a round trip of 2 ms: enough
+            }
         }
     }
 
@@ -178,8 +187,12 @@ final class MongoBatches {
      * gets a store failure caused by the driver's exception, whether the driver or the deadline ended the wait.
      */
     static MongoTimeoutException timeout(@Nullable TimeoutException cause) {
-        MongoTimeoutException e =
-                new MongoTimeoutException("no answer from MongoDB by the request's deadline (the store's timeout)");
+        return timeout("no answer from MongoDB by the request's deadline (the store's timeout)", cause);
+    }
+
+    /** {@link #timeout(TimeoutException)} saying {@code message}. */
+    static MongoTimeoutException timeout(String message, @Nullable TimeoutException cause) {
+        MongoTimeoutException e = new MongoTimeoutException(message);
         if (cause != null) {
             e.initCause(cause);
         }

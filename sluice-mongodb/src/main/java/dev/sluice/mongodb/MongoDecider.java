@@ -231,7 +231,10 @@ final class MongoDecider implements AtomicDecider, History.Configs {
                 requests.get(i)
                         .fail(new SluiceException(
                                 "MongoDB applied the request past its deadline: refused, nothing taken",
-                                MongoBatches.timeout(null)));
+                                MongoBatches.timeout(
+                                        "MongoDB applied the request past its deadline (by the server's clock):"
+                                                + " it takes nothing",
+                                        null)));
             } else {
                 requests.get(i)
                         .answer(Objects.requireNonNull(o.decision(), "a request is decided; only a give-back is not"));

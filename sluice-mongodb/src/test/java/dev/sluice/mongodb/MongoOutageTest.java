@@ -215,7 +215,8 @@ class MongoOutageTest {
             assertEquals(
                     3,
                     d.remaining(),
-                    "the 2 permits taken before the server hung are still taken, and none of the requests it held: " + d);
+                    "the 2 permits taken before the server hung are still taken, and none of the requests it held: "
+                            + d);
         }
     }
 
