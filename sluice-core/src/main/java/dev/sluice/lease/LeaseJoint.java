@@ -5,6 +5,7 @@ import dev.sluice.Decision;
 import dev.sluice.JointDecision;
 import dev.sluice.internal.JointDecider;
 import dev.sluice.internal.JointLocks;
+import dev.sluice.internal.Latches;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import org.jspecify.annotations.Nullable;
@@ -54,18 +55,49 @@ final class LeaseJoint implements JointDecider {
         CountDownLatch claiming;
     }
 
-    /** A request of one part whose slice covers it, from memory; any other needs the store, or may: null. */
+    /**
+     * Decides {@code parts} as {@link #decideAll} does wherever that needs no call to the store: every part taken
+     * from the slices held, the request refused by a part with no claim to make, or (one part) the failure policy's
+     * answer while the store fails. A request waiting for another's claim on a part's key waits on the calling thread,
+     * until {@code deadlineNanos} at most. A request that needs a claim, or whose wait outlasts the deadline, takes
+     * nothing (its demand counted is taken back) and answers null.
+     */
     @Override
     public @Nullable JointDecision decideAllBy(List<Acquisition> parts, long deadlineNanos) {
-        if (parts.size() != 1) {
-            return null;
+        if (parts.size() == 1) {
+            Acquisition a = parts.get(0);
+            Decision d = limiter(a).decideBy(a.key(), a.cost(), deadlineNanos);
+            return d == null ? null : JointLocks.decided(parts, new Decision[] {d});
         }
-        Acquisition a = parts.get(0);
-        Decision d = limiter(a).decideCovered(a.key(), a.cost());
-        if (d == null) {
-            return null;
+        int n = parts.size();
+        Integer[] order = JointLocks.openInOrder(parts);
+        Decision[] decisions = new Decision[n];
+        Lease[] held = new Lease[n];
+        long[] now = new long[n];
+        int[] claims = new int[n];
+        boolean[] counted = new boolean[n];
+        while (true) {
+            for (int i = 0; i < n; i++) {
+                Acquisition a = parts.get(i);
+                held[i] = limiter(a).held(a.key());
+                now[i] = limiter(a).now();
+            }
+            Pass pass = new Pass();
+            if (!JointLocks.underAll(
+                    held, order, () -> decideHeld(parts, held, now, claims, counted, decisions, pass, false))) {
+                continue;
+            }
+            if (pass.decided) {
+                return JointLocks.decided(parts, decisions);
+            }
+            if (pass.waitFor == null) {
+                return null; // a claim to make, or the store fails: decideAll does it
+            }
+            claims[pass.part]++;
+            if (!Latches.awaitUntil(pass.waitFor, deadlineNanos)) {
+                return null;
+            }
         }
-        return JointLocks.decided(parts, new Decision[] {d});
     }
 
     @Override
@@ -85,7 +117,7 @@ final class LeaseJoint implements JointDecider {
             }
             Pass pass = new Pass();
             if (!JointLocks.underAll(
-                    held, order, () -> decideHeld(parts, held, now, claims, counted, decisions, pass))) {
+                    held, order, () -> decideHeld(parts, held, now, claims, counted, decisions, pass, true))) {
                 continue; // a lease was retired (dropped as idle) before its lock was taken: look the keys up again
             }
             if (pass.decided) {
@@ -136,7 +168,8 @@ final class LeaseJoint implements JointDecider {
             int[] claims,
             boolean[] counted,
             Decision[] decisions,
-            Pass pass) {
+            Pass pass,
+            boolean mayClaim) {
         int n = parts.size();
         JointLocks.checkOpen(parts); // under the locks: a limiter closed since gives nothing back after this
         LeasedLimiter.Step[] steps = new LeasedLimiter.Step[n];
@@ -163,15 +196,21 @@ final class LeaseJoint implements JointDecider {
             pass.failing = false;
             return;
         }
-        if (pass.failing) {
-            return;
-        }
         if (covered) {
             for (int i = 0; i < n; i++) {
                 decisions[i] = limiter(parts.get(i))
                         .takePart(held[i], now[i], parts.get(i).cost());
             }
             pass.decided = true;
+            return;
+        }
+        if (!mayClaim) { // undecided here: the request is decided again, counting its demand again
+            for (int i = 0; i < n; i++) {
+                limiter(parts.get(i)).demand(held[i], -parts.get(i).cost());
+                counted[i] = false;
+            }
+        }
+        if (pass.failing) {
             return;
         }
         for (int i = 0; i < n; i++) {
@@ -182,7 +221,9 @@ final class LeaseJoint implements JointDecider {
             }
             if (steps[i] == LeasedLimiter.Step.CLAIM) {
                 pass.part = i;
-                pass.claiming = held[i].busy = new CountDownLatch(1);
+                if (mayClaim) {
+                    pass.claiming = held[i].busy = new CountDownLatch(1);
+                }
                 return;
             }
         }

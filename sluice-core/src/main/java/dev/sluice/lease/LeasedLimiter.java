@@ -10,6 +10,7 @@ import dev.sluice.algorithm.FrameStates;
 import dev.sluice.internal.FrameMap;
 import dev.sluice.internal.JointDecider;
 import dev.sluice.internal.KeyTable;
+import dev.sluice.internal.Latches;
 import dev.sluice.internal.LocalLimiter;
 import dev.sluice.internal.LocalRounds;
 import dev.sluice.internal.OnceReservation;
@@ -146,29 +147,49 @@ final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
     }
 
     /**
-     * Decides a request that the slice held covers, from memory, as {@link #decide} would: takes its cost and answers.
-     * A request the slice does not cover needs the store (a claim, or a wait for one): then this takes nothing and
-     * answers null, and the request is decided by {@link #tryAcquire}.
+     * Decides a request on the calling thread, as {@link #decide} would, wherever that needs no call to the store:
+     * taken from the slice held, refused with no claim to make (no room as last read, starved, its claims spent),
+     * or answered by the failure policy while the store fails. A request waiting for another's claim on the key
+     * waits here, until {@code deadlineNanos} ({@link System#nanoTime()}) at most. A request that must claim, or
+     * whose wait outlasts the deadline, takes nothing and answers null: it is decided by {@link #tryAcquire}, which
+     * may claim.
      */
     @Nullable
-    Decision decideCovered(String key, long cost) {
+    Decision decideBy(String key, long cost, long deadlineNanos) {
+        int claims = 0;
         while (true) {
             Lease ls = held(key);
-            long now = now();
+            CountDownLatch waitFor;
+            long read = now();
             ls.lock();
             try {
                 if (ls.retired()) {
                     continue;
                 }
                 checkOpen();
-                roll(ls, now);
-                if (ls.used + cost > ls.granted) {
-                    return null;
+                long now = timeIn(ls, read);
+                ls.demand += cost; // before the step, as decide counts it: a claim's worth is judged with it
+                switch (step(ls, now, cost, claims)) {
+                    case COVERED:
+                        return takePart(ls, now, cost);
+                    case REFUSE:
+                        return refuseJoint(ls, now, cost, true);
+                    case FAILING:
+                        return failed(ls, now, null);
+                    case WAIT:
+                        waitFor = ls.busy;
+                        break;
+                    default: // CLAIM: decide, which counts the demand again, makes it
+                        ls.demand -= cost;
+                        return null;
                 }
-                demand(ls, cost);
-                return takePart(ls, now, cost);
+                ls.demand -= cost; // counted again once the claim waited for has ended
             } finally {
                 ls.unlock();
+            }
+            claims++;
+            if (waitFor == null || !Latches.awaitUntil(waitFor, deadlineNanos)) {
+                return null;
             }
         }
     }

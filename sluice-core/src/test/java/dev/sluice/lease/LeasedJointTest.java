@@ -203,4 +203,75 @@ class LeasedJointTest {
         store.close();
         assertEquals(100, stored(perMinute, "k"), algorithm + ": the minute's record counts what was admitted");
     }
+
+    /** {@link JointDecider#decideAllBy} with a deadline far off: what the service decides on its own thread. */
+    private static JointDecision by(List<Acquisition> parts) {
+        return JointDecider.of(parts.get(0).limiter())
+                .decideAllBy(parts, System.nanoTime() + TimeUnit.MINUTES.toNanos(1));
+    }
+
+    /**
+     * With a deadline, every request that needs no call is decided on the calling thread, with one part or several:
+     * taken from the slices, or refused by a part that has no claim to make (its limit spent, as last read). A request
+     * whose part must claim takes nothing and answers null, without a call, to be decided by {@code tryAcquireAll}.
+     */
+    @Test
+    void withADeadlineEveryRequestThatNeedsNoCallIsDecidedOnTheCallingThread() {
+        FlakyCounterStore calls = new FlakyCounterStore(shared);
+        LeasedStore store = manual(calls, Duration.ofSeconds(1));
+        RateLimiter perClient = limiter(store, Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1));
+        RateLimiter perUser = limiter(store, Algorithm.FIXED_WINDOW, 3, Duration.ofMinutes(1));
+        List<Acquisition> client = List.of(Acquisition.of(perClient, "client"));
+        List<Acquisition> both = List.of(Acquisition.of(perClient, "client"), Acquisition.of(perUser, "user"));
+
+        assertEquals(null, by(client), "a key never read claims first");
+        assertEquals(null, by(both));
+        assertEquals(List.of(), calls.takeLog(), "and no call was made for it");
+        assertEquals(0, stored(perClient, "client"), "nor anything taken");
+
+        assertEquals(3, admitted(perClient, "client", 3), "slices of 1 and 2: claimed on requests");
+        assertEquals(3, admitted(perUser, "user", 3));
+        assertFalse(perUser.tryAcquire("user").allowed(), "the user's 3 are spent");
+        calls.takeLog();
+        assertEquals(null, by(client), "the client's slice is spent: a claim to make");
+        assertTrue(perClient.tryAcquire("client").allowed(), "which claims 4 (its demand), 3 left");
+        calls.takeLog();
+
+        JointDecision covered = by(client);
+        assertTrue(covered != null && covered.allowed(), "covered: " + covered);
+        JointDecision refused = by(both);
+        assertTrue(refused != null && !refused.allowed(), "refused by the user's part: " + refused);
+        assertTrue(refused.decision(0).allowed(), "the client's part alone would pass: " + refused);
+        JointDecision user = by(List.of(Acquisition.of(perUser, "user")));
+        assertTrue(user != null && !user.allowed(), "the user alone, refused too: " + user);
+        assertEquals(List.of(), calls.takeLog(), "all without a call");
+        assertEquals(2, admitted(perClient, "client", 2), "the refused joint request took nothing from the client");
+        assertEquals(List.of(), calls.takeLog(), "its slice held the 2");
+        store.close();
+        assertEquals(7, stored(perClient, "client"));
+        assertEquals(3, stored(perUser, "user"));
+    }
+
+    /**
+     * Two parts covered by their slices are taken together on the calling thread; a part short of its slice, while
+     * the other is covered, makes the request answer null and take nothing from either.
+     */
+    @Test
+    void withADeadlineAJointRequestIsTakenWholeFromTheSlicesOrNotAtAll() {
+        FlakyCounterStore calls = new FlakyCounterStore(shared);
+        LeasedStore store = manual(calls, Duration.ofSeconds(1));
+        RateLimiter perClient = limiter(store, Algorithm.SLIDING_TAIL, 100, Duration.ofMinutes(1));
+        RateLimiter perUser = limiter(store, Algorithm.SLIDING_WINDOW_COUNTER, 100, Duration.ofMinutes(1));
+        List<Acquisition> parts = List.of(Acquisition.of(perClient, "client", 2), Acquisition.of(perUser, "user", 3));
+        assertTrue(RateLimiter.tryAcquireAll(parts).allowed());
+        assertTrue(RateLimiter.tryAcquireAll(parts).allowed(), "slices of 2 + 4 and 3 + 6: 2 and 3 left");
+        calls.takeLog();
+        JointDecision d = by(parts);
+        assertTrue(d != null && d.allowed(), "both covered: " + d);
+        assertEquals(null, by(parts), "both slices spent: claims to make");
+        assertEquals(List.of(), calls.takeLog(), "no call, nothing taken");
+        store.close();
+        assertEquals(6, stored(perClient, "client"), "what was admitted: 3 requests of 2");
+        assertEquals(9, stored(perUser, "user"));
+    }
 }
