@@ -20,7 +20,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>A stage is decided on the checking thread when its limiters can keep the deadline there
  * ({@link RateLimiter#tryAcquireAllBy}): from memory (a leased slice that covers it), or by a store call the store
- * bounds by the deadline and never applies past it (exact mode on Redis). Only a stage that needs a call the thread
+ * bounds by the deadline and never applies past it (exact mode on Redis), or after waiting there, until the deadline at
+ * most, for another request's call (a leased claim on the same key). Only a stage that needs a call the thread
  * cannot bound (a leased claim, a store without deadlines) is handed to the executor and waited for until the
  * deadline; a task that starts past the deadline does nothing, so a call that waited in the queue too long is never
  * sent. What such a call takes from the store once it has started stays taken, even when its answer comes too late.
@@ -57,7 +58,7 @@ final class StoreDeadline {
             return here; // from memory whatever the time, or by a store call that kept the deadline itself
         }
         if (passed()) {
-            return null;
+            return null; // past it already, or it waited on this thread for another's call (a leased claim) until then
         }
         engine.holdMore(stripe);
         Callable<Optional<JointDecision>> call = () -> {
