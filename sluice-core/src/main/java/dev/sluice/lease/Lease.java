@@ -64,6 +64,18 @@ final class Lease extends LeaseHead implements CountedKey {
     /** Cost offered here in the interval before the last round. */
     long lastDemand;
     /**
+     * Rounds since the last one that found demand here, up to {@link SliceSizing#SPARSE_ROUNDS} (where it starts: a
+     * key only peeked at was never asked): a key asked within that many intervals keeps its slice and has it topped up
+     * by the round ({@link SliceSizing#keeps}).
+     */
+    int quietRounds = SliceSizing.SPARSE_ROUNDS;
+    /**
+     * Whether the key was asked in two intervals at most {@link SliceSizing#SPARSE_ROUNDS} apart, the last of them
+     * within that many rounds: its demand recurs, so the round keeps its slice between requests. A key asked in one
+     * interval only (a burst) is not kept.
+     */
+    boolean recurring;
+    /**
      * A claim found too little room: no more claims on requests before this clock time, a round or a new frame.
      * {@link Long#MIN_VALUE} when not starved.
      */

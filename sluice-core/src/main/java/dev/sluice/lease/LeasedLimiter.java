@@ -562,10 +562,17 @@ final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
      * others from half the limit.
      */
     private void claimAhead(Lease ls, NavigableMap<Long, Long> counts, NavigableMap<Long, Long> claims, long now) {
-        long perInterval = Math.max(ls.lastDemand, ls.demand);
+        boolean keeps = keeps(ls);
+        long perInterval = SliceSizing.demandAhead(Math.max(ls.lastDemand, ls.demand), keeps);
+        if (perInterval == 0 || ls.lastRefused || ls.refused) {
+            return;
+        }
+        if (keeps) {
+            topUp(ls, counts, claims, now, perInterval);
+        }
         long first = frameOf(now) + frameSize;
         long last = now + roundNanos;
-        if (perInterval == 0 || ls.lastRefused || first > last) {
+        if (first > last) {
             return;
         }
         double perFrame = sizing.aheadDemand(perInterval);
@@ -615,6 +622,26 @@ final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
                 claims.put(frames[t], s);
                 counts.merge(frames[t], s, Long::sum);
             }
+        }
+    }
+
+    /**
+     * Adds to {@code claims} (and {@code counts}) the {@linkplain SliceSizing#topUp top-up} of the slice of the current
+     * frame, for a key asked {@code perInterval} times per interval: cut to the room a claim on a request would get
+     * ({@link #roomNow}) and so that the algorithm's measure now stays within half the limit, as claims ahead do. The
+     * caller holds the lease's lock.
+     */
+    private void topUp(
+            Lease ls, NavigableMap<Long, Long> counts, NavigableMap<Long, Long> claims, long now, long perInterval) {
+        long s = sizing.topUp(perInterval, ls.granted - ls.used, untilFrameEnds(now));
+        if (s <= 0) {
+            return;
+        }
+        long room = roomNow(counts, now);
+        s = Math.min(s, room - (config.limit() - config.limit() / 2));
+        if (s > 0) {
+            claims.merge(ls.frame, s, Long::sum);
+            counts.merge(ls.frame, s, Long::sum);
         }
     }
 
@@ -832,14 +859,22 @@ final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
                 }
                 long now = timeIn(ls, started);
                 roll(ls, now);
-                long expected = Math.max(ls.demand, ls.lastDemand);
+                if (ls.demand > 0) {
+                    ls.recurring = ls.quietRounds < SliceSizing.SPARSE_ROUNDS; // asked in an interval before too
+                    ls.quietRounds = 0;
+                } else if (++ls.quietRounds >= SliceSizing.SPARSE_ROUNDS) {
+                    ls.quietRounds = SliceSizing.SPARSE_ROUNDS;
+                    ls.recurring = false;
+                }
+                boolean keeps = keeps(ls);
+                long expected = SliceSizing.demandAhead(Math.max(ls.demand, ls.lastDemand), keeps);
                 long unused = ls.granted - ls.used;
-                if (ls.demand == 0) {
+                if (ls.demand == 0 && !keeps) {
                     if (unused > 0) {
                         giveBackSlice(ls, unused);
                     }
                     giveBackAhead(ls);
-                } else if (unused > 2 * expected) {
+                } else if (unused > (keeps ? SliceSizing.keptUnused(expected) : 2 * expected)) {
                     giveBackSlice(ls, unused - expected);
                 }
                 if (ls.demand > 0) {
@@ -861,9 +896,15 @@ final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
                     store.evicted();
                     continue;
                 }
+                long ahead = SliceSizing.demandAhead(ls.lastDemand, keeps);
                 if (!ls.delta.isEmpty()
-                        || (ls.lastDemand > 0 && !refused && frameOf(now) + frameSize <= now + roundNanos)) {
-                    write.add(ls); // something to give back, or a frame starts before the next round: claim ahead
+                        || (ahead > 0
+                                && !refused
+                                && (frameOf(now) + frameSize <= now + roundNanos
+                                        || (keeps
+                                                && sizing.topUp(ahead, ls.granted - ls.used, untilFrameEnds(now))
+                                                        > 0)))) {
+                    write.add(ls); // something to give back, a frame to claim ahead or a slice to top up
                 } else if (ls.doubt != null
                         || (refused
                                 && room(ls.view, now) < Math.max(1, Math.min(sizing.minClaim, expected(ls, now))))) {
@@ -878,6 +919,16 @@ final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
                 ls.unlock();
             }
         }
+    }
+
+    /**
+     * Whether the round keeps {@code ls}'s slice between requests and tops it up ({@link SliceSizing#keeps}): its
+     * demand recurs, and other instances do not usually write its record between this one's writes
+     * ({@link Lease#readFirst}). A key shared by busy instances is contended: a slice held unused here is room another
+     * instance is refused, so such a key claims on requests. The caller holds the lease's lock.
+     */
+    private boolean keeps(Lease ls) {
+        return sizing.keeps(ls.recurring, ls.quietRounds) && !ls.readFirst();
     }
 
     /** Every lease: for a store that has been failing, one read to see whether it answers again. */

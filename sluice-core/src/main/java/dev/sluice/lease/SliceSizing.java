@@ -13,9 +13,18 @@ import dev.sluice.LimiterConfig;
  * that slices do not sit unused in some instances while others are refused. A claim is worth a round trip only if the
  * store, as last read, has at least {@link #minClaim} room (for a contended sliding tail, {@link #contendedClaim}, up
  * to twice that for an instance whose claims keep winning, and no more than the window frees before the frame ends). A round claims ahead, for each frame starting before the
- * next round, {@link #aheadSlice} of the demand expected in it.
+ * next round, {@link #aheadSlice} of the demand expected in it, and for a key whose demand recurs ({@link #keeps})
+ * tops up the slice of the current frame to as much ({@link #topUp}).
  */
 final class SliceSizing {
+
+    /**
+     * How many intervals a key whose demand recurs keeps its slice after its last request, with the round topping it
+     * up: a key asked again within that many intervals (a sparse key, asked less than once per interval) finds its next request
+     * covered from memory instead of claiming on it. The cost: up to {@link #aheadSlice aheadSlice(1)} permits held
+     * unused, this many intervals after a key's last request, within the lower half of the limit.
+     */
+    static final int SPARSE_ROUNDS = 4;
 
     /** Requests arriving at random at this rate per frame leave a frame empty as often as not ({@code e^-ln2 = 1/2}). */
     private static final double LN_2 = Math.log(2);
@@ -93,6 +102,47 @@ final class SliceSizing {
             bar = Math.min(bar, Math.max(1, (long) ((double) limit * untilFrameEnds / windowNanos)));
         }
         return Math.min(bar, expected);
+    }
+
+    /**
+     * Whether a key whose demand is {@code recurring} ({@link Lease#recurring}), {@code quietRounds} rounds past the
+     * last one that found it asked, still counts as asked: it keeps
+     * its slice, and the round tops it up and claims its next frames ahead as for at least one request per interval
+     * ({@link #demandAhead}). Not with rounds more than a tenth of the window apart: a slice held that long is worth
+     * more to the other instances than the claim it saves ({@link #aheadDemand}).
+     */
+    boolean keeps(boolean recurring, int quietRounds) {
+        return recurring && !longRounds && quietRounds < SPARSE_ROUNDS;
+    }
+
+    /**
+     * The demand per interval the round keeps, tops up and claims ahead for: the last interval's ({@code
+     * perInterval}), at least one request for a key it keeps ({@code kept}: see {@link #keeps}).
+     */
+    static long demandAhead(long perInterval, boolean kept) {
+        return kept ? Math.max(1, perInterval) : perInterval;
+    }
+
+    /**
+     * The most of a slice the round leaves unused with {@code expected} requests expected per interval: twice that,
+     * and at least the slice a top-up gives ({@link #topUp}), so that the next round does not give it back.
+     */
+    static long keptUnused(long expected) {
+        return Math.max(2 * expected, aheadSlice((double) expected));
+    }
+
+    /**
+     * The permits the round adds to the slice of the current frame, with {@code left} of it unused and the frame
+     * lasting {@code untilFrameEnds} more: for a frame that outlasts the next round, when what is left is less than
+     * the demand expected before that round ({@code perInterval}, at least one request), enough to make it the
+     * {@linkplain #aheadSlice slice} a frame claimed ahead would get; else 0. So a key asked at a steady rate, or
+     * sparsely, finds its slice filled by the round's batched write rather than claiming on a request.
+     */
+    long topUp(long perInterval, long left, long untilFrameEnds) {
+        if (perInterval <= 0 || untilFrameEnds < roundNanos || left >= perInterval) {
+            return 0;
+        }
+        return Math.max(0, aheadSlice((double) perInterval) - left);
     }
 
     /** The claim of a request that needs {@code need} beyond its slice: the expected demand, at least the need. */

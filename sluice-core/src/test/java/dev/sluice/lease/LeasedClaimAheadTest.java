@@ -268,6 +268,78 @@ class LeasedClaimAheadTest {
         assertEquals(live, counted, "once closed, exactly what was admitted");
     }
 
+    /**
+     * Sparse keys (docs/leased-mode.md, "Sparse keys"): three keys, each asked once every 350 ms (less than once per
+     * interval), a window of 1 s (10 sub-windows of 100 ms for the sub-window counter), a round every 100 ms. Once the
+     * first second has passed, no request calls the store: the round keeps each key's slice between its requests and
+     * tops it up (or claims its next sub-window ahead) in its one batched write, at most one call a round. The store
+     * counts what was admitted plus what is held, and once closed exactly what was admitted.
+     */
+    @ParameterizedTest
+    @EnumSource(
+            value = Algorithm.class,
+            names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "SLIDING_TAIL"})
+    void aSparseKeyIsCoveredFromMemoryWithAtMostOneCallPerRound(Algorithm algorithm) {
+        boolean subWindows = algorithm == Algorithm.SLIDING_WINDOW_COUNTER;
+        clock.set(Instant.parse("2026-01-01T12:00:00Z"));
+        FlakyCounterStore to = new FlakyCounterStore(shared);
+        LeasedStore store = manual(to, Duration.ofMillis(100));
+        RateLimiter limiter = limiter(store, algorithm, 1_000, Duration.ofSeconds(1));
+        String[] keys = {"a", "b", "c"};
+        List<Long> admittedAt = new ArrayList<>();
+        for (int ms = 1; ms <= 3_000; ms++) {
+            clock.set(Instant.parse("2026-01-01T12:00:00Z").plusMillis(ms));
+            if (ms % 100 == 0) {
+                to.takeLog();
+                store.refresh();
+                List<String> round = to.takeLog();
+                if (ms > 1_000) {
+                    assertTrue(
+                            round.size() <= 1 && !round.toString().contains("false"),
+                            "the round at " + ms + ": " + round);
+                }
+            }
+            for (int k = 0; k < keys.length; k++) {
+                if ((ms + 117 * k) % 350 == 0) {
+                    assertTrue(limiter.tryAcquire(keys[k]).allowed());
+                    admittedAt.add((long) ms);
+                    if (ms > 1_000) {
+                        assertEquals(List.of(), to.takeLog(), "the request on " + keys[k] + " at " + ms + " ms");
+                    }
+                }
+            }
+        }
+        long frame = subWindows ? 100 : 1_000;
+        long lifetime = algorithm == Algorithm.SLIDING_TAIL ? 2_000 : 1_000;
+        long live = admittedAt.stream()
+                .filter(ms -> ms / frame * frame + lifetime > 3_000)
+                .count();
+        long counted = 0;
+        for (String k : keys) {
+            counted += live(limiter, k, lifetime);
+        }
+        assertEquals(live + store.unusedPermits(), counted, "the store counts what was admitted plus what is held");
+        store.close();
+        counted = 0;
+        for (String k : keys) {
+            counted += live(limiter, k, lifetime);
+        }
+        assertEquals(live, counted, "once closed, exactly what was admitted");
+    }
+
+    /** The counts of the record of {@code key} in the frames that still count at 12:00:03. */
+    private long live(RateLimiter limiter, String key, long lifetimeMs) {
+        long c = 0;
+        for (Map.Entry<Long, Long> e : shared.read(new CounterKey(SharedStoreOptions.shape(limiter.config()), key))
+                .counters()
+                .entrySet()) {
+            if (e.getKey() + lifetimeMs * 1_000_000L > sec(3)) {
+                c += e.getValue();
+            }
+        }
+        return c;
+    }
+
     private Map<Long, Long> stored(RateLimiter limiter) {
         return shared.read(new CounterKey(SharedStoreOptions.shape(limiter.config()), KEY))
                 .counters();
