@@ -12,10 +12,14 @@ import dev.sluice.Algorithm;
 import dev.sluice.FailurePolicy;
 import dev.sluice.JointDecision;
 import dev.sluice.RateLimiter;
+import dev.sluice.TestAwait;
 import dev.sluice.TestClock;
 import dev.sluice.internal.JointDecider;
 import dev.sluice.memory.InMemoryCounterStore;
 import dev.sluice.spi.CounterKey;
+import dev.sluice.spi.CounterSnapshot;
+import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterWrite;
 import dev.sluice.spi.SharedStoreOptions;
 import java.time.Duration;
 import java.time.Instant;
@@ -27,6 +31,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -273,5 +278,71 @@ class LeasedJointTest {
         store.close();
         assertEquals(6, stored(perClient, "client"), "what was admitted: 3 requests of 2");
         assertEquals(9, stored(perUser, "user"));
+    }
+
+    /**
+     * With a deadline, a request short of its slice while another's claim on the key is under way waits for that claim
+     * on its own thread, until its deadline at most. The claim (4 permits, the key's demand) is held in the store: a
+     * request whose deadline passes meanwhile answers null, having made no call and taken nothing; one with time left
+     * is decided once the claim ends, from the slice it brought.
+     */
+    @Test
+    void withADeadlineARequestWaitsForAnothersClaimNoLongerThanItsDeadline() throws Exception {
+        CountDownLatch inCall = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger gated = new AtomicInteger();
+        FlakyCounterStore calls = new FlakyCounterStore(new CounterStore() {
+            @Override
+            public List<CounterSnapshot> load(List<CounterKey> keys) {
+                return shared.load(keys);
+            }
+
+            @Override
+            public boolean[] compareAndSet(List<CounterWrite> writes) {
+                if (gated.get() > 0) {
+                    inCall.countDown();
+                    try {
+                        assertTrue(release.await(TestAwait.GENEROUS.toSeconds(), TimeUnit.SECONDS));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return shared.compareAndSet(writes);
+            }
+        });
+        LeasedStore store = manual(calls, Duration.ofSeconds(1));
+        RateLimiter perClient = limiter(store, Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1));
+        List<Acquisition> client = List.of(Acquisition.of(perClient, "client"));
+        assertEquals(3, admitted(perClient, "client", 3), "slices of 1 and 2: a demand of 3 so far");
+        calls.takeLog();
+        gated.set(1);
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            Future<Boolean> claiming =
+                    pool.submit(() -> perClient.tryAcquire("client").allowed());
+            assertTrue(inCall.await(TestAwait.GENEROUS.toSeconds(), TimeUnit.SECONDS));
+            JointDecision late = JointDecider.of(perClient)
+                    .decideAllBy(client, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20));
+            assertEquals(null, late, "its deadline passed while the claim was held");
+            assertEquals(List.of(), calls.takeLog(), "no call of its own");
+
+            AtomicReference<Thread> waiter = new AtomicReference<>();
+            Future<JointDecision> waiting = pool.submit(() -> {
+                waiter.set(Thread.currentThread());
+                return by(client);
+            });
+            TestAwait.until(
+                    "the request waiting for the claim",
+                    () -> waiter.get() != null && waiter.get().getState() == Thread.State.TIMED_WAITING);
+            release.countDown();
+            assertTrue(claiming.get(1, TimeUnit.MINUTES), "the claiming request");
+            JointDecision d = waiting.get(1, TimeUnit.MINUTES);
+            assertTrue(d != null && d.allowed(), "decided from the slice the claim brought: " + d);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(List.of("cas(1)[true]"), calls.takeLog(), "one claim, of 4");
+        store.close();
+        assertEquals(5, stored(perClient, "client"), "what was admitted");
     }
 }
