@@ -58,8 +58,9 @@ import org.jspecify.annotations.Nullable;
  * up to {@value #SWEEP_PER_TICK} entries of the current lap, and each new key examines up to
  * {@value #SWEEP_PER_INSERT} more. No sweep examines an entry twice, and only the millisecond tick starts a lap, so
  * a map that churns through few keys does not pay for a new iterator per insertion. A new lap starts once the last
- * one is done and either as many decisions have been made since it started as it had entries to examine, or the
- * clock has moved on by {@code keep} since it started: a lap costs at most one examination per decision, however
+ * one is done and either as many decisions have been made since it started as it had entries to examine (and the
+ * clock has reached the earliest time a state it kept may be evictable), or the clock has moved on by {@code keep}
+ * since it started: a lap costs at most one examination per decision, however
  * slowly or fast the clock moves against the requests (a replay on a virtual clock moves it by about a millisecond
  * per request), and a key idle for {@code keep} is still evicted within another {@code keep} and one lap. At most
  * one thread sweeps at a time; the others skip it.
@@ -110,6 +111,16 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember {
     private long lapStartedAt; // guarded by sweepLock: the clock when the current lap started
     private long lapStartDecisions; // guarded by sweepLock: decisions when the current lap started
     private int lapEntries = -1; // guarded by sweepLock: the entries the current lap set out to examine; -1: none yet
+    /**
+     * Guarded by sweepLock: the earliest time a state the current lap examined and kept becomes evictable (idle for
+     * {@code keep}); {@link Long#MAX_VALUE} while it has kept none.
+     */
+    private long lapEarliestIdle = Long.MAX_VALUE;
+    /**
+     * Guarded by sweepLock: {@link #lapEarliestIdle} of the last lap that ended, before which a lap paid for by
+     * decisions finds nothing it examined to evict; {@link Long#MIN_VALUE}: no such bound.
+     */
+    private long nextLapUseful = Long.MIN_VALUE;
 
     InMemoryRateLimiter(LimiterConfig config, int maximumKeys, long keepIdleNanos) {
         this.config = config;
@@ -462,6 +473,7 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember {
                 }
             }
             cursor = null;
+            nextLapUseful = Long.MIN_VALUE; // the lap was cut short: no bound from it
             if (evicted || earliest == Long.MAX_VALUE || size.get() < maximumKeys) {
                 return ROOM;
             }
@@ -494,6 +506,10 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember {
             boolean startLap = mayStartLap;
             for (int i = 0; i < examine; i++) {
                 if (cursor == null || !cursor.hasNext()) {
+                    if (cursor != null) { // a lap ended: what it kept is not evictable before this
+                        nextLapUseful = lapEarliestIdle;
+                        cursor = null;
+                    }
                     if (!startLap || !lapDue(now, wait)) {
                         break;
                     }
@@ -501,14 +517,19 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember {
                     lapStartedAt = now;
                     lapStartDecisions = decisions.sum();
                     lapEntries = size.get();
+                    lapEarliestIdle = Long.MAX_VALUE;
                     cursor = states.entrySet().iterator();
                     if (!cursor.hasNext()) {
                         break;
                     }
                 }
                 Map.Entry<String, AlgorithmState> e = cursor.next();
-                if (evictIfIdle(e.getKey(), e.getValue(), now, keepIdleNanos) == Long.MIN_VALUE) {
+                long idleAt = evictIfIdle(e.getKey(), e.getValue(), now, keepIdleNanos);
+                if (idleAt == Long.MIN_VALUE) {
                     evicted++;
+                } else if (idleAt != Long.MAX_VALUE) {
+                    long evictable = idleAt > Long.MAX_VALUE - keepIdleNanos ? Long.MAX_VALUE : idleAt + keepIdleNanos;
+                    lapEarliestIdle = Math.min(lapEarliestIdle, evictable);
                 }
             }
             return evicted;
@@ -518,13 +539,17 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember {
     }
 
     /**
-     * Whether a new lap may start at {@code now}: always for a full pass ({@code wait}) or the first lap, else once
-     * the decisions since the last lap's start have paid for its entries or the clock has moved on by {@code keep}.
+     * Whether a new lap may start at {@code now}: always for a full pass ({@code wait}) or the first lap; else once the
+     * decisions since the last lap's start have paid for its entries, if by now one of the states it kept may be
+     * evictable; else once the clock has moved on by {@code keep}. A state the last lap kept becomes evictable no
+     * sooner than that lap found (a decision only moves a state's expiry later); the clock's rule catches the rest (a
+     * state made since, a reservation cancelled). So keys that all stay live (a replay's, kept for a day) pay for no
+     * lap, and an idle key is still evicted within another {@code keep} and one lap.
      */
     private boolean lapDue(long now, boolean wait) {
         return wait
                 || lapEntries < 0
-                || decisions.sum() - lapStartDecisions >= lapEntries
+                || (decisions.sum() - lapStartDecisions >= lapEntries && now >= nextLapUseful)
                 || now - lapStartedAt >= keepIdleNanos;
     }
 

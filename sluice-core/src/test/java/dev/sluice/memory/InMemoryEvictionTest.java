@@ -168,4 +168,33 @@ class InMemoryEvictionTest {
         assertEquals(
                 Duration.ofDays(1), b.keepIdleKeys(Duration.ofDays(1)).build().keepIdleKeys());
     }
+
+    /**
+     * A lap that found every key live starts no new lap until one of them may be evictable, and then evicts it: the
+     * keys of the first second, kept for ten seconds after their window, go on the first lap due after 12:00:11, while
+     * a key that stays live is kept.
+     */
+    @Test
+    void aLapThatFoundEveryKeyLiveStillEvictsThemOnceIdle() {
+        InMemoryRateLimiter limiter = (InMemoryRateLimiter) InMemoryStore.builder()
+                .keepIdleKeys(Duration.ofSeconds(10))
+                .build()
+                .bind(new LimiterConfig(Algorithm.FIXED_WINDOW, 1000, Duration.ofSeconds(1), clock, false, 60, false));
+        clock.at("12:00:00");
+        for (int i = 0; i < 100; i++) {
+            limiter.tryAcquire("early" + i);
+        }
+        for (int ms = 1; ms < 11_000; ms++) { // the laps of this second and the next ten find every key live
+            clock.advance(Duration.ofMillis(1));
+            limiter.tryAcquire("live");
+            if (ms == 10_999) {
+                assertEquals(101, limiter.keyCount(), "idle for less than ten seconds: every key kept");
+            }
+        }
+        for (int ms = 11_000; ms < 11_200; ms++) {
+            clock.advance(Duration.ofMillis(1));
+            limiter.tryAcquire("live");
+        }
+        assertEquals(1, limiter.keyCount(), "the early keys idle for ten seconds are evicted; the live one kept");
+    }
 }
