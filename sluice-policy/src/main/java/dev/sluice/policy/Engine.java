@@ -50,8 +50,9 @@ import org.jspecify.annotations.Nullable;
  * unasked.
  *
  * <p>Resolutions. What a descriptor resolves to in a domain (its domain's rules, its plan, counter keys and the
- * acquisition of one permit of each counter) is kept in a direct-mapped table of {@value #RECENT} slots by the
- * descriptor's value and domain name, so that a descriptor checked again (the same object or an equal one) skips the
+ * acquisition of one permit of each counter) is kept in a direct-mapped table by the descriptor's value and domain
+ * name, of {@value #RECENT} slots (or as many as {@link PolicyLimiter.Builder#recentResolutions} allows: then it
+ * doubles, up to that, each time half its slots' worth of descriptors have been resolved anew since it last did), so that a descriptor checked again (the same object or an equal one) skips the
  * domain's lookup and the matching, and finds the very key strings, whose hashes the store computed before. A slot holds
  * the last descriptor that fell in it; descriptors longer than {@value #MAX_CACHED_CHARS} characters are not kept.
  * Slots are read and written without locks: a resolution is immutable, so a thread sees none, an older one or a newer
@@ -68,8 +69,11 @@ final class Engine {
     /** Shape of a limiter: the limits sharing it share the limiter, under different keys. */
     record Shape(Algorithm algorithm, long limit, Duration window) {}
 
-    /** Slots of the table of recent resolutions: a power of two. */
+    /** Slots of the table of recent resolutions by default: a power of two. */
     static final int RECENT = 4096;
+
+    /** The most slots of the table of recent resolutions: a power of two. */
+    static final int MAX_RECENT = 1 << 22;
 
     /** The longest descriptor (its keys and values, in characters) whose resolution is kept. */
     static final int MAX_CACHED_CHARS = 256;
@@ -80,7 +84,16 @@ final class Engine {
     /** Per domain, its rules made ready. */
     private final Map<String, Domain> domains;
 
-    private final @Nullable Resolution[] recent = new Resolution[RECENT];
+    /**
+     * The table of recent resolutions: a power of two of slots, replaced by one twice its size, up to
+     * {@link #maxRecent}, each time half its slots' worth of resolutions have been made since it was.
+     */
+    private volatile @Nullable Resolution[] recent;
+
+    private final int maxRecent;
+    /** Resolutions kept since {@link #recent} was made; written without a lock: a count lost only delays a growth. */
+    private int made;
+
     private final Clock clock;
 
     /**
@@ -174,8 +187,10 @@ final class Engine {
     }
 
     /**
-     * @param previous the limiters of the configuration in force, by shape: a shape found there is taken over with its
-     *                 counts instead of built anew (empty for the first configuration)
+     * @param recentSlots the most slots of the table of recent resolutions, which starts at {@link #RECENT} or fewer: a
+     *                    power of two, at most {@link #MAX_RECENT}
+     * @param previous    the limiters of the configuration in force, by shape: a shape found there is taken over with
+     *                    its counts instead of built anew (empty for the first configuration)
      */
     Engine(
             Policies policies,
@@ -184,10 +199,17 @@ final class Engine {
             Clock clock,
             RateLimitListener listener,
             boolean dryRun,
+            int recentSlots,
             Map<Shape, Shared> previous) {
+        if (recentSlots < 1 || recentSlots > MAX_RECENT || Integer.bitCount(recentSlots) != 1) {
+            throw new IllegalArgumentException(
+                    "recentSlots must be a power of two up to " + MAX_RECENT + ", was " + recentSlots);
+        }
         this.policies = policies;
         this.version = version;
         this.clock = clock;
+        this.maxRecent = recentSlots;
+        this.recent = new Resolution[Math.min(RECENT, recentSlots)];
         Map<Shape, Shared> built = new HashMap<>();
         IdentityHashMap<Limit, RateLimiter> byLimit = new IdentityHashMap<>();
         List<PolicyError> refused = new ArrayList<>();
@@ -760,9 +782,9 @@ final class Engine {
     /** What {@code d} resolves to in {@code domain}: from the table of recent resolutions, else matched and kept. */
     private Resolution resolve(String domain, Descriptor d) {
         Objects.requireNonNull(d, "descriptor must not be null");
-        int h = d.hashCode() * 31 + domain.hashCode();
-        int slot = (h ^ (h >>> 16)) & (RECENT - 1);
-        Resolution r = recent[slot];
+        @Nullable Resolution[] table = recent;
+        int slot = slot(d, domain, table.length);
+        Resolution r = table[slot];
         if (r != null && d.equals(r.descriptor) && domain.equals(r.domain)) {
             return r;
         }
@@ -773,9 +795,30 @@ final class Engine {
         DomainPolicy.Node node = dom.policy.match(d);
         r = new Resolution(d, dom.name, dom, node == null ? null : dom.plans.get(node));
         if (chars(d) <= MAX_CACHED_CHARS) {
-            recent[slot] = r;
+            table[slot] = r;
+            if (table.length < maxRecent && ++made >= table.length / 2) {
+                grow(table);
+            }
         }
         return r;
+    }
+
+    /** Replaces the table of recent resolutions by one twice its size holding what it holds. */
+    private void grow(@Nullable Resolution[] table) {
+        @Nullable Resolution[] bigger = new Resolution[2 * table.length];
+        for (Resolution r : table) {
+            if (r != null) {
+                bigger[slot(r.descriptor, r.domain, bigger.length)] = r;
+            }
+        }
+        made = 0;
+        recent = bigger; // a resolution another thread keeps in the old table meanwhile is made again when next asked
+    }
+
+    /** The slot of {@code d} in {@code domain} in a table of {@code slots} slots, a power of two. */
+    private static int slot(Descriptor d, String domain, int slots) {
+        int h = d.hashCode() * 31 + domain.hashCode();
+        return (h ^ (h >>> 16)) & (slots - 1);
     }
 
     private static int chars(Descriptor d) {
@@ -790,6 +833,11 @@ final class Engine {
     @Nullable
     String @Nullable [] keysForTest(String domain, Descriptor d) {
         return resolve(domain, d).keys;
+    }
+
+    /** The slots of the table of recent resolutions now. */
+    int recentSlotsForTest() {
+        return recent.length;
     }
 
     /** A limit refused without asking the store: a limit of 0, or a cost above the limit. */

@@ -78,7 +78,7 @@ final class Plan {
                 variable = true;
             }
         }
-        this.constant = variable ? null : keys(base(null));
+        this.constant = variable ? null : keys(null, new StringBuilder(64));
     }
 
     private static int stage(Mode mode) {
@@ -94,11 +94,12 @@ final class Plan {
     @Nullable
     String[] keys(Descriptor d) {
         @Nullable String[] keys = constant;
-        return keys != null ? keys : keys(base(d));
+        return keys != null ? keys : keys(d, new StringBuilder(64));
     }
 
-    private String base(@Nullable Descriptor d) {
-        StringBuilder sb = new StringBuilder(64).append(escapedDomain);
+    /** The keys of {@code d} (null: no part depends on it), built in {@code sb}: the base, then each limit's suffix. */
+    private @Nullable String[] keys(@Nullable Descriptor d, StringBuilder sb) {
+        sb.append(escapedDomain);
         for (int i = 0; i < fixed.length; i++) {
             String part = fixed[i];
             if (part != null) {
@@ -112,13 +113,13 @@ final class Plan {
                                 .value());
             }
         }
-        return sb.toString();
-    }
-
-    private @Nullable String[] keys(String base) {
+        int base = sb.length();
         @Nullable String[] keys = new String[limits.length];
         for (int j = 0; j < keys.length; j++) {
-            keys[j] = limits[j].unlimited() ? null : base + "#" + j;
+            if (!limits[j].unlimited()) {
+                sb.setLength(base);
+                keys[j] = sb.append('#').append(j).toString();
+            }
         }
         return keys;
     }

@@ -39,6 +39,12 @@ import org.jspecify.annotations.Nullable;
  */
 public final class PolicyLimiter implements AutoCloseable {
 
+    /** The default of {@link Builder#recentResolutions(int)}. */
+    public static final int DEFAULT_RECENT_RESOLUTIONS = Engine.RECENT;
+
+    /** The most {@link Builder#recentResolutions(int)} takes. */
+    public static final int MAX_RECENT_RESOLUTIONS = Engine.MAX_RECENT;
+
     /** The default of {@link Builder#maxDetailedValues(int)}. */
     public static final int DEFAULT_MAX_DETAILED_VALUES = 1000;
 
@@ -52,6 +58,7 @@ public final class PolicyLimiter implements AutoCloseable {
     private final @Nullable ExecutorService deadlineExecutor;
 
     private final long deadlineNanos;
+    private final int recentSlots;
     /** Null without a meter registry. */
     private final @Nullable PolicyMetrics metrics;
 
@@ -66,12 +73,13 @@ public final class PolicyLimiter implements AutoCloseable {
         this.dryRun = b.dryRun;
         this.deadlineExecutor = b.deadlineExecutor;
         this.deadlineNanos = b.deadline.toNanos();
+        this.recentSlots = b.recentSlots;
         this.metrics = b.registry == null ? null : new PolicyMetrics(b.registry, b.maxDetailedValues);
         if (b.registry != null) {
             SharingMetrics.register(b.registry, store);
         }
         this.listener = metrics == null ? RateLimitListener.NONE : metrics;
-        this.engine = new Engine(b.policies, ++version, store, clock, listener, dryRun, Map.of());
+        this.engine = new Engine(b.policies, ++version, store, clock, listener, dryRun, recentSlots, Map.of());
         if (metrics != null) {
             metrics.loaded(version);
         }
@@ -217,7 +225,7 @@ public final class PolicyLimiter implements AutoCloseable {
         if (old == null) {
             throw new IllegalStateException("the policy limiter is closed");
         }
-        Engine next = new Engine(policies, version + 1, store, clock, listener, dryRun, old.limiters());
+        Engine next = new Engine(policies, version + 1, store, clock, listener, dryRun, recentSlots, old.limiters());
         version++;
         engine = next;
         old.retire();
@@ -296,6 +304,7 @@ public final class PolicyLimiter implements AutoCloseable {
         private int maxDetailedValues = DEFAULT_MAX_DETAILED_VALUES;
         private @Nullable ExecutorService deadlineExecutor;
         private Duration deadline = Duration.ZERO;
+        private int recentSlots = DEFAULT_RECENT_RESOLUTIONS;
 
         private Builder(Policies policies) {
             this.policies = Objects.requireNonNull(policies, "policies must not be null");
@@ -344,6 +353,27 @@ public final class PolicyLimiter implements AutoCloseable {
                 throw new IllegalArgumentException("maxDetailedValues must be >= 0, was " + max);
             }
             this.maxDetailedValues = max;
+            return this;
+        }
+
+        /**
+         * How many descriptors' resolutions (the rule a descriptor matches, its counter keys) the limiter may keep, so
+         * that a descriptor checked again is neither matched nor given its keys again: the most slots of a table, each
+         * holding the last descriptor that fell in it, rounded up to a power of two; default
+         * {@value #DEFAULT_RECENT_RESOLUTIONS}. The table starts at {@value #DEFAULT_RECENT_RESOLUTIONS} slots (fewer
+         * if this is fewer) and doubles, up to this, each time as many descriptors as half its slots have been resolved
+         * anew since it last grew: it follows the descriptors in use (a replay of a log whose tens of thousands of keys
+         * are all live) without taking more than it needs. Memory: a reference per slot, and a resolution (a few
+         * hundred bytes) per slot in use. It never changes an answer.
+         *
+         * @throws IllegalArgumentException if {@code slots} is not between 1 and {@value #MAX_RECENT_RESOLUTIONS}
+         */
+        public Builder recentResolutions(int slots) {
+            if (slots < 1 || slots > MAX_RECENT_RESOLUTIONS) {
+                throw new IllegalArgumentException(
+                        "recentResolutions must be between 1 and " + MAX_RECENT_RESOLUTIONS + ", was " + slots);
+            }
+            this.recentSlots = Integer.highestOneBit(slots) == slots ? slots : Integer.highestOneBit(slots) << 1;
             return this;
         }
 

@@ -160,17 +160,29 @@ class DescriptorReuseTest {
      */
     @Test
     void threadsOverwritingTheTableEachCountUnderTheirOwnCounter() throws Exception {
+        eachCountsUnderItsOwnCounter(PolicyLimiter.DEFAULT_RECENT_RESOLUTIONS, 2 * Engine.RECENT);
+    }
+
+    /** The same, with a table that grows (to twice its first size) while the threads check. */
+    @Test
+    void threadsGrowingTheTableEachCountUnderTheirOwnCounter() throws Exception {
+        eachCountsUnderItsOwnCounter(2 * Engine.RECENT, 4 * Engine.RECENT);
+    }
+
+    private void eachCountsUnderItsOwnCounter(int recentResolutions, int clients) throws Exception {
         Policies policies = Policies.parse(
                 "web.yaml",
                 "domain: web\ndescriptors:\n  - key: client_id\n    rate_limit: {unit: hour, requests_per_unit: 3}\n");
-        int clients = 2 * Engine.RECENT;
         int threads = 4; // each checks every client once: 4 tries of a limit of 3
         List<Descriptor> shared = new ArrayList<>();
         for (int c = 0; c < clients; c++) {
             shared.add(Descriptor.of("client_id", "c" + c));
         }
         ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try (PolicyLimiter l = limiter(policies)) {
+        try (PolicyLimiter l = PolicyLimiter.builder(policies)
+                .clock(clock)
+                .recentResolutions(recentResolutions)
+                .build()) {
             CyclicBarrier start = new CyclicBarrier(threads);
             List<Future<int[]>> results = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
@@ -199,6 +211,53 @@ class DescriptorReuseTest {
             }
         } finally {
             pool.shutdownNow();
+        }
+    }
+
+    /**
+     * A table allowed more slots than the default starts at the default and doubles as descriptors are resolved anew,
+     * never past its bound, and answers as the default table does: the limit of each of 5,000 clients, and no more.
+     */
+    @Test
+    void aTableAllowedToGrowFollowsTheDescriptorsInUse() {
+        Policies policies = Policies.parse("web.yaml", WEB);
+        int bound = 2 * Engine.RECENT;
+        try (PolicyLimiter fixed = limiter(policies);
+                PolicyLimiter growing = PolicyLimiter.builder(policies)
+                        .clock(clock)
+                        .recentResolutions(bound - 1) // rounded up to a power of two
+                        .build()) {
+            Engine engine = java.util.Objects.requireNonNull(growing.engineForTest());
+            assertEquals(Engine.RECENT, engine.recentSlotsForTest(), "it starts at the default");
+            for (int round = 0; round < 2; round++) {
+                for (int c = 0; c < 5_000; c++) {
+                    Descriptor d = Descriptor.of("client_id", "c" + c);
+                    int client = c;
+                    assertEquals(
+                            admitted(fixed, "web", d, 3), admitted(growing, "web", d, 3), () -> "client c" + client);
+                }
+                assertEquals(bound, engine.recentSlotsForTest(), "grown to its bound, and no further");
+            }
+            assertEquals(0, admitted(growing, "web", Descriptor.of("client_id", "c7"), 1), "its limit of 4 taken");
+            assertEquals(
+                    Engine.RECENT,
+                    java.util.Objects.requireNonNull(fixed.engineForTest()).recentSlotsForTest(),
+                    "the default never grows");
+        }
+    }
+
+    @Test
+    void recentResolutionsIsChecked() {
+        PolicyLimiter.Builder b = PolicyLimiter.builder(Policies.parse("web.yaml", WEB));
+        IllegalArgumentException zero = org.junit.jupiter.api.Assertions.assertThrows(
+                IllegalArgumentException.class, () -> b.recentResolutions(0));
+        assertEquals("recentResolutions must be between 1 and 4194304, was 0", zero.getMessage());
+        IllegalArgumentException over = org.junit.jupiter.api.Assertions.assertThrows(
+                IllegalArgumentException.class, () -> b.recentResolutions(PolicyLimiter.MAX_RECENT_RESOLUTIONS + 1));
+        assertEquals("recentResolutions must be between 1 and 4194304, was 4194305", over.getMessage());
+        try (PolicyLimiter small = b.recentResolutions(3).build()) {
+            assertEquals(
+                    4, java.util.Objects.requireNonNull(small.engineForTest()).recentSlotsForTest());
         }
     }
 }

@@ -183,8 +183,10 @@ public final class Replay {
         List<Replayer> parts = new ArrayList<>();
         boolean done = false;
         try {
+            long logBytes = s.log().equals("-") ? -1 : Files.size(Path.of(s.log()));
+            int slots = Replayer.resolutionSlots(logBytes, partitions.count());
             for (int i = 0; i < partitions.count(); i++) {
-                parts.add(new Replayer(policies));
+                parts.add(new Replayer(policies, slots));
             }
             Replayer first = parts.get(0); // counts the bad lines, on the thread that reads the log
             LogReader.Builder b =

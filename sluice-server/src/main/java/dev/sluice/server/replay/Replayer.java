@@ -5,6 +5,7 @@ import dev.sluice.memory.InMemoryStore;
 import dev.sluice.policy.Descriptor;
 import dev.sluice.policy.DescriptorVerdict;
 import dev.sluice.policy.Limit;
+import dev.sluice.policy.Mode;
 import dev.sluice.policy.Outcome;
 import dev.sluice.policy.Policies;
 import dev.sluice.policy.PolicyLimiter;
@@ -73,13 +74,36 @@ final class Replayer {
     final Map<BadLine.Problem, Long> badCounts = new EnumMap<>(BadLine.Problem.class);
     final List<BadLine> badKept = new ArrayList<>();
 
+    /** Bytes of log per slot of the policy engine's table of resolutions ({@link #resolutionSlots}). */
+    static final int LOG_BYTES_PER_SLOT = 32;
+
     Replayer(Policies policies) throws IOException {
+        this(policies, PolicyLimiter.DEFAULT_RECENT_RESOLUTIONS);
+    }
+
+    /** @param resolutionSlots the slots of the policy engine's table of resolutions ({@link #resolutionSlots}) */
+    Replayer(Policies policies, int resolutionSlots) throws IOException {
         this.policies = Objects.requireNonNull(policies);
         this.limiter = PolicyLimiter.builder(policies)
                 .store(InMemoryStore.builder().keepIdleKeys(KEEP_IDLE_KEYS).build())
                 .clock(clock)
+                .recentResolutions(resolutionSlots)
                 .build();
         this.spill = new Spill();
+    }
+
+    /**
+     * The most slots of the policy engine's table of resolutions for one of {@code parts} deciding a log of
+     * {@code logBytes} bytes (-1 when unknown). The service's bound ({@link PolicyLimiter#DEFAULT_RECENT_RESOLUTIONS})
+     * misses often when a log's tens of thousands of descriptors are all live, and a replay owns its limiter, so it
+     * bounds the table by the log instead: a slot per {@value #LOG_BYTES_PER_SLOT} bytes of it (a line of one
+     * descriptor takes more than twice that), split between the parts, at most the descriptors the log's reader keeps
+     * whole ({@link Interned#MAX_KEPT}); most for a log of unknown size. The table grows only as far as the
+     * descriptors in use ask. The size changes no answer.
+     */
+    static int resolutionSlots(long logBytes, int parts) {
+        long wanted = logBytes < 0 ? Interned.MAX_KEPT : logBytes / LOG_BYTES_PER_SLOT / Math.max(1, parts);
+        return (int) Math.max(PolicyLimiter.DEFAULT_RECENT_RESOLUTIONS, Math.min(Interned.MAX_KEPT, wanted));
     }
 
     Policies policies() {
@@ -127,9 +151,12 @@ final class Replayer {
         if (v.shadowBanned()) {
             shadowBannedRequests++;
         }
+        int[] ids = r.descriptorIds();
+        if (allowed && !v.shadowBanned() && countAllowed(r, domain, ids)) {
+            return;
+        }
         boolean wouldDeny = false;
         List<DescriptorVerdict> verdicts = v.descriptors();
-        int[] ids = r.descriptorIds();
         for (int i = 0; i < verdicts.size(); i++) {
             DescriptorVerdict dv = verdicts.get(i);
             Rule rule = dv.rule().orElse(null);
@@ -171,6 +198,32 @@ final class Replayer {
         }
     }
 
+    /**
+     * Counts an allowed request that no limit shadow-banned without reading its verdict's answer per descriptor, when
+     * every descriptor has its row already (found by its number) and none of their rules is in dry run: then no limit
+     * refused it (an enforced or quota refusal would have denied it, a shadow ban shows on the verdict, and only a
+     * dry-run limit refuses an allowed request otherwise), and each descriptor's rule is its row's, since a descriptor
+     * matches one rule in one configuration. False, counting nothing, when it cannot tell.
+     */
+    private boolean countAllowed(TimedRequest r, String domain, int[] ids) throws IOException {
+        @Nullable Row[] known = byId;
+        for (int id : ids) {
+            Row row = id >= 0 && id < known.length ? known[id] : null;
+            if (row == null || !row.domain.equals(domain) || row.rule.mode() == Mode.DRY_RUN) {
+                return false;
+            }
+        }
+        long t = r.timeMillis();
+        for (int i = 0; i < ids.length; i++) {
+            Row row = Objects.requireNonNull(known[ids[i]], "every row found above");
+            long hits = r.hits(i);
+            row.count(t, hits);
+            row.allowed++;
+            spill.add(row.id, t, hits);
+        }
+        return true;
+    }
+
     /** The row of {@code d} in {@code domain}, made if new, found by {@code id} from then on when it is one. */
     private Row row(String domain, Descriptor d, Rule rule, int id) {
         Map<Descriptor, Row> domainRows = lastRows;
@@ -206,27 +259,31 @@ final class Replayer {
      * requests ({@link Row#needed}).
      */
     void findNeededLimits() throws IOException {
-        Map<Integer, Requests> wanted = new HashMap<>();
+        @Nullable Requests[] wanted = new Requests[rows.size()]; // by row id
+        boolean any = false;
         for (Row row : rows) {
             for (long refused : row.refusedBy) {
                 if (refused > 0) {
-                    wanted.put(row.id, new Requests());
+                    wanted[row.id] = new Requests();
+                    any = true;
                     break;
                 }
             }
         }
-        if (wanted.isEmpty()) {
+        if (!any) {
             return;
         }
         spill.read((row, time, hits) -> {
-            Requests r = wanted.get(row);
+            Requests r = wanted[row];
             if (r != null) {
                 r.add(time, hits);
             }
         });
-        for (Map.Entry<Integer, Requests> e : wanted.entrySet()) {
-            Row row = rows.get(e.getKey());
-            Requests r = e.getValue();
+        for (Row row : rows) {
+            Requests r = wanted[row.id];
+            if (r == null) {
+                continue;
+            }
             List<Limit> limits = row.rule.limits();
             for (int j = 0; j < limits.size(); j++) {
                 if (row.refusedBy[j] == 0) {
