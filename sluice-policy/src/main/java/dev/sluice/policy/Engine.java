@@ -50,11 +50,11 @@ import org.jspecify.annotations.Nullable;
  * unasked.
  *
  * <p>Resolutions. What a descriptor resolves to in a domain (its domain's rules, its plan, counter keys and the
- * acquisition of one permit of each counter) is kept in a direct-mapped table by the descriptor's value and domain
+ * acquisition of one permit of each counter) is kept in a table of pairs of slots by the descriptor's value and domain
  * name, of {@value #RECENT} slots (or as many as {@link PolicyLimiter.Builder#recentResolutions} allows: then it
  * doubles, up to that, each time half its slots' worth of descriptors have been resolved anew since it last did), so that a descriptor checked again (the same object or an equal one) skips the
- * domain's lookup and the matching, and finds the very key strings, whose hashes the store computed before. A slot holds
- * the last descriptor that fell in it; descriptors longer than {@value #MAX_CACHED_CHARS} characters are not kept.
+ * domain's lookup and the matching, and finds the very key strings, whose hashes the store computed before. A pair holds
+ * the last two descriptors that fell in it; descriptors longer than {@value #MAX_CACHED_CHARS} characters are not kept.
  * Slots are read and written without locks: a resolution is immutable, so a thread sees none, an older one or a newer
  * one, each whole, and checks that it is the one asked for.
  *
@@ -208,8 +208,8 @@ final class Engine {
         this.policies = policies;
         this.version = version;
         this.clock = clock;
-        this.maxRecent = recentSlots;
-        this.recent = new Resolution[Math.min(RECENT, recentSlots)];
+        this.maxRecent = Math.max(2, recentSlots);
+        this.recent = new Resolution[Math.min(RECENT, maxRecent)];
         Map<Shape, Shared> built = new HashMap<>();
         IdentityHashMap<Limit, RateLimiter> byLimit = new IdentityHashMap<>();
         List<PolicyError> refused = new ArrayList<>();
@@ -788,6 +788,10 @@ final class Engine {
         if (r != null && d.equals(r.descriptor) && domain.equals(r.domain)) {
             return r;
         }
+        Resolution older = table[slot ^ 1];
+        if (older != null && d.equals(older.descriptor) && domain.equals(older.domain)) {
+            return older;
+        }
         Domain dom = domains.get(domain);
         if (dom == null) {
             return new Resolution(d, domain, null, null);
@@ -795,7 +799,14 @@ final class Engine {
         DomainPolicy.Node node = dom.policy.match(d);
         r = new Resolution(d, dom.name, dom, node == null ? null : dom.plans.get(node));
         if (chars(d) <= MAX_CACHED_CHARS) {
-            table[slot] = r;
+            if (table[slot] == null) {
+                table[slot] = r;
+            } else if (table[slot ^ 1] == null) {
+                table[slot ^ 1] = r;
+            } else { // the pair keeps the two descriptors that fell in it last
+                table[slot ^ 1] = table[slot];
+                table[slot] = r;
+            }
             if (table.length < maxRecent && ++made >= table.length / 2) {
                 grow(table);
             }
@@ -808,7 +819,8 @@ final class Engine {
         @Nullable Resolution[] bigger = new Resolution[2 * table.length];
         for (Resolution r : table) {
             if (r != null) {
-                bigger[slot(r.descriptor, r.domain, bigger.length)] = r;
+                int slot = slot(r.descriptor, r.domain, bigger.length);
+                bigger[bigger[slot] == null ? slot : slot ^ 1] = r;
             }
         }
         made = 0;

@@ -359,7 +359,8 @@ public final class PolicyLimiter implements AutoCloseable {
         /**
          * How many descriptors' resolutions (the rule a descriptor matches, its counter keys) the limiter may keep, so
          * that a descriptor checked again is neither matched nor given its keys again: the most slots of a table, each
-         * holding the last descriptor that fell in it, rounded up to a power of two; default
+         * pair of slots holding the last two descriptors that fell in it, rounded up to a power of two (at least two);
+         * default
          * {@value #DEFAULT_RECENT_RESOLUTIONS}. The table starts at {@value #DEFAULT_RECENT_RESOLUTIONS} slots (fewer
          * if this is fewer) and doubles, up to this, each time as many descriptors as half its slots have been resolved
          * anew since it last grew: it follows the descriptors in use (a replay of a log whose tens of thousands of keys
