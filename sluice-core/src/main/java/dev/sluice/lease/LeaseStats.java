@@ -7,6 +7,8 @@ package dev.sluice.lease;
  * @param storeCalls      calls to the counter store (each one round trip), failed ones included
  * @param claims          claims made on a request's thread, because the slice held was short
  * @param claimsAhead     keys given slices of frames yet to start by a round (claims ahead), counted per key and round
+ * @param probeClaims     claims of limiters bound by {@link LeasedStore#bindProbe} (a health probe's), on their
+ *                        requests or ahead: counted here only, not in {@code claims} or {@code claimsAhead}
  * @param permitsClaimed  permits granted to this instance by applied claims, ahead or not (a claim whose call failed
  *                        counts once a read finds it applied)
  * @param permitsReturned permits of unused slices (and cancelled reservations) written back to the store
@@ -19,6 +21,7 @@ public record LeaseStats(
         long storeCalls,
         long claims,
         long claimsAhead,
+        long probeClaims,
         long permitsClaimed,
         long permitsReturned,
         long conflicts,

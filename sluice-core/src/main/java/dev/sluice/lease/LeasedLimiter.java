@@ -47,10 +47,13 @@ final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
     private final SliceSizing sizing;
 
     private final KeyTable<Lease> leases = new KeyTable<>();
+    /** Bound by {@link LeasedStore#bindProbe}: its claims are counted apart from the requests'. */
+    final boolean probe;
 
-    LeasedLimiter(LeasedStore store, LimiterConfig config, long idleNanos) {
+    LeasedLimiter(LeasedStore store, LimiterConfig config, long idleNanos, boolean probe) {
         super(config, idleNanos, store.listener());
         this.store = store;
+        this.probe = probe;
         this.frameSize = algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? config.subWindowNanos() : config.windowNanos();
         this.roundNanos = store.roundNanos();
         this.sizing = new SliceSizing(config, frameSize, roundNanos);

@@ -195,6 +195,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     private final LongAdder roundCount = new LongAdder();
     private final LongAdder claims = new LongAdder();
     private final LongAdder claimsAhead = new LongAdder();
+    private final LongAdder probeClaims = new LongAdder();
     private final LongAdder permitsClaimed = new LongAdder();
     private final LongAdder permitsReturned = new LongAdder();
     private final LongAdder conflicts = new LongAdder();
@@ -224,7 +225,19 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         if (warning != null) {
             LOG.log(System.Logger.Level.WARNING, warning);
         }
-        return rounds.bind(config, (c, idleNanos) -> new LeasedLimiter(this, c, idleNanos));
+        return rounds.bind(config, (c, idleNanos) -> new LeasedLimiter(this, c, idleNanos, false));
+    }
+
+    /**
+     * A limiter as {@link #bind} makes it, for a health probe: it decides and claims like any other, but its claims
+     * (on its requests and ahead) are counted in {@link LeaseStats#probeClaims()}, not with the requests', so that
+     * {@link #stats()} tells what the requests needed from the store. Its store calls are counted with every other
+     * call in {@link LeaseStats#storeCalls()}.
+     *
+     * @throws IllegalArgumentException if the algorithm is not one of {@link #algorithms()}
+     */
+    public RateLimiter bindProbe(LimiterConfig config) {
+        return rounds.bind(config, (c, idleNanos) -> new LeasedLimiter(this, c, idleNanos, true));
     }
 
     /** {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER} and {@code SLIDING_TAIL}: slices are cut from frames. */
@@ -308,6 +321,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
                 calls.calls(),
                 claims.sum(),
                 claimsAhead.sum(),
+                probeClaims.sum(),
                 permitsClaimed.sum(),
                 permitsReturned.sum(),
                 conflicts.sum(),
@@ -384,7 +398,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
      */
     @Nullable
     SluiceException claim(Lease ls, long cost) {
-        claims.increment();
+        (ls.limiter.probe ? probeClaims : claims).increment();
         for (int attempt = 0; attempt < CONFLICT_ROUNDS; attempt++) {
             boolean known;
             boolean readFirst;
@@ -515,7 +529,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
             w.lease().limiter.applied(w);
             permitsClaimed.add(w.claimed());
             if (w.claimsAhead()) {
-                claimsAhead.increment();
+                (w.lease().limiter.probe ? probeClaims : claimsAhead).increment();
             }
             for (long d : w.carried().values()) {
                 if (d < 0) {

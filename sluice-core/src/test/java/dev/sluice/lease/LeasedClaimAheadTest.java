@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.Algorithm;
+import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimiter;
 import dev.sluice.RateLimiterBuilder;
 import dev.sluice.TestClock;
@@ -44,6 +45,33 @@ class LeasedClaimAheadTest {
 
     private RateLimiter limiter(LeasedStore store, Algorithm algorithm, long limit, Duration window) {
         return LeaseTests.limiter(store, clock, algorithm, limit, window);
+    }
+
+    /**
+     * A probe's limiter ({@link LeasedStore#bindProbe}) claims as any other, on its requests and ahead, and its claims
+     * are counted apart: the stats' claims and claims ahead are the requests' alone.
+     */
+    @Test
+    void aProbesClaimsAreCountedApart() {
+        FlakyCounterStore toA = new FlakyCounterStore(shared);
+        LeasedStore a = manual(toA, Duration.ofMillis(500));
+        RateLimiter requests = limiter(a, Algorithm.FIXED_WINDOW, 20, Duration.ofSeconds(1));
+        RateLimiter probe = a.bindProbe(
+                new LimiterConfig(Algorithm.FIXED_WINDOW, 1_000, Duration.ofSeconds(1), clock, false, 1, false));
+
+        // at :00.600 the probe claims 1, then 2 on its requests; a request claims 1 on its own
+        assertEquals(3, admitted(probe, "sluice-health:0", 3));
+        assertEquals(1, admitted(requests, KEY, 1));
+        assertEquals(List.of("load(1)", "cas(1)[true]", "cas(1)[true]", "load(1)", "cas(1)[true]"), toA.takeLog());
+        assertEquals(1, a.stats().claims());
+        assertEquals(2, a.stats().probeClaims());
+
+        // at :00.700 a round claims ahead for both keys (the next window starts before the next round): one each
+        clock.set(Instant.parse("2026-01-01T12:00:00.700Z"));
+        a.refresh();
+        assertEquals(1, a.stats().claimsAhead());
+        assertEquals(3, a.stats().probeClaims());
+        assertEquals(1, a.stats().claims());
     }
 
     /**

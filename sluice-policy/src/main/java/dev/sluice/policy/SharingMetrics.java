@@ -25,7 +25,8 @@ import java.util.function.ToLongFunction;
  *       {@code sluice.sync.evictions};</li>
  *   <li>leased mode, counters: {@code sluice.leased.rounds}, {@code sluice.leased.store.calls} (round trips),
  *       {@code sluice.leased.claims} ({@code on} = {@code request}: a request's slice was short;
- *       {@code round}: a round claimed the slices of frames about to start, per key), {@code sluice.leased.permits}
+ *       {@code round}: a round claimed the slices of frames about to start, per key; {@code probe}: the claims of a
+ *       health probe's limiter, {@link LeasedStore#bindProbe}, on its decisions or ahead), {@code sluice.leased.permits}
  *       ({@code direction} = {@code claimed} or {@code returned}), {@code sluice.leased.conflicts},
  *       {@code sluice.leased.store.failures}, {@code sluice.leased.evictions}; and the gauge
  *       {@code sluice.leased.permits.unused}: permits this instance holds and has not used, which the other instances
@@ -59,6 +60,7 @@ final class SharingMetrics {
             c.add("sluice.leased.store.calls", "Calls to the counter store", LeaseStats::storeCalls);
             c.add("sluice.leased.claims", "Claims: a slice was short", LeaseStats::claims, "on", "request");
             c.add("sluice.leased.claims", "Claims: keys claimed ahead", LeaseStats::claimsAhead, "on", "round");
+            c.add("sluice.leased.claims", "Claims: the health probe's", LeaseStats::probeClaims, "on", "probe");
             c.add("sluice.leased.permits", "Permits granted", LeaseStats::permitsClaimed, "direction", "claimed");
             c.add("sluice.leased.permits", "Permits given back", LeaseStats::permitsReturned, "direction", "returned");
             c.add("sluice.leased.conflicts", "Writes another instance beat", LeaseStats::conflicts);

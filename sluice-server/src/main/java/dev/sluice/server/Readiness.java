@@ -4,6 +4,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.LimiterConfig;
 import dev.sluice.RateLimiter;
+import dev.sluice.lease.LeasedStore;
 import dev.sluice.spi.RateLimitStore;
 import io.grpc.BindableService;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
@@ -31,7 +32,7 @@ import org.jspecify.annotations.Nullable;
  * in force; with {@code HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED}, once a domain is loaded: see
  * {@link #configChanged()}) and the store path answers: a probe is a real decision of the store
  * (a {@code tryAcquire} on a key of its own, {@code sluice-health:N}, with a one-second window), submitted where
- * requests submit theirs. At start {@link #warmUp} runs probes, one right after the other, until {@value #WARM_CALLS}
+ * requests submit theirs; on a leased store its claims are counted apart from the requests' ({@code on="probe"}). At start {@link #warmUp} runs probes, one right after the other, until {@value #WARM_CALLS}
  * have answered within the requests' deadline, so a fresh JVM's first store calls are made before any request's;
  * then a background probe every {@link #PROBE_INTERVAL} follows the store: {@value #GRACE_FAILURES} consecutive probes
  * that fail or get no answer within a second (or the deadline, if longer) make the service unready. It tells a store
@@ -93,8 +94,10 @@ final class Readiness implements AutoCloseable {
             String storeName,
             BooleanSupplier configured) {
         this.configured = configured;
-        this.probe = store.bind(new LimiterConfig(
-                Algorithm.FIXED_WINDOW, 1_000_000_000L, Duration.ofSeconds(1), Clock.systemUTC(), false, 1, false));
+        LimiterConfig config = new LimiterConfig(
+                Algorithm.FIXED_WINDOW, 1_000_000_000L, Duration.ofSeconds(1), Clock.systemUTC(), false, 1, false);
+        // a leased store counts the probe's claims apart from the requests' (sluice_leased_claims_total{on="probe"})
+        this.probe = store instanceof LeasedStore leased ? leased.bindProbe(config) : store.bind(config);
         this.storeCalls = storeCalls;
         this.deadlineNanos = deadline.toNanos();
         this.storeName = storeName;
