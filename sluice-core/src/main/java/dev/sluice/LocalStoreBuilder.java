@@ -1,5 +1,7 @@
 package dev.sluice;
 
+import dev.sluice.internal.LocalLimiter;
+import dev.sluice.internal.LocalRounds;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.SharedStoreOptions;
 import java.time.Duration;
@@ -18,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  * @param <B> the concrete builder, returned by every setter
  * @param <S> the store it builds
  */
-public abstract sealed class LocalStoreBuilder<B extends LocalStoreBuilder<B, S>, S>
+public abstract sealed class LocalStoreBuilder<B extends LocalStoreBuilder<B, S>, S extends LocalStore>
         permits dev.sluice.sync.SynchronizedStore.Builder, dev.sluice.lease.LeasedStore.Builder {
 
     /** The default {@link #interval(Duration)}. */
@@ -105,47 +107,35 @@ public abstract sealed class LocalStoreBuilder<B extends LocalStoreBuilder<B, S>
         return self();
     }
 
+    /**
+     * No background thread: the application (or a test) runs the rounds itself.
+     *
+     * @deprecated use {@link #manualRounds()}
+     */
+    @Deprecated
+    @SuppressWarnings("InlineMeSuggester") // core has no dependency for @InlineMe
+    public B manualSync() {
+        return manualRounds();
+    }
+
     /** The store; starts its background thread unless {@link #manualRounds()}. */
     public abstract S build();
+
+    /**
+     * The spine of the store of {@code mode} with the settings so far. Protected for the two permitted subclasses
+     * only (the class is sealed), with a type of the module's own.
+     *
+     * @hidden
+     */
+    @SuppressWarnings({"exports", "InvalidBlockTag"}) // javadoc takes @hidden on a method too
+    protected final <L extends LocalLimiter<?>> LocalRounds<L> rounds(String mode) {
+        return new LocalRounds<>(
+                mode, counterStore, interval, batchSize, idleTimeout, listener, versions, manualRounds);
+    }
 
     /** Where new versions come from; default random. For the builders' test hooks. */
     protected final B withVersions(LongSupplier versions) {
         this.versions = Objects.requireNonNull(versions, "versions must not be null");
         return self();
-    }
-
-    /** The counter store. */
-    protected final CounterStore counterStore() {
-        return counterStore;
-    }
-
-    /** The interval set so far. */
-    protected final Duration interval() {
-        return interval;
-    }
-
-    /** The batch size set so far. */
-    protected final int batchSize() {
-        return batchSize;
-    }
-
-    /** The idle timeout set so far; null for each limiter's window. */
-    protected final @Nullable Duration idleTimeout() {
-        return idleTimeout;
-    }
-
-    /** The listener set so far. */
-    protected final RateLimitListener listener() {
-        return listener;
-    }
-
-    /** The source of versions set so far. */
-    protected final LongSupplier versions() {
-        return versions;
-    }
-
-    /** Whether {@link #manualRounds()} was called. */
-    protected final boolean isManual() {
-        return manualRounds;
     }
 }

@@ -19,17 +19,21 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The spine of synchronized and leased mode, the two modes whose limiters decide in memory and share their counts
- * through a {@link CounterStore}: which algorithms they keep, their limiters, the round lock, the background thread
- * and what happens when a round throws, and the batched read and compare-and-set of their keys' records with one
- * batching rule. Each mode brings what it writes and how it takes what it reads ({@link PreparedWrite},
+ * through a {@link CounterStore}: which algorithms they keep, their limiters (bound, and released when they close),
+ * their joint decider, the round lock, the background thread and what happens when a round throws, and the batched
+ * read and compare-and-set of their keys' records with one batching rule. Each mode brings its round, what a closing
+ * limiter hands over ({@link #start}), what it writes and how it takes what it reads ({@link PreparedWrite},
  * {@link Settle}).
  *
  * <p>The batching rule: a call to the counter store carries at most {@code batchSize} keys, all of one limiter, in the
@@ -41,7 +45,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @param <L> the mode's limiter
  */
-public final class LocalRounds<L> {
+public final class LocalRounds<L extends LocalLimiter<?>> {
 
     /** How many times one round writes a key whose write met a conflict, re-reading it in between. */
     public static final int CONFLICT_ROUNDS = 4;
@@ -84,14 +88,17 @@ public final class LocalRounds<L> {
     private final @Nullable Duration idleTimeout;
     private final RateLimitListener listener;
     private final LongSupplier versions;
+    private final boolean manual;
     private final List<L> limiters = new CopyOnWriteArrayList<>();
     private final ReentrantLock round = new ReentrantLock();
     private @Nullable BackgroundRounds background;
+    private @Nullable JointDecider joint;
+    private @Nullable Consumer<? super L> handOver;
     private volatile boolean closed;
 
     /**
      * The spine of a store of {@code mode} ("synchronized", "leased") over {@code counterStore}, with its builder's
-     * settings.
+     * settings; with {@code manual}, no background thread: the application runs the rounds.
      */
     public LocalRounds(
             String mode,
@@ -100,7 +107,8 @@ public final class LocalRounds<L> {
             int batchSize,
             @Nullable Duration idleTimeout,
             RateLimitListener listener,
-            LongSupplier versions) {
+            LongSupplier versions,
+            boolean manual) {
         this.mode = mode;
         this.counterStore = Objects.requireNonNull(counterStore, "counterStore must not be null");
         this.calls = new CounterStoreCalls(counterStore, listener);
@@ -109,6 +117,7 @@ public final class LocalRounds<L> {
         this.idleTimeout = idleTimeout;
         this.listener = listener;
         this.versions = versions;
+        this.manual = manual;
     }
 
     // ---- binding ------------------------------------------------------------------------------------------------
@@ -149,9 +158,29 @@ public final class LocalRounds<L> {
         return limiters;
     }
 
-    /** Lets go of a limiter that was closed. */
-    public void remove(L limiter) {
-        limiters.remove(limiter);
+    /**
+     * Closes {@code limiter}, under the round lock: lets go of it and has the mode hand over its keys (what
+     * {@link #start} was given). Idempotent: a limiter let go of already is left alone.
+     */
+    public void release(LocalLimiter<?> limiter) {
+        Consumer<? super L> h = Objects.requireNonNull(handOver, "a store starts before it binds a limiter");
+        round.lock();
+        try {
+            for (L l : limiters) {
+                if (l == limiter) {
+                    limiters.remove(l);
+                    h.accept(l);
+                    return;
+                }
+            }
+        } finally {
+            round.unlock();
+        }
+    }
+
+    /** The joint decider of every limiter of the store: the one {@link #start} was given. */
+    public JointDecider joint() {
+        return Objects.requireNonNull(joint, "a store starts before it binds a limiter");
     }
 
     // ---- the rounds -----------------------------------------------------------------------------------------------
@@ -162,14 +191,33 @@ public final class LocalRounds<L> {
     }
 
     /**
-     * Starts the background thread, which runs {@code round} every interval, unless {@code manual}: then the
-     * application runs the rounds itself.
+     * Starts the store, once, from its constructor: {@code joint} decides the joint requests of its limiters,
+     * {@code handOver} takes over the keys of a limiter that closes ({@link #release}), and the background thread runs
+     * {@code round} every interval, unless the rounds are manual: then the application runs them itself.
      */
-    public void start(boolean manual, Runnable round) {
+    public void start(JointDecider joint, Consumer<? super L> handOver, Runnable round) {
+        this.joint = Objects.requireNonNull(joint, "joint must not be null");
+        this.handOver = Objects.requireNonNull(handOver, "handOver must not be null");
         if (!manual) {
             BackgroundRounds b = new BackgroundRounds("sluice-" + mode, this::roundFailed);
             b.every(interval, round);
             background = b;
+        }
+    }
+
+    /**
+     * Runs one round of the store, or a part of one that the application may run alone (a flush, a refresh): under the
+     * round lock, so one at a time whether the background thread or a caller runs it, counted in {@code count}.
+     *
+     * @return the round's answer: whether it did all it had to
+     */
+    public boolean runRound(LongAdder count, BooleanSupplier work) {
+        round.lock();
+        try {
+            count.increment();
+            return work.getAsBoolean();
+        } finally {
+            round.unlock();
         }
     }
 

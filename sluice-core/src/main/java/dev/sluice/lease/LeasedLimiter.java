@@ -8,12 +8,10 @@ import dev.sluice.SluiceException;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.FrameStates;
 import dev.sluice.internal.FrameMap;
-import dev.sluice.internal.JointDecider;
 import dev.sluice.internal.KeyTable;
 import dev.sluice.internal.Latches;
 import dev.sluice.internal.LocalLimiter;
 import dev.sluice.internal.LocalRounds;
-import dev.sluice.internal.OnceReservation;
 import dev.sluice.internal.PreparedWrite;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
@@ -35,7 +33,7 @@ import org.jspecify.annotations.Nullable;
  * claim already found none in this frame since the last round; then it refuses without I/O. A {@code peek} consumes
  * nothing and claims nothing: allowed if the slice held covers the cost or the store, as last read, has room.
  */
-final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
+final class LeasedLimiter extends LocalLimiter<Lease> {
 
     /** How many claims (its own or others' on the same key) one request waits for before it is refused. */
     static final int CLAIMS_PER_REQUEST = 4;
@@ -50,8 +48,8 @@ final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
     /** Bound by {@link LeasedStore#bindProbe}: its claims are counted apart from the requests'. */
     final boolean probe;
 
-    LeasedLimiter(LeasedStore store, LimiterConfig config, long idleNanos, boolean probe) {
-        super(config, idleNanos, store.listener());
+    LeasedLimiter(LeasedStore store, LocalRounds<?> rounds, LimiterConfig config, long idleNanos, boolean probe) {
+        super(config, idleNanos, rounds);
         this.store = store;
         this.probe = probe;
         this.frameSize = algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? config.subWindowNanos() : config.windowNanos();
@@ -59,35 +57,18 @@ final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
         this.sizing = new SliceSizing(config, frameSize, roundNanos);
     }
 
-    /** The joint decider of this limiter's store: the same for every limiter of the store. */
-    @Override
-    public JointDecider jointDecider() {
-        return store.joint();
-    }
-
-    /** Gives back the unused part of every slice this limiter holds, and lets the limiter go. Idempotent. */
-    @Override
-    public void close() {
-        store.release(this);
-    }
-
     // ---- the request path ---------------------------------------------------------------------------------------
 
     @Override
-    protected Decision decide(String key, long cost, boolean consume, @Nullable LeaseReservation reservation) {
+    protected Decision decide(String key, long cost, boolean consume, @Nullable FrameReservation reservation) {
         boolean counted = false;
         int claims = 0;
         while (true) {
-            Lease ls = held(key);
             @Nullable CountDownLatch waitFor = null;
             @Nullable CountDownLatch claiming = null;
             long read = now();
-            ls.lock();
+            Lease ls = lockHeld(key);
             try {
-                if (ls.retired()) {
-                    continue;
-                }
-                checkOpen();
                 long now = timeIn(ls, read);
                 roll(ls, now);
                 if (!consume) {
@@ -161,15 +142,10 @@ final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
     Decision decideBy(String key, long cost, long deadlineNanos) {
         int claims = 0;
         while (true) {
-            Lease ls = held(key);
             CountDownLatch waitFor;
             long read = now();
-            ls.lock();
+            Lease ls = lockHeld(key);
             try {
-                if (ls.retired()) {
-                    continue;
-                }
-                checkOpen();
                 long now = timeIn(ls, read);
                 ls.demand += cost; // before the step, as decide counts it: a claim's worth is judged with it
                 switch (step(ls, now, cost, claims)) {
@@ -283,7 +259,8 @@ final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
      * The lease of {@code key}, created (with nothing read and nothing granted) if this instance holds none. No I/O:
      * the first request's claim reads the record.
      */
-    Lease held(String key) {
+    @Override
+    protected Lease held(String key) {
         Lease ls = leases.get(key);
         if (ls == null) {
             Lease created = new Lease(this, key, new CounterKey(shape, key), fresh(), now());
@@ -434,27 +411,24 @@ final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
         return v.decide(params, now, 1, false).remaining();
     }
 
-    private boolean cancel(LeaseReservation r) {
-        long now = now();
-        Lease ls = leases.get(r.key);
-        if (ls == null || r.frame + lifetime <= now) {
-            return false;
+    @Override
+    protected @Nullable Lease find(String key) {
+        return leases.get(key);
+    }
+
+    /**
+     * Puts the permits back into the slice if their frame is still the one held, else gives them back to the store
+     * with the next write.
+     */
+    @Override
+    protected boolean giveBack(Lease ls, FrameReservation r, long now) {
+        roll(ls, timeIn(ls, now));
+        if (r.frame == ls.frame) {
+            ls.used = Math.max(0, ls.used - r.cost);
+        } else {
+            ls.addDelta(r.frame, -r.cost);
         }
-        ls.lock();
-        try {
-            if (ls.retired()) {
-                return false;
-            }
-            roll(ls, timeIn(ls, now));
-            if (r.frame == ls.frame) {
-                ls.used = Math.max(0, ls.used - r.cost);
-            } else {
-                ls.addDelta(r.frame, -r.cost);
-            }
-            return true;
-        } finally {
-            ls.unlock();
-        }
+        return true;
     }
 
     // ---- claims and rounds: called by the store ---------------------------------------------------------------
@@ -961,35 +935,27 @@ final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
     /** Closes the limiter: every slice's unused part becomes a give-back; returns the leases with changes to write. */
     List<Lease> closeAndTakeLeases() {
         markClosed();
-        long now = now();
-        List<Lease> out = new ArrayList<>();
-        for (Lease ls : leases) {
-            ls.lock();
-            try {
-                leases.remove(ls);
-                roll(ls, timeIn(ls, now));
-                if (ls.granted > ls.used) {
-                    giveBackSlice(ls, ls.granted - ls.used);
-                }
-                giveBackAhead(ls);
-                if (!ls.retired() && !ls.delta.isEmpty()) {
-                    out.add(ls);
-                }
-                ls.retire();
-            } finally {
-                ls.unlock();
-            }
-        }
-        return out;
+        return giveBackAll(true);
     }
 
     /** Makes every slice's unused part a give-back, for the store's close; the limiter stays usable. */
     List<Lease> returnAll() {
+        return giveBackAll(false);
+    }
+
+    /**
+     * Makes every slice's unused part, and every slice claimed ahead, a give-back; with {@code letGo} (the limiter
+     * closes) also takes each lease out of the limiter and retires it. Returns the leases with changes to write.
+     */
+    private List<Lease> giveBackAll(boolean letGo) {
         long now = now();
         List<Lease> out = new ArrayList<>();
         for (Lease ls : leases) {
             ls.lock();
             try {
+                if (letGo) {
+                    leases.remove(ls);
+                }
                 roll(ls, timeIn(ls, now));
                 if (ls.granted > ls.used) {
                     giveBackSlice(ls, ls.granted - ls.used);
@@ -997,6 +963,9 @@ final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
                 giveBackAhead(ls);
                 if (!ls.retired() && !ls.delta.isEmpty()) {
                     out.add(ls);
+                }
+                if (letGo) {
+                    ls.retire();
                 }
             } finally {
                 ls.unlock();
@@ -1103,24 +1072,5 @@ final class LeasedLimiter extends LocalLimiter<LeasedLimiter.LeaseReservation> {
     @Override
     public String toString() {
         return describe("LeasedLimiter", leases.size());
-    }
-
-    @Override
-    protected LeaseReservation reservation(String key, long cost) {
-        return new LeaseReservation(key, cost);
-    }
-
-    /** A reservation: remembers the frame its permits were taken in. */
-    final class LeaseReservation extends OnceReservation {
-        long frame; // set once by reserve(), before the reservation is published; meaningful only if allowed
-
-        LeaseReservation(String key, long cost) {
-            super(key, cost);
-        }
-
-        @Override
-        protected boolean giveBack() {
-            return LeasedLimiter.this.cancel(this);
-        }
     }
 }

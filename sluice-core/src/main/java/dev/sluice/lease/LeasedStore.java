@@ -3,8 +3,8 @@ package dev.sluice.lease;
 import dev.sluice.Algorithm;
 import dev.sluice.FailurePolicy;
 import dev.sluice.LimiterConfig;
+import dev.sluice.LocalStore;
 import dev.sluice.LocalStoreBuilder;
-import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
 import dev.sluice.internal.CounterStoreCalls;
@@ -13,7 +13,6 @@ import dev.sluice.internal.LocalRounds;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.Durations;
-import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedStoreOptions;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,7 +24,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -85,7 +83,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Thread-safe. {@link #refresh()} runs one at a time (the background thread and callers alike).
  */
-public final class LeasedStore implements RateLimitStore, AutoCloseable {
+public final class LeasedStore extends LocalStore {
 
     /*
      * How is leased mode designed, and why?
@@ -165,8 +163,6 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
      *      claim ahead; both give back what they hold unused
      */
 
-    /** The default {@link Builder#interval(Duration)}. */
-    public static final Duration DEFAULT_INTERVAL = LocalStoreBuilder.DEFAULT_INTERVAL;
     /**
      * The default interval.
      *
@@ -174,10 +170,6 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
      */
     @Deprecated
     public static final Duration DEFAULT_REFRESH_INTERVAL = DEFAULT_INTERVAL;
-    /** The default {@link Builder#batchSize(int)}. */
-    public static final int DEFAULT_BATCH_SIZE = LocalStoreBuilder.DEFAULT_BATCH_SIZE;
-    /** How many compare-and-set attempts one claim makes before it gives up (a round's write makes as many). */
-    static final int CONFLICT_ROUNDS = LocalRounds.CONFLICT_ROUNDS;
 
     /**
      * Sub-windows per round above which binding a sub-window counter warns: the round claims every one of them ahead
@@ -190,7 +182,6 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     private final LocalRounds<LeasedLimiter> rounds;
     private final CounterStoreCalls calls;
     private final FailurePolicy failurePolicy;
-    private final LeaseJoint joint = new LeaseJoint(this);
 
     private final LongAdder roundCount = new LongAdder();
     private final LongAdder claims = new LongAdder();
@@ -201,11 +192,12 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     private final LongAdder conflicts = new LongAdder();
     private final LongAdder evictions = new LongAdder();
 
-    private LeasedStore(LocalRounds<LeasedLimiter> rounds, boolean manual, FailurePolicy failurePolicy) {
+    private LeasedStore(LocalRounds<LeasedLimiter> rounds, FailurePolicy failurePolicy) {
+        super(rounds);
         this.rounds = rounds;
         this.calls = rounds.calls();
         this.failurePolicy = failurePolicy;
-        rounds.start(manual, this::refresh);
+        rounds.start(new LeaseJoint(this), this::handOver, this::refresh);
     }
 
     /** A builder for a leased store claiming slices from {@code counterStore}. */
@@ -225,7 +217,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         if (warning != null) {
             LOG.log(System.Logger.Level.WARNING, warning);
         }
-        return rounds.bind(config, (c, idleNanos) -> new LeasedLimiter(this, c, idleNanos, false));
+        return rounds.bind(config, (c, idleNanos) -> new LeasedLimiter(this, rounds, c, idleNanos, false));
     }
 
     /**
@@ -237,18 +229,7 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
      * @throws IllegalArgumentException if the algorithm is not one of {@link #algorithms()}
      */
     public RateLimiter bindProbe(LimiterConfig config) {
-        return rounds.bind(config, (c, idleNanos) -> new LeasedLimiter(this, c, idleNanos, true));
-    }
-
-    /** {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER} and {@code SLIDING_TAIL}: slices are cut from frames. */
-    @Override
-    public Set<Algorithm> algorithms() {
-        return rounds.algorithms();
-    }
-
-    @Override
-    public @Nullable String refusal(Algorithm algorithm) {
-        return rounds.refusal(algorithm);
+        return rounds.bind(config, (c, idleNanos) -> new LeasedLimiter(this, rounds, c, idleNanos, true));
     }
 
     /**
@@ -285,33 +266,32 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
      * @return whether every call of the round succeeded
      */
     public boolean refresh() {
-        rounds.round().lock();
-        try {
-            roundCount.increment();
-            long callsBefore = calls.calls();
-            boolean ok = true;
-            for (LeasedLimiter limiter : rounds.limiters()) {
-                List<Lease> write = new ArrayList<>();
-                List<Lease> read = new ArrayList<>();
-                List<CountDownLatch> latches = new ArrayList<>();
-                limiter.round(write, read, latches);
-                try {
-                    if (ok) {
-                        ok = writeAll(write, null, true) && rounds.load(read, null, LeasedStore::loaded);
-                    }
-                } finally {
-                    free(write);
-                    free(read);
-                    latches.forEach(CountDownLatch::countDown);
+        return rounds.runRound(roundCount, this::round);
+    }
+
+    /** The work of {@link #refresh()}; the caller holds the round lock. */
+    private boolean round() {
+        long callsBefore = calls.calls();
+        boolean ok = true;
+        for (LeasedLimiter limiter : rounds.limiters()) {
+            List<Lease> write = new ArrayList<>();
+            List<Lease> read = new ArrayList<>();
+            List<CountDownLatch> latches = new ArrayList<>();
+            limiter.round(write, read, latches);
+            try {
+                if (ok) {
+                    ok = writeAll(write, null, true) && rounds.load(read, null, LeasedStore::loaded);
                 }
+            } finally {
+                free(write);
+                free(read);
+                latches.forEach(CountDownLatch::countDown);
             }
-            if (calls.failing() && ok && calls.calls() == callsBefore) {
-                ok = probe();
-            }
-            return ok;
-        } finally {
-            rounds.round().unlock();
         }
+        if (calls.failing() && ok && calls.calls() == callsBefore) {
+            ok = probe();
+        }
+        return ok;
     }
 
     /** What this store has done so far. */
@@ -342,11 +322,6 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         return u;
     }
 
-    /** The interval of the background round. */
-    public Duration interval() {
-        return rounds.interval();
-    }
-
     /**
      * The interval of the background round.
      *
@@ -356,11 +331,6 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     @SuppressWarnings("InlineMeSuggester") // core has no dependency for @InlineMe
     public Duration refreshInterval() {
         return interval();
-    }
-
-    /** The most records in one call to the counter store. */
-    public int batchSize() {
-        return rounds.batchSize();
     }
 
     /**
@@ -391,15 +361,15 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
     /**
      * Claims for {@code ls} what {@code cost} needs beyond its slice, on the calling thread, which has marked the
      * lease busy: reads the record first if it was never read or others usually wrote it since this instance last did
-     * ({@link Lease#readFirst}), then compare-and-sets, re-reading after a conflict, up to {@link #CONFLICT_ROUNDS}
-     * writes.
+     * ({@link Lease#readFirst}), then compare-and-sets, re-reading after a conflict, up to
+     * {@link LocalRounds#CONFLICT_ROUNDS} writes, as a round does.
      *
      * @return the failure that ended the claim, or null
      */
     @Nullable
     SluiceException claim(Lease ls, long cost) {
         (ls.limiter.probe ? probeClaims : claims).increment();
-        for (int attempt = 0; attempt < CONFLICT_ROUNDS; attempt++) {
+        for (int attempt = 0; attempt < LocalRounds.CONFLICT_ROUNDS; attempt++) {
             boolean known;
             boolean readFirst;
             long seen;
@@ -483,10 +453,6 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         return rounds.interval().toNanos();
     }
 
-    RateLimitListener listener() {
-        return rounds.listener();
-    }
-
     void evicted() {
         evictions.increment();
     }
@@ -496,29 +462,17 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         permitsClaimed.add(permits);
     }
 
-    /** The one joint decider of this store's limiters. */
-    LeaseJoint joint() {
-        return joint;
-    }
-
     /** Waits for a claim or round call on a key; bounded by the counter store's timeout, which bounds the call. */
     void await(CountDownLatch latch) {
         Latches.awaitUninterruptibly(latch);
     }
 
-    /** Closes {@code limiter}: gives back its unused slices now if the store answers. Idempotent. */
-    void release(LeasedLimiter limiter) {
-        rounds.round().lock();
-        try {
-            if (limiter.isClosed()) {
-                return;
-            }
-            List<Lease> out = limiter.closeAndTakeLeases();
-            rounds.remove(limiter);
-            writeAll(out, null, false);
-        } finally {
-            rounds.round().unlock();
-        }
+    /**
+     * Takes over the leases of {@code limiter}, which closes ({@link LocalRounds#release}, under the round lock,
+     * once): gives back their unused slices now if the store answers.
+     */
+    private void handOver(LeasedLimiter limiter) {
+        writeAll(limiter.closeAndTakeLeases(), null, false);
     }
 
     // ---- calls to the counter store -----------------------------------------------------------------------------
@@ -657,17 +611,6 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
             super(counterStore);
         }
 
-        /**
-         * How often the background round runs.
-         *
-         * @deprecated use {@link #interval(Duration)}
-         */
-        @Deprecated
-        @SuppressWarnings("InlineMeSuggester") // core has no dependency for @InlineMe
-        public Builder refreshInterval(Duration interval) {
-            return interval(SharedStoreOptions.requirePositive("refreshInterval", interval));
-        }
-
         /** {@inheritDoc} A key is dropped at a round, once its slice is given back. */
         @Override
         public Builder idleTimeout(Duration timeout) {
@@ -686,29 +629,25 @@ public final class LeasedStore implements RateLimitStore, AutoCloseable {
         }
 
         /**
-         * No background thread: the application (or a test) calls {@link LeasedStore#refresh()} itself.
+         * The store; starts its background thread unless {@link #manualRounds()}: then the application calls
+         * {@link LeasedStore#refresh()} itself.
+         */
+        @Override
+        public LeasedStore build() {
+            return new LeasedStore(rounds("leased"), failurePolicy);
+        }
+
+        // ---- deprecated aliases, kept for one release -----------------------------------------------------------
+
+        /**
+         * How often the background round runs.
          *
-         * @deprecated use {@link #manualRounds()}
+         * @deprecated use {@link #interval(Duration)}
          */
         @Deprecated
         @SuppressWarnings("InlineMeSuggester") // core has no dependency for @InlineMe
-        public Builder manualSync() {
-            return manualRounds();
-        }
-
-        /** Where new versions come from; default random. For tests that want versions 1, 2, 3. */
-        Builder versions(LongSupplier versions) {
-            return withVersions(versions);
-        }
-
-        /** The store; starts its background thread unless {@link #manualRounds()}. */
-        @Override
-        public LeasedStore build() {
-            return new LeasedStore(
-                    new LocalRounds<>(
-                            "leased", counterStore(), interval(), batchSize(), idleTimeout(), listener(), versions()),
-                    isManual(),
-                    failurePolicy);
+        public Builder refreshInterval(Duration interval) {
+            return interval(SharedStoreOptions.requirePositive("refreshInterval", interval));
         }
     }
 }

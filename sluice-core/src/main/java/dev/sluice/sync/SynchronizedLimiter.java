@@ -6,11 +6,9 @@ import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.FrameStates;
 import dev.sluice.algorithm.Params;
 import dev.sluice.internal.FrameMap;
-import dev.sluice.internal.JointDecider;
 import dev.sluice.internal.KeyTable;
 import dev.sluice.internal.LocalLimiter;
 import dev.sluice.internal.LocalRounds;
-import dev.sluice.internal.OnceReservation;
 import dev.sluice.internal.PreparedWrite;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
@@ -34,7 +32,7 @@ import org.jspecify.annotations.Nullable;
  * decision either finished before its key was taken out (and its count goes with the key to the store's flush) or
  * throws: no count is taken after the keys are handed over.
  */
-final class SynchronizedLimiter extends LocalLimiter<SynchronizedLimiter.SyncReservation> {
+final class SynchronizedLimiter extends LocalLimiter<AlgorithmState> {
 
     private final SynchronizedStore store;
     /** The views of the keys whose first read is over, by key: all a decision reads. */
@@ -42,47 +40,24 @@ final class SynchronizedLimiter extends LocalLimiter<SynchronizedLimiter.SyncRes
     /** Every key held, its first read over or not: what the rounds go through. */
     private final ConcurrentHashMap<String, KeyState> keys = new ConcurrentHashMap<>();
 
-    SynchronizedLimiter(SynchronizedStore store, LimiterConfig config, long idleNanos) {
-        super(config, idleNanos, store.listener());
+    SynchronizedLimiter(SynchronizedStore store, LocalRounds<?> rounds, LimiterConfig config, long idleNanos) {
+        super(config, idleNanos, rounds);
         this.store = store;
     }
 
-    /** The joint decider of this limiter's store: the same for every limiter of the store. */
     @Override
-    public JointDecider jointDecider() {
-        return store.joint();
-    }
-
-    /**
-     * Lets the limiter go: requests throw {@link IllegalStateException} from now on, the counts not yet written are
-     * flushed at once if the counter store answers (else the store's next flush writes them), and the store keeps no
-     * reference to this limiter or its keys once they are written. Idempotent.
-     */
-    @Override
-    public void close() {
-        store.release(this);
-    }
-
-    @Override
-    protected Decision decide(String key, long cost, boolean consume, @Nullable SyncReservation reservation) {
-        while (true) {
-            AlgorithmState s = held(key);
-            s.lock();
-            try {
-                if (s.retired()) {
-                    continue;
-                }
-                checkOpen();
-                long now = now(); // under the lock: see decideHeld
-                Decision d = decideHeld(s, now, cost, consume);
-                if (reservation != null && consume && d.allowed()) {
-                    reservation.place = s.place(params, now);
-                    reservation.frame = FrameStates.frameOf(algorithm, params, reservation.place);
-                }
-                return d;
-            } finally {
-                s.unlock();
+    protected Decision decide(String key, long cost, boolean consume, @Nullable FrameReservation reservation) {
+        AlgorithmState s = lockHeld(key);
+        try {
+            long now = now(); // under the lock: see decideHeld
+            Decision d = decideHeld(s, now, cost, consume);
+            if (reservation != null && consume && d.allowed()) {
+                reservation.place = s.place(params, now);
+                reservation.frame = FrameStates.frameOf(algorithm, params, reservation.place);
             }
+            return d;
+        } finally {
+            s.unlock();
         }
     }
 
@@ -92,7 +67,8 @@ final class SynchronizedLimiter extends LocalLimiter<SynchronizedLimiter.SyncRes
      * that one read; threads on other keys never wait for it. No lock is held while waiting or reading. The view may
      * be retired by the time it is locked.
      */
-    AlgorithmState held(String key) {
+    @Override
+    protected AlgorithmState held(String key) {
         AlgorithmState s = states.get(key);
         return s != null ? s : takeUp(key);
     }
@@ -139,22 +115,19 @@ final class SynchronizedLimiter extends LocalLimiter<SynchronizedLimiter.SyncRes
         return d;
     }
 
-    private boolean cancel(SyncReservation r) {
-        long now = now();
-        AlgorithmState s = states.get(r.key);
-        if (s == null || r.frame + lifetime <= now) {
+    @Override
+    protected @Nullable AlgorithmState find(String key) {
+        return states.get(key);
+    }
+
+    /** Gives the permits back to the place of the state they were counted in; the next flush writes the change. */
+    @Override
+    protected boolean giveBack(AlgorithmState s, FrameReservation r, long now) {
+        if (!s.giveBack(params, now, r.cost, r.place)) {
             return false;
         }
-        s.lock();
-        try {
-            if (s.retired() || !s.giveBack(params, now, r.cost, r.place)) {
-                return false;
-            }
-            s.markUsed(true);
-            return true;
-        } finally {
-            s.unlock();
-        }
+        s.markUsed(true);
+        return true;
     }
 
     private AlgorithmState fresh() {
@@ -428,25 +401,5 @@ final class SynchronizedLimiter extends LocalLimiter<SynchronizedLimiter.SyncRes
     @Override
     public String toString() {
         return describe("SynchronizedLimiter", keys.size());
-    }
-
-    @Override
-    protected SyncReservation reservation(String key, long cost) {
-        return new SyncReservation(key, cost);
-    }
-
-    /** A reservation: remembers the frame its permits were counted in. */
-    final class SyncReservation extends OnceReservation {
-        long place; // set once by reserve(), before the reservation is published; meaningful only if allowed
-        long frame; // likewise
-
-        SyncReservation(String key, long cost) {
-            super(key, cost);
-        }
-
-        @Override
-        protected boolean giveBack() {
-            return SynchronizedLimiter.this.cancel(this);
-        }
     }
 }

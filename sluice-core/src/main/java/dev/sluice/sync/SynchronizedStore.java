@@ -1,7 +1,7 @@
 package dev.sluice.sync;
 
-import dev.sluice.Algorithm;
 import dev.sluice.LimiterConfig;
+import dev.sluice.LocalStore;
 import dev.sluice.LocalStoreBuilder;
 import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
@@ -12,12 +12,10 @@ import dev.sluice.internal.LocalRounds;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.Durations;
-import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedStoreOptions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
@@ -82,7 +80,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Thread-safe. {@link #flush()} and {@link #refresh()} run one at a time (the background thread and callers
  * alike); they never block a decision for longer than it takes to copy one key's counts.
  */
-public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
+public final class SynchronizedStore extends LocalStore {
 
     /*
      * How is synchronized mode designed, and why?
@@ -141,8 +139,6 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      * change a decision.
      */
 
-    /** The default {@link Builder#interval(Duration)}. */
-    public static final Duration DEFAULT_INTERVAL = LocalStoreBuilder.DEFAULT_INTERVAL;
     /**
      * The default interval.
      *
@@ -151,8 +147,6 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      */
     @Deprecated
     public static final Duration DEFAULT_FLUSH_INTERVAL = DEFAULT_INTERVAL;
-    /** The default {@link Builder#batchSize(int)}. */
-    public static final int DEFAULT_BATCH_SIZE = LocalStoreBuilder.DEFAULT_BATCH_SIZE;
 
     /** How often one flush re-reads and writes again the keys whose write met a conflict. */
     static final int CONFLICT_ROUNDS = LocalRounds.CONFLICT_ROUNDS;
@@ -160,7 +154,6 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     private final LocalRounds<SynchronizedLimiter> rounds;
     private final CounterStoreCalls calls;
     private final Duration refreshInterval;
-    private final SyncJoint joint = new SyncJoint(this);
     /** Keys of closed limiters whose counts are not yet written, or whose last write is in doubt. Guarded by round. */
     private final List<KeyState> orphans = new ArrayList<>();
 
@@ -174,20 +167,22 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     private final LongAdder doubtfulWrites = new LongAdder();
     private final LongAdder evictions = new LongAdder();
 
-    private SynchronizedStore(LocalRounds<SynchronizedLimiter> rounds, boolean manual, @Nullable Duration refresh) {
+    private SynchronizedStore(LocalRounds<SynchronizedLimiter> rounds, @Nullable Duration refresh) {
+        super(rounds);
         this.rounds = rounds;
         this.calls = rounds.calls();
         this.refreshInterval = refresh != null ? refresh : rounds.interval();
+        this.takeUpFailures = new FailureLog(toString(), "deciding on the counts held here");
+        SyncJoint joint = new SyncJoint(this);
         if (refreshInterval.toNanos() == rounds.interval().toNanos()) {
-            rounds.start(manual, () -> {
+            rounds.start(joint, this::handOver, () -> {
                 flush();
                 refresh();
             });
         } else {
-            rounds.start(manual, this::flush);
+            rounds.start(joint, this::handOver, this::flush);
             rounds.alsoEvery(refreshInterval, this::refresh);
         }
-        this.takeUpFailures = new FailureLog(toString(), "deciding on the counts held here");
     }
 
     /** A builder for a synchronized store sharing counts through {@code counterStore}. */
@@ -204,18 +199,7 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      */
     @Override
     public RateLimiter bind(LimiterConfig config) {
-        return rounds.bind(config, (c, idleNanos) -> new SynchronizedLimiter(this, c, idleNanos));
-    }
-
-    /** {@code FIXED_WINDOW}, {@code SLIDING_WINDOW_COUNTER} and {@code SLIDING_TAIL}: counts per frame add up. */
-    @Override
-    public Set<Algorithm> algorithms() {
-        return rounds.algorithms();
-    }
-
-    @Override
-    public @Nullable String refusal(Algorithm algorithm) {
-        return rounds.refusal(algorithm);
+        return rounds.bind(config, (c, idleNanos) -> new SynchronizedLimiter(this, rounds, c, idleNanos));
     }
 
     /**
@@ -228,14 +212,13 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      * @return whether every count pending when the flush began has been written
      */
     public boolean flush() {
-        rounds.round().lock();
-        try {
-            flushes.increment();
-            return writeAll(collect(ks -> ks.doubt != null), collect(KeyState::dirty));
-        } finally {
-            pruneOrphans();
-            rounds.round().unlock();
-        }
+        return rounds.runRound(flushes, () -> {
+            try {
+                return writeAll(collect(ks -> ks.doubt != null), collect(KeyState::dirty));
+            } finally {
+                pruneOrphans();
+            }
+        });
     }
 
     /** Settles {@code doubtful}, then writes {@code dirty}; the caller holds the round lock. */
@@ -271,18 +254,14 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     }
 
     /**
-     * Closes {@code limiter}: requests throw from now on, its keys leave it, their counts are written now if the
-     * counter store answers, and handed to the next flush if not. Then nothing here refers to the limiter, but for
-     * those handed-over keys until they are written. Idempotent.
+     * Takes over the keys of {@code limiter}, which closes ({@link LocalRounds#release}, under the round lock, once):
+     * requests throw from now on, its keys leave it, their counts are written now if the counter store answers, and
+     * handed to the next flush if not. Then nothing here refers to the limiter, but for those handed-over keys until
+     * they are written.
      */
-    void release(SynchronizedLimiter limiter) {
-        rounds.round().lock();
+    private void handOver(SynchronizedLimiter limiter) {
         try {
-            if (limiter.isClosed()) {
-                return;
-            }
             List<KeyState> unwritten = limiter.closeAndTakeKeys();
-            rounds.remove(limiter);
             orphans.addAll(unwritten);
             List<KeyState> doubtful = new ArrayList<>();
             List<KeyState> dirty = new ArrayList<>();
@@ -305,7 +284,6 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
             }
         } finally {
             pruneOrphans();
-            rounds.round().unlock();
         }
     }
 
@@ -349,22 +327,12 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
             snapshot = calls.load(List.of(ks.id), limiter, "reading the record of key '" + ks.key + "'")
                     .get(0);
         } catch (SluiceException failure) {
-            if (listener() == RateLimitListener.NONE && limiter.config().listener() == RateLimitListener.NONE) {
+            if (rounds.listener() == RateLimitListener.NONE && limiter.config().listener() == RateLimitListener.NONE) {
                 takeUpFailures.failed(failure);
             }
             return;
         }
         limiter.loaded(ks, snapshot);
-    }
-
-    /** The one joint decider of this store's limiters. */
-    SyncJoint joint() {
-        return joint;
-    }
-
-    /** The store's listener. */
-    RateLimitListener listener() {
-        return rounds.listener();
     }
 
     /** How many limiters this store refers to; for tests. */
@@ -390,16 +358,12 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
      * @return whether every held key was read
      */
     public boolean refresh() {
-        rounds.round().lock();
-        try {
-            refreshes.increment();
+        return rounds.runRound(refreshes, () -> {
             for (SynchronizedLimiter limiter : rounds.limiters()) {
                 evictions.add(limiter.evictIdle());
             }
             return rounds.load(collect(ks -> true), null, this::loaded);
-        } finally {
-            rounds.round().unlock();
-        }
+        });
     }
 
     /** What this store has done so far. */
@@ -413,11 +377,6 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
                 calls.failures(),
                 doubtfulWrites.sum(),
                 evictions.sum());
-    }
-
-    /** The interval of the background round: a flush, and a refresh unless its own interval was set. */
-    public Duration interval() {
-        return rounds.interval();
     }
 
     /**
@@ -434,11 +393,6 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
     /** The interval of the background refresh: {@link #interval()} unless set apart. */
     public Duration refreshInterval() {
         return refreshInterval;
-    }
-
-    /** The most records in one call to the counter store. */
-    public int batchSize() {
-        return rounds.batchSize();
     }
 
     /**
@@ -497,17 +451,6 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
         }
 
         /**
-         * How often the background thread writes the counts taken here.
-         *
-         * @deprecated the flush runs every {@link #interval(Duration) interval}: use that
-         */
-        @Deprecated
-        @SuppressWarnings("InlineMeSuggester") // core has no dependency for @InlineMe
-        public Builder flushInterval(Duration interval) {
-            return interval(SharedStoreOptions.requirePositive("flushInterval", interval));
-        }
-
-        /**
          * How often the background thread reads every held key to see the others' counts, if not at every round;
          * default the {@linkplain #interval(Duration) interval}, in which case each round flushes and then refreshes.
          */
@@ -528,37 +471,31 @@ public final class SynchronizedStore implements RateLimitStore, AutoCloseable {
             return super.idleTimeout(timeout);
         }
 
-        /**
-         * No background thread: the application (or a test) calls {@link SynchronizedStore#flush()} and
-         * {@link SynchronizedStore#refresh()} itself.
-         *
-         * @deprecated use {@link #manualRounds()}
-         */
-        @Deprecated
-        @SuppressWarnings("InlineMeSuggester") // core has no dependency for @InlineMe
-        public Builder manualSync() {
-            return manualRounds();
-        }
-
         /** Where new versions come from; default random. For tests that want versions 1, 2, 3. */
         Builder versions(LongSupplier versions) {
             return withVersions(versions);
         }
 
-        /** The store; starts its background thread unless {@link #manualRounds()}. */
+        /**
+         * The store; starts its background thread unless {@link #manualRounds()}: then the application calls
+         * {@link SynchronizedStore#flush()} and {@link SynchronizedStore#refresh()} itself.
+         */
         @Override
         public SynchronizedStore build() {
-            return new SynchronizedStore(
-                    new LocalRounds<>(
-                            "synchronized",
-                            counterStore(),
-                            interval(),
-                            batchSize(),
-                            idleTimeout(),
-                            listener(),
-                            versions()),
-                    isManual(),
-                    refreshInterval);
+            return new SynchronizedStore(rounds("synchronized"), refreshInterval);
+        }
+
+        // ---- deprecated aliases, kept for one release -----------------------------------------------------------
+
+        /**
+         * How often the background thread writes the counts taken here.
+         *
+         * @deprecated the flush runs every {@link #interval(Duration) interval}: use that
+         */
+        @Deprecated
+        @SuppressWarnings("InlineMeSuggester") // core has no dependency for @InlineMe
+        public Builder flushInterval(Duration interval) {
+            return interval(SharedStoreOptions.requirePositive("flushInterval", interval));
         }
     }
 }
