@@ -3,6 +3,7 @@ package dev.sluice.internal;
 import dev.sluice.Acquisition;
 import dev.sluice.Decision;
 import dev.sluice.JointDecision;
+import dev.sluice.algorithm.AlgorithmState;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
@@ -13,7 +14,8 @@ import java.util.function.ToLongFunction;
  * locks: all of them, one nested in the other, in one order (the limiter's serial, then the key), so two joint
  * requests naming the same keys in any order never wait on each other in a cycle. The synchronized and leased joint
  * deciders share it; the in-memory one shares the order ({@link #order}) and takes its locks itself, since a key
- * new to a limiter at its bound on keys has to make room first.
+ * new to a limiter at its bound on keys has to make room first. The in-memory and synchronized ones then decide every
+ * part in one step ({@link #allOrNothing}).
  */
 public final class JointLocks {
 
@@ -92,5 +94,39 @@ public final class JointLocks {
         } finally {
             e.unlock();
         }
+    }
+
+    /**
+     * Decides every part of a joint request over {@link HeldDecider}s, with {@code held[i]}, the state of part
+     * {@code i}, locked by the caller: each part's time is read under the locks into {@code now} (so the time of every
+     * decision on a key only grows: see the synchronized limiter's {@code decideHeld}); every part is decided without
+     * consuming, which is what each limit answers alone; if all pass, every part is decided again, consuming (the same
+     * answers, now taken), else only the parts refused by a limit that counts rejections consume, as alone. The
+     * answers go to {@code decisions}: those of the second step if all passed, else those of the first.
+     */
+    public static void allOrNothing(List<Acquisition> parts, AlgorithmState[] held, long[] now, Decision[] decisions) {
+        int n = parts.size();
+        for (int i = 0; i < n; i++) {
+            now[i] = decider(parts.get(i)).now();
+        }
+        boolean allowed = true;
+        for (int i = 0; i < n; i++) {
+            Acquisition a = parts.get(i);
+            decisions[i] = decider(a).decideHeld(held[i], now[i], a.cost(), false);
+            allowed &= decisions[i].allowed();
+        }
+        for (int i = 0; i < n; i++) {
+            Acquisition a = parts.get(i);
+            if (allowed || (!decisions[i].allowed() && a.limiter().config().countRejected())) {
+                Decision taken = decider(a).decideHeld(held[i], now[i], a.cost(), true);
+                if (allowed) {
+                    decisions[i] = taken;
+                }
+            }
+        }
+    }
+
+    private static HeldDecider decider(Acquisition a) {
+        return (HeldDecider) a.limiter();
     }
 }

@@ -7,6 +7,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.Reservation;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.Params;
+import dev.sluice.internal.HeldDecider;
 import dev.sluice.internal.JointDecider;
 import dev.sluice.internal.JointMember;
 import dev.sluice.spi.Durations;
@@ -75,7 +76,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>{@link #close()} retires and drops every state: a reservation taken before returns nothing afterwards.
  */
-final class InMemoryRateLimiter implements RateLimiter, JointMember {
+final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider {
 
     static final int SWEEP_PER_INSERT = 2;
     static final int SWEEP_PER_TICK = 256;
@@ -406,7 +407,8 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember {
     }
 
     /** Decides on {@code s}, held by the caller, at {@code now}. */
-    Decision decideHeld(AlgorithmState s, long now, long cost, boolean consume) {
+    @Override
+    public Decision decideHeld(AlgorithmState s, long now, long cost, boolean consume) {
         return s.decide(params, now, cost, consume);
     }
 
@@ -419,7 +421,8 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember {
         return listener;
     }
 
-    long now() {
+    @Override
+    public long now() {
         return config.clockNanos();
     }
 

@@ -94,23 +94,7 @@ final class MemoryJoint implements JointDecider {
         Decision[] decisions = new Decision[n];
         long[] now = new long[n];
         try {
-            boolean allowed = true;
-            for (int i = 0; i < n; i++) {
-                Acquisition a = parts.get(i);
-                InMemoryRateLimiter limiter = memory(a);
-                now[i] = limiter.now();
-                decisions[i] = limiter.decideHeld(held[i], now[i], a.cost(), false);
-                allowed &= decisions[i].allowed();
-            }
-            for (int i = 0; i < n; i++) {
-                Acquisition a = parts.get(i);
-                if (allowed || (!decisions[i].allowed() && a.limiter().config().countRejected())) {
-                    Decision taken = memory(a).decideHeld(held[i], now[i], a.cost(), true);
-                    if (allowed) {
-                        decisions[i] = taken;
-                    }
-                }
-            }
+            JointLocks.allOrNothing(parts, held, now, decisions);
         } finally {
             for (AlgorithmState s : held) {
                 s.unlock();

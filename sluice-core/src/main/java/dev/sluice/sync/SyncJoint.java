@@ -55,26 +55,8 @@ final class SyncJoint implements JointDecider {
     }
 
     private static void decideHeld(List<Acquisition> parts, AlgorithmState[] held, long[] now, Decision[] decisions) {
-        int n = parts.size();
         JointLocks.checkOpen(parts); // under the locks: a limiter closed since cannot take counts
-        for (int i = 0; i < n; i++) {
-            now[i] = limiter(parts.get(i)).now(); // under the locks: see SynchronizedLimiter.decideHeld
-        }
-        boolean allowed = true;
-        for (int i = 0; i < n; i++) {
-            Acquisition a = parts.get(i);
-            decisions[i] = limiter(a).decideHeld(held[i], now[i], a.cost(), false);
-            allowed &= decisions[i].allowed();
-        }
-        for (int i = 0; i < n; i++) {
-            Acquisition a = parts.get(i);
-            if (allowed || (!decisions[i].allowed() && a.limiter().config().countRejected())) {
-                Decision taken = limiter(a).decideHeld(held[i], now[i], a.cost(), true);
-                if (allowed) {
-                    decisions[i] = taken;
-                }
-            }
-        }
+        JointLocks.allOrNothing(parts, held, now, decisions);
     }
 
     private static SynchronizedLimiter limiter(Acquisition a) {

@@ -6,6 +6,7 @@ import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.FrameStates;
 import dev.sluice.algorithm.Params;
 import dev.sluice.internal.FrameMap;
+import dev.sluice.internal.HeldDecider;
 import dev.sluice.internal.KeyTable;
 import dev.sluice.internal.LocalLimiter;
 import dev.sluice.internal.LocalRounds;
@@ -32,7 +33,7 @@ import org.jspecify.annotations.Nullable;
  * decision either finished before its key was taken out (and its count goes with the key to the store's flush) or
  * throws: no count is taken after the keys are handed over.
  */
-final class SynchronizedLimiter extends LocalLimiter<AlgorithmState> {
+final class SynchronizedLimiter extends LocalLimiter<AlgorithmState> implements HeldDecider {
 
     private final SynchronizedStore store;
     /** The views of the keys whose first read is over, by key: all a decision reads. */
@@ -109,7 +110,8 @@ final class SynchronizedLimiter extends LocalLimiter<AlgorithmState> {
      * admission at the time its request read would see a frame pass the limit. Under the lock, the time of every
      * decision on a key only grows, and each admission is counted in the frame of its own time.
      */
-    Decision decideHeld(AlgorithmState s, long now, long cost, boolean consume) {
+    @Override
+    public Decision decideHeld(AlgorithmState s, long now, long cost, boolean consume) {
         Decision d = s.decide(params, now, cost, consume);
         s.markUsed(consume && (d.allowed() || config.countRejected()));
         return d;
