@@ -69,39 +69,24 @@ final class LeaseJoint implements JointDecider {
             Decision d = limiter(a).decideBy(a.key(), a.cost(), deadlineNanos);
             return d == null ? null : JointLocks.decided(parts, new Decision[] {d});
         }
-        int n = parts.size();
-        Integer[] order = JointLocks.openInOrder(parts);
-        Decision[] decisions = new Decision[n];
-        Lease[] held = new Lease[n];
-        long[] now = new long[n];
-        int[] claims = new int[n];
-        boolean[] counted = new boolean[n];
-        while (true) {
-            for (int i = 0; i < n; i++) {
-                Acquisition a = parts.get(i);
-                held[i] = limiter(a).held(a.key());
-                now[i] = limiter(a).now();
-            }
-            Pass pass = new Pass();
-            if (!JointLocks.underAll(
-                    held, order, () -> decideHeld(parts, held, now, claims, counted, decisions, pass, false))) {
-                continue;
-            }
-            if (pass.decided) {
-                return JointLocks.decided(parts, decisions);
-            }
-            if (pass.waitFor == null) {
-                return null; // a claim to make, or the store fails: decideAll does it
-            }
-            claims[pass.part]++;
-            if (!Latches.awaitUntil(pass.waitFor, deadlineNanos)) {
-                return null;
-            }
-        }
+        return decide(parts, false, deadlineNanos);
     }
 
     @Override
     public JointDecision decideAll(List<Acquisition> parts) {
+        JointDecision d = decide(parts, true, 0);
+        if (d == null) {
+            throw new IllegalStateException("undecided"); // unreachable: a request that may call the store is decided
+        }
+        return d;
+    }
+
+    /**
+     * The loop of {@link #decideAll} ({@code mayCall}: claims made on this thread, waits unbounded but for the
+     * store's own timeout, a failing store answered part by part) and of {@link #decideAllBy} (no call: null where a
+     * claim is needed or the store fails, waits until {@code deadlineNanos} at most).
+     */
+    private @Nullable JointDecision decide(List<Acquisition> parts, boolean mayCall, long deadlineNanos) {
         int n = parts.size();
         Integer[] order = JointLocks.openInOrder(parts);
         Decision[] decisions = new Decision[n];
@@ -117,11 +102,21 @@ final class LeaseJoint implements JointDecider {
             }
             Pass pass = new Pass();
             if (!JointLocks.underAll(
-                    held, order, () -> decideHeld(parts, held, now, claims, counted, decisions, pass, true))) {
+                    held, order, () -> decideHeld(parts, held, now, claims, counted, decisions, pass, mayCall))) {
                 continue; // a lease was retired (dropped as idle) before its lock was taken: look the keys up again
             }
             if (pass.decided) {
                 return JointLocks.decided(parts, decisions);
+            }
+            if (!mayCall) {
+                if (pass.waitFor == null) {
+                    return null; // a claim to make, or the store fails: decideAll does it
+                }
+                claims[pass.part]++;
+                if (!Latches.awaitUntil(pass.waitFor, deadlineNanos)) {
+                    return null;
+                }
+                continue;
             }
             if (pass.failing) {
                 return takeAndGiveBack(parts, held, counted);
