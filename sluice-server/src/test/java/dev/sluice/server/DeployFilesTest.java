@@ -22,7 +22,21 @@ import org.snakeyaml.engine.v2.api.LoadSettings;
  * runs here; this reads the files.
  */
 class DeployFilesTest {
-    private static final Path DEPLOY = Path.of("../deploy");
+    static final Path DEPLOY = Path.of("../deploy");
+
+    /** The environment the image sets ({@code ENV} of {@code deploy/Containerfile}), in its order. */
+    static Map<String, String> imageEnvironment() throws IOException {
+        String containerfile = Files.readString(DEPLOY.resolve("Containerfile"));
+        Map<String, String> env = new LinkedHashMap<>();
+        Matcher m = Pattern.compile("([A-Z_]+)=(\"[^\"]*\"|\\S+)")
+                .matcher(
+                        containerfile.substring(containerfile.indexOf("\nENV ")).split("\nUSER ")[0]);
+        while (m.find()) {
+            String value = m.group(2);
+            env.put(m.group(1), value.startsWith("\"") ? value.substring(1, value.length() - 1) : value);
+        }
+        return env;
+    }
 
     @Test
     void theImageServesOnEnvoyproxyRatelimitsPorts() throws IOException {
@@ -30,13 +44,7 @@ class DeployFilesTest {
         assertTrue(containerfile.contains("\nEXPOSE 8080 8081 6070\n"), containerfile);
         assertTrue(containerfile.contains("\nENTRYPOINT [\"/bin/ratelimit\"]\n"), containerfile);
         assertTrue(containerfile.contains("\nUSER 65532:65532\n"), containerfile);
-        Map<String, String> env = new LinkedHashMap<>();
-        Matcher m = Pattern.compile("([A-Z_]+)=(\"[^\"]*\"|\\S+)")
-                .matcher(
-                        containerfile.substring(containerfile.indexOf("\nENV ")).split("\nUSER ")[0]);
-        while (m.find()) {
-            env.put(m.group(1), m.group(2));
-        }
+        Map<String, String> env = imageEnvironment();
         env.remove("JAVA_OPTS");
         assertEquals(
                 List.of(

@@ -21,6 +21,7 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -116,6 +117,35 @@ class DropInIT {
                     .equals(List.of(OK, OK, OK)));
             assertEquals(List.of(OK, OK, OK, OK, OVER), codes(server, "edge", "a", 5), "a changed limit starts anew");
             assertEquals(List.of(OK, OVER), codes(server, "kept", "k", 2), "the unchanged rule keeps its count");
+        }
+    }
+
+    /**
+     * The image as Kubernetes runs it, as far as it can run here: its entrypoint ({@code deploy/ratelimit}, a shell
+     * script that starts the jar's {@code serve}) with the image's environment ({@code ENV} of
+     * {@code deploy/Containerfile}) and a domain in its runtime directory's layout, nothing on the command line: the
+     * domain is served and the service is healthy. What differs from the image, and why: the ports are 0 (8080, 8081
+     * and 6070 may be taken here); the runtime root is a temporary directory laid out as
+     * {@code /srv/runtime_data/current}; {@code SLUICE_JAR} names the jar built here, as {@code /opt/sluice} does not
+     * exist; the process runs as the test's user, not 65532; and {@code java} is the machine's, not the image's JRE.
+     */
+    @Test
+    void theImagesEntrypointServesWithTheImagesEnvironment(@TempDir Path srv) throws IOException {
+        Map<String, String> env = new LinkedHashMap<>(DeployFilesTest.imageEnvironment());
+        Path root = srv.resolve("runtime_data/current");
+        Path config = Files.createDirectories(root.resolve(env.get("RUNTIME_APPDIRECTORY")));
+        Files.writeString(config.resolve("edge.yaml"), edge(2));
+        env.put("PORT", "0");
+        env.put("GRPC_PORT", "0");
+        env.put("DEBUG_PORT", "0");
+        env.put("RUNTIME_ROOT", root.toString());
+        env.put("SLUICE_JAR", ServerProcess.JAR.toAbsolutePath().toString());
+        List<String> entrypoint =
+                List.of("sh", DeployFilesTest.DEPLOY.resolve("ratelimit").toString());
+        try (ServerProcess server = ServerProcess.launch(env, entrypoint)) {
+            assertEquals(List.of(OK, OK, OVER), codes(server, "edge", "a", 3));
+            var health = server.get("/healthcheck");
+            assertEquals(200, health.statusCode(), health.body());
         }
     }
 
