@@ -43,13 +43,24 @@ class RedisBatchesTest extends StoreBatchingContract {
         RedisServer server = RedisServers.start();
         RedisClient client = RedisClient.create(server.uri());
         client.setOptions(RedisStore.recommendedClientOptions());
+        return ownServer(RedisStore.builder(client), List.of(server.pid()), () -> {
+            client.shutdown();
+            server.close();
+        });
+    }
+
+    /**
+     * The stall's server of a Redis test: the stores {@code builder} builds on a server of the test's own, whose
+     * processes are {@code pids}; closing it closes the store, then runs {@code shutdown} (the client's and the
+     * server's).
+     */
+    static OwnServer ownServer(RedisStore.Builder builder, List<Long> pids, Runnable shutdown) {
         return new OwnServer() {
             private RedisStore own;
 
             @Override
             public RateLimitStore store(Duration timeout, Consumer<? super SluiceException> failures) {
-                own = RedisStore.builder(client)
-                        .timeSource(TimeSource.CLOCK)
+                own = builder.timeSource(TimeSource.CLOCK)
                         .failurePolicy(FailurePolicy.FAIL_CLOSED)
                         .timeout(timeout)
                         .failureListener(failures)
@@ -59,7 +70,7 @@ class RedisBatchesTest extends StoreBatchingContract {
 
             @Override
             public List<Long> pids() {
-                return List.of(server.pid());
+                return pids;
             }
 
             @Override
@@ -67,8 +78,7 @@ class RedisBatchesTest extends StoreBatchingContract {
                 if (own != null) {
                     own.close();
                 }
-                client.shutdown();
-                server.close();
+                shutdown.run();
             }
         };
     }

@@ -1,8 +1,5 @@
 package dev.sluice.redis;
 
-import dev.sluice.FailurePolicy;
-import dev.sluice.SluiceException;
-import dev.sluice.TimeSource;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.testkit.StoreBatchingContract;
 import dev.sluice.testkit.server.RedisCluster;
@@ -10,9 +7,6 @@ import dev.sluice.testkit.server.RedisServer;
 import dev.sluice.testkit.server.RedisServers;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;
-import java.time.Duration;
-import java.util.List;
-import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -46,33 +40,12 @@ class RedisClusterBatchesTest extends StoreBatchingContract {
         RedisClusterClient client = RedisClusterClient.create(
                 cluster.uris().stream().map(RedisURI::create).collect(Collectors.toList()));
         client.setOptions(RedisStore.recommendedClusterClientOptions());
-        return new OwnServer() {
-            private RedisStore own;
-
-            @Override
-            public RateLimitStore store(Duration timeout, Consumer<? super SluiceException> failures) {
-                own = RedisStore.builder(client)
-                        .timeSource(TimeSource.CLOCK)
-                        .failurePolicy(FailurePolicy.FAIL_CLOSED)
-                        .timeout(timeout)
-                        .failureListener(failures)
-                        .build();
-                return own;
-            }
-
-            @Override
-            public List<Long> pids() {
-                return cluster.nodes().stream().map(RedisServer::pid).collect(Collectors.toList());
-            }
-
-            @Override
-            public void close() {
-                if (own != null) {
-                    own.close();
-                }
-                client.shutdown();
-                cluster.close();
-            }
-        };
+        return RedisBatchesTest.ownServer(
+                RedisStore.builder(client),
+                cluster.nodes().stream().map(RedisServer::pid).collect(Collectors.toList()),
+                () -> {
+                    client.shutdown();
+                    cluster.close();
+                });
     }
 }
