@@ -80,7 +80,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                     }
                 } else {
                     if (!counted) {
-                        ls.demand += cost;
+                        demand(ls, cost);
                         counted = true;
                     }
                     if (ls.used + cost <= ls.granted) {
@@ -147,7 +147,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             Lease ls = lockHeld(key);
             try {
                 long now = timeIn(ls, read);
-                ls.demand += cost; // before the step, as decide counts it: a claim's worth is judged with it
+                demand(ls, cost); // before the step, as decide counts it: a claim's worth is judged with it
                 switch (step(ls, now, cost, claims)) {
                     case COVERED:
                         return takePart(ls, now, cost);
@@ -159,10 +159,10 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                         waitFor = ls.busy;
                         break;
                     default: // CLAIM: decide, which counts the demand again, makes it
-                        ls.demand -= cost;
+                        demand(ls, -cost);
                         return null;
                 }
-                ls.demand -= cost; // counted again once the claim waited for has ended
+                demand(ls, -cost); // counted again once the claim waited for has ended
             } finally {
                 ls.unlock();
             }
