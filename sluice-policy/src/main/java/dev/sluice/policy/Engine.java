@@ -602,6 +602,7 @@ final class Engine {
         int failedStages = 0;
         boolean timedOut = false;
         long nowNanos = -1;
+        boolean overQuota = false; // a quota limit refused while its stage passed (Outcome.OVER_QUOTA)
         for (int stage = Plan.ENFORCE; stage <= Plan.DRY_RUN && refusedStage < 0; stage++) {
             if ((stages & (1 << stage)) == 0) {
                 continue;
@@ -646,6 +647,9 @@ final class Engine {
             if (failed && deadline != null && deadline.passed()) {
                 timedOut = true; // the store's failure policy answered a call the deadline cut short
             }
+            if (quota) {
+                overQuota = overQuota(head, failed);
+            }
             if (failed) {
                 failedStages |= 1 << stage;
                 if (onFailure == OnStoreFailure.DENY) {
@@ -663,7 +667,22 @@ final class Engine {
                 decided.shadowBan(),
                 failedStages == 0 ? null : onFailure,
                 timedOut,
+                refusedStage < 0 && !overQuota,
                 decided);
+    }
+
+    /**
+     * Whether a limit of the quota stage refused, as {@link Decided#limit} answers it: a limit of 0 or below the cost
+     * always, one the store refused unless the stage failed (then {@code on_store_failure} answered it).
+     */
+    private static boolean overQuota(@Nullable Part head, boolean failed) {
+        for (Part p = head; p != null; p = p.next) {
+            Decision d = p.decision;
+            if (p.stage == Plan.QUOTA && (p.impossible || (!failed && d != null && !d.allowed()))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** What {@link #ask} did: the store decided (each part has its decision), failed, or gave no answer in time. */

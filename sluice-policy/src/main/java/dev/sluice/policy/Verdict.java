@@ -20,6 +20,8 @@ public final class Verdict {
     private final @Nullable OnStoreFailure storeFailure;
 
     private final boolean storeTimedOut;
+    /** Whether no limit refused the request, nor would have ({@link #refusedNothing()}). */
+    private final boolean refusedNothing;
     /** What the engine decided, from which {@link #descriptors} are built when first read; null when given built. */
     private final Engine.@Nullable Decided decided;
     /**
@@ -41,19 +43,32 @@ public final class Verdict {
         this.storeTimedOut = storeTimedOut;
         this.decided = null;
         this.descriptors = List.copyOf(descriptors);
+        boolean none = true;
+        for (DescriptorVerdict d : this.descriptors) {
+            for (LimitVerdict l : d.limits()) {
+                none &= !l.refused();
+            }
+        }
+        this.refusedNothing = none;
     }
 
-    /** A verdict whose per-descriptor answers are built from {@code decided} when first read. */
+    /**
+     * A verdict whose per-descriptor answers are built from {@code decided} when first read.
+     *
+     * @param refusedNothing whether no limit of {@code decided} refused, as {@link #refusedNothing()} says
+     */
     Verdict(
             boolean allowed,
             @Nullable Rule shadowBan,
             @Nullable OnStoreFailure storeFailure,
             boolean storeTimedOut,
+            boolean refusedNothing,
             Engine.Decided decided) {
         this.allowed = allowed;
         this.shadowBan = shadowBan;
         this.storeFailure = storeFailure;
         this.storeTimedOut = storeTimedOut;
+        this.refusedNothing = refusedNothing;
         this.decided = decided;
     }
 
@@ -103,6 +118,16 @@ public final class Verdict {
      */
     public boolean storeTimedOut() {
         return storeTimedOut;
+    }
+
+    /**
+     * Whether no limit refused the request, nor would have: no {@link LimitVerdict#refused()} among
+     * {@link #descriptors()} (no {@link Outcome#DENIED}, {@link Outcome#SHADOW_BANNED}, {@link Outcome#OVER_QUOTA} or
+     * {@link Outcome#WOULD_DENY}), answered without building them. Implies {@link #allowed()}; a request of dry-run
+     * limits that all had room refused nothing, one a dry-run limit would have refused did.
+     */
+    public boolean refusedNothing() {
+        return refusedNothing;
     }
 
     /** One verdict per descriptor, in the order of the request. */

@@ -151,6 +151,7 @@ class OneOrManyDescriptorsTest {
         assertEquals(expected.retryAfter(), actual.retryAfter(), what);
         assertEquals(expected.remaining(), actual.remaining(), what);
         assertEquals(expected.storeFailed(), actual.storeFailed(), what);
+        assertEquals(expected.refusedNothing(), actual.refusedNothing(), what);
         assertEquals(expected.toString(), actual.toString(), what);
         assertEquals(expected.descriptors().size(), actual.descriptors().size(), what);
         for (int i = 0; i < expected.descriptors().size(); i++) {

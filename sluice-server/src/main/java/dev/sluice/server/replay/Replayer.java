@@ -5,7 +5,6 @@ import dev.sluice.memory.InMemoryStore;
 import dev.sluice.policy.Descriptor;
 import dev.sluice.policy.DescriptorVerdict;
 import dev.sluice.policy.Limit;
-import dev.sluice.policy.Mode;
 import dev.sluice.policy.Outcome;
 import dev.sluice.policy.Policies;
 import dev.sluice.policy.PolicyLimiter;
@@ -152,7 +151,7 @@ final class Replayer {
             shadowBannedRequests++;
         }
         int[] ids = r.descriptorIds();
-        if (allowed && !v.shadowBanned() && countAllowed(r, domain, ids)) {
+        if (v.refusedNothing() && countAllowed(r, domain, ids)) {
             return;
         }
         boolean wouldDeny = false;
@@ -199,17 +198,16 @@ final class Replayer {
     }
 
     /**
-     * Counts an allowed request that no limit shadow-banned without reading its verdict's answer per descriptor, when
-     * every descriptor has its row already (found by its number) and none of their rules is in dry run: then no limit
-     * refused it (an enforced or quota refusal would have denied it, a shadow ban shows on the verdict, and only a
-     * dry-run limit refuses an allowed request otherwise), and each descriptor's rule is its row's, since a descriptor
-     * matches one rule in one configuration. False, counting nothing, when it cannot tell.
+     * Counts a request no limit refused ({@link Verdict#refusedNothing()}, so allowed, with no outcome to count) without
+     * reading its verdict's answer per descriptor, when every descriptor has its row already (found by its number):
+     * each descriptor's rule is its row's, since a descriptor matches one rule in one configuration. False, counting
+     * nothing, when a descriptor has no row yet.
      */
     private boolean countAllowed(TimedRequest r, String domain, int[] ids) throws IOException {
         @Nullable Row[] known = byId;
         for (int id : ids) {
             Row row = id >= 0 && id < known.length ? known[id] : null;
-            if (row == null || !row.domain.equals(domain) || row.rule.mode() == Mode.DRY_RUN) {
+            if (row == null || !row.domain.equals(domain)) {
                 return false;
             }
         }
