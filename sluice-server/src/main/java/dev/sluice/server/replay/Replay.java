@@ -175,7 +175,7 @@ public final class Replay {
 
     /**
      * Decides the log in {@code partitions}, each part by its own {@link Replayer}, and finds the limits each refused
-     * key needed; the parts are closed if this throws, else by the caller.
+     * key needed when the output shows them; the parts are closed if this throws, else by the caller.
      */
     private static Replayed decide(
             Settings s, InputStream stdin, PrintStream err, Policies policies, Partitions partitions)
@@ -185,8 +185,10 @@ public final class Replay {
         try {
             long logBytes = s.log().equals("-") ? -1 : Files.size(Path.of(s.log()));
             int slots = Replayer.resolutionSlots(logBytes, partitions.count());
+            boolean neededLimits = showsNeededLimits(s);
+            boolean keepRequests = neededLimits || s.sweep() != null;
             for (int i = 0; i < partitions.count(); i++) {
-                parts.add(new Replayer(policies, slots));
+                parts.add(new Replayer(policies, slots, keepRequests));
             }
             Replayer first = parts.get(0); // counts the bad lines, on the thread that reads the log
             LogReader.Builder b =
@@ -217,7 +219,9 @@ public final class Replay {
                 }
                 lines = log.linesRead();
             }
-            findNeededLimits(parts);
+            if (neededLimits) {
+                findNeededLimits(parts);
+            }
             done = true;
             return new Replayed(policies, parts, lines, partitions.description());
         } finally {
@@ -225,6 +229,14 @@ public final class Replay {
                 close(parts, err);
             }
         }
+    }
+
+    /**
+     * Whether the output shows the limit each refused key needed: the summary and the report do, {@code --csv} alone
+     * does not (nor are its requests kept, without a sweep).
+     */
+    private static boolean showsNeededLimits(Settings s) {
+        return !s.csv() || s.report() != null;
     }
 
     /** Each part's needed limits, the parts on threads of their own when there are several. */

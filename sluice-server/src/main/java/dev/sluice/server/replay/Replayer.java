@@ -23,8 +23,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * A log run through a configuration: every request decided by the policy engine the service uses
  * ({@link PolicyLimiter#check}, in memory) on a clock set to the request's time, and counted per rule and key
- * ({@link Row}). Then, from the requests spilled to a temporary file ({@link Spill}), the limit each refused key
- * needed ({@link NeededLimit}) and, if asked, a sweep of one rule's limit ({@link Sweep}).
+ * ({@link Row}). Then, from the requests spilled to a temporary file ({@link Spill}) when something reads them back,
+ * the limit each refused key needed ({@link NeededLimit}) and, if asked, a sweep of one rule's limit ({@link Sweep}).
  *
  * <p>What the counts mean. A row is one descriptor (its entries as the request gave them) under the rule it matched.
  * {@code requests}: requests that carried it; {@code allowed}: of those, the ones the service would let through
@@ -48,7 +48,8 @@ final class Replayer {
     private final Policies policies;
     private final VirtualClock clock = new VirtualClock();
     private final PolicyLimiter limiter;
-    private final Spill spill;
+    /** Null when nothing reads the requests back ({@link #Replayer(Policies, int, boolean)}). */
+    private final @Nullable Spill spill;
 
     private final Map<String, Map<Descriptor, Row>> byDomain = new HashMap<>();
     private final List<Row> rows = new ArrayList<>();
@@ -77,18 +78,22 @@ final class Replayer {
     static final int LOG_BYTES_PER_SLOT = 32;
 
     Replayer(Policies policies) throws IOException {
-        this(policies, PolicyLimiter.DEFAULT_RECENT_RESOLUTIONS);
+        this(policies, PolicyLimiter.DEFAULT_RECENT_RESOLUTIONS, true);
     }
 
-    /** @param resolutionSlots the slots of the policy engine's table of resolutions ({@link #resolutionSlots}) */
-    Replayer(Policies policies, int resolutionSlots) throws IOException {
+    /**
+     * @param resolutionSlots the slots of the policy engine's table of resolutions ({@link #resolutionSlots})
+     * @param keepRequests    whether to spill the requests for {@link #findNeededLimits} and {@link #readSpill}; a
+     *                        replay whose output shows neither needed limits, a sweep nor charts keeps none
+     */
+    Replayer(Policies policies, int resolutionSlots, boolean keepRequests) throws IOException {
         this.policies = Objects.requireNonNull(policies);
         this.limiter = PolicyLimiter.builder(policies)
                 .store(InMemoryStore.builder().keepIdleKeys(KEEP_IDLE_KEYS).build())
                 .clock(clock)
                 .recentResolutions(resolutionSlots)
                 .build();
-        this.spill = new Spill();
+        this.spill = keepRequests ? new Spill() : null;
     }
 
     /**
@@ -190,7 +195,9 @@ final class Replayer {
                     }
                 }
             }
-            spill.add(row.id, t, hits);
+            if (spill != null) {
+                spill.add(row.id, t, hits);
+            }
         }
         if (wouldDeny) {
             wouldDenyRequests++;
@@ -217,7 +224,9 @@ final class Replayer {
             long hits = r.hits(i);
             row.count(t, hits);
             row.allowed++;
-            spill.add(row.id, t, hits);
+            if (spill != null) {
+                spill.add(row.id, t, hits);
+            }
         }
         return true;
     }
@@ -271,7 +280,7 @@ final class Replayer {
         if (!any) {
             return;
         }
-        spill.read((row, time, hits) -> {
+        spilled().read((row, time, hits) -> {
             Requests r = wanted[row];
             if (r != null) {
                 r.add(time, hits);
@@ -300,12 +309,22 @@ final class Replayer {
 
     /** Reads every spilled request back. */
     void readSpill(Spill.Visitor visitor) throws IOException {
-        spill.read(visitor);
+        spilled().read(visitor);
+    }
+
+    private Spill spilled() {
+        Spill s = spill;
+        if (s == null) {
+            throw new IllegalStateException("this replay kept no requests to read back");
+        }
+        return s;
     }
 
     void close() throws IOException {
         limiter.close();
-        spill.close();
+        if (spill != null) {
+            spill.close();
+        }
     }
 
     /** One key's requests, read back from the spill. */

@@ -138,6 +138,33 @@ class ReplayTest {
         assertEquals("", err.toString(StandardCharsets.UTF_8));
     }
 
+    /**
+     * {@code --csv} alone keeps no requests to read back; with a report (which shows the limits keys needed) and a
+     * sweep it reads them back, and prints the same rows.
+     */
+    @Test
+    void csvWithAReportAndASweepStillFindsTheNeededLimits() throws IOException {
+        String log = line(1000, "client_id", "a")
+                + line(1001, "client_id", "a")
+                + line(1002, "client_id", "a")
+                + line(1003, "client_id", "a")
+                + line(1600, "client_id", "a", "username", "bob")
+                + line(1700, "client_id", "a", "username", "bob")
+                + line(1800, "client_id", "a", "username", "bob");
+        Path config = write("policy.yaml", NESTED);
+        String path = write("log.jsonl", log).toString();
+        assertEquals(0, run(config, path, InputStream.nullInputStream(), "--csv"), err.toString());
+        String alone = out.toString(StandardCharsets.UTF_8);
+        out.reset();
+        int status = run(config, path, InputStream.nullInputStream(), "--csv", "--report", "client_id=3,4");
+        assertEquals(0, status, err.toString());
+        assertEquals(alone, out.toString(StandardCharsets.UTF_8));
+        String html = Files.readString(dir.resolve("report.html"));
+        assertTrue(html.contains("<td>4/second</td>"), "client a needed 4 a second: " + html);
+        assertTrue(html.contains("<td>3/minute</td>"), "bob of client a needed 3 a minute: " + html);
+        assertTrue(html.contains("<svg class=\"sweep\""), "a sweep chart");
+    }
+
     @Test
     void gzipOnStandardInputGivesTheSameRows() throws IOException {
         String log = line(1000, "client_id", "a")
