@@ -6,6 +6,7 @@
 #   gRPC  h2load (a C client that does not cap the rate) on sluice.bench.Bare/ShouldRateLimit and on
 #         ShouldRateLimit: the same gRPC frame (one hot key, client_id=client-1), STREAMS streams over CHANNELS
 #         connections; in exact mode on Redis also 64 streams; p50/p99 from h2load's per-request log;
+#         MODES may add redis-cache: exact mode on Redis with --over-limit-cache 10000;
 #   HTTP  wrk on POST /bench/bare and POST /json, the same body, client ids cycling through $CLIENTS (json.lua).
 # And the ceilings, in the same run: nginx `return 200` under the same wrk (HTTP), and redis-benchmark EVALSHA of a
 # one-line script (the store). For the Redis modes, Redis's CPU per decision: the redis-server process's CPU time and
@@ -171,6 +172,8 @@ for mode in $MODES; do
     case "$mode" in
       memory) start_server "$jar" ;;
       redis) start_redis; start_server "$jar" --store "redis://127.0.0.1:$REDIS_PORT" ;;
+      # exact mode with the over-limit cache (not in MODES by default: a jar before it has no such option)
+      redis-cache) start_redis; start_server "$jar" --store "redis://127.0.0.1:$REDIS_PORT" --over-limit-cache 10000 ;;
       # --sync-interval and --lease-interval, not --store-mode: an earlier jar (BEFORE_JAR) knows only these
       redis-sync) start_redis; start_server "$jar" --store "redis://127.0.0.1:$REDIS_PORT" --sync-interval 100ms ;;
       redis-leased) start_redis; start_server "$jar" --store "redis://127.0.0.1:$REDIS_PORT" --lease-interval 100ms ;;
@@ -186,7 +189,7 @@ for mode in $MODES; do
     for round in $(seq "$ROUNDS"); do
       measure_grpc "$label" "$round" sluice.bench.Bare/ShouldRateLimit bare "$STREAMS"
       measure_grpc "$label" "$round" envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit check "$STREAMS"
-      if [ "$mode" = redis ]; then
+      if [ "$mode" = redis ] || [ "$mode" = redis-cache ]; then
         measure_grpc "$label" "$round" sluice.bench.Bare/ShouldRateLimit bare-64 64
         measure_grpc "$label" "$round" envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit check-64 64
       fi

@@ -4,7 +4,7 @@ import java.time.Duration;
 
 /**
  * The answer to one rate-limit request: an immutable value. Two decisions are equal when all five properties
- * are; {@link #allowed(long, long, long)} and {@link #denied(long, long, long, long)} are the only way to make one.
+ * are, and they were given the same way (by the limit, the store's {@link FailurePolicy}, or an over-limit cache); {@link #allowed(long, long, long)} and {@link #denied(long, long, long, long)} are the only way to make one.
  *
  * <p>Durations are kept as nanoseconds; {@link #resetAfter()} and {@link #retryAfter()} wrap them in a
  * {@link Duration} on demand.
@@ -19,8 +19,8 @@ public abstract sealed class Decision {
      *
      *   Allowed  int limit, int remaining, long resetAfter                    12 + 16 = 28 -> 32 bytes
      *   Denied   int limit, int remaining, long resetAfter, long retryAfter   12 + 24 = 36 -> 40 bytes
-     *   Wide     long limit, remaining, resetAfter, retryAfter, boolean failed  12 + 33 -> 48 bytes
-     *            (a limit over 2^31 - 1, or an answer of the failure policy: both rare)
+     *   Wide     long limit, remaining, resetAfter, retryAfter, boolean failed, cached  12 + 34 -> 48 bytes
+     *            (a limit over 2^31 - 1, an answer of the failure policy, or of an over-limit cache)
      *
      * Example: allowed(100, 99, 600_000_000) is an Allowed of 32 bytes; denied(100, 0, 5_000, 5_000) a Denied
      * of 40; allowed(1L << 40, 7, 1) and fromFailurePolicy(allowed(100, 99, 0)) are Wides. The factories pick the shape, so equal values always have the
@@ -34,7 +34,7 @@ public abstract sealed class Decision {
         check(true, limit, remaining, resetAfterNanos, 0);
         return limit <= Integer.MAX_VALUE
                 ? new Allowed((int) limit, (int) remaining, resetAfterNanos)
-                : new Wide(limit, remaining, resetAfterNanos, 0, false);
+                : new Wide(limit, remaining, resetAfterNanos, 0, false, false);
     }
 
     /** A rejected request; {@code retryAfterNanos} is positive. */
@@ -42,7 +42,7 @@ public abstract sealed class Decision {
         check(false, limit, remaining, resetAfterNanos, retryAfterNanos);
         return limit <= Integer.MAX_VALUE
                 ? new Denied((int) limit, (int) remaining, resetAfterNanos, retryAfterNanos)
-                : new Wide(limit, remaining, resetAfterNanos, retryAfterNanos, false);
+                : new Wide(limit, remaining, resetAfterNanos, retryAfterNanos, false, false);
     }
 
     private static void check(boolean allowed, long limit, long remaining, long resetAfterNanos, long retryAfterNanos) {
@@ -69,7 +69,27 @@ public abstract sealed class Decision {
         if (d.failed()) {
             return d;
         }
-        return new Wide(d.limit(), d.remaining(), d.resetAfterNanos(), d.retryAfterNanos(), true);
+        return new Wide(d.limit(), d.remaining(), d.resetAfterNanos(), d.retryAfterNanos(), true, false);
+    }
+
+    /**
+     * The same refusal marked as answered by a shared store's over-limit cache
+     * ({@link dev.sluice.spi.SharedStoreBuilder#overLimitCache(int)}): the store refused a request of this cost or less
+     * on this key, and no request of this cost can pass before the refusal's retry instant, so the store was not asked.
+     *
+     * @throws IllegalArgumentException if {@code refusal} is allowed, or is an answer of the failure policy
+     */
+    public static Decision fromOverLimitCache(Decision refusal) {
+        if (refusal.allowed() || refusal.failed()) {
+            throw new IllegalArgumentException("only a refusal of the store is cached, was " + refusal);
+        }
+        return new Wide(
+                refusal.limit(),
+                refusal.remaining(),
+                refusal.resetAfterNanos(),
+                refusal.retryAfterNanos(),
+                false,
+                true);
     }
 
     /** Whether the request may proceed. */
@@ -80,6 +100,14 @@ public abstract sealed class Decision {
      * limit's: a fail-open admission that counted nothing, or a fail-closed refusal.
      */
     public boolean failed() {
+        return false;
+    }
+
+    /**
+     * Whether a shared store's over-limit cache gave this refusal without a call to the store
+     * ({@link #fromOverLimitCache}): a refusal all the same, which listeners count as one.
+     */
+    public boolean cached() {
         return false;
     }
 
@@ -120,6 +148,7 @@ public abstract sealed class Decision {
         Decision d = (Decision) o;
         return allowed() == d.allowed()
                 && failed() == d.failed()
+                && cached() == d.cached()
                 && limit() == d.limit()
                 && remaining() == d.remaining()
                 && resetAfterNanos() == d.resetAfterNanos()
@@ -128,7 +157,7 @@ public abstract sealed class Decision {
 
     @Override
     public final int hashCode() {
-        int h = Boolean.hashCode(allowed()) + (failed() ? 2 : 0);
+        int h = Boolean.hashCode(allowed()) + (failed() ? 2 : 0) + (cached() ? 4 : 0);
         h = 31 * h + Long.hashCode(limit());
         h = 31 * h + Long.hashCode(remaining());
         h = 31 * h + Long.hashCode(resetAfterNanos());
@@ -137,8 +166,9 @@ public abstract sealed class Decision {
 
     @Override
     public final String toString() {
-        return "Decision[allowed=" + allowed() + (failed() ? ", failed" : "") + ", limit=" + limit() + ", remaining="
-                + remaining() + ", resetAfter=" + resetAfter() + ", retryAfter=" + retryAfter() + "]";
+        return "Decision[allowed=" + allowed() + (failed() ? ", failed" : "") + (cached() ? ", cached" : "")
+                + ", limit=" + limit() + ", remaining=" + remaining() + ", resetAfter=" + resetAfter() + ", retryAfter="
+                + retryAfter() + "]";
     }
 
     private static final class Allowed extends Decision {
@@ -217,25 +247,35 @@ public abstract sealed class Decision {
         }
     }
 
-    /** A limit over an int, or an answer of the failure policy ({@link #failed()}), which is rare either way. */
+    /**
+     * A limit over an int, an answer of the failure policy ({@link #failed()}) or of an over-limit cache
+     * ({@link #cached()}): the first two rare, the last a refusal that saved a store call.
+     */
     private static final class Wide extends Decision {
         private final long limit;
         private final long remaining;
         private final long resetAfterNanos;
         private final long retryAfterNanos;
         private final boolean failed;
+        private final boolean cached;
 
-        Wide(long limit, long remaining, long resetAfterNanos, long retryAfterNanos, boolean failed) {
+        Wide(long limit, long remaining, long resetAfterNanos, long retryAfterNanos, boolean failed, boolean cached) {
             this.limit = limit;
             this.remaining = remaining;
             this.resetAfterNanos = resetAfterNanos;
             this.retryAfterNanos = retryAfterNanos;
             this.failed = failed;
+            this.cached = cached;
         }
 
         @Override
         public boolean failed() {
             return failed;
+        }
+
+        @Override
+        public boolean cached() {
+            return cached;
         }
 
         @Override

@@ -52,6 +52,7 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Timeout</b>: in exact mode it bounds every call (the store's default, 250 ms, when not set); in leased mode
  *       the claims a request makes on its own thread (the same default); synchronized mode's calls run in the
  *       background and keep the counter store's own default (1 s).
+ *   <li><b>Over-limit cache</b> ({@link Builder#overLimitCache(int)}): exact mode on a shared store only.
  *   <li><b>Interval</b>: synchronized mode's flush interval, leased mode's round interval; default
  *       {@value #DEFAULT_INTERVAL_MILLIS} ms.
  *   <li><b>Password</b>: in the URI, or apart from it ({@link Builder#password}, {@link Builder#passwordFile}) so that
@@ -72,6 +73,7 @@ public final class StoreAssembly {
     private final @Nullable String password;
     private final @Nullable Path passwordFile;
     private final int memoryMaxKeys;
+    private final int overLimitCache;
 
     private StoreAssembly(Builder b) {
         this.mode = b.mode;
@@ -80,6 +82,7 @@ public final class StoreAssembly {
         this.password = b.password;
         this.passwordFile = b.passwordFile;
         this.memoryMaxKeys = b.memoryMaxKeys;
+        this.overLimitCache = b.overLimitCache;
     }
 
     /** A builder of exact mode, the default interval, the stores' default timeouts and no password apart. */
@@ -194,7 +197,7 @@ public final class StoreAssembly {
     }
 
     /**
-     * The exact-mode store on {@code connection}, bounded by the timeout.
+     * The exact-mode store on {@code connection}, bounded by the timeout, with the over-limit cache asked for.
      *
      * @throws StoreModeException if this assembly's mode is not exact: the mode's store is built on a counter store
      */
@@ -202,7 +205,7 @@ public final class StoreAssembly {
         if (mode != StoreMode.EXACT) {
             throw new StoreModeException(mode, "an exact-mode store");
         }
-        return connection.exactStore(timeout);
+        return connection.exactStore(timeout, overLimitCache);
     }
 
     /**
@@ -370,8 +373,25 @@ public final class StoreAssembly {
         private @Nullable String password;
         private @Nullable Path passwordFile;
         private int memoryMaxKeys = Integer.MAX_VALUE;
+        private int overLimitCache;
 
         private Builder() {}
+
+        /**
+         * The over-limit cache of an exact-mode shared store ({@link dev.sluice.spi.SharedStoreBuilder#overLimitCache
+         * (int)}): up to {@code maxEntries} of the store's refusals kept in this process until their retry instant;
+         * default 0, none. No effect on the in-memory store (it decides in this process already) or in synchronized and
+         * leased mode (they decide from memory, and their round trips do not follow the requests).
+         *
+         * @throws IllegalArgumentException if negative
+         */
+        public Builder overLimitCache(int maxEntries) {
+            if (maxEntries < 0) {
+                throw new IllegalArgumentException("overLimitCache must be >= 0 entries, was " + maxEntries);
+            }
+            this.overLimitCache = maxEntries;
+            return this;
+        }
 
         /**
          * The in-memory store's bound on keys per limit ({@link InMemoryStore.Builder#maximumKeys(int)}); default none.

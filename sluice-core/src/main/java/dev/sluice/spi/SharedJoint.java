@@ -3,6 +3,7 @@ package dev.sluice.spi;
 import dev.sluice.Acquisition;
 import dev.sluice.Decision;
 import dev.sluice.JointDecision;
+import dev.sluice.LimiterConfig;
 import dev.sluice.SluiceException;
 import dev.sluice.internal.JointDecider;
 import java.util.ArrayList;
@@ -16,10 +17,15 @@ import org.jspecify.annotations.Nullable;
  * take the keys together, the request is one atomic call; otherwise (no such decider, or keys a Redis Cluster keeps
  * in different slots) each part is taken in order, and at the first refusal what was taken is given back and the
  * rest are asked without consuming. A store failure is answered by the failure policy, part by part.
+ *
+ * <p>The store's over-limit cache ({@link SharedStoreBuilder#overLimitCache(int)}), when it has one, lives here, one
+ * for every limiter the store binds: a joint request whose every part the cache refuses is refused without a call, and
+ * the refusals of the store's answers are kept.
  */
 public final class SharedJoint {
 
     private final @Nullable AtomicJointDecider atomic;
+    private final @Nullable OverLimitCache cache;
     private final JointDecider decider = new JointDecider() {
         @Override
         public JointDecision decideAll(List<Acquisition> parts) {
@@ -44,6 +50,33 @@ public final class SharedJoint {
      */
     public SharedJoint(@Nullable AtomicJointDecider atomic) {
         this.atomic = atomic;
+        this.cache = null;
+    }
+
+    /**
+     * The joint decider of one store, with the over-limit cache {@code options} ask for
+     * ({@link SharedStoreOptions#overLimitCache()}).
+     *
+     * @param atomic the store's one-call joint decider, or {@code null} if it has none
+     */
+    public SharedJoint(@Nullable AtomicJointDecider atomic, SharedStoreOptions options) {
+        this.atomic = atomic;
+        this.cache = options.overLimitCache() > 0 ? new OverLimitCache(options.overLimitCache()) : null;
+    }
+
+    /**
+     * A table of the store's over-limit cache for a limiter with {@code config}; null when the store has no cache or
+     * the limiter counts rejections (its refusals consume, so a refusal says nothing of the next).
+     */
+    OverLimitCache.@Nullable Table overLimitTable(LimiterConfig config) {
+        OverLimitCache c = cache;
+        return c == null || config.countRejected() ? null : c.table();
+    }
+
+    /** How many refusals the over-limit cache holds, expired or not; 0 without one. */
+    int overLimitCacheSize() {
+        OverLimitCache c = cache;
+        return c == null ? 0 : c.size();
     }
 
     /** What the store's limiters name as the decider of their joint requests. */
@@ -101,15 +134,27 @@ public final class SharedJoint {
     private static Decision @Nullable [] atomically(
             AtomicJointDecider atomic, List<Acquisition> parts, SharedLimiter[] limiters, long deadlineNanos) {
         int n = parts.size();
+        Decision[] cached = cached(parts, limiters);
+        if (cached != null) {
+            return cached;
+        }
         List<AtomicDecider> deciders = new ArrayList<>(n);
         List<String> keys = new ArrayList<>(n);
         long[] costs = new long[n];
         long[] now = new long[n];
+        long[] asked = new long[n]; // each limiter's clock, for the over-limit cache
+        long[] giveBacks = new long[n];
         for (int i = 0; i < n; i++) {
-            deciders.add(limiters[i].decider());
+            SharedLimiter l = limiters[i];
+            deciders.add(l.decider());
             keys.add(parts.get(i).key());
             costs[i] = parts.get(i).cost();
-            now[i] = limiters[i].now();
+            OverLimitCache.Table t = l.overLimitTable();
+            if (t != null) {
+                giveBacks[i] = t.giveBacks();
+                asked[i] = l.config().clockNanos();
+            }
+            now[i] = l.now();
         }
         if (!atomic.canDecideTogether(deciders, keys)) {
             return null;
@@ -137,10 +182,36 @@ public final class SharedJoint {
             return decisions;
         }
         for (int i = 0; i < n; i++) {
-            limiters[i].storeCall(start);
-            decisions[i] = limiters[i].toDecision(answers.get(i));
+            SharedLimiter l = limiters[i];
+            l.storeCall(start);
+            decisions[i] = l.toDecision(answers.get(i));
+            OverLimitCache.Table t = l.overLimitTable();
+            if (t != null && !decisions[i].allowed()) {
+                t.refused(keys.get(i), costs[i], decisions[i], asked[i], giveBacks[i]);
+            }
         }
         return decisions;
+    }
+
+    /** The refusal of every part from the over-limit cache, if it refuses each; else null (the store is asked). */
+    private static Decision @Nullable [] cached(List<Acquisition> parts, SharedLimiter[] limiters) {
+        int n = parts.size();
+        Decision[] refusals = null;
+        for (int i = 0; i < n; i++) {
+            Decision d =
+                    limiters[i].cachedRefusal(parts.get(i).key(), parts.get(i).cost());
+            if (d == null) {
+                return null;
+            }
+            if (n == 1) {
+                return new Decision[] {d};
+            }
+            if (refusals == null) {
+                refusals = new Decision[n];
+            }
+            refusals[i] = d;
+        }
+        return refusals;
     }
 
     private static Decision[] takeAndGiveBack(List<Acquisition> parts, SharedLimiter[] limiters) {

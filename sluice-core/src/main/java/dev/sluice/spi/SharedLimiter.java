@@ -32,6 +32,9 @@ final class SharedLimiter extends AbstractRateLimiter<OnceReservation> implement
     private final RateLimitListener storeListener;
     private final LongAdder failures = new LongAdder();
     private final @Nullable FailureLog failureLog;
+    /** This limiter's part of its store's over-limit cache; null without one. */
+    private final OverLimitCache.@Nullable Table overLimit;
+
     private volatile boolean closed;
 
     SharedLimiter(LimiterConfig config, AtomicDecider decider, SharedStoreOptions options, SharedJoint joint) {
@@ -44,6 +47,7 @@ final class SharedLimiter extends AbstractRateLimiter<OnceReservation> implement
         this.failureLog = limiterListener == RateLimitListener.NONE && storeListener == RateLimitListener.NONE
                 ? new FailureLog(decider.toString(), options.failurePolicy().toString())
                 : null;
+        this.overLimit = joint.overLimitTable(config);
     }
 
     @Override
@@ -76,10 +80,29 @@ final class SharedLimiter extends AbstractRateLimiter<OnceReservation> implement
         return joint.decider();
     }
 
-    /** Marks the limiter closed: it holds no state of its own, and the store stays open for other limiters. */
+    /** This limiter's part of the over-limit cache; null without one. */
+    OverLimitCache.@Nullable Table overLimitTable() {
+        return overLimit;
+    }
+
+    /** The over-limit cache's refusal of {@code cost} on {@code key} now, or null when the store must be asked. */
+    @Nullable
+    Decision cachedRefusal(String key, long cost) {
+        OverLimitCache.Table t = overLimit;
+        return t == null ? null : t.refusal(key, cost, config.clockNanos());
+    }
+
+    /**
+     * Marks the limiter closed and drops its over-limit cache entries: it holds no other state of its own, and the
+     * store stays open for other limiters.
+     */
     @Override
     public void close() {
         closed = true;
+        OverLimitCache.Table t = overLimit;
+        if (t != null) {
+            t.clear();
+        }
     }
 
     @Override
@@ -95,6 +118,17 @@ final class SharedLimiter extends AbstractRateLimiter<OnceReservation> implement
      */
     @Override
     protected Decision decide(String key, long cost, boolean consume, @Nullable OnceReservation reservation) {
+        OverLimitCache.Table cache = overLimit;
+        long asked = 0;
+        long giveBacks = 0;
+        if (cache != null) {
+            asked = config.clockNanos();
+            Decision refused = cache.refusal(key, cost, asked);
+            if (refused != null) {
+                return refused;
+            }
+            giveBacks = cache.giveBacks();
+        }
         StoreDecision s;
         long start = System.nanoTime();
         try {
@@ -113,6 +147,9 @@ final class SharedLimiter extends AbstractRateLimiter<OnceReservation> implement
             r.place = s.place();
             r.holds = true;
         }
+        if (cache != null && !d.allowed()) {
+            cache.refused(key, cost, d, asked, giveBacks);
+        }
         return d;
     }
 
@@ -122,20 +159,33 @@ final class SharedLimiter extends AbstractRateLimiter<OnceReservation> implement
                 : Decision.denied(config.limit(), s.remaining(), s.resetAfterNanos(), s.retryAfterNanos());
     }
 
+    /**
+     * Gives {@code cost} permits of {@code key} back to the store, then drops the key's over-limit cache entry: a
+     * refusal kept from before may no longer hold (whether or not the store took the permits back).
+     */
     boolean giveBack(String key, long cost, long place) {
         long start = System.nanoTime();
         try {
             boolean returned = decider.giveBack(key, cost, place, now());
             storeCall(start);
+            forgetRefusal(key);
             return returned;
         } catch (RuntimeException e) {
             storeCall(start);
+            forgetRefusal(key);
             throwIfClosed(e);
             SluiceException failure = recordFailure("giving back " + cost + " for", key, e);
             if (options.failurePolicy() == FailurePolicy.THROW) {
                 throw failure;
             }
             return false;
+        }
+    }
+
+    private void forgetRefusal(String key) {
+        OverLimitCache.Table t = overLimit;
+        if (t != null) {
+            t.gaveBack(key);
         }
     }
 

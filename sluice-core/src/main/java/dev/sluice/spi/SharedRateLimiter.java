@@ -23,10 +23,10 @@ public sealed interface SharedRateLimiter extends RateLimiter permits SharedLimi
 
     /**
      * A limiter with {@code config} deciding through {@code decider}, alone: joint requests over it take and give
-     * back.
+     * back, and it has an over-limit cache of its own if {@code options} ask for one.
      */
     static SharedRateLimiter create(LimiterConfig config, AtomicDecider decider, SharedStoreOptions options) {
-        return new SharedLimiter(config, decider, options, new SharedJoint(null));
+        return new SharedLimiter(config, decider, options, new SharedJoint(null, options));
     }
 
     /**

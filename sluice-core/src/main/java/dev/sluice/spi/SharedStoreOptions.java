@@ -18,6 +18,8 @@ import java.util.Objects;
  * @param namespace            the prefix of every name the store writes, so limiters of several applications
  *                             can share one server
  * @param listener             told of every decision, store failure and store call of every limiter of the store
+ * @param overLimitCache       the most refusals the store's over-limit cache keeps, 0 for none
+ *                             ({@link SharedStoreBuilder#overLimitCache(int)})
  */
 public record SharedStoreOptions(
         TimeSource timeSource,
@@ -25,7 +27,8 @@ public record SharedStoreOptions(
         Duration timeout,
         Duration failClosedRetryAfter,
         String namespace,
-        RateLimitListener listener) {
+        RateLimitListener listener,
+        int overLimitCache) {
 
     /** Validates every field; the message names the bad value. */
     public SharedStoreOptions {
@@ -35,6 +38,20 @@ public record SharedStoreOptions(
         requirePositive("failClosedRetryAfter", failClosedRetryAfter);
         requireNamespace(namespace);
         Objects.requireNonNull(listener, "listener must not be null");
+        if (overLimitCache < 0) {
+            throw new IllegalArgumentException("overLimitCache must be >= 0, was " + overLimitCache);
+        }
+    }
+
+    /** The options without an over-limit cache. */
+    public SharedStoreOptions(
+            TimeSource timeSource,
+            FailurePolicy failurePolicy,
+            Duration timeout,
+            Duration failClosedRetryAfter,
+            String namespace,
+            RateLimitListener listener) {
+        this(timeSource, failurePolicy, timeout, failClosedRetryAfter, namespace, listener, 0);
     }
 
     /**

@@ -100,7 +100,7 @@ public final class MongoStore implements RateLimitStore {
 
     private MongoStore(Builder b, SharedStoreOptions options) {
         this.options = options;
-        this.joint = new SharedJoint(null);
+        this.joint = new SharedJoint(null, options);
         this.compactAfter = b.compactAfter;
         MongoCollection<Document> c = b.database
                 .getCollection(b.collection)
@@ -139,9 +139,10 @@ public final class MongoStore implements RateLimitStore {
 
     static StoreConnection connection(MongoClient client, String database, AutoCloseable closer) {
         return StoreConnection.of(
-                timeout -> timeout == null
-                        ? builder(client, database).build()
-                        : builder(client, database).timeout(timeout).build(),
+                (timeout, overLimitCache) -> {
+                    Builder b = builder(client, database).overLimitCache(overLimitCache);
+                    return (timeout == null ? b : b.timeout(timeout)).build();
+                },
                 () -> counterStoreBuilder(client, database),
                 closer);
     }

@@ -414,6 +414,8 @@ final class Engine {
         private final int failedStages;
         /** The time the impossible limits report their reset from; -1 when there are none. */
         private final long nowNanos;
+        /** The limits refused by a store's over-limit cache, without a store call ({@link Decision#cached()}). */
+        final int cachedRefusals;
 
         Decided(
                 List<Descriptor> request,
@@ -425,7 +427,8 @@ final class Engine {
                 OnStoreFailure onFailure,
                 int refusedStage,
                 int failedStages,
-                long nowNanos) {
+                long nowNanos,
+                int cachedRefusals) {
             this.request = request;
             this.first = first;
             this.rest = rest;
@@ -436,6 +439,7 @@ final class Engine {
             this.refusedStage = refusedStage;
             this.failedStages = failedStages;
             this.nowNanos = nowNanos;
+            this.cachedRefusals = cachedRefusals;
         }
 
         private @Nullable Plan plan(int i) {
@@ -603,6 +607,7 @@ final class Engine {
         boolean timedOut = false;
         long nowNanos = -1;
         boolean overQuota = false; // a quota limit refused while its stage passed (Outcome.OVER_QUOTA)
+        int cached = 0;
         for (int stage = Plan.ENFORCE; stage <= Plan.DRY_RUN && refusedStage < 0; stage++) {
             if ((stages & (1 << stage)) == 0) {
                 continue;
@@ -641,6 +646,7 @@ final class Engine {
                 Decision d = p.decision;
                 if (p.stage == stage && d != null) {
                     failed = d.failed();
+                    cached += d.cached() ? 1 : 0;
                     allowed = quota ? allowed || d.allowed() : allowed && d.allowed();
                 }
             }
@@ -661,7 +667,17 @@ final class Engine {
         }
 
         Decided decided = new Decided(
-                descriptors, first, rest, slot0, bySlot, replaced, onFailure, refusedStage, failedStages, nowNanos);
+                descriptors,
+                first,
+                rest,
+                slot0,
+                bySlot,
+                replaced,
+                onFailure,
+                refusedStage,
+                failedStages,
+                nowNanos,
+                cached);
         return new Verdict(
                 refusedStage != Plan.ENFORCE && refusedStage != Plan.QUOTA,
                 decided.shadowBan(),

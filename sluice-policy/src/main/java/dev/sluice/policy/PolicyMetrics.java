@@ -43,6 +43,7 @@ final class PolicyMetrics implements RateLimitListener {
     static final String CONFIG_LOADS = "sluice.policy.config.loads";
     static final String CONFIG_VERSION = "sluice.policy.config.version";
     static final String UNMATCHED = "sluice.policy.unmatched";
+    static final String OVER_LIMIT_CACHE_HITS = "sluice.over.limit.cache.hits";
     static final String UNKNOWN = "unknown";
     /** The longest domain a log line names as it was sent; longer ones are cut. */
     private static final int LOGGED_CHARS = 100;
@@ -130,6 +131,10 @@ final class PolicyMetrics implements RateLimitListener {
         if (!knownDomain) {
             unknownDomain(domain);
         }
+        int cached = verdict.cachedRefusals();
+        if (cached > 0) {
+            overLimitCacheHits(domain).increment(cached);
+        }
         OnStoreFailure answer = verdict.storeFailure().orElse(null);
         if (answer != null) {
             storeFailure(domain, verdict.storeTimedOut() ? "timeout" : "failed", answer);
@@ -174,6 +179,20 @@ final class PolicyMetrics implements RateLimitListener {
             c = counters.computeIfAbsent(UNMATCHED + '\0' + domainTag, k -> Counter.builder(UNMATCHED)
                     .tag("domain", domainTag)
                     .description("Descriptors allowed with no limit: no rule matched, or the domain is unknown")
+                    .register(registry));
+        }
+        return c;
+    }
+
+    /** The limits the store's over-limit cache refused without a store call, per domain (a known one: it has limits). */
+    private Counter overLimitCacheHits(String domain) {
+        String id = OVER_LIMIT_CACHE_HITS + '\0' + domain;
+        Counter c = counters.get(id);
+        if (c == null) {
+            c = counters.computeIfAbsent(id, k -> Counter.builder(OVER_LIMIT_CACHE_HITS)
+                    .tag("domain", domain)
+                    .description("Limits refused by the store's over-limit cache, without a store call; each is"
+                            + " counted as a refusal too")
                     .register(registry));
         }
         return c;

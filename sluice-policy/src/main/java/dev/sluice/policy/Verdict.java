@@ -130,6 +130,15 @@ public final class Verdict {
         return refusedNothing;
     }
 
+    /**
+     * How many limits of the request a store's over-limit cache refused without a store call
+     * ({@link dev.sluice.Decision#cached()}); for the metrics.
+     */
+    int cachedRefusals() {
+        Engine.Decided d = decided;
+        return d == null ? 0 : d.cachedRefusals;
+    }
+
     /** One verdict per descriptor, in the order of the request. */
     public List<DescriptorVerdict> descriptors() {
         List<DescriptorVerdict> d = descriptors;

@@ -160,7 +160,7 @@ public final class PostgresStore implements RateLimitStore {
         this.createSchema = b.createSchema;
         this.synchronousCommit = b.synchronousCommit;
         this.batches = new PostgresBatches(this);
-        this.joint = new SharedJoint(new PostgresJoint(this));
+        this.joint = new SharedJoint(new PostgresJoint(this), options);
         List<PostgresDecider> peeks = new ArrayList<>();
         for (LimiterConfig config : WarmUp.configs()) {
             peeks.add(new PostgresDecider(this, config));
@@ -208,9 +208,10 @@ public final class PostgresStore implements RateLimitStore {
 
     static StoreConnection connection(DataSource dataSource, AutoCloseable closer) {
         return StoreConnection.of(
-                timeout -> timeout == null
-                        ? builder(dataSource).build()
-                        : builder(dataSource).timeout(timeout).build(),
+                (timeout, overLimitCache) -> {
+                    Builder b = builder(dataSource).overLimitCache(overLimitCache);
+                    return (timeout == null ? b : b.timeout(timeout)).build();
+                },
                 () -> counterStoreBuilder(dataSource),
                 closer);
     }

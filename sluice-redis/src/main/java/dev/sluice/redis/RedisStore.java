@@ -148,7 +148,7 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
         this.options = options;
         this.marginMillis = options.timeSource() == TimeSource.CLOCK ? expiryMargin.toMillis() : 0;
         this.batches = new RedisBatches(connector);
-        this.joint = new SharedJoint(new RedisJoint(connector, batches, options.timeout()));
+        this.joint = new SharedJoint(new RedisJoint(connector, batches, options.timeout()), options);
     }
 
     /** A builder for a store on a standalone Redis (or a proxy) through {@code client}. */
@@ -209,7 +209,10 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
     private static StoreConnection connection(
             Supplier<Builder> builder, Supplier<CounterStoreBuilder> counters, AutoCloseable closer) {
         return StoreConnection.of(
-                timeout -> (timeout == null ? builder.get() : builder.get().timeout(timeout)).build(),
+                (timeout, overLimitCache) -> {
+                    Builder b = builder.get().overLimitCache(overLimitCache);
+                    return (timeout == null ? b : b.timeout(timeout)).build();
+                },
                 counters,
                 closer);
     }

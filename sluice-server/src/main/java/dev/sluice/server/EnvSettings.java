@@ -1,5 +1,6 @@
 package dev.sluice.server;
 
+import dev.sluice.spi.SharedStoreBuilder;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -129,6 +130,16 @@ final class EnvSettings {
             options.put(name, value);
         }
 
+        /** {@code LOCAL_CACHE_SIZE_IN_BYTES} as {@code --over-limit-cache}'s entries; 0 or less: none. */
+        void overLimitCache(String bytes) {
+            long b = Long.parseLong(bytes);
+            if (b > 0) {
+                option(
+                        "over-limit-cache",
+                        String.valueOf(Math.max(1, Math.min(Integer.MAX_VALUE, b / BYTES_PER_CACHED_REFUSAL))));
+            }
+        }
+
         void flag(String name, boolean on) {
             if (on) {
                 options.put(name, "");
@@ -193,6 +204,9 @@ final class EnvSettings {
             "Sluice starts unready and turns ready when the store answers, probing it every second";
     private static final String NO_MEMCACHED = "Sluice has no memcached store";
     private static final String NO_TRACES = "Sluice exports no traces";
+
+    /** The bytes of {@code LOCAL_CACHE_SIZE_IN_BYTES} per entry of the over-limit cache ({@code --over-limit-cache}). */
+    static final int BYTES_PER_CACHED_REFUSAL = SharedStoreBuilder.OVER_LIMIT_CACHE_ENTRY_BYTES;
 
     /** The rows, in settings.go's order. */
     static final List<Variable> TABLE = List.of(
@@ -415,12 +429,13 @@ final class EnvSettings {
                     (v, d) -> {}),
             // every cache
             noted("EXPIRATION_JITTER_MAX_SECONDS", Kind.INT, "300", "Sluice's keys expire when their window ends"),
-            refused(
+            mapped(
                     "LOCAL_CACHE_SIZE_IN_BYTES",
                     Kind.INT,
                     "0",
-                    "Sluice keeps no local cache of keys over their limit; --store-mode leased decides locally within"
-                            + " slices of each limit, never over it"),
+                    "--over-limit-cache N, N = the bytes / " + BYTES_PER_CACHED_REFUSAL
+                            + " (at least 1; 0: none): an exact cache of the store's refusals, exact mode only",
+                    (v, d) -> d.overLimitCache(v)),
             mapped("NEAR_LIMIT_RATIO", Kind.FLOAT, "0.8", "--near-limit-ratio", option("near-limit-ratio")),
             refused(
                     "CACHE_KEY_PREFIX",

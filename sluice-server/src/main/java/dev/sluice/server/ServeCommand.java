@@ -1,5 +1,6 @@
 package dev.sluice.server;
 
+import dev.sluice.assembly.StoreMode;
 import dev.sluice.policy.PolicyException;
 import dev.sluice.spi.Durations;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
@@ -86,6 +87,11 @@ final class ServeCommand {
               --memory-max-keys N     the in-memory store's bound on keys per limit; at the bound a new key is
                                       refused (OVER_LIMIT), never let through; default one per KiB of the
                                       maximum heap (-Xmx), at most 1000000
+              --over-limit-cache N    exact mode on a shared store: keep up to N of the store's refusals (about
+                                      256 bytes each) and refuse a key over its limit from them, without a store
+                                      call, until the instant the store said a request could pass; exact (never
+                                      admits what the store would refuse); default 0, none; no effect on memory:
+                                      or in synchronized and leased mode, which decide locally already
               --max-descriptors N     descriptors in one request; default 64
               --max-entries N         entries in one descriptor; default 16
               --max-key-bytes N       UTF-8 bytes in the domain and in each key; default 256
@@ -198,6 +204,7 @@ final class ServeCommand {
             "response-headers",
             "watch-interval",
             "memory-max-keys",
+            "over-limit-cache",
             "max-descriptors",
             "max-entries",
             "max-key-bytes",
@@ -346,6 +353,7 @@ final class ServeCommand {
                 grpcTls,
                 requestCaps(o),
                 o.intBetween("memory-max-keys", defaultMemoryMaxKeys(), 1, Integer.MAX_VALUE),
+                o.intBetween("over-limit-cache", 0, 0, Integer.MAX_VALUE),
                 lifecycle(o),
                 xds(o),
                 o.flag("xds-ready-without-config"),
@@ -412,6 +420,15 @@ final class ServeCommand {
         if (config != null && server.limiter().policies().domains().isEmpty()) {
             err.println("sluice: warning: " + config + " defines no domain: every request is allowed until one is "
                     + "added");
+        }
+        if (settings.overLimitCache() > 0
+                && (settings.sharing().mode() != StoreMode.EXACT
+                        || settings.store().startsWith("memory:"))) {
+            err.println("sluice: --over-limit-cache has no effect "
+                    + (settings.sharing().mode() != StoreMode.EXACT
+                            ? "in " + settings.sharing().mode().name().toLowerCase(java.util.Locale.ROOT)
+                                    + " mode, which decides locally already"
+                            : "on the in-memory store, which makes no store calls"));
         }
         if (Boolean.getBoolean(ManualClock.PROPERTY)) {
             err.println("sluice: warning: -D" + ManualClock.PROPERTY

@@ -277,7 +277,13 @@ final class SluiceServer implements AutoCloseable {
                 ? Policies.empty() // until the xDS server's first configuration
                 : s.config() == null ? BuiltIn.policies() : Policies.load(s.config());
         AssembledStore store = Stores.open(
-                s.store(), s.sharing(), s.storeTimeout(), s.memoryMaxKeys(), s.storePassword(), s.storePasswordFile());
+                s.store(),
+                s.sharing(),
+                s.storeTimeout(),
+                s.memoryMaxKeys(),
+                s.overLimitCache(),
+                s.storePassword(),
+                s.storePasswordFile());
         try {
             return new SluiceServer(s, policies, store);
         } catch (IOException | RuntimeException e) {
@@ -490,7 +496,8 @@ final class SluiceServer implements AutoCloseable {
      * The options of {@code serve}; {@code storePassword} and {@code storePasswordFile}: the store's password apart
      * from its URI; {@code benchBare}: also serve the {@link BareEndpoint}s; {@code allowDomainRemoval}:
      * a change of the configuration that removes a domain is put in force, not refused; {@code xds}: the configuration
-     * comes from an xDS server instead of {@code config}; {@code readyWithoutConfig}: ready before its first.
+     * comes from an xDS server instead of {@code config}; {@code readyWithoutConfig}: ready before its first;
+     * {@code overLimitCache}: the entries of exact mode's over-limit cache, 0 for none.
      */
     record ServeSettings(
             @Nullable Path config,
@@ -513,6 +520,7 @@ final class SluiceServer implements AutoCloseable {
             @Nullable SslContext grpcTls,
             RequestCaps caps,
             int memoryMaxKeys,
+            int overLimitCache,
             Lifecycle lifecycle,
             XdsSubscription.@Nullable Settings xds,
             boolean readyWithoutConfig,

@@ -131,10 +131,26 @@ final class Stores {
             int memoryMaxKeys,
             @Nullable String password,
             @Nullable Path passwordFile) {
+        return open(uri, sharing, timeout, memoryMaxKeys, 0, password, passwordFile);
+    }
+
+    /**
+     * {@link #open(String, Sharing, Duration, int, String, Path)} with an over-limit cache of {@code overLimitCache}
+     * entries ({@code --over-limit-cache}; 0 for none), which only exact mode on a shared store keeps.
+     */
+    static AssembledStore open(
+            String uri,
+            Sharing sharing,
+            Duration timeout,
+            int memoryMaxKeys,
+            int overLimitCache,
+            @Nullable String password,
+            @Nullable Path passwordFile) {
         StoreAssembly.Builder b = StoreAssembly.builder()
                 .mode(sharing.mode())
                 .timeout(timeout)
                 .memoryMaxKeys(memoryMaxKeys)
+                .overLimitCache(overLimitCache)
                 .password(password);
         if (sharing.interval() != null) {
             b.interval(sharing.interval());

@@ -311,8 +311,7 @@ class EnvSettingsTest {
                 "REDIS_SENTINEL_AUTH", "s3cr3t",
                 "PORT", "http");
         assertTrue(m.contains("MEMCACHE_HOST_PORT='m:11211' is not supported: Sluice has no memcached store"), m);
-        assertTrue(m.contains("LOCAL_CACHE_SIZE_IN_BYTES='1048576' is not supported: Sluice keeps no local cache"), m);
-        assertTrue(m.contains("--store-mode leased"), m);
+        assertFalse(m.contains("LOCAL_CACHE_SIZE_IN_BYTES"), m); // mapped: --over-limit-cache
         assertTrue(m.contains("REDIS_SENTINEL_AUTH=*** is not supported"), m);
         assertTrue(m.contains("PORT='http' is not valid: expected a port number from 0 to 65535"), m);
         assertTrue(
@@ -350,6 +349,21 @@ class EnvSettingsTest {
                         "REDIS_AUTH has no effect: no REDIS_URL names a store"),
                 r.notices());
         assertNull(r.storePassword());
+    }
+
+    /** LOCAL_CACHE_SIZE_IN_BYTES as entries of the over-limit cache: a refusal kept takes about 256 bytes. */
+    @Test
+    void theLocalCacheSizeIsTheOverLimitCachesEntries() {
+        assertEquals(
+                List.of("--over-limit-cache=4096"),
+                read("LOCAL_CACHE_SIZE_IN_BYTES", "1048576").args());
+        assertEquals(
+                List.of("--over-limit-cache=1"),
+                read("LOCAL_CACHE_SIZE_IN_BYTES", "100").args());
+        assertEquals(List.of(), read("LOCAL_CACHE_SIZE_IN_BYTES", "0").args());
+        assertEquals(
+                List.of("--over-limit-cache=" + Integer.MAX_VALUE),
+                read("LOCAL_CACHE_SIZE_IN_BYTES", "9223372036854775807").args());
     }
 
     @Test
