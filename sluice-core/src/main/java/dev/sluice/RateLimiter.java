@@ -80,8 +80,8 @@ public interface RateLimiter extends AutoCloseable {
      * {@link #tryAcquireAll(List)} on the caller's thread, never waiting past {@code deadlineNanos} (a
      * {@link System#nanoTime()} value), when the limiters can decide so: from memory (the in-memory store, leased
      * limiters whose slices cover the parts or that refuse without a claim, waiting for another request's claim at
-     * most until the deadline) or by a store call the store bounds by the deadline (exact mode on a store
-     * that batches its calls, such as Redis). A store call not answered by the deadline is answered by the failure
+     * most until the deadline, and refusals of a shared store's over-limit cache) or by a store call the store bounds
+     * by the deadline (exact mode on a store that batches its calls, such as Redis). A store call not answered by the deadline is answered by the failure
      * policy, and the store never applies it afterwards. Otherwise this decides nothing, takes nothing and returns
      * null: decide with {@link #tryAcquireAll(List)} on a thread that may wait for the store's own timeout.
      *

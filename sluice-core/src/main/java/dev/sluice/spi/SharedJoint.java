@@ -86,6 +86,10 @@ public final class SharedJoint {
 
     private JointDecision decideAll(List<Acquisition> parts) {
         SharedLimiter[] limiters = limiters(parts);
+        Decision @Nullable [] cached = cached(parts, limiters);
+        if (cached != null) {
+            return told(parts, limiters, cached);
+        }
         AtomicJointDecider oneCall = atomic;
         Decision @Nullable [] decisions = oneCall != null ? atomically(oneCall, parts, limiters, NO_DEADLINE) : null;
         if (decisions == null) {
@@ -94,13 +98,20 @@ public final class SharedJoint {
         return told(parts, limiters, decisions);
     }
 
-    /** One call to the store within the deadline, where it keeps deadlines and takes the keys together; else null. */
+    /**
+     * The over-limit cache's refusal of every part, which needs no call; else one call to the store within the
+     * deadline, where it keeps deadlines and takes the keys together; else null.
+     */
     private @Nullable JointDecision decideAllBy(List<Acquisition> parts, long deadlineNanos) {
+        SharedLimiter[] limiters = limiters(parts);
+        Decision @Nullable [] cached = cached(parts, limiters);
+        if (cached != null) {
+            return told(parts, limiters, cached);
+        }
         AtomicJointDecider oneCall = atomic;
         if (oneCall == null || !oneCall.keepsDeadlines()) {
             return null;
         }
-        SharedLimiter[] limiters = limiters(parts);
         Decision @Nullable [] decisions = atomically(oneCall, parts, limiters, deadlineNanos);
         return decisions == null ? null : told(parts, limiters, decisions);
     }
@@ -134,10 +145,6 @@ public final class SharedJoint {
     private static Decision @Nullable [] atomically(
             AtomicJointDecider atomic, List<Acquisition> parts, SharedLimiter[] limiters, long deadlineNanos) {
         int n = parts.size();
-        Decision[] cached = cached(parts, limiters);
-        if (cached != null) {
-            return cached;
-        }
         List<AtomicDecider> deciders = new ArrayList<>(n);
         List<String> keys = new ArrayList<>(n);
         long[] costs = new long[n];

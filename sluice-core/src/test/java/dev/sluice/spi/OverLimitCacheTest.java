@@ -207,6 +207,23 @@ class OverLimitCacheTest {
         assertEquals(3, larger.peek("b", 3).remaining(), "nothing of b stays taken");
     }
 
+    /**
+     * A store that cannot bound its calls by a deadline (no joint decider here, as PostgreSQL's and MongoDB's calls
+     * run on the service's store pool) still answers a cached refusal on the caller's thread: it needs no call.
+     */
+    @Test
+    void aCachedRefusalIsDecidedOnTheCallersThreadWhateverTheStore() {
+        SharedRateLimiter l = limiter(1, new SharedJoint(null, options(100)));
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        List<Acquisition> k = List.of(new Acquisition(l, "k", 1));
+        assertNull(RateLimiter.tryAcquireAllBy(k, deadline), "a store call this thread cannot bound");
+        assertTrue(l.tryAcquire("k").allowed());
+        assertFalse(l.tryAcquire("k").allowed());
+        JointDecision here = RateLimiter.tryAcquireAllBy(k, deadline);
+        assertTrue(here != null && here.decision(0).cached());
+        assertEquals(2, store.calls.get());
+    }
+
     @Test
     void theBoundEvictsTheOldestEntry() {
         SharedJoint joint = new SharedJoint(null, options(2));
