@@ -378,8 +378,8 @@ public final class StoreAssembly {
         private Builder() {}
 
         /**
-         * The over-limit cache of an exact-mode shared store ({@link dev.sluice.spi.SharedStoreBuilder#overLimitCache
-         * (int)}): up to {@code maxEntries} of the store's refusals kept in this process until their retry instant;
+         * The over-limit cache of an exact-mode shared store
+         * ({@link dev.sluice.spi.SharedStoreBuilder#overLimitCache(int)}): up to {@code maxEntries} of the store's refusals kept in this process until their retry instant;
          * default 0, none. No effect on the in-memory store (it decides in this process already) or in synchronized and
          * leased mode (they decide from memory, and their round trips do not follow the requests).
          *
