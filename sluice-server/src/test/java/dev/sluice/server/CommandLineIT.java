@@ -114,6 +114,7 @@ class CommandLineIT {
         assertEquals(0, serve.status());
         assertTrue(serve.out().contains("--sync-interval D"), serve.out());
         assertTrue(serve.out().contains("--lease-interval D"), serve.out());
+        assertTrue(serve.out().contains("--over-limit-cache N"), serve.out());
         assertEquals(0, ServerProcess.run("check-config", "--help").status());
         assertEquals(0, ServerProcess.run("check", "--help").status());
         assertEquals(0, ServerProcess.run("--help").status());
