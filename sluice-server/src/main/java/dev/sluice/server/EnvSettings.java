@@ -595,12 +595,18 @@ final class EnvSettings {
             refused("MEMCACHE_TLS_CACERT", Kind.STRING, "", NO_MEMCACHED),
             refused("MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION", Kind.BOOL, "false", NO_MEMCACHED),
             // modes
-            refused(
+            mapped(
                     "SHADOW_MODE",
                     Kind.BOOL,
                     "false",
-                    "not supported yet; a domain's mode: dry_run in its configuration reports without enforcing"),
-            refused("QUOTA_MODE", Kind.BOOL, "false", "not supported yet"),
+                    "--shadow-mode (every rule of every domain as mode: dry_run: nothing refused, the would-be"
+                            + " refusals counted as over_limit and shadow_mode)",
+                    (v, d) -> d.flag("shadow-mode", v.equals("true"))),
+            refused(
+                    "QUOTA_MODE",
+                    Kind.BOOL,
+                    "false",
+                    "not supported yet: give the rules mode: quota (quota_mode: true) in the configuration"),
             refused("RESPONSE_DYNAMIC_METADATA", Kind.BOOL, "false", "Sluice sends no dynamic metadata"),
             refused(
                     "MERGE_DOMAIN_CONFIG",

@@ -160,6 +160,10 @@ final class ServeCommand {
                                       default mapping
               --prometheus-response-time-ms
                                       the default mapping's response time histogram in milliseconds, not seconds
+              --shadow-mode           every rule of every domain runs as mode: dry_run, as envoyproxy/ratelimit's
+                                      SHADOW_MODE=true: nothing is refused (gRPC and /json answer OK), what would be
+                                      is counted (sluice.policy.requests outcome=would_deny; over_limit and
+                                      shadow_mode with --envoy-stats); for a configuration's first rollout
               --near-limit-ratio R    the share of a limit past which allowed hits count as near_limit; default 0.8
               --log-level L           trace, debug, info (default), warn, error: the log's level (standard error)
               --log-format F          text (default) or json: one JSON object a line, with envoyproxy/ratelimit's
@@ -183,6 +187,7 @@ final class ServeCommand {
             "allow-domain-removal",
             "require-store",
             "healthy-with-config",
+            "shadow-mode",
             "envoy-stats",
             "prometheus-response-time-ms",
             "xds-tls",
@@ -349,6 +354,7 @@ final class ServeCommand {
                 env.get("SLUICE_ADMIN_TOKEN"),
                 o.flag("bench-bare"),
                 o.flag("allow-domain-removal"),
+                o.flag("shadow-mode"),
                 grpcLimits(o),
                 grpcTls,
                 requestCaps(o),
@@ -411,6 +417,9 @@ final class ServeCommand {
         } else {
             out.println("sluice: serving " + server.limiter().policies().domains() + " from "
                     + (config == null ? "the built-in example" : config) + " on " + server.storeDescription());
+        }
+        if (settings.shadowMode()) {
+            out.println("sluice: shadow mode (--shadow-mode): every rule runs as mode dry_run, nothing is refused");
         }
         if (settings.lifecycle().healthyWithConfig()
                 && server.limiter().policies().domains().isEmpty()) {

@@ -100,6 +100,8 @@ final class SluiceServer implements AutoCloseable {
                 : null;
         PolicyLimiter.Builder limiterBuilder =
                 PolicyLimiter.builder(policies).store(store.store()).meterRegistry(registry);
+        // every rule as dry run, whatever its mode: the verdicts, so gRPC, /json and the stats, all follow from it
+        limiterBuilder.dryRun(s.shadowMode());
         ManualClock manualClock = ManualClock.fromSystemProperty();
         if (manualClock != null) {
             limiterBuilder.clock(manualClock);
@@ -495,7 +497,8 @@ final class SluiceServer implements AutoCloseable {
     /**
      * The options of {@code serve}; {@code storePassword} and {@code storePasswordFile}: the store's password apart
      * from its URI; {@code benchBare}: also serve the {@link BareEndpoint}s; {@code allowDomainRemoval}:
-     * a change of the configuration that removes a domain is put in force, not refused; {@code xds}: the configuration
+     * a change of the configuration that removes a domain is put in force, not refused; {@code shadowMode}: every
+     * rule runs as {@code mode: dry_run} (envoyproxy/ratelimit's {@code SHADOW_MODE}); {@code xds}: the configuration
      * comes from an xDS server instead of {@code config}; {@code readyWithoutConfig}: ready before its first;
      * {@code overLimitCache}: the entries of exact mode's over-limit cache, 0 for none.
      */
@@ -516,6 +519,7 @@ final class SluiceServer implements AutoCloseable {
             @Nullable String adminToken,
             boolean benchBare,
             boolean allowDomainRemoval,
+            boolean shadowMode,
             GrpcLimits grpc,
             @Nullable SslContext grpcTls,
             RequestCaps caps,

@@ -32,7 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The service configured as envoyproxy/ratelimit is, through its environment variables: ready only once a domain is
- * loaded ({@code HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED}), the debug port ({@code DEBUG_PORT}), and a SIGTERM under
+ * loaded ({@code HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED}), the debug port ({@code DEBUG_PORT}), the global shadow mode
+ * ({@code SHADOW_MODE}: a rule over its limit answered OK over gRPC and /json, counted in its stats), and a SIGTERM under
  * load: health flips to NOT_SERVING first, requests keep being answered through the shutdown delay, the process
  * exits with the JVM's status after SIGTERM (143).
  */
@@ -45,10 +46,14 @@ class DropInIT {
                 rate_limit:
                   unit: second
                   requests_per_unit: 1000000
+              - key: user
+                rate_limit:
+                  unit: hour
+                  requests_per_unit: 1
             """;
 
     @Test
-    void healthDebugPortAndSigterm(@TempDir Path root) throws IOException {
+    void healthDebugPortShadowModeAndSigterm(@TempDir Path root) throws IOException {
         Path config = Files.createDirectories(root.resolve("ratelimit/config"));
         Map<String, String> env = Map.of(
                 "PORT", "0",
@@ -59,9 +64,12 @@ class DropInIT {
                 "RUNTIME_SUBDIRECTORY", "ratelimit",
                 "RUNTIME_IGNOREDOTFILES", "true",
                 "HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED", "true",
+                "SHADOW_MODE", "true",
                 "SLUICE_ADMIN_TOKEN", "debug-token");
         try (ServerProcess server = ServerProcess.launch(
-                env, ServerProcess.javaJar("serve", "--shutdown-delay", "2s", "--watch-interval", "100ms"))) {
+                env,
+                ServerProcess.javaJar(
+                        "serve", "--shutdown-delay", "2s", "--watch-interval", "100ms", "--envoy-stats"))) {
             ManagedChannel channel = HealthIT.channel(server);
             try {
                 var health = server.get("/healthcheck");
@@ -81,6 +89,8 @@ class DropInIT {
                         .build());
                 assertEquals(200, dump.statusCode());
                 assertTrue(dump.body().contains("edge.remote_address"), dump.body());
+
+                shadowMode(server);
 
                 sigtermUnderLoad(server, channel);
             } finally {
@@ -246,6 +256,38 @@ class DropInIT {
             assertTrue(
                     failed.stream().allMatch(start -> start > flipped.get()),
                     "no check made before health turned NOT_SERVING fails");
+        }
+    }
+
+    /**
+     * {@code SHADOW_MODE=true}: a rule of one request an hour, checked three times (twice over gRPC, once over /json),
+     * is answered OK every time, its descriptor too with nothing remaining, and its refusals are counted as a dry-run
+     * rule's: {@code over_limit} and {@code shadow_mode} on the debug port's stats.
+     */
+    private static void shadowMode(ServerProcess server) {
+        assertTrue(
+                String.join("\n", server.stdout()).contains("sluice: shadow mode (--shadow-mode)"),
+                server.stdout().toString());
+        RateLimitRequest request = ServerProcess.request("edge", ServerProcess.descriptor("user", "u"));
+        List<RateLimitResponse> answers = new ArrayList<>();
+        answers.add(server.shouldRateLimit(request));
+        answers.add(server.shouldRateLimit(request));
+        var json = server.post("/json", ServerProcess.json(request));
+        assertEquals(200, json.statusCode(), json.body());
+        answers.add(ServerProcess.parse(json.body()));
+        for (RateLimitResponse r : answers) {
+            assertEquals(OK, r.getOverallCode(), r.toString());
+            assertEquals(OK, r.getStatuses(0).getCode(), r.toString());
+        }
+        assertEquals(
+                0,
+                answers.get(2).getStatuses(0).getLimitRemaining(),
+                answers.get(2).toString());
+        var stats = server.send(HttpRequest.newBuilder(debug(server, "/stats")).build());
+        String rule = "ratelimit.service.rate_limit.edge.user.";
+        for (String line : List.of(
+                rule + "total_hits: 3", rule + "within_limit: 1", rule + "over_limit: 2", rule + "shadow_mode: 2")) {
+            assertTrue(stats.body().lines().anyMatch(line::equals), line + " in\n" + stats.body());
         }
     }
 

@@ -464,6 +464,15 @@ class EnvSettingsTest {
     }
 
     @Test
+    void shadowModeRunsEveryRuleAsDryRun() {
+        assertEquals(List.of("--shadow-mode"), read("SHADOW_MODE", "True").args());
+        assertEquals(List.of(), read("SHADOW_MODE", "false").args());
+        assertEquals(List.of(), read("SHADOW_MODE", "false").notices());
+        assertTrue(refusal("SHADOW_MODE", "on").contains("SHADOW_MODE='on' is not valid: expected true or false"));
+        assertTrue(refusal("QUOTA_MODE", "true").contains("QUOTA_MODE='true' is not supported"));
+    }
+
+    @Test
     void goDurations() {
         assertEquals(150_000, EnvSettings.nanos("150us"));
         assertEquals(5_400_000_000_000L, EnvSettings.nanos("1h30m"));
