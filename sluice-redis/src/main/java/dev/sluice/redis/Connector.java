@@ -154,7 +154,7 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
             LOG.log(
                     System.Logger.Level.WARNING,
                     "Sluice: not connected to " + target + " after " + Durations.format(bound)
-                            + (why == null ? "" : " (" + why + ")")
+                            + (why == null ? "" : " (" + why + causedBy(why) + ")")
                             + "; decisions follow the failure policy until it is, and the store keeps connecting");
         }
         return false;
@@ -208,7 +208,20 @@ final class Connector<C extends StatefulConnection<String, String>> implements A
         if (why == null) {
             throw new SluiceException("not connected to " + target + " yet; connecting");
         }
-        throw new SluiceException("not connected to " + target + ": " + why.getMessage() + "; connecting", why);
+        throw new SluiceException(
+                "not connected to " + target + ": " + why.getMessage() + causedBy(why) + "; connecting", why);
+    }
+
+    /**
+     * {@code ", caused by "} and the root cause of {@code t}, if it has another: the reason behind Lettuce's "Unable to
+     * connect", such as a TLS handshake's refusal; "" if none.
+     */
+    static String causedBy(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root == t ? "" : ", caused by " + root;
     }
 
     /** Starts an attempt; the caller holds the lock and has checked that none is under way. */

@@ -2,6 +2,7 @@ package dev.sluice.redis;
 
 import dev.sluice.spi.StoreConnection;
 import dev.sluice.spi.StoreProvider;
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -17,6 +18,12 @@ import java.util.Set;
  * the sentinels and the master's name; its password is the master's (and its replicas'), the sentinels take none.
  * The store asks the sentinels where the master is at each connection, so after a failover (the sentinels kill the
  * old master's connections) the next connection goes to the new master.
+ *
+ * <p>A {@code rediss://} URI may name TLS files in its query: {@code tlsCa} (the CA certificates Redis's certificate is
+ * checked against, PEM, instead of the JVM's trust store), {@code tlsCert} and {@code tlsKey} (a client certificate and
+ * its unencrypted PKCS#8 key, PEM, for a Redis that asks for one); Lettuce's {@code verifyPeer=CA} checks the chain but
+ * not the host name. {@code rediss://redis:6380?tlsCa=/tls/ca.crt&tlsCert=/tls/tls.crt&tlsKey=/tls/tls.key}. The files
+ * are read once, when the store is opened ({@link RedisTls}).
  */
 public final class RedisStoreProvider implements StoreProvider {
 
@@ -32,7 +39,9 @@ public final class RedisStoreProvider implements StoreProvider {
     }
 
     @Override
-    public StoreConnection connect(String uri) {
+    public StoreConnection connect(String given) {
+        RedisTls tls = RedisTls.of(given);
+        String uri = tls.uri();
         if (uri.startsWith(SENTINEL)) {
             RedisURI u = redisUri(uri);
             if (u.getSentinelMasterId() == null || u.getSentinelMasterId().isEmpty()) {
@@ -45,6 +54,7 @@ public final class RedisStoreProvider implements StoreProvider {
         }
         if (!uri.startsWith(CLUSTER)) {
             RedisClient client = RedisClient.create(redisUri(uri));
+            client.setOptions(tls.apply(ClientOptions.create()));
             return RedisStore.connection(client, client::shutdown);
         }
         List<RedisURI> nodes = new ArrayList<>();

@@ -2,6 +2,8 @@ package dev.sluice.server;
 
 import dev.sluice.spi.SharedStoreBuilder;
 import java.math.BigDecimal;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -101,6 +103,10 @@ final class EnvSettings {
         private @Nullable String redisUrl;
         private @Nullable String redisAuth;
         private boolean redisTls;
+        /** The TLS files' query parameters of the store URI, by parameter, in the order set. */
+        private final Map<String, String> redisTlsFiles = new LinkedHashMap<>();
+
+        private boolean redisTlsSkipHostname;
         private boolean useStatsd;
         private boolean dogStatsd;
         private boolean disableStats;
@@ -198,7 +204,6 @@ final class EnvSettings {
     private static final String SAME_BIND = "--bind: must be the same address as HOST's";
     private static final String RUNTIME_PATH = "--config ROOT/SUBDIRECTORY/APPDIRECTORY";
     private static final String DRAFT_03 = "the draft 03 header names are fixed";
-    private static final String NO_CLIENT_CERTS = "Redis client certificates are not supported";
     private static final String ONE_STORE = "one store keeps every limit";
     private static final String STARTS_UNREADY =
             "Sluice starts unready and turns ready when the store answers, probing it every second";
@@ -508,19 +513,33 @@ final class EnvSettings {
                             + " printed",
                     (v, d) -> d.redisAuth = v),
             mapped("REDIS_TLS", Kind.BOOL, "false", "--store rediss://…", (v, d) -> d.redisTls = v.equals("true")),
-            refused("REDIS_TLS_CLIENT_CERT", Kind.STRING, "", NO_CLIENT_CERTS),
-            refused("REDIS_TLS_CLIENT_KEY", Kind.STRING, "", NO_CLIENT_CERTS),
-            refused(
+            mapped(
+                    "REDIS_TLS_CLIENT_CERT",
+                    Kind.STRING,
+                    "",
+                    "--store rediss://…?tlsCert=FILE (PEM; with REDIS_TLS_CLIENT_KEY, the client certificate a Redis"
+                            + " asking for one checks), when REDIS_TLS=true",
+                    (v, d) -> d.redisTlsFiles.put("tlsCert", v)),
+            mapped(
+                    "REDIS_TLS_CLIENT_KEY",
+                    Kind.STRING,
+                    "",
+                    "--store rediss://…?tlsKey=FILE (PEM, unencrypted PKCS#8), when REDIS_TLS=true",
+                    (v, d) -> d.redisTlsFiles.put("tlsKey", v)),
+            mapped(
                     "REDIS_TLS_CACERT",
                     Kind.STRING,
                     "",
-                    "rediss:// verifies Redis with the JVM's trust store: add the CA to it"
-                            + " (JAVA_TOOL_OPTIONS=-Djavax.net.ssl.trustStore=…)"),
-            refused(
+                    "--store rediss://…?tlsCa=FILE (PEM: Redis's certificate checked against these CAs instead of the"
+                            + " JVM's trust store), when REDIS_TLS=true",
+                    (v, d) -> d.redisTlsFiles.put("tlsCa", v)),
+            mapped(
                     "REDIS_TLS_SKIP_HOSTNAME_VERIFICATION",
                     Kind.BOOL,
                     "false",
-                    "rediss:// always verifies the host name"),
+                    "true: --store rediss://…?verifyPeer=CA (the certificate's chain checked, not its host name), when"
+                            + " REDIS_TLS=true",
+                    (v, d) -> d.redisTlsSkipHostname = v.equals("true")),
             noted(
                     "REDIS_PIPELINE_WINDOW",
                     Kind.DURATION,
@@ -735,6 +754,17 @@ final class EnvSettings {
         }
         prometheus(d);
         grpcTls(d);
+        if (!d.redisTls) {
+            for (String v : List.of(
+                    "REDIS_TLS_CACERT",
+                    "REDIS_TLS_CLIENT_CERT",
+                    "REDIS_TLS_CLIENT_KEY",
+                    "REDIS_TLS_SKIP_HOSTNAME_VERIFICATION")) {
+                if (d.set.containsKey(v)) {
+                    d.note(v, "Redis is reached over TLS only with REDIS_TLS=true");
+                }
+            }
+        }
         store(d);
         List<String> args = new ArrayList<>();
         for (Map.Entry<String, String> o : d.options.entrySet()) {
@@ -850,7 +880,49 @@ final class EnvSettings {
                     + " the password goes in REDIS_AUTH");
             return;
         }
-        d.option("store", scheme + user + d.redisUrl);
+        d.option("store", scheme + user + d.redisUrl + (d.redisTls ? redisTlsQuery(d) : ""));
+    }
+
+    /** The variables of the TLS files, by the store URI's parameter. */
+    private static final Map<String, String> REDIS_TLS_VARIABLES =
+            Map.of("tlsCa", "REDIS_TLS_CACERT", "tlsCert", "REDIS_TLS_CLIENT_CERT", "tlsKey", "REDIS_TLS_CLIENT_KEY");
+
+    /**
+     * The query of a {@code rediss://} store URI for the TLS variables: the files (each checked to be readable here, so
+     * that a wrong path names its variable) and {@code verifyPeer=CA}; "" for none.
+     */
+    private static String redisTlsQuery(Draft d) {
+        List<String> query = new ArrayList<>();
+        for (Map.Entry<String, String> f : d.redisTlsFiles.entrySet()) {
+            String variable = REDIS_TLS_VARIABLES.get(f.getKey());
+            Path file = Path.of(f.getValue());
+            if (!Files.isReadable(file) || Files.isDirectory(file)) {
+                d.refusals.add(variable + "='" + f.getValue() + "' is not valid: expected a readable file (PEM)");
+            }
+            query.add(f.getKey() + "=" + queryValue(f.getValue()));
+        }
+        if (d.redisTlsFiles.containsKey("tlsCert") != d.redisTlsFiles.containsKey("tlsKey")) {
+            d.refuse(
+                    d.redisTlsFiles.containsKey("tlsCert") ? "REDIS_TLS_CLIENT_CERT" : "REDIS_TLS_CLIENT_KEY",
+                    "a client certificate needs its key: set both REDIS_TLS_CLIENT_CERT and REDIS_TLS_CLIENT_KEY");
+        }
+        if (d.redisTlsSkipHostname) {
+            query.add("verifyPeer=CA");
+        }
+        return query.isEmpty() ? "" : "?" + String.join("&", query);
+    }
+
+    /** {@code value} as a URI query's value: the characters a query gives a meaning to, %-encoded. */
+    private static String queryValue(String value) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            switch (c) {
+                case '%', '&', '#', '+', ' ', '?' -> b.append('%').append(String.format(Locale.ROOT, "%02X", (int) c));
+                default -> b.append(c);
+            }
+        }
+        return b.toString();
     }
 
     private static void configType(String value, Draft d) {

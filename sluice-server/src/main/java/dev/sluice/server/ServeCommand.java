@@ -58,7 +58,9 @@ final class ServeCommand {
               --store URI             memory: (default), redis://host:port[/db], rediss://…, redis-cluster://host:port,
                                       redis-sentinel://host:port[,host:port…]#master,
                                       postgresql://user:password@host:port/database, mongodb://host:port/database;
-                                      printed with its password as ***
+                                      printed with its password as ***; rediss://…?tlsCa=FILE&tlsCert=FILE&
+                                      tlsKey=FILE&verifyPeer=CA: Redis's CA, a client certificate and its key
+                                      (PEM), no host name check (docs/stores.md#tls)
               --store-password-file PATH
                                       the store's password, read from a file (a mounted Kubernetes secret) instead
                                       of the URI; or set SLUICE_STORE_PASSWORD in the environment

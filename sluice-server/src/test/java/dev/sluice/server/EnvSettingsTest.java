@@ -302,6 +302,48 @@ class EnvSettingsTest {
                         .args());
     }
 
+    /** Envoy Gateway's Redis with a client certificate: the files as query parameters of the rediss:// store. */
+    @Test
+    void redisTlsCertificatesBecomeTheStoresParameters(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws java.io.IOException {
+        String ca = java.nio.file.Files.writeString(dir.resolve("ca.crt"), "ca").toString();
+        String cert =
+                java.nio.file.Files.writeString(dir.resolve("tls.crt"), "cert").toString();
+        String key = java.nio.file.Files.writeString(dir.resolve("a&b #1.key"), "key")
+                .toString();
+        EnvSettings.Result r = read(
+                "REDIS_SOCKET_TYPE", "tcp",
+                "REDIS_URL", "redis.infra:6380",
+                "REDIS_TLS", "true",
+                "REDIS_TLS_CACERT", ca,
+                "REDIS_TLS_CLIENT_CERT", cert,
+                "REDIS_TLS_CLIENT_KEY", key,
+                "REDIS_TLS_SKIP_HOSTNAME_VERIFICATION", "true");
+        assertEquals(
+                List.of("--store=rediss://redis.infra:6380?tlsCert=" + cert + "&tlsKey=" + dir + "/a%26b%20%231.key"
+                        + "&tlsCa=" + ca + "&verifyPeer=CA"),
+                r.args());
+        assertEquals(List.of(), r.notices());
+        String missing = dir.resolve("missing.crt").toString();
+        String m = refusal(
+                "REDIS_SOCKET_TYPE", "tcp",
+                "REDIS_URL", "r:6380",
+                "REDIS_TLS", "true",
+                "REDIS_TLS_CACERT", missing,
+                "REDIS_TLS_CLIENT_CERT", cert);
+        assertTrue(m.contains("REDIS_TLS_CACERT='" + missing + "' is not valid: expected a readable file (PEM)"), m);
+        assertTrue(
+                m.contains("REDIS_TLS_CLIENT_CERT='" + cert + "' is not supported: a client certificate needs its"
+                        + " key"),
+                m);
+        EnvSettings.Result plain = read("REDIS_SOCKET_TYPE", "tcp", "REDIS_URL", "r:6379", "REDIS_TLS_CACERT", ca);
+        assertEquals(List.of("--store=redis://r:6379"), plain.args());
+        assertEquals(
+                List.of("REDIS_TLS_CACERT='" + ca + "' has no effect: Redis is reached over TLS only with"
+                        + " REDIS_TLS=true"),
+                plain.notices());
+    }
+
     @Test
     void refusalsNameEveryVariableAndWhatToUseInstead() {
         String m = refusal(

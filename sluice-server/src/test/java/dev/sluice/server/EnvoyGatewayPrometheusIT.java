@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.testkit.Await;
+import dev.sluice.testkit.server.Certificates;
+import dev.sluice.testkit.server.RedisServer;
 import dev.sluice.testkit.server.RedisServers;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import java.net.URI;
@@ -30,7 +32,9 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code GRPC_SERVER_TLS_KEY}, {@code GRPC_SERVER_TLS_CA_CERT}, {@code CONFIG_GRPC_XDS_SERVER_USE_TLS},
  * {@code CONFIG_GRPC_XDS_CLIENT_TLS_CERT}, {@code CONFIG_GRPC_XDS_CLIENT_TLS_KEY},
  * {@code CONFIG_GRPC_XDS_SERVER_TLS_CACERT}) are left out, since GrpcTlsIT and the xDS tests cover them and the
- * certificates of {@code /certs} are not here; {@code REDIS_URL} names the tests' Redis; the flags
+ * certificates of {@code /certs} are not here; {@code REDIS_URL} names a Redis of the test's that asks every client for
+ * a certificate, reached with the client certificate Envoy Gateway gives as {@code REDIS_TLS_CLIENT_CERT} and
+ * {@code REDIS_TLS_CLIENT_KEY}, and {@code REDIS_TLS_CACERT} naming the test's CA; the flags
  * {@code --http-port 0 --grpc-port 0} free the ports Envoy Gateway leaves at 8080 and 8081, and
  * {@code --store-timeout 2s} keeps a loaded machine's slow Redis call from being answered as a store failure.
  * {@code PROMETHEUS_ADDR=:19001} is kept as it is: 19001 lies below the ephemeral range, so no other test's port-0
@@ -40,10 +44,14 @@ class EnvoyGatewayPrometheusIT {
     private static final String MAPPER = "/etc/statsd-exporter/conf.yaml";
 
     @Test
-    void envoyGatewaysEnvironmentServesItsPrometheusNames() throws Exception {
+    void envoyGatewaysEnvironmentServesItsPrometheusNames(@TempDir Path tls) throws Exception {
         assertFalse(Files.exists(Path.of(MAPPER)), "the optional ConfigMap's file must be absent here");
-        URI redis = URI.create(RedisServers.shared().uri());
-        try (XdsTestServer xds = XdsTestServer.start(0)) {
+        Certificates certs = new Certificates(tls);
+        certs.ca("ca");
+        certs.signed("redis", "ca", "subjectAltName=IP:127.0.0.1");
+        certs.signed("client", "ca", "extendedKeyUsage=clientAuth");
+        try (RedisServer redis = RedisServers.startTls(certs.crt("redis"), certs.key("redis"), certs.crt("ca"), "yes");
+                XdsTestServer xds = XdsTestServer.start(0)) {
             Map<String, String> env = new LinkedHashMap<>();
             env.put("RUNTIME_ROOT", "/data");
             env.put("RUNTIME_SUBDIRECTORY", "ratelimit");
@@ -56,7 +64,11 @@ class EnvoyGatewayPrometheusIT {
             env.put("CONFIG_GRPC_XDS_NODE_ID", "envoy-ratelimit");
             env.put("FORCE_START_WITHOUT_INITIAL_CONFIG", "true");
             env.put("REDIS_SOCKET_TYPE", "tcp");
-            env.put("REDIS_URL", redis.getHost() + ":" + redis.getPort());
+            env.put("REDIS_URL", redis.host() + ":" + redis.tlsPort());
+            env.put("REDIS_TLS", "true");
+            env.put("REDIS_TLS_CLIENT_CERT", certs.crt("client").toString());
+            env.put("REDIS_TLS_CLIENT_KEY", certs.key("client").toString());
+            env.put("REDIS_TLS_CACERT", certs.crt("ca").toString());
             env.put("USE_PROMETHEUS", "true");
             env.put("PROMETHEUS_ADDR", ":19001");
             env.put("PROMETHEUS_MAPPER_YAML", MAPPER);
@@ -74,6 +86,12 @@ class EnvoyGatewayPrometheusIT {
                                 && server.stderr().contains(warning));
                 assertEquals(
                         1, server.stderr().stream().filter(warning::equals).count(), "one warning: " + server.stderr());
+                String store = " on rediss://127.0.0.1:" + redis.tlsPort() + "?tlsCert=" + certs.crt("client")
+                        + "&tlsKey=***&tlsCa=" + certs.crt("ca");
+                Await.until(
+                        "the store named at start, its key's path hidden as a key parameter's value",
+                        Await.GENEROUS,
+                        () -> server.stdout().stream().anyMatch(l -> l.contains(store)));
 
                 // a domain as Envoy Gateway names them, one rule of one key and one of two levels
                 xds.set(

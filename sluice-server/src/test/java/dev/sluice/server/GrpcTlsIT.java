@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.testkit.server.Certificates;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
@@ -16,8 +17,6 @@ import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
@@ -37,44 +36,13 @@ class GrpcTlsIT {
     private static Path config;
 
     @BeforeAll
-    static void certificates() throws IOException, InterruptedException {
-        openssl(
-                "req",
-                "-x509",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:prime256v1",
-                "-nodes",
-                "-keyout",
-                "ca.key",
-                "-out",
-                "ca.crt",
-                "-days",
-                "2",
-                "-subj",
-                "/CN=sluice-test-ca");
-        openssl(
-                "req",
-                "-x509",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:prime256v1",
-                "-nodes",
-                "-keyout",
-                "other-ca.key",
-                "-out",
-                "other-ca.crt",
-                "-days",
-                "2",
-                "-subj",
-                "/CN=another-ca");
-        Files.writeString(dir.resolve("server.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-        signed("server", "ca", "server.ext");
-        Files.writeString(dir.resolve("client.ext"), "extendedKeyUsage=clientAuth\n");
-        signed("client", "ca", "client.ext");
-        signed("stranger", "other-ca", "client.ext");
+    static void certificates() throws IOException {
+        Certificates certs = new Certificates(dir);
+        certs.ca("ca");
+        certs.ca("other-ca");
+        certs.signed("server", "ca", "subjectAltName=DNS:localhost,IP:127.0.0.1");
+        certs.signed("client", "ca", "extendedKeyUsage=clientAuth");
+        certs.signed("stranger", "other-ca", "extendedKeyUsage=clientAuth");
         config = Files.createDirectories(dir.resolve("config"));
         Files.writeString(
                 config.resolve("edge.yaml"),
@@ -189,48 +157,5 @@ class GrpcTlsIT {
 
     private static String file(String name) {
         return dir.resolve(name).toString();
-    }
-
-    private static void signed(String name, String ca, String ext) throws IOException, InterruptedException {
-        openssl(
-                "req",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:prime256v1",
-                "-nodes",
-                "-keyout",
-                name + ".key",
-                "-out",
-                name + ".csr",
-                "-subj",
-                "/CN=" + name);
-        openssl(
-                "x509",
-                "-req",
-                "-in",
-                name + ".csr",
-                "-CA",
-                ca + ".crt",
-                "-CAkey",
-                ca + ".key",
-                "-CAcreateserial",
-                "-days",
-                "2",
-                "-extfile",
-                ext,
-                "-out",
-                name + ".crt");
-    }
-
-    private static void openssl(String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of("openssl"));
-        command.addAll(List.of(args));
-        Process p = new ProcessBuilder(command)
-                .directory(dir.toFile())
-                .redirectErrorStream(true)
-                .start();
-        String output = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        assertEquals(0, p.waitFor(), String.join(" ", command) + ": " + output);
     }
 }

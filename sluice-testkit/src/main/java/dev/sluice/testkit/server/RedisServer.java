@@ -55,6 +55,12 @@ public final class RedisServer implements AutoCloseable {
         return server;
     }
 
+    /** The port it serves TLS on ({@link RedisServers#startTls}); -1 if it serves none. */
+    public int tlsPort() {
+        int i = options.indexOf("--tls-port");
+        return i < 0 ? -1 : Integer.parseInt(options.get(i + 1));
+    }
+
     /** The host to connect to. */
     public String host() {
         return host;

@@ -78,6 +78,22 @@ public final class RedisServers {
     }
 
     /**
+     * A new server process of its own, as {@link #start()}, that also serves TLS on a free loopback port
+     * ({@link RedisServer#tlsPort()}) with the PEM certificate {@code cert} and key {@code key}, and checks client
+     * certificates against the CAs of {@code ca} as {@code authClients} says: {@code yes} (every TLS client must
+     * present one), {@code optional} or {@code no}; {@code CONFIG SET tls-auth-clients} changes it for new connections.
+     * Redis must be built with TLS (Debian's is, and so is embedded-redis's). Close it after use.
+     */
+    public static RedisServer startTls(Path cert, Path key, Path ca, String authClients) {
+        return launch(List.of(
+                "--tls-port", Integer.toString(freePort(false)),
+                "--tls-cert-file", cert.toString(),
+                "--tls-key-file", key.toString(),
+                "--tls-ca-cert-file", ca.toString(),
+                "--tls-auth-clients", authClients));
+    }
+
+    /**
      * A new Redis Sentinel process of its own ({@code redis-server sentinel.conf --sentinel}), configured by
      * {@code directives} in {@code redis-server}'s command-line form, e.g. {@code "--sentinel", "monitor", "m",
      * "127.0.0.1", "6379", "1"}; it answers {@code PING} and {@code SENTINEL …} commands through
