@@ -2,6 +2,7 @@ package dev.sluice.server;
 
 import dev.sluice.policy.DescriptorVerdict;
 import dev.sluice.policy.LimitVerdict;
+import dev.sluice.policy.Mode;
 import dev.sluice.policy.Outcome;
 import dev.sluice.policy.Rule;
 import dev.sluice.policy.Verdict;
@@ -19,8 +20,10 @@ import org.jspecify.annotations.Nullable;
  * envoyproxy/ratelimit's stats under its own names ({@code serve --envoy-stats}), beside Sluice's, so that a dashboard
  * or a statsd_exporter mapping built for it reads Sluice unchanged: per rule,
  * {@code ratelimit.service.rate_limit.<domain>.<key_value…>.{total_hits,over_limit,near_limit,within_limit,shadow_mode}},
- * and the service's {@code ratelimit_server.ShouldRateLimit.total_requests}, {@code .response_time} and
- * {@code ratelimit.service.call.should_rate_limit.redis_error}. Names only, no tags, as its StatsD lines have them.
+ * and the service's {@code ratelimit_server.ShouldRateLimit.total_requests}, {@code .response_time},
+ * {@code ratelimit.service.call.should_rate_limit.redis_error} and {@code ratelimit.service.global_shadow_mode} (the
+ * answers that would have been OVER_LIMIT but for the global dry run, {@code serve --shadow-mode}: an enforced rule, or
+ * every quota-mode rule of the request, that would have refused). Names only, no tags, as its StatsD lines have them.
  *
  * <p>Each counts hits (the descriptor's cost), as envoyproxy/ratelimit does: {@code total_hits} every hit of a
  * descriptor with a limit; {@code over_limit} the hits of a descriptor whose limit refused (or would have, in dry run
@@ -39,6 +42,7 @@ final class EnvoyStats {
     static final String RESPONSE_TIME = "ratelimit_server.ShouldRateLimit.response_time";
     static final String CONFIG_LOAD_SUCCESS = "ratelimit.service.config_load_success";
     static final String CONFIG_LOAD_ERROR = "ratelimit.service.config_load_error";
+    static final String GLOBAL_SHADOW_MODE = "ratelimit.service.global_shadow_mode";
     static final int MAX_COUNTERS = 10_000;
 
     private final MeterRegistry registry;
@@ -47,6 +51,7 @@ final class EnvoyStats {
     private final Map<String, Stat> counters = new ConcurrentHashMap<>();
     private final Stat totalRequests;
     private final Stat storeErrors;
+    private final Stat globalShadowMode;
     private final Timer responseTime;
     private final MappedStats.@Nullable Timer mappedResponseTime;
 
@@ -75,6 +80,7 @@ final class EnvoyStats {
         this.mapped = mapped;
         this.totalRequests = stat(TOTAL_REQUESTS);
         this.storeErrors = stat(STORE_ERRORS);
+        this.globalShadowMode = stat(GLOBAL_SHADOW_MODE);
         this.responseTime = registry.timer(RESPONSE_TIME);
         this.mappedResponseTime = mapped == null ? null : mapped.timer(RESPONSE_TIME);
     }
@@ -104,6 +110,9 @@ final class EnvoyStats {
         if (v.storeFailed()) {
             storeErrors.add(1);
         }
+        boolean enforcedWouldDeny = false;
+        int quota = 0;
+        int quotaWouldDeny = 0;
         for (int i = 0; i < hits.length; i++) {
             DescriptorVerdict dv = v.descriptor(i);
             Rule rule = dv.rule().orElse(null);
@@ -111,6 +120,13 @@ final class EnvoyStats {
             Outcome o = dv.outcome();
             if (rule == null || l == null || o == Outcome.UNLIMITED || o == Outcome.REPLACED || o == Outcome.NO_LIMIT) {
                 continue;
+            }
+            // a rule of another mode than dry_run that would deny: the global dry run (--shadow-mode) let it through
+            if (rule.mode() == Mode.QUOTA) {
+                quota++;
+                quotaWouldDeny += o == Outcome.WOULD_DENY ? 1 : 0;
+            } else if (rule.mode() == Mode.ENFORCE && o == Outcome.WOULD_DENY) {
+                enforcedWouldDeny = true;
             }
             String key = RULE_PREFIX + domain + "." + rule.path() + ".";
             long cost = hits[i];
@@ -129,6 +145,9 @@ final class EnvoyStats {
                     add(key + "near_limit", Math.min(cost, used - threshold));
                 }
             }
+        }
+        if (enforcedWouldDeny || (quota > 0 && quotaWouldDeny == quota)) {
+            globalShadowMode.add(1); // envoyproxy/ratelimit's: an OVER_LIMIT answered OK by the global shadow mode
         }
         long nanos = System.nanoTime() - startNanos;
         responseTime.record(nanos, TimeUnit.NANOSECONDS);

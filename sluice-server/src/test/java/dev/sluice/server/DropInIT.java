@@ -286,7 +286,11 @@ class DropInIT {
         var stats = server.send(HttpRequest.newBuilder(debug(server, "/stats")).build());
         String rule = "ratelimit.service.rate_limit.edge.user.";
         for (String line : List.of(
-                rule + "total_hits: 3", rule + "within_limit: 1", rule + "over_limit: 2", rule + "shadow_mode: 2")) {
+                rule + "total_hits: 3",
+                rule + "within_limit: 1",
+                rule + "over_limit: 2",
+                rule + "shadow_mode: 2",
+                "ratelimit.service.global_shadow_mode: 2")) {
             assertTrue(stats.body().lines().anyMatch(line::equals), line + " in\n" + stats.body());
         }
     }
