@@ -16,8 +16,15 @@ import java.util.function.Function;
  * connections of a pool and have the server prepare what it runs (a script, a statement); on a busy machine such a
  * call takes longer than a call's timeout, and a caller's would be answered by the failure policy (fail-open: admitted
  * and not counted). A warm-up makes those calls itself, from several threads at once (so that a pool opens several
- * connections), with the store's own timeout, until every thread has seen its calls answered in time
- * {@value #ROUNDS} rounds in a row. Its failures are nobody's: they are not reported to a listener or logged.
+ * connections and a store's batches queue), with the store's own timeout, until every thread has seen its calls
+ * answered in time {@value #ROUNDS} rounds in a row. Its failures are nobody's: they are not reported to a listener
+ * or logged.
+ *
+ * <p>The calls ({@link #calls}) take the paths a limiter's first decisions take: a {@code peek} and a consuming
+ * decision of every algorithm, the latter through the store's batches (their script or statement sent, their classes
+ * loaded, their code run). They decide {@link #KEY} under {@link #namespace(String) a namespace of their own}, which
+ * no store's namespace can be: no caller's key shares their state, and what they take (one permit a second) is
+ * nobody's and expires within the second.
  */
 public final class WarmUp {
 
@@ -26,30 +33,48 @@ public final class WarmUp {
     /** Clean rounds of calls each thread must see in a row. */
     public static final int ROUNDS = 2;
 
-    /** The key the calls of {@link #peeks} peek at. */
+    /** The key the calls of {@link #calls} decide. */
     public static final String KEY = "sluice-warm-up";
+
+    /**
+     * What a store's namespace becomes for the calls of {@link #calls}: the namespace with a leading {@code '$'},
+     * which {@link SharedStoreOptions#requireNamespace} refuses in every store's namespace, so the state these calls
+     * write is under a name no caller's key reaches.
+     */
+    public static final String NAMESPACE_PREFIX = "$";
 
     private static final long PAUSE_NANOS = 10_000_000;
 
     private WarmUp() {}
 
     /**
-     * One call per algorithm: a {@code peek} (which consumes and writes nothing) of {@link #KEY} at the store's time, by
-     * the decider {@code deciders} gives for a limit of one a second of that algorithm.
+     * The namespace the calls of {@link #calls} decide under, for a store whose namespace is {@code namespace}:
+     * {@value #NAMESPACE_PREFIX} and {@code namespace}.
      */
-    public static List<Runnable> peeks(Function<LimiterConfig, AtomicDecider> deciders) {
+    public static String namespace(String namespace) {
+        return NAMESPACE_PREFIX + SharedStoreOptions.requireNamespace(namespace);
+    }
+
+    /**
+     * Two calls per algorithm, by the decider {@code deciders} gives for a limit of one a second of that algorithm,
+     * which must decide under {@link #namespace(String)}: a {@code peek} of {@link #KEY} (consuming and writing
+     * nothing) and a consuming decision of it, cost 1, both at the store's time. The consuming one takes the path of
+     * a limiter's {@code tryAcquire} (a store's batches).
+     */
+    public static List<Runnable> calls(Function<LimiterConfig, AtomicDecider> deciders) {
         List<Runnable> calls = new ArrayList<>();
         for (LimiterConfig config : configs()) {
             AtomicDecider decider = deciders.apply(config);
             calls.add(() -> decider.decide(KEY, 1, false, AtomicDecider.STORE_TIME));
+            calls.add(() -> decider.decide(KEY, 1, true, AtomicDecider.STORE_TIME));
         }
         return List.copyOf(calls);
     }
 
     /**
-     * The configurations {@link #peeks} peeks with, one per algorithm: a limit of one a second. For a store that warms
-     * more than the process (a new connection, say) with the same calls: a {@code peek} of {@link #KEY}, cost 1, at
-     * the store's time.
+     * The configurations {@link #calls} decides with, one per algorithm: a limit of one a second. For a store that
+     * warms more than the process (a new connection, say) with the same calls: a {@code peek} of {@link #KEY}, cost
+     * 1, at the store's time.
      */
     public static List<LimiterConfig> configs() {
         List<LimiterConfig> configs = new ArrayList<>();

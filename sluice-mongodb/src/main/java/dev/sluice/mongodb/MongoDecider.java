@@ -15,6 +15,7 @@ import dev.sluice.spi.GroupCommit;
 import dev.sluice.spi.Listeners;
 import dev.sluice.spi.SharedStoreOptions;
 import dev.sluice.spi.StoreDecision;
+import dev.sluice.spi.WarmUp;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
@@ -108,6 +109,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
 
     private final LimiterConfig config;
     private final SharedStoreOptions options;
+    private final String namespace; // the options', or the warm-up's
     private final MongoCollection<Document> collection;
     private final OpIds ids;
     private final int compactAfter;
@@ -118,8 +120,10 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     private final ConcurrentHashMap<List<Object>, LimiterConfig> others = new ConcurrentHashMap<>();
     private volatile long serverOffsetNanos; // server time minus the limiter's clock, as last seen
 
+    /** A decider whose documents are under {@code namespace}: the options', or {@link WarmUp#namespace}'s. */
     MongoDecider(
             LimiterConfig config,
+            String namespace,
             SharedStoreOptions options,
             MongoCollection<Document> collection,
             OpIds ids,
@@ -127,6 +131,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
             LongConsumer afterSuccess,
             MongoBatches batches) {
         this.config = config;
+        this.namespace = namespace;
         this.options = options;
         this.collection = collection;
         this.ids = ids;
@@ -147,7 +152,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     @Override
     public StoreDecision decide(String key, long cost, boolean consume, long nowNanos) {
         long deadline = System.nanoTime() + timeoutNanos;
-        Document id = MongoKeys.id(options.namespace(), shape, key);
+        Document id = MongoKeys.id(namespace, shape, key);
         if (consume) {
             try {
                 return batches.decide(new MongoBatches.Request(this, id, key, cost, nowNanos), deadline);
@@ -265,7 +270,7 @@ final class MongoDecider implements AtomicDecider, History.Configs {
     public boolean giveBack(String key, long cost, long place, long nowNanos) {
         long deadline = System.nanoTime() + timeoutNanos;
         try {
-            Document id = MongoKeys.id(options.namespace(), shape, key);
+            Document id = MongoKeys.id(namespace, shape, key);
             Document op = request(cost, nowNanos).append(History.GIVE_BACK, place);
             boolean given = append(id, key, op, nowNanos, deadline).givenBack();
             afterSuccess.accept(deadline);
@@ -531,6 +536,6 @@ final class MongoDecider implements AtomicDecider, History.Configs {
 
     @Override
     public String toString() {
-        return "MongoDecider[" + collection.getNamespace() + ", " + options.namespace() + "/" + shape + "]";
+        return "MongoDecider[" + collection.getNamespace() + ", " + namespace + "/" + shape + "]";
     }
 }

@@ -219,7 +219,12 @@ public final class MongoStore implements RateLimitStore {
     }
 
     private MongoDecider decider(LimiterConfig config) {
-        return new MongoDecider(config, options, collection, ids, compactAfter, this::ensureIndex, batches);
+        return decider(config, options.namespace());
+    }
+
+    /** A decider of this store whose documents are under {@code namespace}. */
+    private MongoDecider decider(LimiterConfig config, String namespace) {
+        return new MongoDecider(config, namespace, options, collection, ids, compactAfter, this::ensureIndex, batches);
     }
 
     /** The options every limiter of this store runs with. */
@@ -394,8 +399,8 @@ public final class MongoStore implements RateLimitStore {
         /**
          * The store. First waits up to the {@link #startupTimeout startup timeout} (default 10 s) for the server to
          * answer a {@code ping}, then creates the TTL index in what is left of it, and within the same bound makes the
-         * store's first calls itself ({@link WarmUp}: {@code peek}s of every algorithm, from several threads, writing
-         * nothing), so that the first decisions of a new process find a connected client whose connections are open
+         * store's first calls itself ({@link WarmUp}: a {@code peek} and a consuming decision through the batches of every
+         * algorithm, from several threads, on a key under a namespace of the warm-up's own), so that the first decisions of a new process find a connected client whose connections are open
          * and whose classes are loaded, instead of being answered by the failure policy. If the server does not
          * answer in time, the store is built all the same and one warning is logged ({@link System.Logger}
          * {@code dev.sluice.mongodb.MongoStore}); until the driver finds the server, each decision waits for it up to
@@ -412,7 +417,9 @@ public final class MongoStore implements RateLimitStore {
             if (awaitServer(database, startupTimeout(), "a ping from the exact-mode store")) {
                 store.ensureIndex(deadline);
                 store.batches.warm(deadline);
-                WarmUp.run(startupTimeout().minusNanos(System.nanoTime() - start), WarmUp.peeks(store::decider));
+                WarmUp.run(
+                        startupTimeout().minusNanos(System.nanoTime() - start),
+                        WarmUp.calls(config -> store.decider(config, WarmUp.namespace(store.options.namespace()))));
             }
             return store;
         }

@@ -6,6 +6,7 @@ import dev.sluice.SluiceException;
 import dev.sluice.spi.AtomicDecider;
 import dev.sluice.spi.SharedStoreOptions;
 import dev.sluice.spi.StoreDecision;
+import dev.sluice.spi.WarmUp;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -35,11 +36,19 @@ final class PostgresDecider implements AtomicDecider {
     private final boolean async;
 
     PostgresDecider(PostgresStore store, LimiterConfig config) {
+        this(store, config, store.options().namespace());
+    }
+
+    /**
+     * A decider whose rows' ids are made from {@code namespace}, not the store's (the warm-up's,
+     * {@link WarmUp#namespace}).
+     */
+    PostgresDecider(PostgresStore store, LimiterConfig config, String namespace) {
         this.store = store;
         this.decideSql = store.schema().decideSql();
         this.giveBackSql = store.schema().giveBackSql();
         this.algorithm = config.algorithm().code();
-        this.namespace = store.options().namespace();
+        this.namespace = namespace;
         this.shape = SharedStoreOptions.shape(config);
         this.idPrefix = Keys.parts(namespace, shape);
         this.limit = config.limit();

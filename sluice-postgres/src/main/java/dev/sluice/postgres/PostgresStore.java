@@ -343,8 +343,9 @@ public final class PostgresStore implements RateLimitStore {
          * database to answer, trying every 100 ms while it cannot be reached: with {@link #createSchema(boolean)} (the
          * default) by creating the table and functions if missing or out of date (one catalog read when they are
          * up to date), else by a {@code SELECT 1}. Then, within the same bound, it makes the store's first calls itself
-         * ({@link WarmUp}: {@code peek}s of every algorithm's function from several threads, writing nothing, which
-         * also has the DataSource open several connections). So a new process's first decisions find the database
+         * ({@link WarmUp}: a {@code peek} and a consuming decision through the batches of every algorithm, from several
+         * threads, on a key under a namespace of the warm-up's own, which also has the DataSource open several
+         * connections). So a new process's first decisions find the database
          * reached, the schema in place and the pool open, instead of being answered by the failure policy. Without
          * {@code createSchema}, a table and functions that are missing (or not this version's) are logged once and
          * no warm-up is made, since none of its calls could succeed.
@@ -374,7 +375,8 @@ public final class PostgresStore implements RateLimitStore {
                                     Math.max(1_000_000, startupTimeout().toNanos() - (System.nanoTime() - start))))) {
                 WarmUp.run(
                         startupTimeout().minusNanos(System.nanoTime() - start),
-                        WarmUp.peeks(config -> new PostgresDecider(store, config)));
+                        WarmUp.calls(config ->
+                                new PostgresDecider(store, config, WarmUp.namespace(store.options.namespace()))));
             }
             return store;
         }

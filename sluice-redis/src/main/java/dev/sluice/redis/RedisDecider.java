@@ -6,6 +6,7 @@ import dev.sluice.SluiceException;
 import dev.sluice.spi.AtomicDecider;
 import dev.sluice.spi.SharedStoreOptions;
 import dev.sluice.spi.StoreDecision;
+import dev.sluice.spi.WarmUp;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
@@ -42,10 +43,21 @@ final class RedisDecider implements AtomicDecider {
             LimiterConfig config,
             SharedStoreOptions options,
             long marginMillis) {
+        this(connector, batches, config, options.namespace(), options, marginMillis);
+    }
+
+    /** A decider whose keys are under {@code namespace}, not the options' (the warm-up's, {@link WarmUp#namespace}). */
+    RedisDecider(
+            Connector<?> connector,
+            RedisBatches batches,
+            LimiterConfig config,
+            String namespace,
+            SharedStoreOptions options,
+            long marginMillis) {
         this.connector = connector;
         this.batches = batches;
         this.script = LuaScript.of(config.algorithm());
-        this.keyPrefix = escape(options.namespace()) + ":{";
+        this.keyPrefix = escape(namespace) + ":{";
         this.keySuffix = "}:" + SharedStoreOptions.shape(config);
         long windowMicros = config.windowNanos() / 1000;
         this.limit = Long.toString(config.limit());

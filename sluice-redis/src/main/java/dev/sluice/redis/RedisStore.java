@@ -58,8 +58,8 @@ import java.util.function.Supplier;
  * <ul>
  *   <li>{@link Builder#build()} waits for it, up to the builder's
  *       {@link dev.sluice.spi.StoreBuilder#startupTimeout startupTimeout} (10 s by default), and within the same
- *       bound makes the store's first calls itself ({@link WarmUp}: {@code peek}s of every algorithm's script, writing
- *       nothing), so the first decisions of a new process are Redis's, not the failure policy's answer to a cold
+ *       bound makes the store's first calls itself ({@link WarmUp}: a {@code peek} and a consuming decision through
+ *       the batches of every algorithm, on a key under a namespace of the warm-up's own), so the first decisions of a new process are Redis's, not the failure policy's answer to a cold
  *       call. If Redis does not answer by then, the store is built
  *       all the same, logs a warning, and keeps connecting.</li>
  *   <li>A call that finds no open connection (Redis down, the connection lost) does not wait: the
@@ -337,8 +337,13 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
             if (connected) {
                 WarmUp.run(
                         startupTimeout().minusNanos(System.nanoTime() - start),
-                        WarmUp.peeks(config ->
-                                new RedisDecider(c, store.batches, config, store.options, store.marginMillis)));
+                        WarmUp.calls(config -> new RedisDecider(
+                                c,
+                                store.batches,
+                                config,
+                                WarmUp.namespace(store.options.namespace()),
+                                store.options,
+                                store.marginMillis)));
             }
             return store;
         }
