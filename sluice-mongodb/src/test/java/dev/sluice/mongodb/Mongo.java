@@ -9,6 +9,7 @@ import dev.sluice.TimeSource;
 import dev.sluice.testkit.server.MongoServers;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /** Clients and stores for the tests, on the server of {@link MongoServers}. */
 final class Mongo {
@@ -21,6 +22,8 @@ final class Mongo {
      * policy's answer.
      */
     static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+    private static @Nullable MongoStore sharedClockStore; // guarded by Mongo.class
 
     private Mongo() {}
 
@@ -59,5 +62,16 @@ final class Mongo {
                 .failurePolicy(FailurePolicy.THROW)
                 .timeout(TIMEOUT)
                 .createIndex(false);
+    }
+
+    /**
+     * The {@link #clockStore} of the shared test server built as it is, on a client of its own: one for every test
+     * class that needs nothing else (the contracts), made by the first that asks and left open until the JVM ends.
+     */
+    static synchronized MongoStore sharedClockStore() {
+        if (sharedClockStore == null) {
+            sharedClockStore = clockStore(client()).build();
+        }
+        return sharedClockStore;
     }
 }

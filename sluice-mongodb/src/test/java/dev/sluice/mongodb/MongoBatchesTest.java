@@ -10,8 +10,6 @@ import dev.sluice.testkit.server.MongoServerProcess;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 
 /**
  * The batching contract against MongoDB ({@link MongoBatches}): requests on one key's document appended together by
@@ -19,23 +17,9 @@ import org.junit.jupiter.api.BeforeAll;
  */
 class MongoBatchesTest extends StoreBatchingContract {
 
-    private static MongoClient client;
-    private static MongoStore store;
-
-    @BeforeAll
-    static void connect() {
-        client = Mongo.client();
-        store = Mongo.clockStore(client).build();
-    }
-
-    @AfterAll
-    static void close() {
-        client.close();
-    }
-
     @Override
     protected RateLimitStore store() {
-        return store;
+        return Mongo.sharedClockStore();
     }
 
     @Override

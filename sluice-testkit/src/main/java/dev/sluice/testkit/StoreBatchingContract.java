@@ -23,6 +23,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.IntPredicate;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -103,24 +104,7 @@ public abstract class StoreBatchingContract {
      */
     @Test
     void jointRequestsInBatchesAreAllOrNothing() throws Exception {
-        ManualClock clock = new ManualClock(NOON);
-        RateLimiter low = RateLimiter.builder(Algorithm.FIXED_WINDOW)
-                .limit(200, Duration.ofMinutes(1))
-                .clock(clock)
-                .store(store())
-                .build();
-        RateLimiter high = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
-                .limit(400, Duration.ofHours(1))
-                .clock(clock)
-                .store(store())
-                .build();
-        String key = "joint-batched:" + UUID.randomUUID();
-        int admitted =
-                onAllThreads(thread -> RateLimiter.tryAcquireAll(Acquisition.of(high, key), Acquisition.of(low, key))
-                        .allowed());
-        assertEquals(200, admitted, "joint requests admitted of " + THREADS * REQUESTS_PER_THREAD);
-        assertEquals(200, high.peek(key, 1).remaining(), "left of the limit of 400");
-        assertEquals(0, low.peek(key, 1).remaining(), "left of the limit of 200");
+        jointRequestsAmongSingles("joint-batched:", 400, thread -> false);
     }
 
     /**
@@ -130,32 +114,43 @@ public abstract class StoreBatchingContract {
      */
     @Test
     void jointRequestsAmongSingleOnesInBatchesAreAllOrNothing() throws Exception {
+        jointRequestsAmongSingles("joint-among-singles:", 1000, thread -> thread % 4 == 0);
+    }
+
+    /**
+     * 64 × 8 requests on one new key named from {@code prefix}: joint ones over a fixed window of 200 a minute and a
+     * token bucket of {@code high} an hour, and on the threads {@code single} picks single ones on the bucket alone,
+     * in the same batches. Asserts that every single one is admitted (the bucket is never emptied), exactly 200 joint
+     * ones are, the window is used up and the bucket holds exactly what the admitted requests took: no refused joint
+     * request took from it.
+     */
+    private void jointRequestsAmongSingles(String prefix, long high, IntPredicate single) throws Exception {
         ManualClock clock = new ManualClock(NOON);
-        RateLimiter low = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+        RateLimiter window = RateLimiter.builder(Algorithm.FIXED_WINDOW)
                 .limit(200, Duration.ofMinutes(1))
                 .clock(clock)
                 .store(store())
                 .build();
-        RateLimiter high = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
-                .limit(1000, Duration.ofHours(1))
+        RateLimiter bucket = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
+                .limit(high, Duration.ofHours(1))
                 .clock(clock)
                 .store(store())
                 .build();
-        String key = "joint-among-singles:" + UUID.randomUUID();
+        String key = prefix + UUID.randomUUID();
         List<Boolean> singles = new CopyOnWriteArrayList<>();
         int admitted = onAllThreads(thread -> {
-            if (thread % 4 == 0) {
-                singles.add(high.tryAcquire(key).allowed()); // a single request in the same batches
+            if (single.test(thread)) {
+                singles.add(bucket.tryAcquire(key).allowed());
                 return false;
             }
-            return RateLimiter.tryAcquireAll(Acquisition.of(high, key), Acquisition.of(low, key))
+            return RateLimiter.tryAcquireAll(Acquisition.of(bucket, key), Acquisition.of(window, key))
                     .allowed();
         });
         long singlesAdmitted = singles.stream().filter(b -> b).count();
-        assertEquals(singles.size(), singlesAdmitted, "the limit of 1000 is never reached");
-        assertEquals(200, admitted, "joint requests admitted");
-        assertEquals(1000 - 200 - singlesAdmitted, high.peek(key, 1).remaining(), "left of the limit of 1000");
-        assertEquals(0, low.peek(key, 1).remaining(), "left of the limit of 200");
+        assertEquals(singles.size(), singlesAdmitted, "the limit of " + high + " is never reached");
+        assertEquals(200, admitted, "joint requests admitted of " + THREADS * REQUESTS_PER_THREAD);
+        assertEquals(high - 200 - singlesAdmitted, bucket.peek(key, 1).remaining(), "left of the limit of " + high);
+        assertEquals(0, window.peek(key, 1).remaining(), "left of the limit of 200");
     }
 
     /**
