@@ -16,7 +16,8 @@ import java.util.function.LongSupplier;
  * A fixed-duration load on a store's limiter, for comparing two builds side by side: {@code threads} callers deciding
  * admissions on their keys in turn, a warm-up of 3 s, then {@code seconds} measured, with the CPU the store's server
  * spent over exactly that span (from {@code /proc}: the server must run on this machine). Every decision must be
- * allowed: a refusal means the limit was set too low for the load, and stops the run.
+ * allowed, unless the load is one of refusals ({@link #run(RateLimiter, String[], int, int, LongSupplier, boolean)}):
+ * a refusal otherwise means the limit was set too low for the load, and stops the run.
  */
 public final class FixedLoad {
 
@@ -33,6 +34,18 @@ public final class FixedLoad {
      */
     public static Result run(RateLimiter limiter, String[] names, int threads, int seconds, LongSupplier serverTicks)
             throws InterruptedException {
+        return run(limiter, names, threads, seconds, serverTicks, false);
+    }
+
+    /**
+     * Runs the load; {@code refusals} true lets decisions be refused (a hot key over its limit), which then count as
+     * decisions like the allowed ones.
+     *
+     * @param serverTicks read exactly twice, at the start and at the end of the measured span
+     */
+    public static Result run(
+            RateLimiter limiter, String[] names, int threads, int seconds, LongSupplier serverTicks, boolean refusals)
+            throws InterruptedException {
         int keys = names.length;
         AtomicBoolean measuring = new AtomicBoolean();
         AtomicBoolean running = new AtomicBoolean(true);
@@ -43,7 +56,7 @@ public final class FixedLoad {
             Thread caller = new Thread(() -> {
                 int i = first % keys;
                 while (running.get()) {
-                    if (!limiter.tryAcquire(names[i]).allowed()) {
+                    if (!limiter.tryAcquire(names[i]).allowed() && !refusals) {
                         throw new IllegalStateException("a decision was refused: the load must never be");
                     }
                     if (measuring.get()) {
