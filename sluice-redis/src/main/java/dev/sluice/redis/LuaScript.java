@@ -13,8 +13,8 @@ import java.util.Objects;
 
 /**
  * A Lua script and its SHA-1 digest for {@code EVALSHA}: that of one algorithm ({@code common.lua}, the algorithm's
- * own part(s), {@code single.lua}), the joint script ({@code common.lua}, every algorithm, {@code group.lua}, {@code joint.lua}), the batch script (the same with {@code batch.lua}), or the
- * counter store's compare-and-set. The algorithms are written once, as functions both tails call. Immutable.
+ * own part(s), {@code single.lua}), the batch script ({@code common.lua}, every algorithm, {@code group.lua},
+ * {@code batch.lua}), or the counter store's compare-and-set. The algorithms are written once, as functions both tails call. Immutable.
  */
 final class LuaScript {
 
@@ -31,10 +31,10 @@ final class LuaScript {
         SCRIPTS.put(Algorithm.LEAKY_BUCKET, load("leaky_bucket", "leaky_bucket", "single"));
     }
 
-    /** A joint request over keys of any algorithms, all or nothing ({@code joint.lua}). */
-    static final LuaScript JOINT = overEveryAlgorithm("joint");
-
-    /** Several requests, single or joint, each by its deadline, in one run ({@code batch.lua}). */
+    /**
+     * Several requests, single or joint (all or nothing, {@code group.lua}), each by its deadline, in one run
+     * ({@code batch.lua}).
+     */
     static final LuaScript BATCH = overEveryAlgorithm("batch");
 
     private final String name;
@@ -64,7 +64,6 @@ final class LuaScript {
         return sha;
     }
 
-    /** The script {@code name}: {@code common.lua}, then {@code parts} in order. */
     /** A script that decides keys of every algorithm, one or several at a time: every algorithm's part, then its own. */
     private static LuaScript overEveryAlgorithm(String name) {
         return load(
@@ -80,6 +79,7 @@ final class LuaScript {
                 name);
     }
 
+    /** The script {@code name}: {@code common.lua}, then {@code parts} in order. */
     private static LuaScript load(String name, String... parts) {
         StringBuilder text = new StringBuilder(resource("common"));
         for (String part : parts) {

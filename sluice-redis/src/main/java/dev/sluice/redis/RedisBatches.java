@@ -9,7 +9,9 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.SlotHash;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -24,7 +26,8 @@ import org.jspecify.annotations.Nullable;
  * <p>Redis runs the script atomically, the requests one after the other, each exactly as its own script would (a
  * joint one all or nothing), so batching changes no decision. On a Redis Cluster a script's keys must share a hash
  * slot, so there is one lane per slot. A batch carries at most {@value #MAX_REQUESTS} requests or {@value #MAX_KEYS}
- * keys.
+ * keys. What a batch sends per decision is its deadline, its limiter (by its index among the batch's distinct
+ * limiters, whose fields go once), cost and time: the script parses a limiter once per batch.
  *
  * <p>Deadlines by Redis's clock. A request in a batch that reaches Redis late (a stalled server, a paused client, a
  * frozen network) is refused by the script: each carries its deadline by the server's clock ({@link ServerClock},
@@ -50,42 +53,49 @@ final class RedisBatches {
     }
 
     /**
+     * One part of a request: its Redis key, its limiter's fields ({@link RedisDecider#limiterFields}: the same array
+     * for every request of one limiter), its cost, and its time ({@code T} for Redis's clock, else microseconds).
+     */
+    static final class Part {
+        private final String key;
+        private final String[] limiter;
+        private final long cost;
+        private final String now;
+
+        Part(String key, String[] limiter, long cost, String now) {
+            this.key = key;
+            this.limiter = limiter;
+            this.cost = cost;
+            this.now = now;
+        }
+
+        String key() {
+            return key;
+        }
+    }
+
+    /**
      * Decides one request in the next batch and waits for it until {@code deadlineNanos}.
      *
-     * @param keys   the parts' Redis keys, all in one hash slot
-     * @param fields the 9 fields of each part, in order ({@code group.lua})
-     * @param joint  all or nothing ({@code joint.lua}); else one part, acquiring ({@code single.lua})
+     * @param parts its parts, their keys all in one hash slot
+     * @param joint all or nothing ({@code group.lua}); else one part, acquiring
      * @throws SluiceException       if Redis fails or does not answer by the deadline; the request then took nothing
      *                               (but for one Redis ran in time whose answer came too late)
      * @throws IllegalStateException if the store is closed
      */
-    List<StoreDecision> decide(String[] keys, List<String> fields, boolean joint, long deadlineNanos) {
-        Lane l = lane != null ? lane : bySlot.computeIfAbsent(SlotHash.getSlot(keys[0]), s -> new Lane());
-        return l.requests.decide(new Request(keys, fields, joint), keys.length, deadlineNanos);
+    List<StoreDecision> decide(Part[] parts, boolean joint, long deadlineNanos) {
+        Lane l = lane != null ? lane : bySlot.computeIfAbsent(SlotHash.getSlot(parts[0].key()), s -> new Lane());
+        return l.requests.decide(new Request(parts, joint), parts.length, deadlineNanos);
     }
 
     /** What one request of a batch carries. */
     private static final class Request {
-        private final String[] keys;
-        private final List<String> fields;
+        private final Part[] parts;
         private final boolean joint;
 
-        Request(String[] keys, List<String> fields, boolean joint) {
-            this.keys = keys;
-            this.fields = fields;
+        Request(Part[] parts, boolean joint) {
+            this.parts = parts;
             this.joint = joint;
-        }
-
-        String[] keys() {
-            return keys;
-        }
-
-        List<String> fields() {
-            return fields;
-        }
-
-        boolean joint() {
-            return joint;
         }
     }
 
@@ -103,35 +113,53 @@ final class RedisBatches {
             if (clock.known()) {
                 return run(batch);
             }
-            String[] probe = {batch.get(0).payload().keys()[0]}; // a run with no request, to learn the server's clock
-            return eval(probe, new String[] {"0"}).thenCompose(r -> {
+            // a run with no request, to learn the server's clock
+            String[] probe = {batch.get(0).payload().parts[0].key()};
+            return eval(probe, new String[] {"0", "0"}).thenCompose(r -> {
                 learnClock(r, System.nanoTime());
                 return run(batch);
             });
         }
 
-        /** Sends {@code batch}; completes once every request of it is answered. */
+        /**
+         * Sends {@code batch}; completes once every request of it is answered. The arguments ({@code batch.lua}): the
+         * batch's distinct limiters, 7 fields each, then per request its deadline and its number of parts (negated
+         * for a joint request), and per part its limiter's index, cost and time.
+         */
         private CompletionStage<Void> run(List<GroupCommit.Request<Request, List<StoreDecision>>> batch) {
+            IdentityHashMap<String[], String> limiters =
+                    new IdentityHashMap<>(); // a limiter's fields: its index, from 1
+            List<String[]> distinct = new ArrayList<>();
             int keyCount = 0;
-            int fieldCount = 1;
             for (var r : batch) {
-                keyCount += r.payload().keys().length;
-                fieldCount += 3 + r.payload().fields().size();
+                for (Part p : r.payload().parts) {
+                    if (!limiters.containsKey(p.limiter)) {
+                        distinct.add(p.limiter);
+                        limiters.put(p.limiter, Integer.toString(distinct.size()));
+                    }
+                }
+                keyCount += r.payload().parts.length;
             }
             String[] keys = new String[keyCount];
-            String[] args = new String[fieldCount];
-            args[0] = Integer.toString(batch.size());
+            String[] args =
+                    new String[2 + RedisDecider.LIMITER_FIELDS * distinct.size() + 2 * batch.size() + 3 * keyCount];
+            int a = 0;
+            args[a++] = Integer.toString(distinct.size());
+            for (String[] fields : distinct) {
+                System.arraycopy(fields, 0, args, a, fields.length);
+                a += fields.length;
+            }
+            args[a++] = Integer.toString(batch.size());
             int k = 0;
-            int a = 1;
             for (var r : batch) {
                 Request q = r.payload();
-                System.arraycopy(q.keys(), 0, keys, k, q.keys().length);
-                k += q.keys().length;
                 args[a++] = Long.toString(Math.floorDiv(clock.serverTime(r.deadlineNanos()), 1000));
-                args[a++] = q.joint() ? "j" : "a";
-                args[a++] = Integer.toString(q.keys().length);
-                for (String f : q.fields()) {
-                    args[a++] = f;
+                args[a++] = Integer.toString(q.joint ? -q.parts.length : q.parts.length);
+                for (Part p : q.parts) {
+                    keys[k++] = p.key();
+                    args[a++] = Objects.requireNonNull(limiters.get(p.limiter));
+                    args[a++] = Long.toString(p.cost);
+                    args[a++] = p.now;
                 }
             }
             return eval(keys, args).thenAccept(answer -> answer(batch, answer, System.nanoTime()));
@@ -143,7 +171,7 @@ final class RedisBatches {
             learnClock(answer, arrived);
             int i = 1;
             for (var r : batch) {
-                int n = r.payload().keys().length;
+                int n = r.payload().parts.length;
                 if (i >= answer.size()) {
                     r.fail(malformed(answer));
                     continue;

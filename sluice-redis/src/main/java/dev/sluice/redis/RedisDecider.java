@@ -11,7 +11,6 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -22,6 +21,9 @@ import org.jspecify.annotations.Nullable;
  * Thread-safe and stateless beyond its configuration.
  */
 final class RedisDecider implements AtomicDecider {
+
+    /** How many fields {@link #limiterFields} has. */
+    static final int LIMITER_FIELDS = 7;
 
     private final Connector<?> connector;
     private final RedisBatches batches;
@@ -36,6 +38,7 @@ final class RedisDecider implements AtomicDecider {
     private final String strict;
     private final String code;
     private final Duration timeout;
+    private final String[] limiterFields;
 
     RedisDecider(
             Connector<?> connector,
@@ -69,6 +72,8 @@ final class RedisDecider implements AtomicDecider {
         this.strict = config.strict() ? "1" : "0";
         this.code = config.algorithm().code();
         this.timeout = options.timeout();
+        this.limiterFields =
+                new String[] {code, limit, window, countRejected, margin, subWindow != null ? subWindow : "0", strict};
     }
 
     /** The Redis key holding {@code key}'s state. */
@@ -81,17 +86,13 @@ final class RedisDecider implements AtomicDecider {
         return connector;
     }
 
-    /** This decider's 9 arguments to the joint script for a part of {@code cost} at {@code nowNanos}. */
-    void addJointArgs(List<String> args, long cost, long nowNanos) {
-        args.add(code);
-        args.add(now(nowNanos));
-        args.add(limit);
-        args.add(window);
-        args.add(Long.toString(cost));
-        args.add(countRejected);
-        args.add(margin);
-        args.add(subWindow != null ? subWindow : "0");
-        args.add(strict);
+    /**
+     * A part of a batched request ({@link RedisBatches}) for {@code key}, of {@code cost} at {@code nowNanos}: its
+     * limiter's fields are this decider's ({@code batch.lua}: algorithm code, limit, window, countRejected, margin,
+     * sub-window, strict), one array that every request of this limiter shares.
+     */
+    RedisBatches.Part part(String key, long cost, long nowNanos) {
+        return new RedisBatches.Part(redisKey(key), limiterFields, cost, now(nowNanos));
     }
 
     /**
@@ -101,9 +102,10 @@ final class RedisDecider implements AtomicDecider {
     @Override
     public StoreDecision decide(String key, long cost, boolean consume, long nowNanos) {
         if (consume) {
-            List<String> fields = new ArrayList<>(9);
-            addJointArgs(fields, cost, nowNanos);
-            return batches.decide(new String[] {redisKey(key)}, fields, false, System.nanoTime() + timeout.toNanos())
+            return batches.decide(
+                            new RedisBatches.Part[] {part(key, cost, nowNanos)},
+                            false,
+                            System.nanoTime() + timeout.toNanos())
                     .get(0);
         }
         List<Object> r = run(key, "p", nowNanos, cost, 0);

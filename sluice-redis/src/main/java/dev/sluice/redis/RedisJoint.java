@@ -5,7 +5,6 @@ import dev.sluice.spi.AtomicJointDecider;
 import dev.sluice.spi.StoreDecision;
 import io.lettuce.core.cluster.SlotHash;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -75,19 +74,15 @@ final class RedisJoint implements AtomicJointDecider {
     @Override
     public List<StoreDecision> decideAll(
             List<AtomicDecider> deciders, List<String> keys, long[] costs, long[] nowNanos, long deadlineNanos) {
-        int n = keys.size();
-        String[] redisKeys = new String[n];
-        List<String> fields = new ArrayList<>(9 * n);
-        for (int i = 0; i < n; i++) {
-            RedisDecider decider = (RedisDecider) deciders.get(i);
-            redisKeys[i] = decider.redisKey(keys.get(i));
-            decider.addJointArgs(fields, costs[i], nowNanos[i]);
+        RedisBatches.Part[] parts = new RedisBatches.Part[keys.size()];
+        for (int i = 0; i < parts.length; i++) {
+            parts[i] = ((RedisDecider) deciders.get(i)).part(keys.get(i), costs[i], nowNanos[i]);
         }
-        return batches.decide(redisKeys, fields, true, deadlineNanos);
+        return batches.decide(parts, true, deadlineNanos);
     }
 
     @Override
     public String toString() {
-        return "RedisJoint[" + LuaScript.JOINT + " on " + connector + "]";
+        return "RedisJoint[" + LuaScript.BATCH + " on " + connector + "]";
     }
 }

@@ -96,13 +96,15 @@ public final class RedisStore implements RateLimitStore, AutoCloseable {
      * over, a new cluster node) answers NOSCRIPT, and the same call sends it with EVAL, which also caches it.
      *
      * Joint requests: each algorithm's part is one Lua function deciding one key, with or without consuming, so the
-     * single-key scripts and the joint script (common.lua, every algorithm, joint.lua) run the same code. The joint
-     * script decides every part without consuming, then, if all passed, every part again consuming; else only the
-     * refused parts that count rejections consume. Example: 10/s and 100/min token buckets on "u1", the minute's
-     * bucket empty: the second answers (denied, 0 left, retry after 600 ms), the first is not touched, one round trip:
+     * single-key scripts and the batch script (common.lua, every algorithm, group.lua, batch.lua) run the same code.
+     * A joint request (group.lua) decides every part without consuming, then, if all passed, every part again
+     * consuming; else only the refused parts that count rejections consume. Example: 10/s and 100/min token buckets
+     * on "u1", the minute's bucket empty: the second answers (denied, 0 left, retry after 600 ms), the first is not
+     * touched, one round trip (alone in its batch: two limiters, one request of two parts, each limiter 1 and 2,
+     * cost 1, Redis's time):
      *
-     *     EVALSHA <joint> 2 sluice:{u1}:tb:1000000000 sluice:{u1}:tb:60000000000
-     *             tb T 10 1000000 1 0 0 0 0   tb T 100 60000000 1 0 0 0 0
+     *     EVALSHA <batch> 2 sluice:{u1}:tb:1000000000 sluice:{u1}:tb:60000000000
+     *             2  tb 10 1000000 0 1000 0 0  tb 100 60000000 0 1000 0 0  1  <deadline> -2  1 1 T  2 1 T
      *
      * A Redis Cluster runs a script only over keys of one slot: the parts of one user key always are (the hash tag
      * is that key); other requests are taken in order and given back at the first refusal (SharedJoint).

@@ -4,7 +4,8 @@
 --
 -- Each algorithm is a function in ALGORITHMS, named by its code, deciding one part p (see part() below) and
 -- answering {allowed 1/0, remaining, reset (us), retry after (us), place}, or {1/0} for a give-back. A script is this
--- file, the algorithms it needs, and a tail that reads its arguments into parts: single.lua or joint.lua.
+-- file, the algorithms it needs, and a tail that reads its arguments into parts: single.lua, or group.lua and
+-- batch.lua.
 --
 -- Lua numbers are doubles: every value here is an integer below 2^53, so every sum, difference and comparison is
 -- exact; products that may reach 2^53 go through muldivmod, which is exact for any operands below 2^53. A bucket's or

@@ -1,8 +1,38 @@
 -- SLIDING_TAIL (dev.sluice.algorithm.SlidingTailState): (w, cur, prev), the index w of the current window, its count
 -- and the previous window's count. No key: no counts.
+
+-- the least e in [0, W] with floor(count * (W - e) / W) <= target
+local function tailElapsedWhenAtMost(W, count, target)
+  if count <= target then
+    return 0
+  end
+  local q, r = muldivmod(target + 1, W, count)
+  if r > 0 then
+    q = q + 1
+  end
+  return W - (q - 1)
+end
+
+-- time from now, elapsed into window w, until the estimate is at most target, with no further requests
+local function tailUntilAtMost(W, elapsed, cur, prev, target)
+  if cur <= target then
+    return math.max(0, tailElapsedWhenAtMost(W, prev, target - cur) - elapsed)
+  end
+  return W - elapsed + tailElapsedWhenAtMost(W, cur, target)
+end
+
+local function tailSave(p, w, cur, prev)
+  local expiresAt = nil
+  if cur > 0 then
+    expiresAt = (w + 2) * p.W
+  elseif prev > 0 then
+    expiresAt = (w + 1) * p.W
+  end
+  store(p, struct.pack('<ddd', w, cur, prev), expiresAt)
+end
+
 ALGORITHMS.tail = function(p)
   local key, mode, now, L, W, cost = p.key, p.mode, p.now, p.L, p.W, p.cost
-  local countRejected, place, consume = p.countRejected, p.place, p.consume
   local w, cur, prev
   local v = redis.call('GET', key)
   if v then
@@ -20,65 +50,31 @@ ALGORITHMS.tail = function(p)
     cur = 0
     w = k
   end
-  local elapsed = math.max(now, w * W) - w * W
-
-  local function save()
-    local expiresAt = nil
-    if cur > 0 then
-      expiresAt = (w + 2) * W
-    elseif prev > 0 then
-      expiresAt = (w + 1) * W
-    end
-    store(p, struct.pack('<ddd', w, cur, prev), expiresAt)
-  end
 
   if mode == 'g' then
+    local place = p.place
     if place == w and cur > 0 then
-      cur = math.max(0, cur - cost)
-      save()
+      tailSave(p, w, math.max(0, cur - cost), prev)
       return {1}
     end
     if place == w - 1 and prev > 0 then
-      prev = math.max(0, prev - cost)
-      save()
+      tailSave(p, w, cur, math.max(0, prev - cost))
       return {1}
     end
     return {0}
   end
 
-  local function estimate()
-    local weighted = muldivmod(prev, W - elapsed, W)
-    return satadd(weighted, cur)
-  end
-
-  -- the least e in [0, W] with floor(count * (W - e) / W) <= target
-  local function elapsedWhenWeightedAtMost(count, target)
-    if count <= target then
-      return 0
-    end
-    local q, r = muldivmod(target + 1, W, count)
-    if r > 0 then
-      q = q + 1
-    end
-    return W - (q - 1)
-  end
-
-  -- time from now until the estimate is at most target, with no further requests
-  local function untilAtMost(target)
-    if cur <= target then
-      return math.max(0, elapsedWhenWeightedAtMost(prev, target - cur) - elapsed)
-    end
-    return W - elapsed + elapsedWhenWeightedAtMost(cur, target)
-  end
-
-  local ok = estimate() <= L - cost
-  if consume and (ok or countRejected) then
+  local elapsed = math.max(now, w * W) - w * W
+  local weighted = muldivmod(prev, W - elapsed, W) -- the previous window's count, weighted by what is left of it
+  local ok = satadd(weighted, cur) <= L - cost
+  if p.consume and (ok or p.countRejected) then
     cur = satadd(cur, cost)
-    save()
+    tailSave(p, w, cur, prev)
   end
-  local remaining = math.max(0, L - estimate())
+  local remaining = math.max(0, L - satadd(weighted, cur))
   if ok then
-    return {1, remaining, untilAtMost(0), 0, w}
+    return {1, remaining, tailUntilAtMost(W, elapsed, cur, prev, 0), 0, w}
   end
-  return {0, remaining, untilAtMost(0), untilAtMost(L - cost), w}
+  return {0, remaining, tailUntilAtMost(W, elapsed, cur, prev, 0), tailUntilAtMost(W, elapsed, cur, prev, L - cost),
+    w}
 end
