@@ -349,13 +349,6 @@ class RedisJointTest {
 
     /** Calls of {@code command} on the shared standalone server so far. */
     static long calls(String command) {
-        String info = (String) RedisServers.shared().call("INFO", "commandstats");
-        for (String line : info.split("\r\n")) {
-            if (line.startsWith("cmdstat_" + command + ":calls=")) {
-                String rest = line.substring(("cmdstat_" + command + ":calls=").length());
-                return Long.parseLong(rest.substring(0, rest.indexOf(',')));
-            }
-        }
-        return 0;
+        return RedisServers.shared().calls(command);
     }
 }

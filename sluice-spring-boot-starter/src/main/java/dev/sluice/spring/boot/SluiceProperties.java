@@ -185,6 +185,13 @@ public class SluiceProperties {
          */
         private @Nullable Duration timeout;
 
+        /**
+         * Exact mode on a shared store: keep up to this many of the store's refusals in this instance until their
+         * retry instant, so that a key over its limit is refused without a store call (exact: it refuses only what the
+         * store would). 0, the default, keeps none. No effect on the memory store or in synchronized and leased mode.
+         */
+        private int overLimitCache;
+
         public StoreType getType() {
             return type;
         }
@@ -247,6 +254,14 @@ public class SluiceProperties {
 
         public void setTimeout(@Nullable Duration timeout) {
             this.timeout = timeout;
+        }
+
+        public int getOverLimitCache() {
+            return overLimitCache;
+        }
+
+        public void setOverLimitCache(int overLimitCache) {
+            this.overLimitCache = overLimitCache;
         }
     }
 

@@ -47,8 +47,8 @@ public final class SluiceStoreConfigurations {
     private SluiceStoreConfigurations() {}
 
     /**
-     * The assembly of {@code sluice.store.mode}, {@code .interval}, {@code .timeout} and the password given apart
-     * ({@code sluice.store.password}, {@code .password-file}).
+     * The assembly of {@code sluice.store.mode}, {@code .interval}, {@code .timeout}, {@code .over-limit-cache} and
+     * the password given apart ({@code sluice.store.password}, {@code .password-file}).
      *
      * @throws IllegalStateException naming the property whose value the assembly refuses
      */
@@ -59,6 +59,7 @@ public final class SluiceStoreConfigurations {
                 b.interval(p.getInterval());
             }
             b.timeout(p.getTimeout());
+            b.overLimitCache(p.getOverLimitCache());
         } catch (IllegalArgumentException e) {
             // the message says it all, with the property's name; not chained, so it is the root cause shown
             throw new IllegalStateException("sluice.store." + e.getMessage());

@@ -1,21 +1,29 @@
 package dev.sluice.spring.boot;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import dev.sluice.lease.LeasedStore;
+import dev.sluice.policy.Descriptor;
 import dev.sluice.policy.PolicyLimiter;
+import dev.sluice.policy.Verdict;
 import dev.sluice.sync.SynchronizedStore;
+import dev.sluice.testkit.server.RedisServers;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
  * A starter application in synchronized or leased mode exports the mode's own meters ({@code sluice.sync.*},
- * {@code sluice.leased.*}) on its meter registry, as the service does: they are bound with the limiter's metrics.
+ * {@code sluice.leased.*}) on its meter registry, as the service does: they are bound with the limiter's metrics. In
+ * exact mode with {@code sluice.store.over-limit-cache}, the refusals its cache gives without a store call are counted
+ * in {@code sluice.over.limit.cache.hits}.
  */
 class SluiceStoreMetersTest {
 
@@ -74,5 +82,29 @@ class SluiceStoreMetersTest {
                             registry.get("sluice.leased.permits.unused").gauge().value());
                     assertNull(registry.find("sluice.sync.flushes").meter(), "no meter of the other mode");
                 });
+    }
+
+    @Test
+    void exactModeWithAnOverLimitCacheRefusesAKeyOverItsLimitWithoutAStoreCall() {
+        withMeters.withPropertyValues("sluice.store.over-limit-cache=100").run(context -> {
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            PolicyLimiter limiter = context.getBean(PolicyLimiter.class);
+            List<Descriptor> client = SluiceStoreModesTest.newClient();
+            assertEquals(5, SluiceStoreModesTest.allowed(limiter, client, 6), "the sixth refused by Redis");
+            long scriptsBefore = RedisServers.shared().calls("eval", "evalsha");
+            for (int i = 0; i < 3; i++) {
+                Verdict v = limiter.check("api", client, 1);
+                assertFalse(v.allowed(), "check " + (i + 7));
+            }
+            assertEquals(
+                    scriptsBefore,
+                    RedisServers.shared().calls("eval", "evalsha"),
+                    "refused from the cache: no script ran on Redis");
+            Counter hits = registry.find("sluice.over.limit.cache.hits")
+                    .tags("domain", "api")
+                    .counter();
+            assertNotNull(hits, "exported: " + registry.getMeters());
+            assertEquals(3, hits.count());
+        });
     }
 }

@@ -105,6 +105,25 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
+    /**
+     * How many times the server has run {@code commands} in all (lower case, e.g. {@code "eval", "evalsha"}), from
+     * {@code INFO commandstats}: 0 for a command it has not run.
+     */
+    public long calls(String... commands) {
+        String info = String.valueOf(call("INFO", "commandstats"));
+        long calls = 0;
+        for (String line : info.split("\r\n", -1)) {
+            for (String command : commands) {
+                String prefix = "cmdstat_" + command + ":calls=";
+                if (line.startsWith(prefix)) {
+                    String rest = line.substring(prefix.length());
+                    calls += Long.parseLong(rest.substring(0, rest.indexOf(',')));
+                }
+            }
+        }
+        return calls;
+    }
+
     /** The process id of the server, for {@link ProcessStall#of}; only for a server started here and running. */
     public synchronized long pid() {
         requireLocal("stall");
