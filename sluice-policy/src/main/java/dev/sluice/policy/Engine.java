@@ -355,14 +355,21 @@ final class Engine {
         return closed.get();
     }
 
-    /** One counter of the request: a limiter and key, with the costs of every limit naming them added. */
-    private static final class Part {
+    /**
+     * One counter of the request: a limiter and key, with the costs of every limit naming them added. The first counter
+     * of a request is its {@link Decided} itself ({@link #count}), so a request of one counter makes one object.
+     */
+    private static class Part {
         /** Null for a limit of 0, which is impossible and never asks. */
-        final @Nullable RateLimiter limiter;
+        @Nullable
+        RateLimiter limiter;
 
-        final String key;
-        final Limit limit;
-        final int stage;
+        String key = "";
+
+        @Nullable
+        Limit limit;
+
+        int stage;
         long cost;
         /** Null until its stage is answered by the store; stays null if the stage did not run or the store failed. */
         @Nullable
@@ -374,14 +381,24 @@ final class Engine {
         Part next;
 
         /** One permit of this counter, kept by the resolution; null for a limit of 0. */
-        private final @Nullable Acquisition one;
+        private @Nullable Acquisition one;
 
-        Part(@Nullable RateLimiter limiter, String key, Limit limit, int stage, @Nullable Acquisition one) {
+        /** Not a counter until {@link #count} makes it one. */
+        Part() {}
+
+        /** Makes this the part of the counter {@code key} of {@code limiter}, for {@code limit} of {@code stage}. */
+        final Part count(@Nullable RateLimiter limiter, String key, Limit limit, int stage, @Nullable Acquisition one) {
             this.limiter = limiter;
             this.key = key;
             this.limit = limit;
             this.stage = stage;
             this.one = one;
+            return this;
+        }
+
+        /** The limit this part was made for; only once {@link #count} made it a counter. */
+        final Limit limit() {
+            return Objects.requireNonNull(limit, "a part counts once it has its limit");
         }
 
         /** What the store is asked for this part: its cost of its counter. */
@@ -396,45 +413,50 @@ final class Engine {
 
     /**
      * What {@link #decide} decided for a request, from which its {@link Verdict} builds the answer of every descriptor
-     * and limit when first read ({@link #descriptors}). Not changed once the verdict is made.
+     * and limit when first read ({@link #descriptors}). It is also the request's first counter ({@link Part}), if it
+     * has one. Made before the stages run, completed by {@link #end} before its verdict is made, and not changed after.
      */
-    static final class Decided {
+    static final class Decided extends Part {
         private final List<Descriptor> request;
         /** The resolution of the first descriptor; of the others in {@link #rest}. */
         private final Resolution first;
         /** The resolution of every descriptor, when there are several; else null. */
         private final Resolution @Nullable [] rest;
         /** The part of each limit (slot) of the request: {@link #slot0} when there is one slot, else {@link #bySlot}. */
-        private final @Nullable Part slot0;
+        private @Nullable Part slot0;
 
-        private final @Nullable Part @Nullable [] bySlot;
+        private @Nullable Part @Nullable [] bySlot;
         private final @Nullable Set<String> replaced;
-        private final OnStoreFailure onFailure;
-        private final int refusedStage;
-        private final int failedStages;
+        private OnStoreFailure onFailure = OnStoreFailure.ALLOW;
+        private int refusedStage = -1;
+        private int failedStages;
         /** The time the impossible limits report their reset from; -1 when there are none. */
-        private final long nowNanos;
+        private long nowNanos = -1;
         /** The limits refused by a store's over-limit cache, without a store call ({@link Decision#cached()}). */
-        final int cachedRefusals;
+        int cachedRefusals;
 
         Decided(
                 List<Descriptor> request,
                 Resolution first,
                 Resolution @Nullable [] rest,
+                @Nullable Set<String> replaced) {
+            this.request = request;
+            this.first = first;
+            this.rest = rest;
+            this.replaced = replaced;
+        }
+
+        /** What the stages decided, set once before the verdict is made. */
+        void end(
                 @Nullable Part slot0,
                 @Nullable Part @Nullable [] bySlot,
-                @Nullable Set<String> replaced,
                 OnStoreFailure onFailure,
                 int refusedStage,
                 int failedStages,
                 long nowNanos,
                 int cachedRefusals) {
-            this.request = request;
-            this.first = first;
-            this.rest = rest;
             this.slot0 = slot0;
             this.bySlot = bySlot;
-            this.replaced = replaced;
             this.onFailure = onFailure;
             this.refusedStage = refusedStage;
             this.failedStages = failedStages;
@@ -552,6 +574,7 @@ final class Engine {
             }
         }
         Set<String> replaced = replaces ? replaced(first, rest) : null;
+        Decided decided = new Decided(descriptors, first, rest, replaced);
 
         // The counters: one part per limiter and key, in the order of the request (a list through Part.next); each
         // limit (slot) names its part, or none when it is replaced or unlimited. A request of one slot needs no array.
@@ -579,7 +602,7 @@ final class Engine {
                 }
                 Part part = byKey != null ? byKey.get(key) : find(head, key);
                 if (part == null) {
-                    part = new Part(p.limiters[j], key, l, p.stage, ones[j]);
+                    part = (head == null ? decided : new Part()).count(p.limiters[j], key, l, p.stage, ones[j]);
                     stages |= 1 << p.stage;
                     if (tail == null) {
                         head = part;
@@ -619,7 +642,8 @@ final class Engine {
                 if (p.stage == stage) {
                     asked++;
                     one = p;
-                    if (p.limit.requestsPerUnit() == 0 || p.cost > p.limit.requestsPerUnit()) {
+                    long limit = p.limit().requestsPerUnit();
+                    if (limit == 0 || p.cost > limit) {
                         p.impossible = true;
                         impossible = true;
                     }
@@ -666,18 +690,7 @@ final class Engine {
             }
         }
 
-        Decided decided = new Decided(
-                descriptors,
-                first,
-                rest,
-                slot0,
-                bySlot,
-                replaced,
-                onFailure,
-                refusedStage,
-                failedStages,
-                nowNanos,
-                cached);
+        decided.end(slot0, bySlot, onFailure, refusedStage, failedStages, nowNanos, cached);
         return new Verdict(
                 refusedStage != Plan.ENFORCE && refusedStage != Plan.QUOTA,
                 decided.shadowBan(),
