@@ -16,19 +16,15 @@ import dev.sluice.TimeSource;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.testkit.Await;
 import dev.sluice.testkit.ManualClock;
+import dev.sluice.testkit.StoreBatchingContract;
 import dev.sluice.testkit.server.RedisServer;
 import dev.sluice.testkit.server.RedisServers;
 import io.lettuce.core.RedisClient;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -200,19 +196,7 @@ class RedisOutageTest {
                 int failuresBefore = failures.size();
 
                 server.call("CLIENT", "PAUSE", Long.toString(PAUSE_MILLIS), "WRITE"); // holds every script
-                ExecutorService callers = Executors.newFixedThreadPool(8);
-                try {
-                    List<Future<Decision>> during = new ArrayList<>();
-                    for (int i = 0; i < 8; i++) {
-                        during.add(callers.submit(() -> limiter.tryAcquire(key)));
-                    }
-                    for (Future<Decision> d : during) {
-                        Decision refused = d.get(HANG.toSeconds(), TimeUnit.SECONDS);
-                        assertTrue(refused.failed() && !refused.allowed(), "denied by the failure policy: " + refused);
-                    }
-                } finally {
-                    callers.shutdownNow();
-                }
+                StoreBatchingContract.assertEachRefusedByTheFailurePolicy(limiter, key, 8, HANG);
                 assertEquals(8, failures.size() - failuresBefore, "failures during the stall");
                 for (SluiceException f : failures.subList(failuresBefore, failures.size())) {
                     assertTrue(causedBy(f, TimeoutException.class), "ended by the deadline: " + f);

@@ -174,20 +174,11 @@ public abstract class StoreBatchingContract {
             assertEquals(2, limiter.tryAcquire(key).remaining(), "before the stall");
             int failuresBefore = failures.size();
 
-            ExecutorService callers = Executors.newFixedThreadPool(8);
             ProcessStall stall = ProcessStall.of(server.pids());
             try {
-                List<Future<Decision>> during = new ArrayList<>();
-                for (int i = 0; i < 8; i++) {
-                    during.add(callers.submit(() -> limiter.tryAcquire(key)));
-                }
-                for (Future<Decision> d : during) {
-                    Decision refused = d.get(HANG.toSeconds(), TimeUnit.SECONDS);
-                    assertTrue(refused.failed() && !refused.allowed(), "denied by the failure policy: " + refused);
-                }
+                assertEachRefusedByTheFailurePolicy(limiter, key, 8, HANG);
             } finally {
                 stall.close();
-                callers.shutdownNow();
             }
             assertEquals(8, failures.size() - failuresBefore, "failures during the stall");
 
@@ -230,6 +221,27 @@ public abstract class StoreBatchingContract {
             return total;
         } finally {
             threads.shutdownNow();
+        }
+    }
+
+    /**
+     * {@code callers} threads call {@code limiter.tryAcquire(key)} at once; asserts that each is answered within
+     * {@code bound} by the failure policy's refusal, as a stalled store's callers must be.
+     */
+    public static void assertEachRefusedByTheFailurePolicy(RateLimiter limiter, String key, int callers, Duration bound)
+            throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(callers);
+        try {
+            List<Future<Decision>> during = new ArrayList<>();
+            for (int i = 0; i < callers; i++) {
+                during.add(pool.submit(() -> limiter.tryAcquire(key)));
+            }
+            for (Future<Decision> d : during) {
+                Decision refused = d.get(bound.toMillis(), TimeUnit.MILLISECONDS);
+                assertTrue(refused.failed() && !refused.allowed(), "denied by the failure policy: " + refused);
+            }
+        } finally {
+            pool.shutdownNow();
         }
     }
 }
