@@ -23,6 +23,24 @@ public final class FixedLoad {
 
     private FixedLoad() {}
 
+    /**
+     * A load command's arguments: the store's address, the name of what it writes (a table, a collection, a key
+     * prefix), callers, keys, seconds, and the server's process id when there is one (else 0).
+     */
+    public record Args(String url, String name, int threads, int keys, int seconds, long server) {
+
+        /** Reads {@code url name threads keys seconds [server-pid]}. */
+        public static Args parse(String[] args) {
+            return new Args(
+                    args[0],
+                    args[1],
+                    Integer.parseInt(args[2]),
+                    Integer.parseInt(args[3]),
+                    Integer.parseInt(args[4]),
+                    args.length > 5 ? Long.parseLong(args[5]) : 0);
+        }
+    }
+
     /** What a run measured: decisions per second, and the server's CPU time per decision in microseconds. */
     public record Result(double perSecond, double serverCpuMicros) {}
 

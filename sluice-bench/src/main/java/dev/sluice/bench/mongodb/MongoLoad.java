@@ -24,30 +24,26 @@ public final class MongoLoad {
     private MongoLoad() {}
 
     public static void main(String[] args) throws Exception {
-        String url = args[0];
-        String collection = args[1];
-        int threads = Integer.parseInt(args[2]);
-        int keys = Integer.parseInt(args[3]);
-        int seconds = Integer.parseInt(args[4]);
-        long server = Long.parseLong(args[5]);
-        try (MongoClient client = MongoClients.create(url)) {
-            client.getDatabase("sluice_bench").getCollection(collection).drop();
+        FixedLoad.Args a = FixedLoad.Args.parse(args);
+        try (MongoClient client = MongoClients.create(a.url())) {
+            client.getDatabase("sluice_bench").getCollection(a.name()).drop();
             MongoStore store = MongoStore.builder(client, "sluice_bench")
-                    .collection(collection)
+                    .collection(a.name())
                     .failurePolicy(FailurePolicy.THROW)
                     .timeout(Duration.ofSeconds(5))
                     .build();
             RateLimiter limiter = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
-                    .limit(BenchDatabase.LIMIT, BenchDatabase.window(keys))
+                    .limit(BenchDatabase.LIMIT, BenchDatabase.window(a.keys()))
                     .store(store)
                     .build();
-            String[] names = BenchDatabase.keys(keys);
-            BenchDatabase.populate(keys, i -> limiter.tryAcquire(names[i]));
+            String[] names = BenchDatabase.keys(a.keys());
+            BenchDatabase.populate(a.keys(), i -> limiter.tryAcquire(names[i]));
 
-            FixedLoad.Result r = FixedLoad.run(limiter, names, threads, seconds, () -> FixedLoad.ticks(server));
+            FixedLoad.Result r =
+                    FixedLoad.run(limiter, names, a.threads(), a.seconds(), () -> FixedLoad.ticks(a.server()));
             System.out.printf(
                     "collection=%s threads=%d keys=%d decisions/s=%.0f server-cpu-us/decision=%.1f%n",
-                    collection, threads, keys, r.perSecond(), r.serverCpuMicros());
+                    a.name(), a.threads(), a.keys(), r.perSecond(), r.serverCpuMicros());
         }
     }
 }

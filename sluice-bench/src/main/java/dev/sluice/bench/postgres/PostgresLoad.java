@@ -26,34 +26,30 @@ public final class PostgresLoad {
     private PostgresLoad() {}
 
     public static void main(String[] args) throws Exception {
-        String url = args[0];
-        String table = args[1];
-        int threads = Integer.parseInt(args[2]);
-        int keys = Integer.parseInt(args[3]);
-        int seconds = Integer.parseInt(args[4]);
+        FixedLoad.Args a = FixedLoad.Args.parse(args);
         HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(url);
-        config.setMaximumPoolSize(threads);
-        config.setMinimumIdle(threads);
+        config.setJdbcUrl(a.url());
+        config.setMaximumPoolSize(a.threads());
+        config.setMinimumIdle(a.threads());
         try (HikariDataSource pool = new HikariDataSource(config)) {
             PostgresStore store = PostgresStore.builder(pool)
-                    .table(table)
+                    .table(a.name())
                     .failurePolicy(FailurePolicy.THROW)
                     .timeout(Duration.ofSeconds(5))
                     .build();
-            BenchDatabase.execute(pool, "TRUNCATE " + table);
+            BenchDatabase.execute(pool, "TRUNCATE " + a.name());
             RateLimiter limiter = RateLimiter.builder(Algorithm.TOKEN_BUCKET)
-                    .limit(BenchDatabase.LIMIT, BenchDatabase.window(keys))
+                    .limit(BenchDatabase.LIMIT, BenchDatabase.window(a.keys()))
                     .store(store)
                     .build();
-            String[] names = BenchDatabase.keys(keys);
-            BenchDatabase.populate(keys, i -> limiter.tryAcquire(names[i]));
+            String[] names = BenchDatabase.keys(a.keys());
+            BenchDatabase.populate(a.keys(), i -> limiter.tryAcquire(names[i]));
             long postmaster = postmaster(pool);
 
-            FixedLoad.Result r = FixedLoad.run(limiter, names, threads, seconds, () -> cpuTicks(postmaster));
+            FixedLoad.Result r = FixedLoad.run(limiter, names, a.threads(), a.seconds(), () -> cpuTicks(postmaster));
             System.out.printf(
                     "table=%s threads=%d keys=%d decisions/s=%.0f pg-cpu-us/decision=%.1f%n",
-                    table, threads, keys, r.perSecond(), r.serverCpuMicros());
+                    a.name(), a.threads(), a.keys(), r.perSecond(), r.serverCpuMicros());
         }
     }
 

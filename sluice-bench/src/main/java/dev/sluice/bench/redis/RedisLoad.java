@@ -27,26 +27,21 @@ public final class RedisLoad {
     private RedisLoad() {}
 
     public static void main(String[] args) throws Exception {
-        String url = args[0];
-        String prefix = args[1];
-        int threads = Integer.parseInt(args[2]);
-        int keys = Integer.parseInt(args[3]);
-        int seconds = Integer.parseInt(args[4]);
-        long server = Long.parseLong(args[5]);
-        RedisClient client = RedisClient.create(url);
+        FixedLoad.Args a = FixedLoad.Args.parse(args);
+        RedisClient client = RedisClient.create(a.url());
         try (StatefulRedisConnection<String, String> stats = client.connect()) {
             RedisStore store = RedisStore.builder(client)
-                    .namespace(prefix)
+                    .namespace(a.name())
                     .failurePolicy(FailurePolicy.THROW)
                     .timeout(Duration.ofSeconds(5))
                     .build();
-            boolean hot = keys == 1;
+            boolean hot = a.keys() == 1;
             RateLimiter limiter = RateLimiter.builder(Algorithm.SLIDING_TAIL)
                     .limit(hot ? 50 : RedisTarget.LIMIT, hot ? Duration.ofSeconds(1) : RedisTarget.WINDOW)
                     .store(store)
                     .build();
-            String[] names = new String[keys];
-            for (int i = 0; i < keys; i++) {
+            String[] names = new String[a.keys()];
+            for (int i = 0; i < a.keys(); i++) {
                 names[i] = "client-" + (i + 1);
             }
             long[] calls = new long[2];
@@ -55,22 +50,22 @@ public final class RedisLoad {
             FixedLoad.Result r = FixedLoad.run(
                     limiter,
                     names,
-                    threads,
-                    seconds,
+                    a.threads(),
+                    a.seconds(),
                     () -> { // read twice: at the start and at the end of the measured span
                         long[] evalsha = evalsha(stats.sync().info("commandstats"));
                         calls[reads[0]] = evalsha[0];
                         micros[reads[0]++] = evalsha[1];
-                        return FixedLoad.ticks(server);
+                        return FixedLoad.ticks(a.server());
                     },
                     hot);
-            double decisions = r.perSecond() * seconds;
+            double decisions = r.perSecond() * a.seconds();
             System.out.printf(
                     "prefix=%s threads=%d keys=%d decisions/s=%.0f server-cpu-us/decision=%.2f evalsha/decision=%.3f"
                             + " evalsha-us/decision=%.2f%n",
-                    prefix,
-                    threads,
-                    keys,
+                    a.name(),
+                    a.threads(),
+                    a.keys(),
                     r.perSecond(),
                     r.serverCpuMicros(),
                     (calls[1] - calls[0]) / decisions,
