@@ -101,6 +101,23 @@ public final class StoreAssembly {
     }
 
     /**
+     * Why an over-limit cache of {@code entries} would have no effect on a store in {@code mode}, or null when it has
+     * one or none is asked for: only exact mode on a shared store keeps one ({@link Builder#overLimitCache(int)}).
+     * Each front door says so in its own words (the service on standard error, the starter in its log).
+     *
+     * @param inMemory whether the store is the in-memory one
+     */
+    public static @Nullable String unusedOverLimitCache(StoreMode mode, boolean inMemory, int entries) {
+        if (entries == 0) {
+            return null;
+        }
+        if (mode != StoreMode.EXACT) {
+            return "in " + mode.name().toLowerCase(Locale.ROOT) + " mode, which decides locally already";
+        }
+        return inMemory ? "on the in-memory store, which makes no store calls" : null;
+    }
+
+    /**
      * Opens the store {@code uri} names in this assembly's mode.
      *
      * @throws StoreUriException   if no store module on the path opens the URI's scheme, the URI is malformed, or a
@@ -387,7 +404,8 @@ public final class StoreAssembly {
          */
         public Builder overLimitCache(int maxEntries) {
             if (maxEntries < 0) {
-                throw new IllegalArgumentException("overLimitCache must be >= 0 entries, was " + maxEntries);
+                // named as both front doors name it (--over-limit-cache, sluice.store.over-limit-cache)
+                throw new IllegalArgumentException("over-limit-cache must be >= 0 entries, was " + maxEntries);
             }
             this.overLimitCache = maxEntries;
             return this;

@@ -1,6 +1,6 @@
 package dev.sluice.server;
 
-import dev.sluice.assembly.StoreMode;
+import dev.sluice.assembly.StoreAssembly;
 import dev.sluice.policy.PolicyException;
 import dev.sluice.spi.Durations;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
@@ -432,14 +432,10 @@ final class ServeCommand {
             err.println("sluice: warning: " + config + " defines no domain: every request is allowed until one is "
                     + "added");
         }
-        if (settings.overLimitCache() > 0
-                && (settings.sharing().mode() != StoreMode.EXACT
-                        || settings.store().startsWith("memory:"))) {
-            err.println("sluice: --over-limit-cache has no effect "
-                    + (settings.sharing().mode() != StoreMode.EXACT
-                            ? "in " + settings.sharing().mode().name().toLowerCase(java.util.Locale.ROOT)
-                                    + " mode, which decides locally already"
-                            : "on the in-memory store, which makes no store calls"));
+        String unusedCache = StoreAssembly.unusedOverLimitCache(
+                settings.sharing().mode(), settings.store().startsWith("memory:"), settings.overLimitCache());
+        if (unusedCache != null) {
+            err.println("sluice: --over-limit-cache has no effect " + unusedCache);
         }
         if (Boolean.getBoolean(ManualClock.PROPERTY)) {
             err.println("sluice: warning: -D" + ManualClock.PROPERTY

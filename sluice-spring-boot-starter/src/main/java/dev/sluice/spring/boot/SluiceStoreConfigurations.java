@@ -44,6 +44,8 @@ import org.springframework.context.annotation.ConfigurationCondition;
  */
 public final class SluiceStoreConfigurations {
 
+    private static final System.Logger LOG = System.getLogger(SluiceStoreConfigurations.class.getName());
+
     private SluiceStoreConfigurations() {}
 
     /**
@@ -68,6 +70,14 @@ public final class SluiceStoreConfigurations {
         return b.password(password == null || password.isEmpty() ? null : password)
                 .passwordFile(p.getPasswordFile())
                 .build();
+    }
+
+    /** Logs a warning when {@code sluice.store.over-limit-cache} is set where it has no effect. */
+    private static void warnIfCacheUnused(SluiceProperties.Store p, boolean inMemory) {
+        String why = StoreAssembly.unusedOverLimitCache(mode(p.getMode()), inMemory, p.getOverLimitCache());
+        if (why != null) {
+            LOG.log(System.Logger.Level.WARNING, "sluice.store.over-limit-cache has no effect " + why);
+        }
     }
 
     private static StoreMode mode(SluiceProperties.StoreMode mode) {
@@ -114,7 +124,9 @@ public final class SluiceStoreConfigurations {
         @ConditionalOnMissingBean
         public RateLimitStore sluiceRateLimitStore(SluiceProperties properties) {
             try {
-                return assembly(properties.getStore()).memoryStore();
+                RateLimitStore store = assembly(properties.getStore()).memoryStore();
+                warnIfCacheUnused(properties.getStore(), true);
+                return store;
             } catch (StoreModeException e) {
                 throw new IllegalStateException(
                         "sluice.store.mode=" + e.mode().name().toLowerCase(Locale.ROOT)
@@ -244,6 +256,7 @@ public final class SluiceStoreConfigurations {
         @Bean
         @ConditionalOnMissingBean(RateLimitStore.class)
         public SynchronizedStore sluiceRateLimitStore(CounterStore counterStore, SluiceProperties properties) {
+            warnIfCacheUnused(properties.getStore(), false);
             return assembly(properties.getStore()).synchronizedStore(counterStore);
         }
     }
@@ -267,6 +280,7 @@ public final class SluiceStoreConfigurations {
         @Bean
         @ConditionalOnMissingBean(RateLimitStore.class)
         public LeasedStore sluiceRateLimitStore(CounterStore counterStore, SluiceProperties properties) {
+            warnIfCacheUnused(properties.getStore(), false);
             return assembly(properties.getStore()).leasedStore(counterStore);
         }
     }

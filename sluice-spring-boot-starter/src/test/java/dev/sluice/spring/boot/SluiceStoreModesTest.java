@@ -24,7 +24,12 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -217,6 +222,52 @@ class SluiceStoreModesTest {
                         + " 'sluice.store.mode' to dev.sluice.spring.boot.SluiceProperties$StoreMode")
                 .rootCause()
                 .hasMessageContaining("sharded"));
+    }
+
+    @Test
+    void aNegativeOverLimitCacheFailsTheStartNamingTheProperty() {
+        onRedis.withPropertyValues("sluice.store.over-limit-cache=-1").run(context -> assertThat(context)
+                .getFailure()
+                .rootCause()
+                .hasMessage("sluice.store.over-limit-cache must be >= 0 entries, was -1"));
+    }
+
+    @Test
+    void anOverLimitCacheWhereItHasNoEffectIsWarnedOfAndOnlyThere() {
+        Logger log = Logger.getLogger(SluiceStoreConfigurations.class.getName());
+        List<String> warnings = new CopyOnWriteArrayList<>();
+        Handler handler = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
+                    warnings.add(r.getMessage());
+                }
+            }
+
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
+        };
+        log.addHandler(handler);
+        try {
+            onRedis.withPropertyValues("sluice.store.mode=leased", "sluice.store.over-limit-cache=100")
+                    .run(context -> assertThat(context).hasNotFailed());
+            onRedis.withPropertyValues("sluice.store.type=memory", "sluice.store.over-limit-cache=100")
+                    .run(context -> assertThat(context).hasNotFailed());
+            onRedis.withPropertyValues("sluice.store.over-limit-cache=100")
+                    .run(context -> assertThat(context).hasNotFailed());
+            assertThat(warnings)
+                    .as("leased mode and the in-memory store warned of, exact mode on Redis (which keeps it) not")
+                    .containsExactly(
+                            "sluice.store.over-limit-cache has no effect in leased mode, which decides locally"
+                                    + " already",
+                            "sluice.store.over-limit-cache has no effect on the in-memory store, which makes no"
+                                    + " store calls");
+        } finally {
+            log.removeHandler(handler);
+        }
     }
 
     @Test
