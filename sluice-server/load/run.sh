@@ -6,15 +6,18 @@
 #   gRPC  h2load (a C client that does not cap the rate) on sluice.bench.Bare/ShouldRateLimit and on
 #         ShouldRateLimit: the same gRPC frame (one hot key, client_id=client-1), STREAMS streams over CHANNELS
 #         connections; in exact mode on Redis also 64 streams; p50/p99 from h2load's per-request log;
-#         MODES may add redis-cache: exact mode on Redis with --over-limit-cache 10000;
+#         MODES may add redis-cache: exact mode on Redis with --over-limit-cache 10000, and postgres: exact
+#         mode on PostgreSQL (an embedded PostgreSQL 15 started from the benchmarks jar, as run-postgres.sh does);
 #   HTTP  wrk on POST /bench/bare and POST /json, the same body, client ids cycling through $CLIENTS (json.lua).
 # And the ceilings, in the same run: nginx `return 200` under the same wrk (HTTP), and redis-benchmark EVALSHA of a
 # one-line script (the store). For the Redis modes, Redis's CPU per decision: the redis-server process's CPU time and
-# INFO commandstats over each measured gRPC run, divided by the checks h2load completed.
+# INFO commandstats over each measured gRPC run, divided by the checks h2load completed; for PostgreSQL, the CPU time
+# of all its processes and its committed transactions (pg_stat_database) per check.
 # Prints every measurement, then Markdown tables of the medians with the ratios.
 #
 # Needs a built jar (mvn -B -q package -DskipTests -pl sluice-server -am), h2load, wrk, nginx, redis-server and
-# redis-benchmark: apt-get install nghttp2-client wrk nginx-light redis-server redis-tools.
+# redis-benchmark: apt-get install nghttp2-client wrk nginx-light redis-server redis-tools; the postgres mode also the
+# benchmarks jar (mvn -B -q package -DskipTests -pl sluice-bench -am) and psql (postgresql-client).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . sluice-server/load/nginx.sh
@@ -33,6 +36,7 @@ GRPC_PORT=${GRPC_PORT:-18481}
 REDIS_PORT=${REDIS_PORT:-16390}
 NGINX_PORT=${NGINX_PORT:-18580}
 MODES=${MODES:-"memory redis redis-sync redis-leased"}
+BENCH_JAR=${BENCH_JAR:-sluice-bench/target/benchmarks.jar}
 
 for tool in java h2load wrk nginx redis-server redis-cli redis-benchmark curl python3; do
   command -v "$tool" >/dev/null || {
@@ -47,8 +51,10 @@ done
 work=$(mktemp -d)
 server_pid=
 redis_pid=
+pg_port=
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+  stop_postgres
   [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null || true
   stop_nginx "$work"
   rm -rf "$work"
@@ -87,10 +93,28 @@ redis_cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$redis_pid/stat"; }
 redis_evalsha() { redis-cli -p "$REDIS_PORT" info commandstats | tr -d '\r' |
   awk -F'[:=,]' '$1 == "cmdstat_evalsha" { c = $3; u = $5 } END { print (c ? c : 0), (u ? u : 0) }'; }
 
+# PostgreSQL's CPU time: its postmaster (the one started with -p $pg_port) and the processes it forked (the backends
+# are the pool's connections, kept for the run); other PostgreSQL servers on the machine are not counted
+pg_cpu_ticks() {
+  local t=0 p master=
+  for p in /proc/[0-9]*; do
+    [ "$(cat "$p/comm" 2>/dev/null)" = postgres ] || continue
+    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q -- "-p $pg_port" && { master=${p#/proc/}; break; }
+  done
+  [ -n "$master" ] || { echo 0; return; }
+  for p in /proc/[0-9]*; do
+    [ "$(cat "$p/comm" 2>/dev/null)" = postgres ] || continue
+    awk -v m="$master" -v me="${p#/proc/}" '$4 == m || me == m { print $14 + $15 }' "$p/stat" 2>/dev/null
+  done | awk -v t=0 '{ t += $1 } END { print t + 0 }'
+}
+pg_commits() { psql -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -Atc \
+  "SELECT xact_commit FROM pg_stat_database WHERE datname = 'postgres'"; }
+
 measure_grpc() { # label round method name streams
   local log="$work/h2load.log" out="$work/h2load.txt" streams=$5
   local ticks0 calls0 usec0
   if [ -n "$redis_pid" ]; then ticks0=$(redis_cpu_ticks); read -r calls0 usec0 < <(redis_evalsha); fi
+  if [ -n "$pg_port" ]; then ticks0=$(pg_cpu_ticks); calls0=$(pg_commits); fi
   h2load -D "$DURATION" --warm-up-time=1 -c "$CHANNELS" -m $((streams / CHANNELS)) -t 1 \
     -H 'content-type: application/grpc' -H 'te: trailers' -d "$work/frame.bin" --log-file="$log" \
     "http://127.0.0.1:$GRPC_PORT/$3" >"$out" 2>&1 || true
@@ -105,6 +129,12 @@ measure_grpc() { # label round method name streams
     extra=$(awk -v t=$((ticks1 - ticks0)) -v hz="$hz" -v c=$((calls1 - calls0)) -v u=$((usec1 - usec0)) -v d="$done" \
       'BEGIN { printf "redis_cpu_us/decision=%.2f evalsha/decision=%.3f evalsha_us/decision=%.2f", t * 1e6 / hz / d, c / d, u / d }')
   fi
+  if [ -n "$pg_port" ] && [ "${done:-0}" -gt 0 ]; then
+    local ticks1 calls1 hz
+    ticks1=$(pg_cpu_ticks); calls1=$(pg_commits); hz=$(getconf CLK_TCK)
+    extra=$(awk -v t=$((ticks1 - ticks0)) -v hz="$hz" -v c=$((calls1 - calls0)) -v d="$done" \
+      'BEGIN { printf "store_cpu_us/decision=%.2f commits/decision=%.3f", t * 1e6 / hz / d, c / d }')
+  fi
   echo "$1 grpc $4 $2 $rps $p50 $p99 succeeded=${done:-0} $extra" | tee -a "$results"
 }
 
@@ -118,6 +148,19 @@ start_redis() {
 
 stop_redis() {
   if [ -n "$redis_pid" ]; then kill "$redis_pid"; wait "$redis_pid" 2>/dev/null || true; redis_pid=; fi
+}
+
+start_postgres() {
+  [ -f "$BENCH_JAR" ] || { echo "run.sh: $BENCH_JAR is missing: mvn -B -q package -DskipTests -pl sluice-bench -am" >&2; exit 2; }
+  command -v psql >/dev/null || { echo "run.sh: psql is missing (apt-get install postgresql-client)" >&2; exit 2; }
+  coproc PG { java -cp "$BENCH_JAR" dev.sluice.bench.postgres.PostgresServerMain 2>"$work/postgres.log"; }
+  local url
+  read -r -u "${PG[0]}" url || { echo "run.sh: PostgreSQL did not start: $(cat "$work/postgres.log")" >&2; exit 3; }
+  pg_port=$(echo "$url" | sed -E 's|^jdbc:postgresql://[^:/]+:([0-9]+)/.*|\1|')
+}
+
+stop_postgres() {
+  if [ -n "$pg_port" ]; then exec {PG[1]}>&-; wait "$PG_PID" 2>/dev/null || true; pg_port=; fi
 }
 
 start_server() { # jar store args...
@@ -175,6 +218,7 @@ for mode in $MODES; do
       # exact mode with the over-limit cache (not in MODES by default: a jar before it has no such option)
       redis-cache) start_redis; start_server "$jar" --store "redis://127.0.0.1:$REDIS_PORT" --over-limit-cache 10000 ;;
       # --sync-interval and --lease-interval, not --store-mode: an earlier jar (BEFORE_JAR) knows only these
+      postgres) start_postgres; start_server "$jar" --store "postgresql://postgres@127.0.0.1:$pg_port/postgres" ;;
       redis-sync) start_redis; start_server "$jar" --store "redis://127.0.0.1:$REDIS_PORT" --sync-interval 100ms ;;
       redis-leased) start_redis; start_server "$jar" --store "redis://127.0.0.1:$REDIS_PORT" --lease-interval 100ms ;;
       *) echo "run.sh: unknown mode $mode" >&2; exit 2 ;;
@@ -189,7 +233,7 @@ for mode in $MODES; do
     for round in $(seq "$ROUNDS"); do
       measure_grpc "$label" "$round" sluice.bench.Bare/ShouldRateLimit bare "$STREAMS"
       measure_grpc "$label" "$round" envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit check "$STREAMS"
-      if [ "$mode" = redis ] || [ "$mode" = redis-cache ]; then
+      if [ "$mode" = redis ] || [ "$mode" = redis-cache ] || [ "$mode" = postgres ]; then
         measure_grpc "$label" "$round" sluice.bench.Bare/ShouldRateLimit bare-64 64
         measure_grpc "$label" "$round" envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit check-64 64
       fi
@@ -198,11 +242,12 @@ for mode in $MODES; do
     done
     stop_server
     stop_redis
+    stop_postgres
   done
 done
 
 echo
-echo "| run | transport | endpoint | checks/s (median) | p50 ms | p99 ms | × bare | × nginx | Redis CPU µs/check | EVALSHA/check |"
+echo "| run | transport | endpoint | checks/s (median) | p50 ms | p99 ms | × bare | × nginx | store CPU µs/check | store calls/check |"
 echo "|---|---|---|--:|--:|--:|--:|--:|--:|--:|"
 awk '
   function median(k,    i, j, t, m, a) { m = n[k]; for (i = 1; i <= m; i++) a[i] = v[k, i]
@@ -218,7 +263,9 @@ awk '
       if (f[3] !~ /^bare/ && f[1] != "ceiling" && (bare in seen)) ratio = sprintf("%.2f", m / median(bare))
       if (f[2] == "http" && ("ceiling http nginx" in seen)) ng = sprintf("%.2f", m / median("ceiling http nginx"))
       cpu = x[k, "redis_cpu_us/decision"] ? sprintf("%.2f", x[k, "redis_cpu_us/decision"] / n[k]) : ""
+      if (x[k, "store_cpu_us/decision"]) cpu = sprintf("%.2f", x[k, "store_cpu_us/decision"] / n[k])
       ev = x[k, "evalsha/decision"] ? sprintf("%.3f", x[k, "evalsha/decision"] / n[k]) : ""
+      if (x[k, "commits/decision"]) ev = sprintf("%.3f", x[k, "commits/decision"] / n[k])
       printf "| %s | %s | %s | %.0f | %.2f | %.2f | %s | %s | %s | %s |\n", f[1], f[2], f[3], m, p50[k] / n[k],
         p99[k] / n[k], ratio, ng, cpu, ev
     }
