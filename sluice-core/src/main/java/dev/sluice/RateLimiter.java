@@ -3,6 +3,7 @@ package dev.sluice;
 import dev.sluice.internal.JointDecider;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -96,6 +97,30 @@ public interface RateLimiter extends AutoCloseable {
      */
     static @Nullable JointDecision tryAcquireAllBy(List<Acquisition> parts, long deadlineNanos) {
         return deciderOf(parts).decideAllBy(parts, deadlineNanos);
+    }
+
+    /**
+     * {@link #tryAcquireAllBy} without waiting for the store: a decision that needs no store call (from memory, the
+     * over-limit cache) is decided on the caller's thread and returned completed; one that needs a store call the
+     * store bounds by the deadline (exact mode on a store that batches its calls, such as Redis) is sent, and the
+     * returned stage completes when the store answers, or at {@code deadlineNanos} by a timer with the failure
+     * policy's answer, never later, and the store never applies it afterwards. The stage completes on the thread that
+     * answers it (the store driver's, the timer's, or the caller's): what depends on it should be short or hand its
+     * work to an executor. Null, having decided and taken nothing, where {@link #tryAcquireAllBy} answers null.
+     *
+     * <p>This is what lets a caller with a deadline (the rate-limit service) decide without holding a thread while
+     * the store answers.
+     *
+     * @param parts         as for {@link #tryAcquireAll(List)}
+     * @param deadlineNanos when the answer is due, by {@link System#nanoTime()}
+     * @return the decision to come, failed as {@link #tryAcquireAll(List)} would throw (a {@link SluiceException}
+     *         under {@link FailurePolicy#THROW}, an {@link IllegalStateException} for a closed store); or null if it
+     *         needs a store call this thread cannot bound by the deadline
+     * @throws IllegalArgumentException if {@code parts} is empty or names a limiter and key twice
+     * @throws IllegalStateException    if a limiter is closed
+     */
+    static @Nullable CompletionStage<JointDecision> tryAcquireAllAsync(List<Acquisition> parts, long deadlineNanos) {
+        return deciderOf(parts).decideAllAsync(parts, deadlineNanos);
     }
 
     /** The decider of {@code parts}, validated: their store's, or take-and-give-back across stores. */

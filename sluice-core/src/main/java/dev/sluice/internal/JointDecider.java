@@ -5,6 +5,7 @@ import dev.sluice.JointDecision;
 import dev.sluice.RateLimiter;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -39,6 +40,21 @@ public interface JointDecider {
      */
     default @Nullable JointDecision decideAllBy(List<Acquisition> parts, long deadlineNanos) {
         return null;
+    }
+
+    /**
+     * Decides {@code parts} as {@link #decideAllBy} does, without waiting for a store call: the returned future is
+     * completed at once when the decision needs no store call, and otherwise when the store answers, by
+     * {@code deadlineNanos} at the latest (then with the failure policy's answer). Null where {@link #decideAllBy}
+     * answers null. Default: {@link #decideAllBy} on the caller's thread, completed.
+     *
+     * @param parts as for {@link #decideAll}
+     * @return the decision to come, failed with what {@link #decideAllBy} would throw; null if deciding needs a call
+     *         this thread cannot bound
+     */
+    default @Nullable CompletableFuture<JointDecision> decideAllAsync(List<Acquisition> parts, long deadlineNanos) {
+        JointDecision d = decideAllBy(parts, deadlineNanos);
+        return d == null ? null : CompletableFuture.completedFuture(d);
     }
 
     /**

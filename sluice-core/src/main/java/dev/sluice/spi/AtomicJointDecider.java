@@ -1,6 +1,7 @@
 package dev.sluice.spi;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * What a shared store offers, beside its {@link AtomicDecider}s, to decide a joint request
@@ -56,5 +57,21 @@ public interface AtomicJointDecider {
     default List<StoreDecision> decideAll(
             List<AtomicDecider> deciders, List<String> keys, long[] costs, long[] nowNanos, long deadlineNanos) {
         return decideAll(deciders, keys, costs, nowNanos);
+    }
+
+    /**
+     * {@link #decideAll(List, List, long[], long[], long)} without waiting: the returned future completes with the
+     * decisions, or fails, by {@code deadlineNanos} at the latest. Called only where the store
+     * {@linkplain #keepsDeadlines() keeps deadlines}, which should then complete it when the store answers (a timer
+     * failing it at the deadline) rather than on the calling thread. Default: the call with a deadline on the calling
+     * thread, its answer or its exception completed.
+     */
+    default CompletableFuture<List<StoreDecision>> decideAllAsync(
+            List<AtomicDecider> deciders, List<String> keys, long[] costs, long[] nowNanos, long deadlineNanos) {
+        try {
+            return CompletableFuture.completedFuture(decideAll(deciders, keys, costs, nowNanos, deadlineNanos));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 }

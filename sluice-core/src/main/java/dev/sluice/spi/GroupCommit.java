@@ -171,6 +171,46 @@ public final class GroupCommit<Q, A> {
         }
     }
 
+    /**
+     * Decides one request in the next batch without waiting for it: the returned future completes with the request's
+     * answer, or with its failure, by {@code deadlineNanos} at the latest. A timer completes it at the deadline with a
+     * {@link SluiceException} caused by a {@link TimeoutException} if the store has not answered by then; the request
+     * is then never applied (dropped unsent, or refused by the store as past its deadline), but for one the store ran
+     * in time whose answer came too late. The future completes on the thread that answers it: the store driver's, the
+     * timer's, or this one's when the store answered at once; what depends on it should be short or handed to an
+     * executor of its own.
+     *
+     * @param weight        what the request counts towards {@link Builder#maxWeight} (the keys it touches), &gt; 0
+     * @param deadlineNanos a {@link System#nanoTime()} value
+     * @return the answer; failed with a {@link SluiceException} if the store fails or does not answer by the
+     *         deadline, or with an {@link IllegalStateException} if the store is closed
+     */
+    public CompletableFuture<A> submit(Q payload, int weight, long deadlineNanos) {
+        if (weight <= 0) {
+            throw new IllegalArgumentException("weight must be > 0, was " + weight);
+        }
+        Request<Q, A> r = new Request<>(payload, weight, deadlineNanos);
+        // the timer first, so that a request is never queued without one
+        var unusedTimer = r.answer.orTimeout(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+        submit(r);
+        CompletableFuture<A> out = new CompletableFuture<>();
+        var unused = r.answer.whenComplete((a, e) -> {
+            if (e == null) {
+                out.complete(a);
+                return;
+            }
+            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            if (cause instanceof TimeoutException) { // the timer's: dropped unsent, or refused by the store
+                givenUp();
+                out.completeExceptionally(
+                        new SluiceException("no answer from " + store + " by the request's deadline", cause));
+            } else {
+                out.completeExceptionally(failure(cause));
+            }
+        });
+        return out;
+    }
+
     /** How many requests wait for the next batch (given-up ones included until it is formed). */
     synchronized int queued() {
         return waiting.size();

@@ -9,6 +9,8 @@ import dev.sluice.internal.JointDecider;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -35,6 +37,11 @@ public final class SharedJoint {
         @Override
         public @Nullable JointDecision decideAllBy(List<Acquisition> parts, long deadlineNanos) {
             return SharedJoint.this.decideAllBy(parts, deadlineNanos);
+        }
+
+        @Override
+        public @Nullable CompletableFuture<JointDecision> decideAllAsync(List<Acquisition> parts, long deadlineNanos) {
+            return SharedJoint.this.decideAllAsync(parts, deadlineNanos);
         }
 
         @Override
@@ -144,60 +151,134 @@ public final class SharedJoint {
      */
     private static Decision @Nullable [] atomically(
             AtomicJointDecider atomic, List<Acquisition> parts, SharedLimiter[] limiters, long deadlineNanos) {
-        int n = parts.size();
-        List<AtomicDecider> deciders = new ArrayList<>(n);
-        List<String> keys = new ArrayList<>(n);
-        long[] costs = new long[n];
-        long[] now = new long[n];
-        long[] asked = new long[n]; // each limiter's clock, for the over-limit cache
-        long[] giveBacks = new long[n];
-        for (int i = 0; i < n; i++) {
-            SharedLimiter l = limiters[i];
-            deciders.add(l.decider());
-            keys.add(parts.get(i).key());
-            costs[i] = parts.get(i).cost();
-            OverLimitCache.Table t = l.overLimitTable();
-            if (t != null) {
-                giveBacks[i] = t.giveBacks();
-                asked[i] = l.config().clockNanos();
-            }
-            now[i] = l.now();
-        }
-        if (!atomic.canDecideTogether(deciders, keys)) {
+        Call c = Call.of(atomic, parts, limiters);
+        if (c == null) {
             return null;
         }
-        Decision[] decisions = new Decision[n];
-        long start = System.nanoTime();
         List<StoreDecision> answers;
         try {
             answers = deadlineNanos == NO_DEADLINE
-                    ? atomic.decideAll(deciders, keys, costs, now)
-                    : atomic.decideAll(deciders, keys, costs, now, deadlineNanos);
-            if (answers == null || answers.size() != n) {
-                throw new SluiceException(
-                        "the store answered " + (answers == null ? "nothing" : answers.size() + " decisions")
-                                + " to a joint request of " + n);
-            }
+                    ? atomic.decideAll(c.deciders, c.keys, c.costs, c.now)
+                    : atomic.decideAll(c.deciders, c.keys, c.costs, c.now, deadlineNanos);
         } catch (RuntimeException e) {
+            return c.failed(e);
+        }
+        return c.answered(answers);
+    }
+
+    /**
+     * {@link #decideAllBy} without waiting: the over-limit cache's refusal of every part, completed at once; else one
+     * call to the store, completed when it answers or by the deadline; else null.
+     */
+    private @Nullable CompletableFuture<JointDecision> decideAllAsync(List<Acquisition> parts, long deadlineNanos) {
+        SharedLimiter[] limiters = limiters(parts);
+        Decision @Nullable [] cached = cached(parts, limiters);
+        if (cached != null) {
+            return CompletableFuture.completedFuture(told(parts, limiters, cached));
+        }
+        AtomicJointDecider oneCall = atomic;
+        if (oneCall == null || !oneCall.keepsDeadlines()) {
+            return null;
+        }
+        Call c = Call.of(oneCall, parts, limiters);
+        if (c == null) {
+            return null;
+        }
+        CompletableFuture<List<StoreDecision>> answer;
+        try {
+            answer = oneCall.decideAllAsync(c.deciders, c.keys, c.costs, c.now, deadlineNanos);
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
+        }
+        return answer.handle((answers, e) -> {
+            Decision[] decisions;
+            if (e != null) {
+                Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                decisions = c.failed(
+                        cause instanceof RuntimeException r
+                                ? r
+                                : new SluiceException("the store failed: " + cause, cause));
+            } else {
+                decisions = c.answered(answers);
+            }
+            return told(parts, limiters, decisions);
+        });
+    }
+
+    /** One call to the store for a joint request: what it sends, and what the answer is made into. */
+    private static final class Call {
+        final SharedLimiter[] limiters;
+        final List<AtomicDecider> deciders;
+        final List<String> keys;
+        final long[] costs;
+        final long[] now;
+        final long[] asked; // each limiter's clock, for the over-limit cache
+        final long[] giveBacks;
+        final long start = System.nanoTime();
+
+        private Call(SharedLimiter[] limiters, int n) {
+            this.limiters = limiters;
+            this.deciders = new ArrayList<>(n);
+            this.keys = new ArrayList<>(n);
+            this.costs = new long[n];
+            this.now = new long[n];
+            this.asked = new long[n];
+            this.giveBacks = new long[n];
+        }
+
+        /** The call for {@code parts}; null if the store cannot take their keys together. */
+        static @Nullable Call of(AtomicJointDecider atomic, List<Acquisition> parts, SharedLimiter[] limiters) {
+            int n = parts.size();
+            Call c = new Call(limiters, n);
+            for (int i = 0; i < n; i++) {
+                SharedLimiter l = limiters[i];
+                c.deciders.add(l.decider());
+                c.keys.add(parts.get(i).key());
+                c.costs[i] = parts.get(i).cost();
+                OverLimitCache.Table t = l.overLimitTable();
+                if (t != null) {
+                    c.giveBacks[i] = t.giveBacks();
+                    c.asked[i] = l.config().clockNanos();
+                }
+                c.now[i] = l.now();
+            }
+            return atomic.canDecideTogether(c.deciders, c.keys) ? c : null;
+        }
+
+        /** The failure policy's answer to each part; a closed store's exception is thrown. */
+        Decision[] failed(RuntimeException e) {
+            int n = costs.length;
             for (int i = 0; i < n; i++) {
                 limiters[i].storeCall(start);
             }
             SharedLimiter.throwIfClosed(e);
+            Decision[] decisions = new Decision[n];
             for (int i = 0; i < n; i++) {
                 decisions[i] = limiters[i].fallback(keys.get(i), costs[i], e);
             }
             return decisions;
         }
-        for (int i = 0; i < n; i++) {
-            SharedLimiter l = limiters[i];
-            l.storeCall(start);
-            decisions[i] = l.toDecision(answers.get(i));
-            OverLimitCache.Table t = l.overLimitTable();
-            if (t != null && !decisions[i].allowed()) {
-                t.refused(keys.get(i), costs[i], decisions[i], asked[i], giveBacks[i]);
+
+        /** The store's answers as decisions, refusals kept in the over-limit cache; a malformed answer as failed. */
+        Decision[] answered(@Nullable List<StoreDecision> answers) {
+            int n = costs.length;
+            if (answers == null || answers.size() != n) {
+                return failed(new SluiceException(
+                        "the store answered " + (answers == null ? "nothing" : answers.size() + " decisions")
+                                + " to a joint request of " + n));
             }
+            Decision[] decisions = new Decision[n];
+            for (int i = 0; i < n; i++) {
+                SharedLimiter l = limiters[i];
+                l.storeCall(start);
+                decisions[i] = l.toDecision(answers.get(i));
+                OverLimitCache.Table t = l.overLimitTable();
+                if (t != null && !decisions[i].allowed()) {
+                    t.refused(keys.get(i), costs[i], decisions[i], asked[i], giveBacks[i]);
+                }
+            }
+            return decisions;
         }
-        return decisions;
     }
 
     /** The refusal of every part from the over-limit cache, if it refuses each; else null (the store is asked). */

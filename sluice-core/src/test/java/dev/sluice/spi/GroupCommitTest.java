@@ -37,10 +37,10 @@ class GroupCommitTest {
     private final ExecutorService callers = Executors.newCachedThreadPool();
 
     private final GroupCommit<String, String> commit = GroupCommit.<String, String>builder("Store", batch -> {
-                sent.add(batch.stream().map(GroupCommit.Request::payload).toList());
-                batches.add(batch);
                 CompletableFuture<Void> call = new CompletableFuture<>();
+                batches.add(batch);
                 calls.add(call);
+                sent.add(batch.stream().map(GroupCommit.Request::payload).toList()); // last: awaitSent sees the rest
                 return call;
             })
             .build();
@@ -112,6 +112,43 @@ class GroupCommitTest {
         awaitDone(stuck);
         assertThrows(ExecutionException.class, stuck::get);
         Future<String> next = decide("next", PATIENT);
+        awaitSent(2);
+        answer(1);
+        assertEquals("NEXT", next.get(30, TimeUnit.SECONDS));
+        assertEquals(List.of(List.of("stuck"), List.of("next")), sent);
+    }
+
+    /**
+     * Submitted requests hold no thread: the test's own thread submits them all. A request that waits past its deadline
+     * is answered by its timer and never sent; the others go in the next batch and are answered when it returns.
+     */
+    @Test
+    void submittedRequestsWaitWithoutAThreadAndTheirDeadlineIsKeptByATimer() throws Exception {
+        CompletableFuture<String> a = commit.submit("a", 1, System.nanoTime() + PATIENT);
+        awaitSent(1);
+        CompletableFuture<String> b = commit.submit("b", 1, System.nanoTime() + PATIENT);
+        CompletableFuture<String> late = commit.submit("late", 1, System.nanoTime() + SHORT);
+        awaitDone(late);
+        SluiceException e = assertInstanceOf(
+                SluiceException.class,
+                assertThrows(ExecutionException.class, late::get).getCause());
+        assertInstanceOf(TimeoutException.class, e.getCause(), "ended by its deadline: " + e);
+        answer(0);
+        assertEquals("A", a.get(30, TimeUnit.SECONDS));
+        awaitSent(2);
+        answer(1);
+        assertEquals("B", b.get(30, TimeUnit.SECONDS));
+        assertEquals(List.of(List.of("a"), List.of("b")), sent, "the late request was never sent");
+    }
+
+    /** A submitted request's batch that never returns, given up at its deadline, holds nothing back. */
+    @Test
+    void aSubmittedBatchThatNeverReturnsHoldsNothingBack() throws Exception {
+        CompletableFuture<String> stuck = commit.submit("stuck", 1, System.nanoTime() + SHORT);
+        awaitSent(1);
+        awaitDone(stuck);
+        assertThrows(ExecutionException.class, stuck::get);
+        CompletableFuture<String> next = commit.submit("next", 1, System.nanoTime() + PATIENT);
         awaitSent(2);
         answer(1);
         assertEquals("NEXT", next.get(30, TimeUnit.SECONDS));

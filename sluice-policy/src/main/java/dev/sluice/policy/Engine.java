@@ -19,6 +19,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -556,6 +558,35 @@ final class Engine {
             long @Nullable [] costs,
             @Nullable StoreDeadline deadline,
             int stripe) {
+        return stages(domain, descriptors, hits, costs, deadline, stripe).decide();
+    }
+
+    /**
+     * {@link #decide} without waiting for the store: a stage that needs no store call is decided on this thread, one
+     * that does is sent, and the stages after it run on the thread that completes it. The verdict completes by the
+     * deadline at the latest; it fails only as {@link #decide} throws (a closed store).
+     *
+     * @param deadline the check's deadline
+     * @param stripe   where the caller holds this engine until the verdict completes
+     */
+    CompletableFuture<Verdict> decideAsync(
+            String domain,
+            List<Descriptor> descriptors,
+            long hits,
+            long @Nullable [] costs,
+            StoreDeadline deadline,
+            int stripe) {
+        return stages(domain, descriptors, hits, costs, deadline, stripe).decideAsync();
+    }
+
+    /** The stages of a request: its descriptors resolved and its counters made, not yet asked. */
+    private Stages stages(
+            String domain,
+            List<Descriptor> descriptors,
+            long hits,
+            long @Nullable [] costs,
+            @Nullable StoreDeadline deadline,
+            int stripe) {
         int n = descriptors.size();
         // a request of one descriptor keeps its resolution without an array
         Resolution first = resolve(domain, descriptors.get(0));
@@ -624,45 +655,154 @@ final class Engine {
         }
 
         Domain dom = first.dom;
-        OnStoreFailure onFailure = dom == null ? OnStoreFailure.ALLOW : dom.onFailure;
-        int refusedStage = -1;
-        int failedStages = 0;
-        boolean timedOut = false;
-        long nowNanos = -1;
-        boolean overQuota = false; // a quota limit refused while its stage passed (Outcome.OVER_QUOTA)
-        int cached = 0;
-        for (int stage = Plan.ENFORCE; stage <= Plan.DRY_RUN && refusedStage < 0; stage++) {
-            if ((stages & (1 << stage)) == 0) {
-                continue;
-            }
-            int asked = 0;
-            Part one = null;
-            boolean impossible = false;
-            for (Part p = head; p != null; p = p.next) {
-                if (p.stage == stage) {
-                    asked++;
-                    one = p;
-                    long limit = p.limit().requestsPerUnit();
-                    if (limit == 0 || p.cost > limit) {
-                        p.impossible = true;
-                        impossible = true;
-                    }
-                }
-            }
-            if (one == null) {
-                continue;
-            }
-            if (impossible) {
-                nowNanos = clock.millis() * 1_000_000L;
-                if (stage != Plan.QUOTA) {
-                    refusedStage = stage;
+        return new Stages(
+                decided,
+                head,
+                stages,
+                slot0,
+                bySlot,
+                dom == null ? OnStoreFailure.ALLOW : dom.onFailure,
+                deadline,
+                stripe);
+    }
+
+    /**
+     * The stages of one request, in order ({@link #decide}): each asks the store for its parts unless a stage before
+     * it refused. A check that waits for no thread ({@link #decideAsync}) suspends here while a stage's store call is
+     * in flight, and goes on with the next stage on the thread that completes it.
+     */
+    private final class Stages {
+        private final Decided decided;
+        private final @Nullable Part head;
+        /** A bit per stage that has a part. */
+        private final int stages;
+
+        private final @Nullable Part slot0;
+        private final @Nullable Part @Nullable [] bySlot;
+        private final OnStoreFailure onFailure;
+        private final @Nullable StoreDeadline deadline;
+        private final int stripe;
+        /** The next stage to run. */
+        private int stage = Plan.ENFORCE;
+
+        private int refusedStage = -1;
+        private int failedStages;
+        private boolean timedOut;
+        private long nowNanos = -1;
+        /** A quota limit refused while its stage passed (Outcome.OVER_QUOTA). */
+        private boolean overQuota;
+
+        private int cached;
+        /** The verdict to come, for a check that waits for no thread; null for one that waits on its own. */
+        private @Nullable CompletableFuture<Verdict> result;
+
+        Stages(
+                Decided decided,
+                @Nullable Part head,
+                int stages,
+                @Nullable Part slot0,
+                @Nullable Part @Nullable [] bySlot,
+                OnStoreFailure onFailure,
+                @Nullable StoreDeadline deadline,
+                int stripe) {
+            this.decided = decided;
+            this.head = head;
+            this.stages = stages;
+            this.slot0 = slot0;
+            this.bySlot = bySlot;
+            this.onFailure = onFailure;
+            this.deadline = deadline;
+            this.stripe = stripe;
+        }
+
+        /** Runs every stage on this thread, waiting for the store where a stage needs it. */
+        Verdict decide() {
+            return Objects.requireNonNull(run(), "a check that waits decides every stage");
+        }
+
+        /** Runs the stages without waiting for the store: the verdict completes when the last stage is decided. */
+        CompletableFuture<Verdict> decideAsync() {
+            CompletableFuture<Verdict> r = new CompletableFuture<>();
+            result = r;
+            Verdict v = run();
+            return v != null ? CompletableFuture.completedFuture(v) : r;
+        }
+
+        /**
+         * Runs the stages from {@link #stage}: the verdict once every stage is decided, or null when a stage's store
+         * call is in flight (then its completion runs the rest and completes {@link #result}).
+         */
+        private @Nullable Verdict run() {
+            for (; stage <= Plan.DRY_RUN && refusedStage < 0; stage++) {
+                if ((stages & (1 << stage)) == 0) {
                     continue;
                 }
+                int asked = 0;
+                Part one = null;
+                boolean impossible = false;
+                for (Part p = head; p != null; p = p.next) {
+                    if (p.stage == stage) {
+                        asked++;
+                        one = p;
+                        long limit = p.limit().requestsPerUnit();
+                        if (limit == 0 || p.cost > limit) {
+                            p.impossible = true;
+                            impossible = true;
+                        }
+                    }
+                }
+                if (one == null) {
+                    continue;
+                }
+                if (impossible) {
+                    nowNanos = clock.millis() * 1_000_000L;
+                    if (stage != Plan.QUOTA) {
+                        refusedStage = stage;
+                        continue;
+                    }
+                }
+                boolean quota = stage == Plan.QUOTA;
+                int asking;
+                StoreDeadline d = deadline;
+                if (result == null || d == null) {
+                    asking = quota
+                            ? askEach(head, d, stripe)
+                            : d == null ? ask(head, stage, asked, one) : ask(head, stage, asked, d, stripe);
+                } else {
+                    CompletableFuture<Integer> pending =
+                            quota ? askEachAsync(head, d, stripe) : askAsync(head, stage, asked, d, stripe);
+                    if (!pending.isDone()) {
+                        var unused = pending.whenComplete(this::resume);
+                        return null;
+                    }
+                    asking = pending.join();
+                }
+                asked(asking);
             }
+            return verdict();
+        }
+
+        /** Takes up the stages after the one whose store call completed with {@code asking} (or failed by {@code e}). */
+        private void resume(@Nullable Integer asking, @Nullable Throwable e) {
+            CompletableFuture<Verdict> r = Objects.requireNonNull(result, "a suspended check has its verdict to come");
+            try {
+                if (e != null) {
+                    throw e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                }
+                asked(Objects.requireNonNull(asking, "a stage's store call answers how it asked"));
+                stage++;
+                Verdict v = run();
+                if (v != null) {
+                    r.complete(v);
+                }
+            } catch (Throwable t) { // a closed store, or a bug: the check fails rather than never answering
+                r.completeExceptionally(t);
+            }
+        }
+
+        /** What the stage {@link #stage} did, once asked: its decisions counted, and its refusal or failure kept. */
+        private void asked(int asking) {
             boolean quota = stage == Plan.QUOTA;
-            int asking = quota
-                    ? askEach(head, deadline, stripe)
-                    : deadline == null ? ask(head, stage, asked, one) : ask(head, stage, asked, deadline, stripe);
             boolean failed = asking != ASKED;
             timedOut |= asking == TIMED_OUT;
             boolean allowed = !quota;
@@ -690,14 +830,16 @@ final class Engine {
             }
         }
 
-        decided.end(slot0, bySlot, onFailure, refusedStage, failedStages, nowNanos, cached);
-        return new Verdict(
-                refusedStage != Plan.ENFORCE && refusedStage != Plan.QUOTA,
-                decided.shadowBan(),
-                failedStages == 0 ? null : onFailure,
-                timedOut,
-                refusedStage < 0 && !overQuota,
-                decided);
+        private Verdict verdict() {
+            decided.end(slot0, bySlot, onFailure, refusedStage, failedStages, nowNanos, cached);
+            return new Verdict(
+                    refusedStage != Plan.ENFORCE && refusedStage != Plan.QUOTA,
+                    decided.shadowBan(),
+                    failedStages == 0 ? null : onFailure,
+                    timedOut,
+                    refusedStage < 0 && !overQuota,
+                    decided);
+        }
     }
 
     /**
@@ -733,6 +875,122 @@ final class Engine {
         }
         answer(head, stage, joint);
         return ASKED;
+    }
+
+    private static final CompletableFuture<Integer> ASKED_NOW = CompletableFuture.completedFuture(ASKED);
+    private static final CompletableFuture<Integer> FAILED_NOW = CompletableFuture.completedFuture(FAILED);
+    private static final CompletableFuture<Integer> TIMED_OUT_NOW = CompletableFuture.completedFuture(TIMED_OUT);
+
+    /**
+     * {@link #ask(Part, int, int, StoreDeadline, int)} without waiting for the store: completed at once when the
+     * stage needs no store call, else when the store answers or the deadline passes.
+     */
+    private CompletableFuture<Integer> askAsync(
+            @Nullable Part head, int stage, int asked, StoreDeadline deadline, int stripe) {
+        CompletableFuture<JointDecision> joint;
+        try {
+            joint = deadline.decideAsync(acquisitions(head, stage, asked), this, stripe);
+        } catch (SluiceException e) {
+            return FAILED_NOW;
+        }
+        if (joint.isDone()) {
+            try {
+                return answered(head, stage, joinNow(joint));
+            } catch (SluiceException e) {
+                return FAILED_NOW;
+            }
+        }
+        return joint.handle((j, e) -> {
+            if (e != null) {
+                failedUnlessSluice(e);
+                return FAILED;
+            }
+            return answered(head, stage, j).join();
+        });
+    }
+
+    /** {@link #askEach} without waiting for the store: the quota stage's parts one after the other, from {@code p}. */
+    private CompletableFuture<Integer> askEachAsync(@Nullable Part p, StoreDeadline deadline, int stripe) {
+        for (; p != null; p = p.next) {
+            if (p.stage != Plan.QUOTA || p.impossible) {
+                continue;
+            }
+            CompletableFuture<JointDecision> one;
+            try {
+                one = deadline.decideAsync(List.of(p.acquisition()), this, stripe);
+            } catch (SluiceException e) {
+                return FAILED_NOW;
+            }
+            Part at = p;
+            if (!one.isDone()) {
+                CompletableFuture<Integer> rest = new CompletableFuture<>();
+                var unused = one.whenComplete((j, e) -> {
+                    try {
+                        if (e != null) {
+                            failedUnlessSluice(e);
+                            rest.complete(FAILED);
+                        } else if (j == null) {
+                            rest.complete(TIMED_OUT);
+                        } else {
+                            at.decision = j.decision(0);
+                            var unusedRest = askEachAsync(at.next, deadline, stripe)
+                                    .whenComplete((a, f) -> {
+                                        if (f != null) {
+                                            rest.completeExceptionally(f);
+                                        } else {
+                                            rest.complete(a);
+                                        }
+                                    });
+                        }
+                    } catch (RuntimeException f) {
+                        rest.completeExceptionally(f);
+                    }
+                });
+                return rest;
+            }
+            JointDecision j;
+            try {
+                j = joinNow(one);
+            } catch (SluiceException e) {
+                return FAILED_NOW;
+            }
+            if (j == null) {
+                return TIMED_OUT_NOW;
+            }
+            p.decision = j.decision(0);
+        }
+        return ASKED_NOW;
+    }
+
+    /** The stage's parts given their decisions from {@code joint}: asked; or timed out without one. */
+    private static CompletableFuture<Integer> answered(@Nullable Part head, int stage, @Nullable JointDecision joint) {
+        if (joint == null) {
+            return TIMED_OUT_NOW;
+        }
+        answer(head, stage, joint);
+        return ASKED_NOW;
+    }
+
+    /** The value of a completed future, or what it failed with, thrown as it was. */
+    private static @Nullable JointDecision joinNow(CompletableFuture<JointDecision> done) {
+        try {
+            return done.join();
+        } catch (CompletionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            throw e;
+        }
+    }
+
+    /** Returns if {@code e} is a store failure ({@link SluiceException}), which fails the stage; rethrows anything else. */
+    private static void failedUnlessSluice(Throwable e) {
+        Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        if (cause instanceof SluiceException) {
+            return;
+        }
+        throw cause instanceof RuntimeException r ? r : new CompletionException(cause);
     }
 
     /**

@@ -11,6 +11,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import org.jspecify.annotations.Nullable;
 
@@ -121,6 +123,11 @@ public final class PolicyLimiter implements AutoCloseable {
      */
     public Verdict check(String domain, List<Descriptor> descriptors, long[] hits) {
         checkArguments(domain, descriptors);
+        return decide(domain, descriptors, 1, costs(descriptors, hits));
+    }
+
+    /** A copy of {@code hits}, validated: one per descriptor, each at least 1. */
+    private static long[] costs(List<Descriptor> descriptors, long[] hits) {
         Objects.requireNonNull(hits, "hits must not be null");
         if (hits.length != descriptors.size()) {
             throw new IllegalArgumentException(
@@ -132,12 +139,80 @@ public final class PolicyLimiter implements AutoCloseable {
                 throw new IllegalArgumentException("hits[" + i + "] must be >= 1, was " + costs[i]);
             }
         }
-        return decide(domain, descriptors, 1, costs);
+        return costs;
     }
 
     /** {@link #check(String, List, long)} of one descriptor and one hit. */
     public Verdict check(String domain, Descriptor descriptor) {
         return check(domain, List.of(descriptor), 1);
+    }
+
+    /**
+     * {@link #check(String, List, long[])} without holding the calling thread while the store answers. A check that
+     * needs no store call (in memory, synchronized mode, a leased slice that covers it, a refusal of the over-limit
+     * cache) is decided on the calling thread and returned completed. One that must reach the store (exact mode on a
+     * store that batches its calls and keeps deadlines, such as Redis) is sent, and the returned stage completes when
+     * the store answers, or at the {@link Builder#deadline deadline} with the domain's {@code on_store_failure}
+     * ({@link Verdict#storeTimedOut()}), never later. A call the store cannot bound runs on the deadline's executor, as
+     * for {@link #check(String, List, long[])}. Without a {@link Builder#deadline deadline} the check is decided on the
+     * calling thread, as {@link #check(String, List, long[])} does, and returned completed.
+     *
+     * <p>The verdict is the one {@link #check(String, List, long[])} would give: all or nothing, dry run, shadow ban,
+     * metrics, and the configuration the check started under (held until the stage completes). The stage completes on
+     * the thread that completes the store call (the store driver's or a timer's) unless it completed at once: a caller
+     * with more than a little work to do on the verdict hands it to an executor of its own.
+     *
+     * @return the verdict to come; it fails only with an {@link IllegalStateException} when the store is closed while
+     *         deciding
+     * @throws IllegalArgumentException if {@code descriptors} is empty, {@code hits} is not of its length, or a hit
+     *                                  is below 1
+     * @throws IllegalStateException    if the limiter is closed
+     */
+    public CompletionStage<Verdict> checkAsync(String domain, List<Descriptor> descriptors, long[] hits) {
+        checkArguments(domain, descriptors);
+        return decideAsync(domain, descriptors, 1, costs(descriptors, hits));
+    }
+
+    /** {@link #checkAsync(String, List, long[])} with the cost {@code hits} for every descriptor. */
+    public CompletionStage<Verdict> checkAsync(String domain, List<Descriptor> descriptors, long hits) {
+        checkArguments(domain, descriptors);
+        if (hits < 1) {
+            throw new IllegalArgumentException("hits must be >= 1, was " + hits);
+        }
+        return decideAsync(domain, descriptors, hits, null);
+    }
+
+    private CompletionStage<Verdict> decideAsync(
+            String domain, List<Descriptor> descriptors, long hits, long @Nullable [] costs) {
+        ExecutorService executor = deadlineExecutor;
+        if (executor == null) {
+            return CompletableFuture.completedFuture(decide(domain, descriptors, hits, costs));
+        }
+        int stripe = Engine.stripe();
+        Engine e = retain(stripe);
+        PolicyMetrics m = metrics;
+        long start = System.nanoTime();
+        CompletableFuture<Verdict> v;
+        try {
+            v = e.decideAsync(
+                    domain, descriptors, hits, costs, new StoreDeadline(start + deadlineNanos, executor), stripe);
+        } catch (RuntimeException failed) {
+            e.release(stripe);
+            return CompletableFuture.failedFuture(failed);
+        }
+        if (v.isDone() && !v.isCompletedExceptionally()) { // decided here: no second future
+            e.release(stripe);
+            if (m != null) {
+                m.record(domain, e.policies.domains().contains(domain), v.join(), System.nanoTime() - start);
+            }
+            return v;
+        }
+        return v.whenComplete((verdict, failed) -> {
+            e.release(stripe); // once, whether the check was answered, timed out or failed
+            if (m != null && verdict != null) {
+                m.record(domain, e.policies.domains().contains(domain), verdict, System.nanoTime() - start);
+            }
+        });
     }
 
     private static void checkArguments(String domain, List<Descriptor> descriptors) {

@@ -6,6 +6,8 @@ import dev.sluice.RateLimiter;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
@@ -91,5 +93,45 @@ final class StoreDeadline {
             }
             throw new IllegalStateException(failed.getCause());
         }
+    }
+
+    /**
+     * {@link #decide} without waiting: the future completes with the decision, or with null when no answer came by
+     * the deadline (a timer completes it then), or fails as {@link #decide} throws. A decision that needs no store
+     * call, or whose store call the store bounds by the deadline ({@link RateLimiter#tryAcquireAllAsync}), holds no
+     * thread; one the store cannot bound runs on the executor, and its answer is dropped if it comes past the deadline.
+     *
+     * @param engine the engine deciding, held by the caller at {@code stripe}; a task handed to the executor holds it
+     *               too, until it ends
+     */
+    CompletableFuture<JointDecision> decideAsync(List<Acquisition> parts, Engine engine, int stripe) {
+        CompletionStage<JointDecision> here = RateLimiter.tryAcquireAllAsync(parts, atNanos);
+        if (here != null) {
+            return here.toCompletableFuture();
+        }
+        CompletableFuture<JointDecision> answer = new CompletableFuture<>();
+        if (passed()) {
+            answer.complete(null);
+            return answer;
+        }
+        engine.holdMore(stripe);
+        try {
+            executor.execute(() -> {
+                try {
+                    if (!answer.isDone() && !passed()) {
+                        answer.complete(RateLimiter.tryAcquireAll(parts));
+                    }
+                } catch (RuntimeException e) {
+                    answer.completeExceptionally(e);
+                } finally {
+                    engine.release(stripe);
+                }
+            });
+        } catch (RejectedExecutionException full) { // every thread waits on the store, and the queue is full
+            engine.release(stripe);
+            answer.complete(null);
+            return answer;
+        }
+        return answer.completeOnTimeout(null, Math.max(0, atNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
     }
 }

@@ -84,8 +84,19 @@ final class RedisBatches {
      * @throws IllegalStateException if the store is closed
      */
     List<StoreDecision> decide(Part[] parts, boolean joint, long deadlineNanos) {
-        Lane l = lane != null ? lane : bySlot.computeIfAbsent(SlotHash.getSlot(parts[0].key()), s -> new Lane());
-        return l.requests.decide(new Request(parts, joint), parts.length, deadlineNanos);
+        return lane(parts).requests.decide(new Request(parts, joint), parts.length, deadlineNanos);
+    }
+
+    /**
+     * {@link #decide} without waiting: the future completes when Redis answers, or at {@code deadlineNanos} by a
+     * timer ({@link GroupCommit#submit}).
+     */
+    CompletableFuture<List<StoreDecision>> submit(Part[] parts, boolean joint, long deadlineNanos) {
+        return lane(parts).requests.submit(new Request(parts, joint), parts.length, deadlineNanos);
+    }
+
+    private Lane lane(Part[] parts) {
+        return lane != null ? lane : bySlot.computeIfAbsent(SlotHash.getSlot(parts[0].key()), s -> new Lane());
     }
 
     /** What one request of a batch carries. */

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Decides a joint request over limiters of one {@link RedisStore} in one run of a script: its request in the next
@@ -74,11 +75,23 @@ final class RedisJoint implements AtomicJointDecider {
     @Override
     public List<StoreDecision> decideAll(
             List<AtomicDecider> deciders, List<String> keys, long[] costs, long[] nowNanos, long deadlineNanos) {
+        return batches.decide(parts(deciders, keys, costs, nowNanos), true, deadlineNanos);
+    }
+
+    /** The request goes in the next batch; the future completes when Redis answers, or by the deadline. */
+    @Override
+    public CompletableFuture<List<StoreDecision>> decideAllAsync(
+            List<AtomicDecider> deciders, List<String> keys, long[] costs, long[] nowNanos, long deadlineNanos) {
+        return batches.submit(parts(deciders, keys, costs, nowNanos), true, deadlineNanos);
+    }
+
+    private static RedisBatches.Part[] parts(
+            List<AtomicDecider> deciders, List<String> keys, long[] costs, long[] nowNanos) {
         RedisBatches.Part[] parts = new RedisBatches.Part[keys.size()];
         for (int i = 0; i < parts.length; i++) {
             parts[i] = ((RedisDecider) deciders.get(i)).part(keys.get(i), costs[i], nowNanos[i]);
         }
-        return batches.decide(parts, true, deadlineNanos);
+        return parts;
     }
 
     @Override
