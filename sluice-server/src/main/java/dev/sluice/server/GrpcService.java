@@ -1,6 +1,5 @@
 package dev.sluice.server;
 
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.MethodDescriptor;
@@ -14,6 +13,8 @@ import io.grpc.stub.StreamObserver;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import org.jspecify.annotations.Nullable;
@@ -22,7 +23,9 @@ import org.jspecify.annotations.Nullable;
  * Envoy's {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit} over the {@link RateLimitAdapter}.
  *
  * <p>The transport hands each call over on its own thread (the server runs with a direct executor); the call is then
- * decided on a {@linkplain #work bounded pool}: a call that finds every thread busy and the queue full is answered
+ * decided on a {@linkplain #work bounded pool}, which it leaves as soon as its check waits for the store: a check that
+ * must reach the store ({@link dev.sluice.policy.PolicyLimiter#checkAsync}) is answered on the thread that completes
+ * the store call, so no thread waits for the store and as many checks are in flight as callers send. The pool: a call that finds every thread busy and the queue full is answered
  * {@code RESOURCE_EXHAUSTED} at once, so that a flood of calls costs a bounded amount of memory and a normal call still
  * finds its answer in time. The message is taken as bytes and decoded on the pool by the adapter, so that one that is
  * not a {@code RateLimitRequest} (or carries a string that is not UTF-8) is {@code INVALID_ARGUMENT}, counted and
@@ -111,37 +114,48 @@ final class GrpcService {
     }
 
     private void decide(byte[] message, StreamObserver<RateLimitResponse> answer, long arrivedNanos) {
+        CompletionStage<RateLimitResponse> response;
         try {
-            answer(message, answer);
+            response = adapter.shouldRateLimitAsync(RateLimitAdapter.fromProto(message));
+        } catch (RuntimeException e) {
+            answer(null, e, answer, arrivedNanos);
+            return;
+        }
+        // answered here when decided here; else on the thread that completes the store call, this one being free
+        var unused = response.whenComplete((r, e) -> answer(r, e, answer, arrivedNanos));
+    }
+
+    private void answer(
+            @Nullable RateLimitResponse response,
+            @Nullable Throwable failure,
+            StreamObserver<RateLimitResponse> answer,
+            long arrivedNanos) {
+        try {
+            Throwable e =
+                    failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+            if (e instanceof InvalidRequestException invalid) {
+                adapter.refused("grpc", invalid);
+                answer.onError(Status.INVALID_ARGUMENT
+                        .withDescription(invalid.getMessage())
+                        .asRuntimeException());
+            } else if (e instanceof IllegalStateException) { // the limiter is closed: shutting down
+                metrics.request("grpc", "unavailable");
+                answer.onError(Status.UNAVAILABLE
+                        .withDescription("the rate limit service is shutting down")
+                        .asRuntimeException());
+            } else if (e != null || response == null) {
+                LOG.log(System.Logger.Level.ERROR, "ShouldRateLimit failed", e);
+                metrics.request("grpc", "unavailable");
+                answer.onError(
+                        Status.UNAVAILABLE.withDescription(String.valueOf(e)).asRuntimeException());
+            } else {
+                metrics.request(
+                        "grpc", response.getOverallCode() == RateLimitResponse.Code.OVER_LIMIT ? "over_limit" : "ok");
+                answer.onNext(response);
+                answer.onCompleted();
+            }
         } finally {
             metrics.answered("grpc", arrivedNanos);
         }
-    }
-
-    private void answer(byte[] message, StreamObserver<RateLimitResponse> answer) {
-        RateLimitResponse response;
-        try {
-            RateLimitRequest request = RateLimitAdapter.fromProto(message);
-            response = adapter.shouldRateLimit(request);
-        } catch (InvalidRequestException e) {
-            adapter.refused("grpc", e);
-            answer.onError(
-                    Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
-            return;
-        } catch (IllegalStateException e) { // the limiter is closed: shutting down
-            metrics.request("grpc", "unavailable");
-            answer.onError(Status.UNAVAILABLE
-                    .withDescription("the rate limit service is shutting down")
-                    .asRuntimeException());
-            return;
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "ShouldRateLimit failed", e);
-            metrics.request("grpc", "unavailable");
-            answer.onError(Status.UNAVAILABLE.withDescription(e.toString()).asRuntimeException());
-            return;
-        }
-        metrics.request("grpc", response.getOverallCode() == RateLimitResponse.Code.OVER_LIMIT ? "over_limit" : "ok");
-        answer.onNext(response);
-        answer.onCompleted();
     }
 }

@@ -29,6 +29,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -163,6 +164,32 @@ final class RateLimitAdapter {
     RateLimitResponse shouldRateLimit(RateLimitRequest request) {
         long started = System.nanoTime();
         checkCaps(request);
+        long[] hits = new long[request.getDescriptorsCount()];
+        List<Descriptor> descriptors = validate(request, hits);
+        Verdict v = limiter.check(request.getDomain(), descriptors, hits);
+        return response(request, hits, started, v);
+    }
+
+    /**
+     * Decides {@code request} without holding the calling thread while the store answers
+     * ({@link PolicyLimiter#checkAsync}): the stage is completed at once when no store call is needed, and otherwise
+     * on the thread that completes the store call.
+     *
+     * @throws InvalidRequestException if the request cannot be decided, naming the problem
+     */
+    CompletionStage<RateLimitResponse> shouldRateLimitAsync(RateLimitRequest request) {
+        long started = System.nanoTime();
+        checkCaps(request);
+        long[] hits = new long[request.getDescriptorsCount()];
+        List<Descriptor> descriptors = validate(request, hits);
+        return limiter.checkAsync(request.getDomain(), descriptors, hits)
+                .thenApply(v -> response(request, hits, started, v));
+    }
+
+    /**
+     * The descriptors of {@code request}, within its caps, once it is found valid, and in {@code hits} the cost of each.
+     */
+    private List<Descriptor> validate(RateLimitRequest request, long[] hits) {
         String domain = request.getDomain();
         if (domain.isEmpty()) {
             throw new InvalidRequestException(
@@ -174,7 +201,6 @@ final class RateLimitAdapter {
                     InvalidRequestException.Kind.INVALID_FIELD, "rate limit descriptor list must not be empty");
         }
         List<Descriptor> descriptors = new ArrayList<>(n);
-        long[] hits = new long[n];
         long requestHits = Math.max(1, Integer.toUnsignedLong(request.getHitsAddend()));
         for (int i = 0; i < n; i++) {
             RateLimitDescriptor d = request.getDescriptors(i);
@@ -199,8 +225,13 @@ final class RateLimitAdapter {
                                 + " not supported; the limits are the configuration's");
             }
         }
+        return descriptors;
+    }
 
-        Verdict v = limiter.check(domain, descriptors, hits);
+    /** The answer to {@code request}, costing {@code hits}, whose check started at {@code started} and gave {@code v}. */
+    private RateLimitResponse response(RateLimitRequest request, long[] hits, long started, Verdict v) {
+        String domain = request.getDomain();
+        int n = hits.length;
         if (envoyStats != null) {
             envoyStats.record(domain, v, hits, started);
         }

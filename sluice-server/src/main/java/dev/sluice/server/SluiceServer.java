@@ -38,9 +38,6 @@ final class SluiceServer implements AutoCloseable {
     /** How long the start waits for the store to answer before the service starts unready (or refuses to start). */
     static final Duration WARM_UP_BUDGET = Duration.ofSeconds(5);
 
-    /** The gRPC pool's threads at least, when a check may wait for the store ({@link AssembledStore#waits()}). */
-    static final int WAITING_GRPC_THREADS = 64;
-
     private final AssembledStore store;
     private final PolicyLimiter limiter;
     private final @Nullable PolicyWatcher watcher;
@@ -151,14 +148,13 @@ final class SluiceServer implements AutoCloseable {
         }
         RateLimitAdapter adapter = new RateLimitAdapter(limiter, s.headers(), metrics, s.caps(), envoyStats);
         // The transport hands each call to this pool at once (a direct executor): a fixed number of threads and a
-        // bounded queue, beyond which a call is answered RESOURCE_EXHAUSTED (GrpcService.bounded). A check that waits
-        // for the store (exact mode on a shared store) holds its thread until the store answers, so a store that
-        // waits gets WAITING_GRPC_THREADS: as many checks in flight, and in one batch of the store's, as callers
-        // send, not as many as the cores allow.
-        int grpcThreads = store.waits() ? Math.max(WAITING_GRPC_THREADS, threads) : threads;
+        // bounded queue, beyond which a call is answered RESOURCE_EXHAUSTED (GrpcService.bounded). A check that must
+        // reach the store leaves its thread while the store answers (PolicyLimiter.checkAsync), so these threads
+        // decide and answer, and never wait: as many checks are in flight, and in one batch of the store's, as
+        // callers send.
         this.grpcExecutor = new ThreadPoolExecutor(
-                grpcThreads,
-                grpcThreads,
+                threads,
+                threads,
                 60,
                 TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(s.grpc().maxQueue()),
