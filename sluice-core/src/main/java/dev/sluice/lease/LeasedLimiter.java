@@ -847,7 +847,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                 long expected = SliceSizing.demandAhead(Math.max(ls.demand, ls.lastDemand), keeps);
                 long unused = ls.granted - ls.used;
                 if (ls.demand == 0 && !keeps) {
-                    if (unused > 0) {
+                    // a sub-window's slice ending by the next round is held to its end (SliceSizing.holdsToFrameEnd)
+                    if (unused > 0 && (ls.refused || ls.lastRefused || !sizing.holdsToFrameEnd(untilFrameEnds(now)))) {
                         giveBackSlice(ls, unused);
                     }
                     giveBackAhead(ls);

@@ -116,6 +116,18 @@ final class SliceSizing {
     }
 
     /**
+     * Whether the round, after an interval without a request here, keeps the slice of the current frame to its end
+     * rather than giving it back, the frame ending {@code untilFrameEnds} from now: a sub-window (a frame shorter than
+     * the window) that ends within the {@link #shortHorizon}, at the latest by the next round. Such a slice was claimed
+     * ahead for this very frame by the round before, from the demand of the interval before that: giving it back at
+     * the frame's start costs a write, and the frame's next request a claim of its own, where keeping it holds it from
+     * the others for at most an interval and a tenth of the window.
+     */
+    boolean holdsToFrameEnd(long untilFrameEnds) {
+        return frameNanos < windowNanos && untilFrameEnds <= shortHorizon;
+    }
+
+    /**
      * The demand per interval the round keeps, tops up and claims ahead for: the last interval's ({@code
      * perInterval}), at least one request for a key it keeps ({@code kept}: see {@link #keeps}).
      */

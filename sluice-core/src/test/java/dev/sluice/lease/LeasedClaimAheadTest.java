@@ -355,6 +355,47 @@ class LeasedClaimAheadTest {
         assertEquals(live, counted, "once closed, exactly what was admitted");
     }
 
+    /**
+     * A sub-window's slice claimed ahead is held to the sub-window's end (docs/leased-mode.md, "Sparse keys"): a key
+     * asked once in one interval and not in the next still finds, in the sub-window claimed ahead for it, the slice
+     * claimed for that sub-window. The round after the quiet interval neither gives the slice back (a write) nor
+     * leaves the next request to claim it again (another); the round after the sub-window ends gives back what it
+     * did not use. Sub-windows of 100 ms, a round every 100 ms.
+     */
+    @Test
+    void aSubWindowsSliceClaimedAheadIsHeldToItsEndThroughAQuietInterval() {
+        clock.set(Instant.parse("2026-01-01T12:00:00.050Z"));
+        FlakyCounterStore to = new FlakyCounterStore(shared);
+        LeasedStore store = manual(to, Duration.ofMillis(100));
+        RateLimiter limiter = limiter(store, Algorithm.SLIDING_WINDOW_COUNTER, 1_000, Duration.ofSeconds(1));
+
+        assertEquals(1, admitted(limiter, KEY, 1)); // cold start: read and claim on the request
+        assertEquals(List.of("load(1)", "cas(1)[true]"), to.takeLog());
+        clock.set(Instant.parse("2026-01-01T12:00:00.100Z"));
+        store.refresh(); // demand in the interval: the sub-window of :00.200 is claimed ahead, 1 + 2 = 3
+        assertEquals(List.of("cas(1)[true]"), to.takeLog());
+        assertEquals("0(0)+3", slice(limiter));
+
+        clock.set(Instant.parse("2026-01-01T12:00:00.200Z"));
+        store.refresh(); // a quiet interval, but the sub-window's slice lasts no longer than the next round: kept
+        assertEquals(List.of(), to.takeLog(), "the round after a quiet interval makes no call");
+        assertEquals("3(0)", slice(limiter));
+        clock.set(Instant.parse("2026-01-01T12:00:00.250Z"));
+        long claims = store.stats().claims();
+        assertEquals(1, admitted(limiter, KEY, 1));
+        assertEquals(List.of(), to.takeLog(), "the request is covered by the slice claimed ahead");
+        assertEquals(claims, store.stats().claims());
+
+        clock.set(Instant.parse("2026-01-01T12:00:00.300Z"));
+        // the sub-window ended: its unused 2 go back in the write that claims the next one ahead; the key, asked again
+        // within four intervals, is now kept, so the same write also tops up the current sub-window
+        store.refresh();
+        assertEquals(List.of("cas(1)[true]"), to.takeLog());
+        assertEquals(Map.of(sub(0), 1L, sub(2), 1L, sub(3), 3L, sub(4), 3L), stored(limiter));
+        store.close();
+        assertEquals(Map.of(sub(0), 1L, sub(2), 1L), stored(limiter), "once closed, exactly what was admitted");
+    }
+
     /** The counts of the record of {@code key} in the frames that still count at 12:00:03. */
     private long live(RateLimiter limiter, String key, long lifetimeMs) {
         long c = 0;
