@@ -416,7 +416,9 @@ final class Engine {
     /**
      * What {@link #decide} decided for a request, from which its {@link Verdict} builds the answer of every descriptor
      * and limit when first read ({@link #descriptors}). It is also the request's first counter ({@link Part}), if it
-     * has one. Made before the stages run, completed by {@link #end} before its verdict is made, and not changed after.
+     * has one, and the state of the request's stages while they run (so a check that waits on its own thread makes no
+     * object for them). Made before the stages run, given its counters by {@link #stages}, completed by the stages,
+     * and not changed after its verdict is made.
      */
     static final class Decided extends Part {
         private final List<Descriptor> request;
@@ -437,6 +439,19 @@ final class Engine {
         /** The limits refused by a store's over-limit cache, without a store call ({@link Decision#cached()}). */
         int cachedRefusals;
 
+        // While the stages run (Engine.run): the counters in the order of the request, a bit per stage that has a
+        // part, the next stage to run, and what the stages met so far
+        private @Nullable Part head;
+        private int stageBits;
+        private int nextStage = Plan.ENFORCE;
+        private @Nullable StoreDeadline deadline;
+        private int stripe;
+        private boolean timedOut;
+        /** A quota limit refused while its stage passed (Outcome.OVER_QUOTA). */
+        private boolean overQuota;
+        /** The verdict to come, for a check that waits for no thread, until it is made; else null. */
+        private @Nullable CompletableFuture<Verdict> result;
+
         Decided(
                 List<Descriptor> request,
                 Resolution first,
@@ -448,22 +463,22 @@ final class Engine {
             this.replaced = replaced;
         }
 
-        /** What the stages decided, set once before the verdict is made. */
-        void end(
+        /** The request's counters and its stages to run, set once before the stages run. */
+        void stages(
+                @Nullable Part head,
+                int stageBits,
                 @Nullable Part slot0,
                 @Nullable Part @Nullable [] bySlot,
                 OnStoreFailure onFailure,
-                int refusedStage,
-                int failedStages,
-                long nowNanos,
-                int cachedRefusals) {
+                @Nullable StoreDeadline deadline,
+                int stripe) {
+            this.head = head;
+            this.stageBits = stageBits;
             this.slot0 = slot0;
             this.bySlot = bySlot;
             this.onFailure = onFailure;
-            this.refusedStage = refusedStage;
-            this.failedStages = failedStages;
-            this.nowNanos = nowNanos;
-            this.cachedRefusals = cachedRefusals;
+            this.deadline = deadline;
+            this.stripe = stripe;
         }
 
         private @Nullable Plan plan(int i) {
@@ -558,7 +573,7 @@ final class Engine {
             long @Nullable [] costs,
             @Nullable StoreDeadline deadline,
             int stripe) {
-        return stages(domain, descriptors, hits, costs, deadline, stripe).decide();
+        return decide(stages(domain, descriptors, hits, costs, deadline, stripe));
     }
 
     /**
@@ -576,11 +591,11 @@ final class Engine {
             long @Nullable [] costs,
             StoreDeadline deadline,
             int stripe) {
-        return stages(domain, descriptors, hits, costs, deadline, stripe).decideAsync();
+        return decideAsync(stages(domain, descriptors, hits, costs, deadline, stripe));
     }
 
     /** The stages of a request: its descriptors resolved and its counters made, not yet asked. */
-    private Stages stages(
+    private Decided stages(
             String domain,
             List<Descriptor> descriptors,
             long hits,
@@ -655,191 +670,144 @@ final class Engine {
         }
 
         Domain dom = first.dom;
-        return new Stages(
-                decided,
-                head,
-                stages,
-                slot0,
-                bySlot,
-                dom == null ? OnStoreFailure.ALLOW : dom.onFailure,
-                deadline,
-                stripe);
+        decided.stages(
+                head, stages, slot0, bySlot, dom == null ? OnStoreFailure.ALLOW : dom.onFailure, deadline, stripe);
+        return decided;
+    }
+
+    /*
+     * The stages of one request, in order ({@link #decide}): each asks the store for its parts unless a stage before
+     * it refused. A check that waits for no thread ({@link #decideAsync}) suspends here while a stage's store call is
+     * in flight, and goes on with the next stage on the thread that completes it. Their state is the request's
+     * decision record ({@link Decided}), so a check that waits on its own thread makes no object for it.
+     */
+
+    /** Runs every stage on this thread, waiting for the store where a stage needs it. */
+    private Verdict decide(Decided s) {
+        return Objects.requireNonNull(run(s), "a check that waits decides every stage");
+    }
+
+    /** Runs the stages without waiting for the store: the verdict completes when the last stage is decided. */
+    private CompletableFuture<Verdict> decideAsync(Decided s) {
+        CompletableFuture<Verdict> r = new CompletableFuture<>();
+        s.result = r;
+        Verdict v = run(s);
+        return v != null ? CompletableFuture.completedFuture(v) : r;
     }
 
     /**
-     * The stages of one request, in order ({@link #decide}): each asks the store for its parts unless a stage before
-     * it refused. A check that waits for no thread ({@link #decideAsync}) suspends here while a stage's store call is
-     * in flight, and goes on with the next stage on the thread that completes it.
+     * Runs the stages of {@code s} from {@link Decided#nextStage}: the verdict once every stage is decided, or null when a stage's store
+     * call is in flight (then its completion runs the rest and completes {@link Decided#result}).
      */
-    private final class Stages {
-        private final Decided decided;
-        private final @Nullable Part head;
-        /** A bit per stage that has a part. */
-        private final int stages;
-
-        private final @Nullable Part slot0;
-        private final @Nullable Part @Nullable [] bySlot;
-        private final OnStoreFailure onFailure;
-        private final @Nullable StoreDeadline deadline;
-        private final int stripe;
-        /** The next stage to run. */
-        private int stage = Plan.ENFORCE;
-
-        private int refusedStage = -1;
-        private int failedStages;
-        private boolean timedOut;
-        private long nowNanos = -1;
-        /** A quota limit refused while its stage passed (Outcome.OVER_QUOTA). */
-        private boolean overQuota;
-
-        private int cached;
-        /** The verdict to come, for a check that waits for no thread; null for one that waits on its own. */
-        private @Nullable CompletableFuture<Verdict> result;
-
-        Stages(
-                Decided decided,
-                @Nullable Part head,
-                int stages,
-                @Nullable Part slot0,
-                @Nullable Part @Nullable [] bySlot,
-                OnStoreFailure onFailure,
-                @Nullable StoreDeadline deadline,
-                int stripe) {
-            this.decided = decided;
-            this.head = head;
-            this.stages = stages;
-            this.slot0 = slot0;
-            this.bySlot = bySlot;
-            this.onFailure = onFailure;
-            this.deadline = deadline;
-            this.stripe = stripe;
-        }
-
-        /** Runs every stage on this thread, waiting for the store where a stage needs it. */
-        Verdict decide() {
-            return Objects.requireNonNull(run(), "a check that waits decides every stage");
-        }
-
-        /** Runs the stages without waiting for the store: the verdict completes when the last stage is decided. */
-        CompletableFuture<Verdict> decideAsync() {
-            CompletableFuture<Verdict> r = new CompletableFuture<>();
-            result = r;
-            Verdict v = run();
-            return v != null ? CompletableFuture.completedFuture(v) : r;
-        }
-
-        /**
-         * Runs the stages from {@link #stage}: the verdict once every stage is decided, or null when a stage's store
-         * call is in flight (then its completion runs the rest and completes {@link #result}).
-         */
-        private @Nullable Verdict run() {
-            for (; stage <= Plan.DRY_RUN && refusedStage < 0; stage++) {
-                if ((stages & (1 << stage)) == 0) {
+    private @Nullable Verdict run(Decided s) {
+        for (; s.nextStage <= Plan.DRY_RUN && s.refusedStage < 0; s.nextStage++) {
+            if ((s.stageBits & (1 << s.nextStage)) == 0) {
+                continue;
+            }
+            int asked = 0;
+            Part one = null;
+            boolean impossible = false;
+            for (Part p = s.head; p != null; p = p.next) {
+                if (p.stage == s.nextStage) {
+                    asked++;
+                    one = p;
+                    long limit = p.limit().requestsPerUnit();
+                    if (limit == 0 || p.cost > limit) {
+                        p.impossible = true;
+                        impossible = true;
+                    }
+                }
+            }
+            if (one == null) {
+                continue;
+            }
+            if (impossible) {
+                s.nowNanos = clock.millis() * 1_000_000L;
+                if (s.nextStage != Plan.QUOTA) {
+                    s.refusedStage = s.nextStage;
                     continue;
                 }
-                int asked = 0;
-                Part one = null;
-                boolean impossible = false;
-                for (Part p = head; p != null; p = p.next) {
-                    if (p.stage == stage) {
-                        asked++;
-                        one = p;
-                        long limit = p.limit().requestsPerUnit();
-                        if (limit == 0 || p.cost > limit) {
-                            p.impossible = true;
-                            impossible = true;
-                        }
-                    }
-                }
-                if (one == null) {
-                    continue;
-                }
-                if (impossible) {
-                    nowNanos = clock.millis() * 1_000_000L;
-                    if (stage != Plan.QUOTA) {
-                        refusedStage = stage;
-                        continue;
-                    }
-                }
-                boolean quota = stage == Plan.QUOTA;
-                int asking;
-                StoreDeadline d = deadline;
-                if (result == null || d == null) {
-                    asking = quota
-                            ? askEach(head, d, stripe)
-                            : d == null ? ask(head, stage, asked, one) : ask(head, stage, asked, d, stripe);
-                } else {
-                    CompletableFuture<Integer> pending =
-                            quota ? askEachAsync(head, d, stripe) : askAsync(head, stage, asked, d, stripe);
-                    if (!pending.isDone()) {
-                        var unused = pending.whenComplete(this::resume);
-                        return null;
-                    }
-                    asking = pending.join();
-                }
-                asked(asking);
             }
-            return verdict();
+            boolean quota = s.nextStage == Plan.QUOTA;
+            int asking;
+            StoreDeadline d = s.deadline;
+            if (s.result == null || d == null) {
+                asking = quota
+                        ? askEach(s.head, d, s.stripe)
+                        : d == null
+                                ? ask(s.head, s.nextStage, asked, one)
+                                : ask(s.head, s.nextStage, asked, d, s.stripe);
+            } else {
+                CompletableFuture<Integer> pending =
+                        quota ? askEachAsync(s.head, d, s.stripe) : askAsync(s.head, s.nextStage, asked, d, s.stripe);
+                if (!pending.isDone()) {
+                    var unused = pending.whenComplete((a, e) -> resume(s, a, e));
+                    return null;
+                }
+                asking = pending.join();
+            }
+            asked(s, asking);
         }
+        return verdict(s);
+    }
 
-        /** Takes up the stages after the one whose store call completed with {@code asking} (or failed by {@code e}). */
-        private void resume(@Nullable Integer asking, @Nullable Throwable e) {
-            CompletableFuture<Verdict> r = Objects.requireNonNull(result, "a suspended check has its verdict to come");
-            try {
-                if (e != null) {
-                    throw e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-                }
-                asked(Objects.requireNonNull(asking, "a stage's store call answers how it asked"));
-                stage++;
-                Verdict v = run();
-                if (v != null) {
-                    r.complete(v);
-                }
-            } catch (Throwable t) { // a closed store, or a bug: the check fails rather than never answering
-                r.completeExceptionally(t);
+    /** Takes up the stages after the one whose store call completed with {@code asking} (or failed by {@code e}). */
+    private void resume(Decided s, @Nullable Integer asking, @Nullable Throwable e) {
+        CompletableFuture<Verdict> r = Objects.requireNonNull(s.result, "a suspended check has its verdict to come");
+        try {
+            if (e != null) {
+                throw e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
             }
+            asked(s, Objects.requireNonNull(asking, "a stage's store call answers how it asked"));
+            s.nextStage++;
+            Verdict v = run(s);
+            if (v != null) {
+                r.complete(v);
+            }
+        } catch (Throwable t) { // a closed store, or a bug: the check fails rather than never answering
+            r.completeExceptionally(t);
         }
+    }
 
-        /** What the stage {@link #stage} did, once asked: its decisions counted, and its refusal or failure kept. */
-        private void asked(int asking) {
-            boolean quota = stage == Plan.QUOTA;
-            boolean failed = asking != ASKED;
-            timedOut |= asking == TIMED_OUT;
-            boolean allowed = !quota;
-            for (Part p = head; p != null && !failed; p = p.next) {
-                Decision d = p.decision;
-                if (p.stage == stage && d != null) {
-                    failed = d.failed();
-                    cached += d.cached() ? 1 : 0;
-                    allowed = quota ? allowed || d.allowed() : allowed && d.allowed();
-                }
-            }
-            if (failed && deadline != null && deadline.passed()) {
-                timedOut = true; // the store's failure policy answered a call the deadline cut short
-            }
-            if (quota) {
-                overQuota = overQuota(head, failed);
-            }
-            if (failed) {
-                failedStages |= 1 << stage;
-                if (onFailure == OnStoreFailure.DENY) {
-                    refusedStage = stage;
-                }
-            } else if (!allowed) {
-                refusedStage = stage;
+    /** What the stage {@link Decided#nextStage} did, once asked: its decisions counted, and its refusal or failure kept. */
+    private void asked(Decided s, int asking) {
+        boolean quota = s.nextStage == Plan.QUOTA;
+        boolean failed = asking != ASKED;
+        s.timedOut |= asking == TIMED_OUT;
+        boolean allowed = !quota;
+        for (Part p = s.head; p != null && !failed; p = p.next) {
+            Decision d = p.decision;
+            if (p.stage == s.nextStage && d != null) {
+                failed = d.failed();
+                s.cachedRefusals += d.cached() ? 1 : 0;
+                allowed = quota ? allowed || d.allowed() : allowed && d.allowed();
             }
         }
+        if (failed && s.deadline != null && s.deadline.passed()) {
+            s.timedOut = true; // the store's failure policy answered a call the deadline cut short
+        }
+        if (quota) {
+            s.overQuota = overQuota(s.head, failed);
+        }
+        if (failed) {
+            s.failedStages |= 1 << s.nextStage;
+            if (s.onFailure == OnStoreFailure.DENY) {
+                s.refusedStage = s.nextStage;
+            }
+        } else if (!allowed) {
+            s.refusedStage = s.nextStage;
+        }
+    }
 
-        private Verdict verdict() {
-            decided.end(slot0, bySlot, onFailure, refusedStage, failedStages, nowNanos, cached);
-            return new Verdict(
-                    refusedStage != Plan.ENFORCE && refusedStage != Plan.QUOTA,
-                    decided.shadowBan(),
-                    failedStages == 0 ? null : onFailure,
-                    timedOut,
-                    refusedStage < 0 && !overQuota,
-                    decided);
-        }
+    private static Verdict verdict(Decided s) {
+        s.result = null; // done: the verdict keeps no future
+        return new Verdict(
+                s.refusedStage != Plan.ENFORCE && s.refusedStage != Plan.QUOTA,
+                s.shadowBan(),
+                s.failedStages == 0 ? null : s.onFailure,
+                s.timedOut,
+                s.refusedStage < 0 && !s.overQuota,
+                s);
     }
 
     /**
