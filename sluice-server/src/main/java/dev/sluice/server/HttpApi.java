@@ -19,9 +19,6 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -34,8 +31,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Where each request is answered: {@code /healthcheck}, {@code /bench/bare}, errors, and {@code /json} when the
  * decision needs no store call (the in-memory store, synchronized mode) on the connection's event loop; {@code /json}
  * when a decision may wait for the store (exact and leased mode), a body over {@value #INLINE_BODY} bytes, and every
- * other endpoint on the transport's bounded pool, whose full queue answers 503. A {@code /json} check that must reach
- * the store leaves the pool's thread while it waits ({@link #answerAsync}), and is answered when the store answers.
+ * other endpoint on the transport's bounded pool, whose full queue answers 503.
  */
 final class HttpApi implements HttpTransport.Handler, AutoCloseable {
     /** The largest request body read; a larger one is answered 413. */
@@ -142,22 +138,6 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
                 .with("Retry-After", "1");
     }
 
-    /** {@code POST /json} without a thread waiting for the store ({@link RateLimitAdapter#shouldRateLimitAsync}). */
-    @Override
-    public CompletionStage<Answer> answerAsync(Request r) {
-        if (!r.path().equals("/json") || allow(r.method(), "POST") != null) {
-            return CompletableFuture.completedFuture(answer(r));
-        }
-        CompletionStage<Answer> a;
-        try {
-            a = jsonAsync(r);
-        } catch (RuntimeException e) {
-            metrics.answered("http", r.arrived());
-            throw e;
-        }
-        return a.whenComplete((answer, e) -> metrics.answered("http", r.arrived()));
-    }
-
     @Override
     public Answer answer(Request r) {
         String path = r.path();
@@ -250,44 +230,13 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
         RateLimitResponse response;
         try {
             response = adapter.shouldRateLimit(RateLimitAdapter.fromJson(body));
-        } catch (RuntimeException e) {
-            return jsonFailed(e);
-        }
-        return jsonAnswer(response);
-    }
-
-    /** {@link #json} answered when the store answers, the pool's thread free meanwhile. */
-    private CompletionStage<Answer> jsonAsync(Request r) {
-        byte[] body = r.body();
-        if (body == null) {
-            metrics.request("http", "invalid");
-            return CompletableFuture.completedFuture(tooLarge());
-        }
-        CompletionStage<RateLimitResponse> response;
-        try {
-            response = adapter.shouldRateLimitAsync(RateLimitAdapter.fromJson(body));
-        } catch (RuntimeException e) {
-            return CompletableFuture.completedFuture(jsonFailed(e));
-        }
-        return response.handle((answer, e) -> e == null
-                ? jsonAnswer(answer)
-                : jsonFailed(e instanceof CompletionException && e.getCause() != null ? e.getCause() : e));
-    }
-
-    /** The answer to a request refused as invalid (400) or while shutting down (503); anything else is thrown. */
-    private Answer jsonFailed(Throwable e) {
-        if (e instanceof InvalidRequestException invalid) {
-            adapter.refused("http", invalid);
-            return Answer.error(400, String.valueOf(invalid.getMessage()));
-        }
-        if (e instanceof IllegalStateException) {
+        } catch (InvalidRequestException e) {
+            adapter.refused("http", e);
+            return Answer.error(400, String.valueOf(e.getMessage()));
+        } catch (IllegalStateException e) {
             metrics.request("http", "unavailable");
             return Answer.error(503, "the rate limit service is shutting down");
         }
-        throw e instanceof RuntimeException r ? r : new CompletionException(e);
-    }
-
-    private Answer jsonAnswer(RateLimitResponse response) {
         boolean over = response.getOverallCode() == RateLimitResponse.Code.OVER_LIMIT;
         metrics.request("http", over ? "over_limit" : "ok");
         try {

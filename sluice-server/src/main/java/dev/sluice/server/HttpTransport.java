@@ -47,9 +47,6 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -139,14 +136,6 @@ final class HttpTransport implements AutoCloseable {
 
         /** The answer when the pool's queue is full. */
         Answer busy(Request r);
-
-        /**
-         * The answer to {@code r}, on the pool, for a {@link #blocking} request: it may complete later, on another
-         * thread (a store's answer), so that no thread of the pool waits for it. Default: {@link #answer}, completed.
-         */
-        default CompletionStage<Answer> answerAsync(Request r) {
-            return CompletableFuture.completedFuture(answer(r));
-        }
     }
 
     private final Handler handler;
@@ -443,13 +432,12 @@ final class HttpTransport implements AutoCloseable {
             }
             try {
                 pool.execute(() -> {
-                    var unused = answerAsync(r).thenAccept(a -> {
-                        try {
-                            ctx.executor().execute(() -> write(ctx, h, a));
-                        } catch (RejectedExecutionException e) {
-                            LOG.log(System.Logger.Level.DEBUG, "an answer after the HTTP server stopped: " + r.path());
-                        }
-                    });
+                    Answer a = answer(r);
+                    try {
+                        ctx.executor().execute(() -> write(ctx, h, a));
+                    } catch (RejectedExecutionException e) {
+                        LOG.log(System.Logger.Level.DEBUG, "an answer after the HTTP server stopped: " + r.path());
+                    }
                 });
             } catch (RejectedExecutionException e) {
                 write(ctx, h, handler.busy(r));
@@ -460,25 +448,9 @@ final class HttpTransport implements AutoCloseable {
             try {
                 return handler.answer(r);
             } catch (RuntimeException e) {
-                return failed(r, e);
+                LOG.log(System.Logger.Level.ERROR, "HTTP request failed: " + r.method() + " " + r.path(), e);
+                return Answer.error(500, "the request failed: " + e);
             }
-        }
-
-        /** {@link Handler#answerAsync}, never failing: a failure is the 500 {@link #answer} gives. */
-        private CompletionStage<Answer> answerAsync(Request r) {
-            CompletionStage<Answer> a;
-            try {
-                a = handler.answerAsync(r);
-            } catch (RuntimeException e) {
-                return CompletableFuture.completedFuture(failed(r, e));
-            }
-            return a.exceptionally(
-                    e -> failed(r, e instanceof CompletionException && e.getCause() != null ? e.getCause() : e));
-        }
-
-        private Answer failed(Request r, Throwable e) {
-            LOG.log(System.Logger.Level.ERROR, "HTTP request failed: " + r.method() + " " + r.path(), e);
-            return Answer.error(500, "the request failed: " + e);
         }
 
         private void write(ChannelHandlerContext ctx, HttpRequest h, Answer a) {
