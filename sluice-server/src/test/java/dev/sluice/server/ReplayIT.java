@@ -252,9 +252,9 @@ class ReplayIT {
         Path logFile = tokens;
         CompletableFuture<ServerProcess.Result> pipedRun =
                 runLater("replay", "--config", config.toString(), "--log", logFile.toString(), "--csv");
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        String command = java + " -XX:TieredStopAtLevel=1 -XX:-UsePerfData -jar " + ServerProcess.JAR.toAbsolutePath()
-                + " replay --config " + config + " --log " + logFile + " --csv";
+        String command = String.join(
+                " ",
+                ServerProcess.javaJar("replay", "--config", config.toString(), "--log", logFile.toString(), "--csv"));
         // script(1) runs the command on a new pseudo-terminal: standard error is a terminal there
         Process p = new ProcessBuilder("script", "-qfec", command + " > " + dir.resolve("bar.csv"), "/dev/null")
                 .redirectErrorStream(true)

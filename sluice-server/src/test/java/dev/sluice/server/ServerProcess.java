@@ -18,9 +18,12 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -69,29 +72,106 @@ final class ServerProcess implements AutoCloseable {
      * environment, and waits until both ports are known.
      */
     static ServerProcess launch(Map<String, String> env, List<String> command) {
-        ProcessBuilder b = new ProcessBuilder(command);
-        b.environment().remove("SLUICE_ADMIN_TOKEN");
-        b.environment().keySet().removeAll(EnvSettings.names());
-        b.environment().putAll(env);
-        try {
-            Process process = b.start();
-            Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "sluice-server-kill"));
-            return ready(new ServerProcess(String.join(" ", command), process));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot start " + command, e);
-        }
+        return ready(new ServerProcess(String.join(" ", command), exec(env, command)));
     }
 
     /** The command that runs the jar with {@code args}, as {@link #serve} runs it. */
     static List<String> javaJar(String... args) {
-        List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m",
-                "-XX:TieredStopAtLevel=1",
-                "-jar",
-                JAR.toString()));
+        List<String> command = new ArrayList<>(java());
+        command.add("-jar");
+        command.add(JAR.toString());
         command.addAll(List.of(args));
         return command;
+    }
+
+    /**
+     * {@code java} and the options of every process of the jar: a small heap; the client compiler only (a short
+     * process starts sooner); no hsperfdata file (when another process holds the file of this JVM's PID, a JVM of
+     * another PID namespace sharing /tmp, the JVM warns on standard output, which a command's compared output must
+     * not get); and the jar's class data sharing archive, {@link ClassArchive}, when there is one.
+     */
+    static List<String> java() {
+        List<String> command = new ArrayList<>(JVM);
+        command.addAll(ClassArchive.OPTIONS);
+        return command;
+    }
+
+    private static final List<String> JVM = List.of(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-Xmx256m",
+            "-XX:TieredStopAtLevel=1",
+            "-XX:-UsePerfData");
+
+    /**
+     * A class data sharing archive of the classes a {@code serve} process of the jar loads, made once for the jar
+     * (the first process of the suite to need it makes it, under a file lock the other test JVMs wait on) and mapped
+     * by every process after: each then starts without loading and verifying those classes from the jar again, about
+     * a second less of CPU on each of the suite's many starts. Only start-up changes: the classes are the jar's own.
+     * If the archive cannot be made, the processes run without one. The JVM's own lines about the archive are off,
+     * so that a process's output is the same with or without it.
+     */
+    private static final class ClassArchive {
+        static final Path FILE = JAR.resolveSibling(JAR.getFileName() + ".jsa");
+        static final List<String> QUIET = List.of("-Xlog:cds=off", "-Xlog:cds+dynamic=off");
+        static final List<String> OPTIONS = options();
+
+        private static List<String> options() {
+            Path lock = JAR.resolveSibling(JAR.getFileName() + ".jsa.lock");
+            try (FileChannel channel = FileChannel.open(lock, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+                channel.lock(); // released as the channel closes
+                if (!Files.isRegularFile(FILE)
+                        || Files.getLastModifiedTime(FILE).compareTo(Files.getLastModifiedTime(JAR)) < 0) {
+                    make();
+                }
+            } catch (IOException | RuntimeException | AssertionError e) {
+                System.out.println("ServerProcess: no class data sharing archive, the processes load every class from"
+                        + " the jar: " + e);
+                return List.of();
+            }
+            List<String> options = new ArrayList<>(List.of("-XX:SharedArchiveFile=" + FILE));
+            options.addAll(QUIET);
+            return options;
+        }
+
+        /** A {@code serve} process that answers gRPC and HTTP once, and writes the archive as it stops. */
+        private static void make() throws IOException {
+            Path dir = Files.createTempDirectory("sluice-class-archive");
+            Path config = dir.resolve("archive.yaml");
+            Path made = FILE.resolveSibling(FILE.getFileName() + ".new"); // beside it: moved in place at once
+            Files.writeString(
+                    config,
+                    "domain: archive\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 5}\n");
+            List<String> command = new ArrayList<>(JVM);
+            command.add("-XX:ArchiveClassesAtExit=" + made);
+            command.addAll(QUIET);
+            command.addAll(List.of(
+                    "-jar",
+                    JAR.toString(),
+                    "serve",
+                    "--http-port",
+                    "0",
+                    "--grpc-port",
+                    "0",
+                    "--config",
+                    dir.toString()));
+            RateLimitRequest request = request("archive", descriptor("k", "v"));
+            int status;
+            try (ServerProcess p = ready(new ServerProcess("the class archive's serve", exec(Map.of(), command)))) {
+                p.shouldRateLimit(request);
+                p.post("/json", json(request));
+                p.get("/metrics");
+                p.get("/healthcheck");
+                status = p.stop();
+            } finally {
+                Files.delete(config);
+                Files.delete(dir);
+            }
+            if (status != 143 || !Files.isRegularFile(made)) { // 143: ended by SIGTERM, as a stopped serve is
+                throw new IllegalStateException("the archive's serve exited with " + status + ", archive written: "
+                        + Files.isRegularFile(made));
+            }
+            Files.move(made, FILE, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        }
     }
 
     private static ServerProcess ready(ServerProcess p) {
@@ -148,16 +228,11 @@ final class ServerProcess implements AutoCloseable {
         if (!Files.isRegularFile(JAR)) {
             throw new AssertionError(JAR.toAbsolutePath() + " is missing: the ITs run after 'mvn package'");
         }
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.add("-Xmx256m");
-        command.add("-XX:TieredStopAtLevel=1");
-        // no hsperfdata file: when another process holds the file of this JVM's PID (a JVM of another PID namespace
-        // sharing /tmp), the JVM warns on standard output, which a command's compared output must not get
-        command.add("-XX:-UsePerfData");
-        command.add("-jar");
-        command.add(JAR.toString());
-        command.addAll(args);
+        return new ServerProcess(String.join(" ", args), exec(env, javaJar(args.toArray(String[]::new))));
+    }
+
+    /** Starts {@code command} with {@code env} added to this JVM's environment, and kills it if this JVM exits. */
+    private static Process exec(Map<String, String> env, List<String> command) {
         ProcessBuilder b = new ProcessBuilder(command);
         b.environment().remove("SLUICE_ADMIN_TOKEN");
         b.environment().keySet().removeAll(EnvSettings.names()); // envoyproxy/ratelimit's: only what a test sets
@@ -165,7 +240,7 @@ final class ServerProcess implements AutoCloseable {
         try {
             Process process = b.start();
             Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "sluice-server-kill"));
-            return new ServerProcess(String.join(" ", args), process);
+            return process;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start " + command, e);
         }
