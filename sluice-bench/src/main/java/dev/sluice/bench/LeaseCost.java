@@ -139,8 +139,8 @@ public final class LeaseCost {
         };
     }
 
-    /** A clock the measuring thread moves; read by that thread only. */
-    private static final class VirtualClock extends Clock {
+    /** A clock the measuring thread moves; read by that thread only. {@link LeaseSparseCost} uses it too. */
+    static final class VirtualClock extends Clock {
         long nanos = Instant.parse("2026-01-01T12:00:00Z").getEpochSecond() * 1_000_000_000L;
 
         @Override

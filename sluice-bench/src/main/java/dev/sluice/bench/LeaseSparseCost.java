@@ -8,11 +8,7 @@ import dev.sluice.lease.LeasedStore;
 import dev.sluice.memory.InMemoryCounterStore;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.Locale;
 import java.util.Random;
 
@@ -47,7 +43,7 @@ public final class LeaseSparseCost {
         LeaseStats[] stats = new LeaseStats[2];
         long rounds = 0;
         for (int run = 0; run < RUNS; run++) {
-            VirtualClock clock = new VirtualClock();
+            LeaseCost.VirtualClock clock = new LeaseCost.VirtualClock();
             InMemoryCounterStore counters = InMemoryCounterStore.create();
             LeasedStore[] stores = new LeasedStore[2];
             RateLimiter[] limiters = new RateLimiter[2];
@@ -112,30 +108,5 @@ public final class LeaseSparseCost {
                 (stats[0].claimsAhead() + stats[1].claimsAhead()) / per,
                 (stats[0].claims() + stats[1].claims()) / per,
                 (stats[0].conflicts() + stats[1].conflicts()) / per);
-    }
-
-    /** A clock the measuring thread moves; read by that thread only. */
-    private static final class VirtualClock extends Clock {
-        long nanos = Instant.parse("2026-01-01T12:00:00Z").getEpochSecond() * 1_000_000_000L;
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            throw new UnsupportedOperationException("a virtual clock has one zone");
-        }
-
-        @Override
-        public Instant instant() {
-            return Instant.ofEpochSecond(0, nanos);
-        }
-
-        @Override
-        public long millis() {
-            return nanos / 1_000_000L;
-        }
     }
 }
