@@ -684,83 +684,76 @@ final class Engine {
 
     /** Runs every stage on this thread, waiting for the store where a stage needs it. */
     private Verdict decide(Decided s) {
-        return Objects.requireNonNull(run(s), "a check that waits decides every stage");
+        return Objects.requireNonNull(run(s, PENDING), "a check that waits decides every stage");
     }
 
     /** Runs the stages without waiting for the store: the verdict completes when the last stage is decided. */
     private CompletableFuture<Verdict> decideAsync(Decided s) {
         CompletableFuture<Verdict> r = new CompletableFuture<>();
         s.result = r;
-        Verdict v = run(s);
+        Verdict v = run(s, PENDING);
         return v != null ? CompletableFuture.completedFuture(v) : r;
     }
 
     /**
-     * Runs the stages of {@code s} from {@link Decided#nextStage}: the verdict once every stage is decided, or null when a stage's store
-     * call is in flight (then its completion runs the rest and completes {@link Decided#result}).
+     * Runs the stages of {@code s} from {@link Decided#nextStage}: the verdict once every stage is decided, or null when
+     * a stage's store call is in flight (then its completion runs the rest and completes {@link Decided#result}).
+     *
+     * @param resumed what the store call that suspended the stage {@link Decided#nextStage} answered, its stage to go
+     *                on from there (the quota stage with its parts not yet asked); {@link #PENDING} to start the stage
      */
-    private @Nullable Verdict run(Decided s) {
+    private @Nullable Verdict run(Decided s, int resumed) {
         for (; s.nextStage <= Plan.DRY_RUN && s.refusedStage < 0; s.nextStage++) {
-            if ((s.stageBits & (1 << s.nextStage)) == 0) {
-                continue;
-            }
-            int asked = 0;
-            Part one = null;
-            boolean impossible = false;
-            for (Part p = s.head; p != null; p = p.next) {
-                if (p.stage == s.nextStage) {
-                    asked++;
-                    one = p;
-                    long limit = p.limit().requestsPerUnit();
-                    if (limit == 0 || p.cost > limit) {
-                        p.impossible = true;
-                        impossible = true;
-                    }
+            boolean quota = s.nextStage == Plan.QUOTA;
+            int asking = resumed;
+            resumed = PENDING;
+            if (asking != PENDING) {
+                if (quota && asking == ASKED) {
+                    asking = askQuota(s);
                 }
-            }
-            if (one == null) {
-                continue;
-            }
-            if (impossible) {
-                s.nowNanos = clock.millis() * 1_000_000L;
-                if (s.nextStage != Plan.QUOTA) {
-                    s.refusedStage = s.nextStage;
+            } else {
+                if ((s.stageBits & (1 << s.nextStage)) == 0) {
                     continue;
                 }
-            }
-            boolean quota = s.nextStage == Plan.QUOTA;
-            int asking;
-            StoreDeadline d = s.deadline;
-            if (s.result == null || d == null) {
-                asking = quota
-                        ? askEach(s.head, d, s.stripe)
-                        : d == null
-                                ? ask(s.head, s.nextStage, asked, one)
-                                : ask(s.head, s.nextStage, asked, d, s.stripe);
-            } else {
-                CompletableFuture<Integer> pending =
-                        quota ? askEachAsync(s.head, d, s.stripe) : askAsync(s.head, s.nextStage, asked, d, s.stripe);
-                if (!pending.isDone()) {
-                    var unused = pending.whenComplete((a, e) -> resume(s, a, e));
-                    return null;
+                int asked = 0;
+                Part one = null;
+                boolean impossible = false;
+                for (Part p = s.head; p != null; p = p.next) {
+                    if (p.stage == s.nextStage) {
+                        asked++;
+                        one = p;
+                        long limit = p.limit().requestsPerUnit();
+                        if (limit == 0 || p.cost > limit) {
+                            p.impossible = true;
+                            impossible = true;
+                        }
+                    }
                 }
-                asking = pending.join();
+                if (one == null) {
+                    continue;
+                }
+                if (impossible) {
+                    s.nowNanos = clock.millis() * 1_000_000L;
+                    if (!quota) {
+                        s.refusedStage = s.nextStage;
+                        continue;
+                    }
+                }
+                asking = quota ? askQuota(s) : ask(s, asked == 1 ? one : null, asked);
+            }
+            if (asking == PENDING) {
+                return null;
             }
             asked(s, asking);
         }
         return verdict(s);
     }
 
-    /** Takes up the stages after the one whose store call completed with {@code asking} (or failed by {@code e}). */
-    private void resume(Decided s, @Nullable Integer asking, @Nullable Throwable e) {
+    /** Takes up the stage whose store call completed with {@code joint} (or failed by {@code e}), and the rest. */
+    private void resume(Decided s, @Nullable Part alone, @Nullable JointDecision joint, @Nullable Throwable e) {
         CompletableFuture<Verdict> r = Objects.requireNonNull(s.result, "a suspended check has its verdict to come");
         try {
-            if (e != null) {
-                throw e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-            }
-            asked(s, Objects.requireNonNull(asking, "a stage's store call answers how it asked"));
-            s.nextStage++;
-            Verdict v = run(s);
+            Verdict v = run(s, e != null ? failedUnlessSluice(e) : took(s, alone, joint));
             if (v != null) {
                 r.complete(v);
             }
@@ -824,119 +817,81 @@ final class Engine {
         return false;
     }
 
-    /** What {@link #ask} did: the store decided (each part has its decision), failed, or gave no answer in time. */
+    /**
+     * What {@link #ask} did: the store decided (each part asked has its decision), failed, or gave no answer by the
+     * deadline; or its call is in flight, and its completion resumes the stages ({@link #resume}).
+     */
     private static final int ASKED = 0;
 
     private static final int FAILED = 1;
     private static final int TIMED_OUT = 2;
+    private static final int PENDING = -1;
 
-    /** {@link #ask(Part, int, int, Part)} by {@code deadline}. */
-    private int ask(@Nullable Part head, int stage, int asked, StoreDeadline deadline, int stripe) {
-        JointDecision joint;
+    /**
+     * Asks the store for the {@code asked} parts of the stage {@link Decided#nextStage}, all or nothing, and gives each
+     * its decision; or, {@code alone} given, for that part only. Without a deadline the store's call is made on this
+     * thread however long it takes; with one, by the deadline, on this thread for a check that waits
+     * ({@link StoreDeadline#decide}), else without waiting ({@link StoreDeadline#decideAsync}: {@link #PENDING} while
+     * the call is in flight). {@link #FAILED} when the store failed by throwing (a store whose failure policy answered
+     * returns decisions marked failed instead).
+     *
+     * @param alone the one part to ask, or null for every part of the stage
+     */
+    private int ask(Decided s, @Nullable Part alone, int asked) {
+        StoreDeadline d = s.deadline;
         try {
-            joint = deadline.decide(acquisitions(head, stage, asked), this, stripe);
+            if (d == null) {
+                if (alone != null) { // tryAcquireAll of one part, without its list
+                    alone.decision = Objects.requireNonNull(alone.limiter, "a limit of 0 has none, and is impossible")
+                            .tryAcquire(alone.key, alone.cost);
+                    return ASKED;
+                }
+                answer(s.head, s.nextStage, RateLimiter.tryAcquireAll(acquisitions(s.head, s.nextStage, asked)));
+                return ASKED;
+            }
+            List<Acquisition> parts =
+                    alone != null ? List.of(alone.acquisition()) : acquisitions(s.head, s.nextStage, asked);
+            if (s.result == null) {
+                return took(s, alone, d.decide(parts, this, s.stripe));
+            }
+            CompletableFuture<JointDecision> joint = d.decideAsync(parts, this, s.stripe);
+            if (joint.isDone()) {
+                return took(s, alone, joinNow(joint));
+            }
+            var unused = joint.whenComplete((j, e) -> resume(s, alone, j, e));
+            return PENDING;
         } catch (SluiceException e) {
             return FAILED;
         }
-        if (joint == null) {
-            return TIMED_OUT;
+    }
+
+    /**
+     * Asks the store for each possible part of the quota stage not yet asked (without its decision) on its own, each
+     * counted if it has room, as {@link #ask} asks: {@link #ASKED} when every part was, else what stopped it.
+     */
+    private int askQuota(Decided s) {
+        for (Part p = s.head; p != null; p = p.next) {
+            if (p.stage == Plan.QUOTA && !p.impossible && p.decision == null) {
+                int a = ask(s, p, 1);
+                if (a != ASKED) {
+                    return a;
+                }
+            }
         }
-        answer(head, stage, joint);
         return ASKED;
     }
 
-    private static final CompletableFuture<Integer> ASKED_NOW = CompletableFuture.completedFuture(ASKED);
-    private static final CompletableFuture<Integer> FAILED_NOW = CompletableFuture.completedFuture(FAILED);
-    private static final CompletableFuture<Integer> TIMED_OUT_NOW = CompletableFuture.completedFuture(TIMED_OUT);
-
-    /**
-     * {@link #ask(Part, int, int, StoreDeadline, int)} without waiting for the store: completed at once when the
-     * stage needs no store call, else when the store answers or the deadline passes.
-     */
-    private CompletableFuture<Integer> askAsync(
-            @Nullable Part head, int stage, int asked, StoreDeadline deadline, int stripe) {
-        CompletableFuture<JointDecision> joint;
-        try {
-            joint = deadline.decideAsync(acquisitions(head, stage, asked), this, stripe);
-        } catch (SluiceException e) {
-            return FAILED_NOW;
-        }
-        if (joint.isDone()) {
-            try {
-                return answered(head, stage, joinNow(joint));
-            } catch (SluiceException e) {
-                return FAILED_NOW;
-            }
-        }
-        return joint.handle((j, e) -> {
-            if (e != null) {
-                failedUnlessSluice(e);
-                return FAILED;
-            }
-            return answered(head, stage, j).join();
-        });
-    }
-
-    /** {@link #askEach} without waiting for the store: the quota stage's parts one after the other, from {@code p}. */
-    private CompletableFuture<Integer> askEachAsync(@Nullable Part p, StoreDeadline deadline, int stripe) {
-        for (; p != null; p = p.next) {
-            if (p.stage != Plan.QUOTA || p.impossible) {
-                continue;
-            }
-            CompletableFuture<JointDecision> one;
-            try {
-                one = deadline.decideAsync(List.of(p.acquisition()), this, stripe);
-            } catch (SluiceException e) {
-                return FAILED_NOW;
-            }
-            Part at = p;
-            if (!one.isDone()) {
-                CompletableFuture<Integer> rest = new CompletableFuture<>();
-                var unused = one.whenComplete((j, e) -> {
-                    try {
-                        if (e != null) {
-                            failedUnlessSluice(e);
-                            rest.complete(FAILED);
-                        } else if (j == null) {
-                            rest.complete(TIMED_OUT);
-                        } else {
-                            at.decision = j.decision(0);
-                            var unusedRest = askEachAsync(at.next, deadline, stripe)
-                                    .whenComplete((a, f) -> {
-                                        if (f != null) {
-                                            rest.completeExceptionally(f);
-                                        } else {
-                                            rest.complete(a);
-                                        }
-                                    });
-                        }
-                    } catch (RuntimeException f) {
-                        rest.completeExceptionally(f);
-                    }
-                });
-                return rest;
-            }
-            JointDecision j;
-            try {
-                j = joinNow(one);
-            } catch (SluiceException e) {
-                return FAILED_NOW;
-            }
-            if (j == null) {
-                return TIMED_OUT_NOW;
-            }
-            p.decision = j.decision(0);
-        }
-        return ASKED_NOW;
-    }
-
-    /** The stage's parts given their decisions from {@code joint}: asked; or timed out without one. */
-    private static CompletableFuture<Integer> answered(@Nullable Part head, int stage, @Nullable JointDecision joint) {
+    /** The parts asked given their decisions from {@code joint}: {@code alone}, or every part of the stage. */
+    private static int took(Decided s, @Nullable Part alone, @Nullable JointDecision joint) {
         if (joint == null) {
-            return TIMED_OUT_NOW;
+            return TIMED_OUT;
         }
-        answer(head, stage, joint);
-        return ASKED_NOW;
+        if (alone != null) {
+            alone.decision = joint.decision(0);
+        } else {
+            answer(s.head, s.nextStage, joint);
+        }
+        return ASKED;
     }
 
     /** The value of a completed future, or what it failed with, thrown as it was. */
@@ -952,59 +907,13 @@ final class Engine {
         }
     }
 
-    /** Returns if {@code e} is a store failure ({@link SluiceException}), which fails the stage; rethrows anything else. */
-    private static void failedUnlessSluice(Throwable e) {
+    /** {@link #FAILED} if {@code e} is a store failure ({@link SluiceException}), which fails the stage; else throws it. */
+    private static int failedUnlessSluice(Throwable e) {
         Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
         if (cause instanceof SluiceException) {
-            return;
+            return FAILED;
         }
         throw cause instanceof RuntimeException r ? r : new CompletionException(cause);
-    }
-
-    /**
-     * Asks the store for the parts of {@code stage}, all or nothing, and keeps each part's decision; {@link #FAILED}
-     * when the store failed by throwing (a store whose failure policy answered returns decisions marked failed
-     * instead).
-     */
-    private static int ask(@Nullable Part head, int stage, int asked, Part one) {
-        try {
-            if (asked == 1) { // tryAcquireAll of one part, without its list
-                RateLimiter limiter = Objects.requireNonNull(one.limiter, "a limit of 0 has none, and is impossible");
-                one.decision = limiter.tryAcquire(one.key, one.cost);
-                return ASKED;
-            }
-            answer(head, stage, RateLimiter.tryAcquireAll(acquisitions(head, stage, asked)));
-            return ASKED;
-        } catch (SluiceException e) {
-            return FAILED;
-        }
-    }
-
-    /**
-     * Asks the store for each possible part of the quota stage on its own, each counted if it has room, by
-     * {@code deadline} if there is one; {@link #FAILED} when the store failed by throwing, {@link #TIMED_OUT} when a
-     * part got no answer by the deadline.
-     */
-    private int askEach(@Nullable Part head, @Nullable StoreDeadline deadline, int stripe) {
-        try {
-            for (Part p = head; p != null; p = p.next) {
-                if (p.stage == Plan.QUOTA && !p.impossible) {
-                    if (deadline == null) {
-                        p.decision = Objects.requireNonNull(p.limiter, "a limit of 0 has none, and is impossible")
-                                .tryAcquire(p.key, p.cost);
-                        continue;
-                    }
-                    JointDecision one = deadline.decide(List.of(p.acquisition()), this, stripe);
-                    if (one == null) {
-                        return TIMED_OUT;
-                    }
-                    p.decision = one.decision(0);
-                }
-            }
-            return ASKED;
-        } catch (SluiceException e) {
-            return FAILED;
-        }
     }
 
     /** The acquisitions of the {@code asked} parts of {@code stage}, in the order of the request. */

@@ -4,13 +4,10 @@ import dev.sluice.Acquisition;
 import dev.sluice.JointDecision;
 import dev.sluice.RateLimiter;
 import java.util.List;
-import java.util.Optional;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -62,29 +59,14 @@ final class StoreDeadline {
         if (passed()) {
             return null; // past it already, or it waited on this thread for another's call (a leased claim) until then
         }
-        engine.holdMore(stripe);
-        Callable<Optional<JointDecision>> call = () -> {
-            try {
-                return passed() ? Optional.empty() : Optional.of(RateLimiter.tryAcquireAll(parts));
-            } finally {
-                engine.release(stripe);
-            }
-        };
-        Future<Optional<JointDecision>> f;
+        CompletableFuture<JointDecision> answer = onExecutor(parts, engine, stripe);
         try {
-            f = executor.submit(call);
-        } catch (RejectedExecutionException full) { // every thread waits on the store, and the queue is full
-            engine.release(stripe);
-            return null;
-        }
-        try {
-            return f.get(Math.max(0, atNanos - System.nanoTime()), TimeUnit.NANOSECONDS)
-                    .orElse(null);
+            return answer.get(Math.max(0, atNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException late) {
-            f.cancel(false); // not started: never runs; started: its answer is dropped
+            answer.complete(null); // not started: does nothing when it runs; started: its answer is dropped
             return null;
         } catch (InterruptedException interrupted) {
-            f.cancel(false);
+            answer.complete(null);
             Thread.currentThread().interrupt();
             return null;
         } catch (ExecutionException failed) {
@@ -109,6 +91,16 @@ final class StoreDeadline {
         if (here != null) {
             return here.toCompletableFuture();
         }
+        return onExecutor(parts, engine, stripe)
+                .completeOnTimeout(null, Math.max(0, atNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * {@code parts} decided on the executor: the future completes with the decision, or with null if the task starts
+     * past the deadline (it then does nothing) or the executor takes no more work; completed with null by the caller
+     * when it gives up, the task then does nothing or its answer is dropped.
+     */
+    private CompletableFuture<JointDecision> onExecutor(List<Acquisition> parts, Engine engine, int stripe) {
         CompletableFuture<JointDecision> answer = new CompletableFuture<>();
         if (passed()) {
             answer.complete(null);
@@ -132,6 +124,6 @@ final class StoreDeadline {
             answer.complete(null);
             return answer;
         }
-        return answer.completeOnTimeout(null, Math.max(0, atNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+        return answer;
     }
 }

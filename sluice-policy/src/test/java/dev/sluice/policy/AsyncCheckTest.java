@@ -68,6 +68,9 @@ class AsyncCheckTest {
                   - {key: a, rate_limit: {unit: minute, requests_per_unit: 300}}
                   - {key: j, rate_limit: {unit: minute, requests_per_unit: 200}}
                   - {key: k, rate_limit: {unit: hour, requests_per_unit: 400}}
+                  - {key: e, rate_limit: {unit: hour, requests_per_unit: 1000}}
+                  - {key: q1, quota_mode: true, rate_limit: {unit: minute, requests_per_unit: 3}}
+                  - {key: q2, quota_mode: true, rate_limit: {unit: minute, requests_per_unit: 5}}
                 """
                         .formatted(domain, onStoreFailure));
     }
@@ -118,6 +121,49 @@ class AsyncCheckTest {
             assertTrue(hour.allowed());
             assertEquals(400 - 200 - 1, hour.descriptor(0).limits().get(0).remaining(), "left of the hour's 400");
         }
+    }
+
+    /**
+     * A request with an enforced limit and two quota-mode limits: the quota stage asks its parts one after the other,
+     * each after the store answered the one before. Asked one check at a time, each async verdict is the synchronous
+     * one of a twin key, limit by limit; sent all at once, the quota limits took exactly their limits (3 and 5) and a
+     * check was admitted exactly when one of its quota limits had room.
+     */
+    @Test
+    void theQuotaStageAsksItsPartsInTurnWithoutWaiting() throws Exception {
+        try (PolicyLimiter limiter = limiter(STORE, Servers.PATIENCE)) {
+            for (int i = 0; i < 8; i++) {
+                Verdict sync = limiter.check(domain, quotaRequest("sync"), 1);
+                Verdict async = limiter.checkAsync(domain, quotaRequest("async"), 1)
+                        .toCompletableFuture()
+                        .get(HANG.toSeconds(), TimeUnit.SECONDS);
+                assertEquals(sync.allowed(), async.allowed(), "check " + i + ": " + sync + " / " + async);
+                for (int d = 0; d < 3; d++) {
+                    DescriptorVerdict s = sync.descriptor(d);
+                    DescriptorVerdict a = async.descriptor(d);
+                    assertEquals(s.outcome(), a.outcome(), "check " + i + ", descriptor " + d);
+                    assertEquals(s.remaining(), a.remaining(), "check " + i + ", descriptor " + d);
+                }
+            }
+
+            List<Verdict> verdicts = all(limiter, quotaRequest("all"));
+            assertFalse(verdicts.stream().anyMatch(Verdict::storeFailed), "every check answered by Redis");
+            long admitted = verdicts.stream().filter(Verdict::allowed).count();
+            long withRoom = verdicts.stream()
+                    .filter(v -> v.descriptor(1).outcome() == Outcome.ALLOWED
+                            || v.descriptor(2).outcome() == Outcome.ALLOWED)
+                    .count();
+            assertEquals(withRoom, admitted, "admitted exactly when a quota limit had room");
+            assertTrue(admitted >= 5 && admitted <= 8, "admitted " + admitted);
+            Verdict after = limiter.check(domain, quotaRequest("all"), 1);
+            assertEquals(0, after.descriptor(1).remaining(), "q1 took exactly 3");
+            assertEquals(0, after.descriptor(2).remaining(), "q2 took exactly 5");
+            assertEquals(1000 - CHECKS - 1, after.descriptor(0).remaining(), "the enforced limit took every check");
+        }
+    }
+
+    private static List<Descriptor> quotaRequest(String key) {
+        return List.of(Descriptor.of("e", key), Descriptor.of("q1", key), Descriptor.of("q2", key));
     }
 
     /**
