@@ -40,7 +40,8 @@ import org.jspecify.annotations.Nullable;
  * from one {@code SELECT}): the function refuses, touching nothing, a request that reaches it past its deadline (a
  * stalled server, a frozen network), and rolls the whole batch back if the deadline of one it decided has passed by
  * its end. So a request whose caller was answered by the failure policy is never applied afterwards (but for the
- * instant between the function's end and its commit).
+ * instant between the function's end and its commit). The requests of such a batch still in time are sent again
+ * without the late ones, so that one late request does not cost the others their answers.
  */
 final class PostgresBatches {
 
@@ -49,6 +50,16 @@ final class PostgresBatches {
 
     /** How many times warming a connection reads the database's clock ({@link #learnClock}). */
     private static final int CLOCK_SAMPLES = 3;
+
+    /**
+     * How many times a batch rolled back for a late request ({@link #rolledBack}) is sent again without the late
+     * ones. The request that was late is left out by this process's clock, which the deadline sent by the
+     * database's is never later than, so one resend is enough most of the time.
+     */
+    static final int RESENDS = 2;
+
+    /** The words of the batch function's refusal of a batch that ran past a request's deadline (common.sql). */
+    private static final String ROLLED_BACK = "the batch ran past the deadline of a request it decided";
 
     /** The most parts (rows) in one batch, beyond which a batch takes no more requests. */
     static final int MAX_PARTS = 1024;
@@ -144,18 +155,56 @@ final class PostgresBatches {
         }
     }
 
-    /** Runs {@code batch} on the calling thread, by its latest deadline; the stage is complete when it returns. */
+    /**
+     * Runs {@code batch} on the calling thread, by its latest deadline; the stage is complete when it returns. A batch
+     * the function rolled back because one request it decided was past its deadline by the end ({@link #rolledBack})
+     * took nothing, so the requests still in time are sent again, without the late ones, at most {@link #RESENDS}
+     * times: a late request does not cost the others of its batch their answers.
+     */
     private CompletionStage<?> send(List<GroupCommit.Request<Request, List<StoreDecision>>> batch) {
-        long deadline = batch.get(0).deadlineNanos();
-        for (var r : batch) {
-            deadline = deadline - r.deadlineNanos() < 0 ? r.deadlineNanos() : deadline;
+        List<GroupCommit.Request<Request, List<StoreDecision>>> sent = batch;
+        for (int resends = 0; ; resends++) {
+            long deadline = sent.get(0).deadlineNanos();
+            for (var r : sent) {
+                deadline = deadline - r.deadlineNanos() < 0 ? r.deadlineNanos() : deadline;
+            }
+            try {
+                var requests = sent;
+                store.call(deadline, c -> run(c, requests));
+                return CompletableFuture.completedFuture(null);
+            } catch (SQLException | RuntimeException e) {
+                if (resends == RESENDS || !rolledBack(e)) {
+                    return CompletableFuture.failedFuture(e);
+                }
+                long now = System.nanoTime();
+                List<GroupCommit.Request<Request, List<StoreDecision>>> inTime = new ArrayList<>(sent.size());
+                for (var r : sent) {
+                    if (r.isDone()) {
+                        continue;
+                    }
+                    if (now - r.deadlineNanos() < 0) {
+                        inTime.add(r);
+                    } else {
+                        r.fail(new SluiceException(
+                                "PostgreSQL ran the request's batch past its deadline: rolled back, nothing taken", e));
+                    }
+                }
+                if (inTime.isEmpty()) {
+                    return CompletableFuture.completedFuture(null);
+                }
+                sent = inTime;
+            }
         }
-        try {
-            store.call(deadline, c -> run(c, batch));
-            return CompletableFuture.completedFuture(null);
-        } catch (SQLException | RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+    }
+
+    /**
+     * Whether {@code e} is the batch function's refusal of a batch that ran past the deadline of a request it
+     * decided (common.sql, {@code <table>_decide_batch}): rolled back, nothing taken.
+     */
+    static boolean rolledBack(Throwable e) {
+        return e instanceof SQLException q
+                && "P0001".equals(q.getSQLState())
+                && String.valueOf(q.getMessage()).contains(ROLLED_BACK);
     }
 
     private boolean run(Connection c, List<GroupCommit.Request<Request, List<StoreDecision>>> batch)
