@@ -371,7 +371,9 @@ final class Engine {
         @Nullable
         Limit limit;
 
-        int stage;
+        /** The {@link Plan} stage of its limit (a byte: a request's parts and record are made per check). */
+        byte stage;
+
         long cost;
         /** Null until its stage is answered by the store; stays null if the stage did not run or the store failed. */
         @Nullable
@@ -393,7 +395,7 @@ final class Engine {
             this.limiter = limiter;
             this.key = key;
             this.limit = limit;
-            this.stage = stage;
+            this.stage = (byte) stage;
             this.one = one;
             return this;
         }
@@ -432,8 +434,9 @@ final class Engine {
         private @Nullable Part @Nullable [] bySlot;
         private final @Nullable Set<String> replaced;
         private OnStoreFailure onFailure = OnStoreFailure.ALLOW;
-        private int refusedStage = -1;
-        private int failedStages;
+        // the stages' numbers and bits are bytes, as Part.stage: a check makes this record, so each byte counts
+        private byte refusedStage = -1;
+        private byte failedStages;
         /** The time the impossible limits report their reset from; -1 when there are none. */
         private long nowNanos = -1;
         /** The limits refused by a store's over-limit cache, without a store call ({@link Decision#cached()}). */
@@ -442,8 +445,8 @@ final class Engine {
         // While the stages run (Engine.run): the counters in the order of the request, a bit per stage that has a
         // part, the next stage to run, and what the stages met so far
         private @Nullable Part head;
-        private int stageBits;
-        private int nextStage = Plan.ENFORCE;
+        private byte stageBits;
+        private byte nextStage = Plan.ENFORCE;
         private @Nullable StoreDeadline deadline;
         private int stripe;
         private boolean timedOut;
@@ -473,7 +476,7 @@ final class Engine {
                 @Nullable StoreDeadline deadline,
                 int stripe) {
             this.head = head;
-            this.stageBits = stageBits;
+            this.stageBits = (byte) stageBits;
             this.slot0 = slot0;
             this.bySlot = bySlot;
             this.onFailure = onFailure;
@@ -783,7 +786,7 @@ final class Engine {
             s.overQuota = overQuota(s.head, failed);
         }
         if (failed) {
-            s.failedStages |= 1 << s.nextStage;
+            s.failedStages = (byte) (s.failedStages | 1 << s.nextStage);
             if (s.onFailure == OnStoreFailure.DENY) {
                 s.refusedStage = s.nextStage;
             }
