@@ -88,12 +88,16 @@ public record LimiterConfig(
     /**
      * The time now from {@link #clock()}, in nanoseconds since the epoch. The default clock, {@link Clock#systemUTC()},
      * is read through {@link System#nanoTime()} with an offset to the wall clock measured every second, which costs
-     * less than its {@code instant()} and follows it to within the two clocks' drift over a second.
+     * less than its {@code instant()} and follows it to within the two clocks' drift over a second. A clock that is an
+     * {@link dev.sluice.spi.EpochNanosClock} is read through {@link dev.sluice.spi.EpochNanosClock#epochNanos()}.
      */
     @SuppressWarnings("ReferenceEquality") // the one instance of the default clock, not any clock equal to it
     public long clockNanos() {
         if (clock == SYSTEM_UTC) {
             return SystemNanos.now();
+        }
+        if (clock instanceof dev.sluice.spi.EpochNanosClock c) {
+            return c.epochNanos();
         }
         java.time.Instant i = clock.instant();
         return i.getEpochSecond() * 1_000_000_000L + i.getNano();

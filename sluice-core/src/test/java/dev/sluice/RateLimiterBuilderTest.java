@@ -202,6 +202,37 @@ class RateLimiterBuilderTest {
     }
 
     @Test
+    void clockNanosReadsAnEpochNanosClockAsItsCount() {
+        // a clock whose instant() a limiter must not read: epochNanos() is its time
+        final class CountingClock extends Clock implements dev.sluice.spi.EpochNanosClock {
+            @Override
+            public long epochNanos() {
+                return 42;
+            }
+
+            @Override
+            public java.time.Instant instant() {
+                throw new AssertionError("read through epochNanos()");
+            }
+
+            @Override
+            public java.time.ZoneId getZone() {
+                return java.time.ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(java.time.ZoneId zone) {
+                return this;
+            }
+        }
+        LimiterConfig c = RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(3, Duration.ofSeconds(1))
+                .clock(new CountingClock())
+                .config();
+        assertEquals(42, c.clockNanos());
+    }
+
+    @Test
     void toStringShowsWhatWasSet() {
         String s = RateLimiter.builder(Algorithm.SLIDING_WINDOW_COUNTER)
                 .limit(5, Duration.ofSeconds(10))

@@ -1,21 +1,21 @@
 package dev.sluice.server.replay;
 
+import dev.sluice.spi.EpochNanosClock;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 
-/** A clock that stands at whatever time it was {@link #set} to: the log's time, line by line. Not thread-safe. */
-final class VirtualClock extends Clock {
+/**
+ * A clock that stands at whatever time it was {@link #set} to: the log's time, line by line. A limiter reads it as a
+ * count ({@link EpochNanosClock}), so moving it makes no object. Not thread-safe.
+ */
+final class VirtualClock extends Clock implements EpochNanosClock {
     private long millis;
-    private Instant instant = Instant.EPOCH;
 
     /** Moves the clock to {@code epochMillis}, forwards or back. */
     void set(long epochMillis) {
-        if (epochMillis != millis) {
-            millis = epochMillis;
-            instant = Instant.ofEpochMilli(epochMillis);
-        }
+        millis = epochMillis;
     }
 
     @Override
@@ -24,8 +24,13 @@ final class VirtualClock extends Clock {
     }
 
     @Override
+    public long epochNanos() {
+        return millis * 1_000_000L;
+    }
+
+    @Override
     public Instant instant() {
-        return instant;
+        return Instant.ofEpochMilli(millis);
     }
 
     @Override
