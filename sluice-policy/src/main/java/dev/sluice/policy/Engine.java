@@ -442,9 +442,8 @@ final class Engine {
         /** The limits refused by a store's over-limit cache, without a store call ({@link Decision#cached()}). */
         int cachedRefusals;
 
-        // While the stages run (Engine.run): the counters in the order of the request, a bit per stage that has a
-        // part, the next stage to run, and what the stages met so far
-        private @Nullable Part head;
+        // While the stages run (Engine.run): a bit per stage that has a part (the counters are this record's, from
+        // head() on), the next stage to run, and what the stages met so far
         private byte stageBits;
         private byte nextStage = Plan.ENFORCE;
         private @Nullable StoreDeadline deadline;
@@ -466,16 +465,22 @@ final class Engine {
             this.replaced = replaced;
         }
 
-        /** The request's counters and its stages to run, set once before the stages run. */
+        /**
+         * The request's first counter, in the order of the request (the others follow through {@link Part#next}): this
+         * record itself, which {@link #stages} makes the first part; null when the request has no counter.
+         */
+        private @Nullable Part head() {
+            return stageBits == 0 ? null : this;
+        }
+
+        /** The request's stages to run, a bit per stage that has a counter, set once before the stages run. */
         void stages(
-                @Nullable Part head,
                 int stageBits,
                 @Nullable Part slot0,
                 @Nullable Part @Nullable [] bySlot,
                 OnStoreFailure onFailure,
                 @Nullable StoreDeadline deadline,
                 int stripe) {
-            this.head = head;
             this.stageBits = (byte) stageBits;
             this.slot0 = slot0;
             this.bySlot = bySlot;
@@ -673,8 +678,7 @@ final class Engine {
         }
 
         Domain dom = first.dom;
-        decided.stages(
-                head, stages, slot0, bySlot, dom == null ? OnStoreFailure.ALLOW : dom.onFailure, deadline, stripe);
+        decided.stages(stages, slot0, bySlot, dom == null ? OnStoreFailure.ALLOW : dom.onFailure, deadline, stripe);
         return decided;
     }
 
@@ -721,7 +725,7 @@ final class Engine {
                 int asked = 0;
                 Part one = null;
                 boolean impossible = false;
-                for (Part p = s.head; p != null; p = p.next) {
+                for (Part p = s.head(); p != null; p = p.next) {
                     if (p.stage == s.nextStage) {
                         asked++;
                         one = p;
@@ -771,7 +775,7 @@ final class Engine {
         boolean failed = asking != ASKED;
         s.timedOut |= asking == TIMED_OUT;
         boolean allowed = !quota;
-        for (Part p = s.head; p != null && !failed; p = p.next) {
+        for (Part p = s.head(); p != null && !failed; p = p.next) {
             Decision d = p.decision;
             if (p.stage == s.nextStage && d != null) {
                 failed = d.failed();
@@ -783,7 +787,7 @@ final class Engine {
             s.timedOut = true; // the store's failure policy answered a call the deadline cut short
         }
         if (quota) {
-            s.overQuota = overQuota(s.head, failed);
+            s.overQuota = overQuota(s.head(), failed);
         }
         if (failed) {
             s.failedStages = (byte) (s.failedStages | 1 << s.nextStage);
@@ -849,11 +853,11 @@ final class Engine {
                             .tryAcquire(alone.key, alone.cost);
                     return ASKED;
                 }
-                answer(s.head, s.nextStage, RateLimiter.tryAcquireAll(acquisitions(s.head, s.nextStage, asked)));
+                answer(s.head(), s.nextStage, RateLimiter.tryAcquireAll(acquisitions(s.head(), s.nextStage, asked)));
                 return ASKED;
             }
             List<Acquisition> parts =
-                    alone != null ? List.of(alone.acquisition()) : acquisitions(s.head, s.nextStage, asked);
+                    alone != null ? List.of(alone.acquisition()) : acquisitions(s.head(), s.nextStage, asked);
             if (s.result == null) {
                 return took(s, alone, d.decide(parts, this, s.stripe));
             }
@@ -873,7 +877,7 @@ final class Engine {
      * counted if it has room, as {@link #ask} asks: {@link #ASKED} when every part was, else what stopped it.
      */
     private int askQuota(Decided s) {
-        for (Part p = s.head; p != null; p = p.next) {
+        for (Part p = s.head(); p != null; p = p.next) {
             if (p.stage == Plan.QUOTA && !p.impossible && p.decision == null) {
                 int a = ask(s, p, 1);
                 if (a != ASKED) {
@@ -892,7 +896,7 @@ final class Engine {
         if (alone != null) {
             alone.decision = joint.decision(0);
         } else {
-            answer(s.head, s.nextStage, joint);
+            answer(s.head(), s.nextStage, joint);
         }
         return ASKED;
     }
