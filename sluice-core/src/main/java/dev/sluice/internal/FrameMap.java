@@ -31,6 +31,17 @@ import org.jspecify.annotations.Nullable;
 @SuppressWarnings("JdkObsolete") // SortedMap, what the records answered before, without NavigableMap's many methods
 public final class FrameMap extends AbstractMap<Long, Long> implements SortedMap<Long, Long> {
 
+    /**
+     * The first key of the range a record keeps for notes rather than frames: {@code -2^62}, a frame start before
+     * 1824. Leased mode keeps each contending instance's demand there (see {@code dev.sluice.lease.DemandNotes}).
+     * A store stores a note as any frame; {@link #total()} leaves notes out, and a limiter never counts them, since
+     * no window of a limit that is used today reaches back that far.
+     */
+    public static final long NOTES_FROM = -(1L << 62);
+
+    /** The key after the last of the notes' range: {@code -2^61}, a frame start before 1897. */
+    public static final long NOTES_TO = -(1L << 61);
+
     private static final FrameMap EMPTY = new FrameMap(new long[0], 0, 0);
 
     private final long[] pairs;
@@ -140,11 +151,18 @@ public final class FrameMap extends AbstractMap<Long, Long> implements SortedMap
         return pairs[2 * (from + Objects.checkIndex(j, size())) + 1];
     }
 
-    /** The sum of the counts over all frames. */
+    /** Whether {@code key} lies in the range of notes ({@link #NOTES_FROM} to {@link #NOTES_TO}): not a frame. */
+    public static boolean isNote(long key) {
+        return key >= NOTES_FROM && key < NOTES_TO;
+    }
+
+    /** The sum of the counts over all frames; notes ({@link #isNote}) are not frames and are left out. */
     public long total() {
         long sum = 0;
         for (int i = from; i < to; i++) {
-            sum += pairs[2 * i + 1];
+            if (!isNote(pairs[2 * i])) {
+                sum += pairs[2 * i + 1];
+            }
         }
         return sum;
     }

@@ -446,8 +446,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             long now = timeIn(ls, read);
             roll(ls, now);
             long liveFrom = now - lifetime + 1;
-            TreeMap<Long, Long> counts =
-                    new TreeMap<>(FrameMap.copyOf(ls.global.counters()).tail(liveFrom));
+            FrameMap record = FrameMap.copyOf(ls.global.counters());
+            TreeMap<Long, Long> counts = new TreeMap<>(record.tail(liveFrom));
             Map<Long, Long> carried = ls.delta.toMap();
             for (Map.Entry<Long, Long> e : carried.entrySet()) {
                 counts.merge(e.getKey(), e.getValue(), Long::sum);
@@ -456,7 +456,14 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             TreeMap<Long, Long> claims = new TreeMap<>();
             long need = ls.used + cost - ls.granted;
             if (cost > 0 && need > 0) {
-                long claim = Math.min(roomNow(counts, now), SliceSizing.claim(need, expected(ls, now)));
+                long room = roomNow(counts, now);
+                long claim = Math.min(room, SliceSizing.claim(need, expected(ls, now)));
+                long others = DemandNotes.others(record, store.noteTag(), now);
+                if (others > 0) { // contended across the instances: a share, but a claim worth its round trip
+                    long share = SliceSizing.fairShare(need, room, notedDemand(ls), others);
+                    long worth = sizing.worth(true, ls.winSixteenths, expected(ls, now), untilFrameEnds(now));
+                    claim = Math.min(claim, Math.max(share, worth));
+                }
                 if (claim < need) {
                     ls.starvedUntil = now + sizing.shortHorizon;
                 }
@@ -471,17 +478,46 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             if (claimAhead) {
                 claimAhead(ls, counts, claims, now);
             }
-            if (claims.isEmpty() && carried.isEmpty()) {
-                return null;
+            boolean refusedHere = ls.refused || ls.lastRefused;
+            long noteLapse = now + config.windowNanos() + roundNanos;
+            if (claims.isEmpty() && carried.isEmpty() && !noteDue(ls, now)) {
+                return null; // a key refused here whose note is stale writes it even with nothing else to write
             }
             ls.delta.clear();
             long expireAt = counts.isEmpty() ? now : counts.lastKey() + lifetime;
+            if (refusedHere || (record.size() > 0 && FrameMap.isNote(record.frame(0)))) {
+                DemandNotes.carry(record, counts, store.noteTag(), now, refusedHere ? notedDemand(ls) : 0, noteLapse);
+                if (refusedHere) {
+                    expireAt = Math.max(expireAt, noteLapse);
+                }
+            }
             long expected = ls.global.version();
             CounterWrite w = new CounterWrite(ls.id, expected, rounds.nextVersion(expected), counts, expireAt);
             return new Write(ls, w, ls.frame, claims, carried);
         } finally {
             ls.unlock();
         }
+    }
+
+    /**
+     * Whether this instance was refused on {@code ls} in this interval or the last, and the record as last read holds
+     * no note of its demand that lasts past the next round: a write is due even with nothing else to write, or an
+     * instance refused in a full window would never note its demand, and the first to ask would keep taking the frame.
+     * A note lasts a window and an interval, so this is at most one write a window. The caller holds the lease's lock.
+     */
+    private boolean noteDue(Lease ls, long now) {
+        return (ls.refused || ls.lastRefused)
+                && !DemandNotes.holds(FrameMap.copyOf(ls.global.counters()), store.noteTag(), now + roundNanos);
+    }
+
+    /**
+     * This instance's demand for {@code ls} per window, as its {@linkplain DemandNotes note} says it: the demand of the
+     * last interval or of this one so far, whichever is more, scaled from an interval to the window; at least 1.
+     */
+    private long notedDemand(Lease ls) {
+        double demand = (double) Math.max(ls.lastDemand, ls.demand);
+        double perWindow = demand * (double) config.windowNanos() / (double) roundNanos;
+        return Math.max(1, Math.min(Long.MAX_VALUE / 4, (long) Math.ceil(perWindow)));
     }
 
     /**

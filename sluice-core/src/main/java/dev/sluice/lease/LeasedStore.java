@@ -182,6 +182,8 @@ public final class LeasedStore extends LocalStore {
     private final LocalRounds<LeasedLimiter> rounds;
     private final CounterStoreCalls calls;
     private final FailurePolicy failurePolicy;
+    /** This instance's tag in the demand notes of the records it writes ({@link DemandNotes}). */
+    private final int noteTag = DemandNotes.newTag();
 
     private final LongAdder roundCount = new LongAdder();
     private final LongAdder claims = new LongAdder();
@@ -404,8 +406,8 @@ public final class LeasedStore extends LocalStore {
             if (known && attempt == 0 && !readFirst) {
                 sawStale(ls, !applied[0]);
             }
-            if (settle(w, applied[0])) {
-                return null;
+            if (settle(w, applied[0]) || (w.claims().isEmpty() && w.carried().isEmpty())) {
+                return null; // a note alone is not written again after a conflict: the next claim may carry it
             }
         }
         return null;
@@ -451,6 +453,10 @@ public final class LeasedStore extends LocalStore {
 
     long roundNanos() {
         return rounds.interval().toNanos();
+    }
+
+    int noteTag() {
+        return noteTag;
     }
 
     void evicted() {

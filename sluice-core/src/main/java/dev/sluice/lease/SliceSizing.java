@@ -163,6 +163,22 @@ final class SliceSizing {
     }
 
     /**
+     * The most a claim of a request that needs {@code need} beyond its slice may take of the {@code room} left, where
+     * other contending instances noted a demand of {@code others} in all and this one has {@code mine}: its demand's
+     * share of the room, rounded up, and at least the need. With no other demand noted, the whole room. The first of
+     * ten instances asking for more than a limit of 50 takes 5, the next 5 of the 45 left, then 4 of 40, and so on:
+     * the room goes round the instances in their order of asking, not to the first.
+     */
+    static long fairShare(long need, long room, long mine, long others) {
+        if (others <= 0 || room <= 0) {
+            return Math.max(need, room);
+        }
+        long m = Math.max(1, mine);
+        long share = (long) Math.ceil((double) room * m / ((double) m + others) - 1e-9);
+        return Math.max(need, Math.min(room, share));
+    }
+
+    /**
      * The demand expected in one frame claimed ahead, from the demand {@code perInterval}: scaled to the shorter of an
      * interval and a frame (what a claim at the start of that frame expects); 0 when nothing should be claimed ahead,
      * that is with rounds more than a tenth of the window apart for a frame expected to see fewer than ln 2 requests,

@@ -42,7 +42,10 @@ public record CounterSnapshot(long version, Map<Long, Long> counters) {
         return version != ABSENT;
     }
 
-    /** The sum of the counts over all frames. */
+    /**
+     * The sum of the counts over all frames. Keys from {@code -2^62} (inclusive) to {@code -2^61} are notes core keeps
+     * in the record (leased mode's demands), stored as any frame by a store but not frames: they are left out.
+     */
     public long total() {
         return FrameMap.copyOf(counters).total(); // the frame map itself: no copy
     }

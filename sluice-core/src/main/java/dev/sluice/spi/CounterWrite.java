@@ -52,7 +52,10 @@ public record CounterWrite(
                 Math.floorDiv(expireAtNanos, 1_000_000_000L), Math.floorMod(expireAtNanos, 1_000_000_000L));
     }
 
-    /** The sum of the counts over all frames. */
+    /**
+     * The sum of the counts over all frames. Keys from {@code -2^62} (inclusive) to {@code -2^61} are notes core keeps
+     * in the record (leased mode's demands), stored as any frame by a store but not frames: they are left out.
+     */
     public long total() {
         return FrameMap.copyOf(counters).total(); // the frame map itself: no copy
     }

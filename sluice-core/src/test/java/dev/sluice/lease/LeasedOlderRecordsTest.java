@@ -53,6 +53,23 @@ class LeasedOlderRecordsTest {
         assertEquals(5, admittedAfter(Algorithm.SLIDING_WINDOW_COUNTER, record));
     }
 
+    /**
+     * A record with another instance's demand note (docs/leased-mode.md, "Fair shares") beside its frames: the note is
+     * no frame of any window, so each algorithm admits exactly what the frames alone leave. The measure is the one an
+     * older version applies to such a record too: it reads a note as a frame of the 19th century.
+     */
+    @Test
+    void aDemandNoteIsNotCountedAsAdmissions() {
+        long note = DemandNotes.key(7, T0 + 10 * SECOND);
+        clock.set(T.plusMillis(300));
+        assertEquals(3, admittedAfter(Algorithm.FIXED_WINDOW, Map.of(note, 1_000L, T0, 7L)));
+        clock.set(T.plusMillis(1500));
+        assertEquals(4, admittedAfter(Algorithm.SLIDING_TAIL, Map.of(note, 1_000L, T0, 8L, T0 + SECOND, 2L)));
+        clock.set(T.plusMillis(1050));
+        Map<Long, Long> record = Map.of(note, 1_000L, T0, 4L, T0 + SECOND / 2, 3L, T0 + SECOND, 2L);
+        assertEquals(5, admittedAfter(Algorithm.SLIDING_WINDOW_COUNTER, record));
+    }
+
     /** Writes {@code record} as an older instance would, then floods the key from a leased instance. */
     private int admittedAfter(Algorithm algorithm, Map<Long, Long> record) {
         LeasedStore store = LeasedStore.builder(shared).manualRounds().build();
