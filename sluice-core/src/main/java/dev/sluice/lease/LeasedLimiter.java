@@ -480,7 +480,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             }
             boolean refusedHere = ls.refused || ls.lastRefused;
             long noteLapse = now + config.windowNanos() + roundNanos;
-            if (claims.isEmpty() && carried.isEmpty() && !noteDue(ls, now)) {
+            if (claims.isEmpty() && carried.isEmpty() && !noteDue(record, refusedHere, now)) {
                 return null; // a key refused here whose note is stale writes it even with nothing else to write
             }
             ls.delta.clear();
@@ -500,14 +500,16 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
     }
 
     /**
-     * Whether this instance was refused on {@code ls} in this interval or the last, and the record as last read holds
+     * Whether this instance was refused on the key in this interval or the last, and the record as last read holds
      * no note of its demand that lasts past the next round: a write is due even with nothing else to write, or an
      * instance refused in a full window would never note its demand, and the first to ask would keep taking the frame.
-     * A note lasts a window and an interval, so this is at most one write a window. The caller holds the lease's lock.
+     * A note lasts a window and an interval, so this is at most one write a window.
+     *
+     * @param record      the record as last read
+     * @param refusedHere whether this instance was refused on the key in this interval or the last
      */
-    private boolean noteDue(Lease ls, long now) {
-        return (ls.refused || ls.lastRefused)
-                && !DemandNotes.holds(FrameMap.copyOf(ls.global.counters()), store.noteTag(), now + roundNanos);
+    private boolean noteDue(FrameMap record, boolean refusedHere, long now) {
+        return refusedHere && !DemandNotes.holds(record, store.noteTag(), now + roundNanos);
     }
 
     /**
