@@ -124,6 +124,21 @@ public final class RedisServer implements AutoCloseable {
         return calls;
     }
 
+    /**
+     * The commands the server runs while {@code action} runs, from every client, as {@code MONITOR} shows them (one
+     * line each, the arguments quoted; a script's own {@code redis.call}s too): to tell the calls one key caused from
+     * what else runs on a shared server. Complete: read until a marker sent after {@code action} returns.
+     *
+     * @throws IllegalStateException if the server cannot be reached
+     */
+    public List<String> commandsDuring(Runnable action) {
+        try {
+            return Resp.monitor(host, port, action);
+        } catch (IOException e) {
+            throw new IllegalStateException("Redis at " + uri() + ": MONITOR: " + e.getMessage(), e);
+        }
+    }
+
     /** The process id of the server, for {@link ProcessStall#of}; only for a server started here and running. */
     public synchronized long pid() {
         requireLocal("stall");

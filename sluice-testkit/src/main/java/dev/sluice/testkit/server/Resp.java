@@ -10,11 +10,12 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Just enough of the Redis protocol (RESP2) to start, configure and probe test servers without a client library:
- * one command per connection.
+ * one command per connection, or one {@code MONITOR} session.
  */
 final class Resp {
 
@@ -32,19 +33,48 @@ final class Resp {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(host, port), TIMEOUT_MILLIS);
             socket.setSoTimeout(TIMEOUT_MILLIS);
-            OutputStream out = socket.getOutputStream();
-            ByteArrayOutputStream request = new ByteArrayOutputStream();
-            request.write(("*" + command.length + "\r\n").getBytes(StandardCharsets.US_ASCII));
-            for (String arg : command) {
-                byte[] bytes = arg.getBytes(StandardCharsets.UTF_8);
-                request.write(("$" + bytes.length + "\r\n").getBytes(StandardCharsets.US_ASCII));
-                request.write(bytes);
-                request.write("\r\n".getBytes(StandardCharsets.US_ASCII));
-            }
-            out.write(request.toByteArray());
-            out.flush();
+            send(socket.getOutputStream(), command);
             return read(new BufferedInputStream(socket.getInputStream()));
         }
+    }
+
+    /**
+     * The commands the server runs while {@code action} runs, as {@code MONITOR} shows them, one line each: every
+     * command of every client (and each {@code redis.call} of a script), read until the marker {@code ECHO} sent
+     * once {@code action} returns, so none run before then is missed.
+     */
+    static List<String> monitor(String host, int port, Runnable action) throws IOException {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(host, port), TIMEOUT_MILLIS);
+            socket.setSoTimeout(TIMEOUT_MILLIS * 6);
+            send(socket.getOutputStream(), "MONITOR");
+            InputStream in = new BufferedInputStream(socket.getInputStream());
+            Object ok = read(in);
+            if (!"OK".equals(ok)) {
+                throw new IOException("MONITOR answered " + ok);
+            }
+            action.run();
+            String marker = "sluice-monitor-" + UUID.randomUUID();
+            call(host, port, "ECHO", marker);
+            List<String> commands = new ArrayList<>();
+            for (Object line; !String.valueOf(line = read(in)).contains(marker); ) {
+                commands.add(String.valueOf(line));
+            }
+            return commands;
+        }
+    }
+
+    private static void send(OutputStream out, String... command) throws IOException {
+        ByteArrayOutputStream request = new ByteArrayOutputStream();
+        request.write(("*" + command.length + "\r\n").getBytes(StandardCharsets.US_ASCII));
+        for (String arg : command) {
+            byte[] bytes = arg.getBytes(StandardCharsets.UTF_8);
+            request.write(("$" + bytes.length + "\r\n").getBytes(StandardCharsets.US_ASCII));
+            request.write(bytes);
+            request.write("\r\n".getBytes(StandardCharsets.US_ASCII));
+        }
+        out.write(request.toByteArray());
+        out.flush();
     }
 
     private static @Nullable Object read(InputStream in) throws IOException {
