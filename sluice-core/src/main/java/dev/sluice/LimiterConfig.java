@@ -89,14 +89,14 @@ public record LimiterConfig(
      * The time now from {@link #clock()}, in nanoseconds since the epoch. The default clock, {@link Clock#systemUTC()},
      * is read through {@link System#nanoTime()} with an offset to the wall clock measured every second, which costs
      * less than its {@code instant()} and follows it to within the two clocks' drift over a second. A clock that is an
-     * {@link dev.sluice.spi.EpochNanosClock} is read through {@link dev.sluice.spi.EpochNanosClock#epochNanos()}.
+     * {@link EpochNanosClock} is read through {@link EpochNanosClock#epochNanos()}.
      */
     @SuppressWarnings("ReferenceEquality") // the one instance of the default clock, not any clock equal to it
     public long clockNanos() {
         if (clock == SYSTEM_UTC) {
             return SystemNanos.now();
         }
-        if (clock instanceof dev.sluice.spi.EpochNanosClock c) {
+        if (clock instanceof EpochNanosClock c) {
             return c.epochNanos();
         }
         java.time.Instant i = clock.instant();

@@ -204,7 +204,7 @@ class RateLimiterBuilderTest {
     @Test
     void clockNanosReadsAnEpochNanosClockAsItsCount() {
         // a clock whose instant() a limiter must not read: epochNanos() is its time
-        final class CountingClock extends Clock implements dev.sluice.spi.EpochNanosClock {
+        final class CountingClock extends Clock implements EpochNanosClock {
             @Override
             public long epochNanos() {
                 return 42;

@@ -1,6 +1,6 @@
 package dev.sluice.server.replay;
 
-import dev.sluice.spi.EpochNanosClock;
+import dev.sluice.EpochNanosClock;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneId;
