@@ -341,9 +341,25 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             return true;
         }
         long need = ls.used + cost - ls.granted;
-        long worth =
-                sizing.worth(ls.refused || ls.lastRefused, ls.winSixteenths, expected(ls, now), untilFrameEnds(now));
+        boolean contended = ls.refused || ls.lastRefused;
+        long worth = sizing.worth(
+                contended, ls.winSixteenths, contended && beyondShare(ls, now), expected(ls, now), untilFrameEnds(now));
         return room(ls.view, now) + ls.delta.givingBack() >= Math.max(need, worth);
+    }
+
+    /**
+     * Whether this sliding tail already holds, in the current frame, its demand's share of the limit among the demands
+     * the other instances noted in the record as last read ({@link SliceSizing#holdsItsShare}): its claims then wait
+     * for more room, and a claim that finds less takes nothing, so that the instances short of their share take what
+     * frees. The other algorithms free their room at once, as a frame turns, and cap a claim at its share instead
+     * ({@link SliceSizing#fairShare}).
+     */
+    private boolean beyondShare(Lease ls, long now) {
+        if (algorithm != Algorithm.SLIDING_TAIL || !ls.read) {
+            return false;
+        }
+        long others = DemandNotes.others(FrameMap.copyOf(ls.global.counters()), store.noteTag(), now);
+        return SliceSizing.holdsItsShare(config.limit(), ls.granted, notedDemand(ls), others);
     }
 
     /** The permits this instance expects to be asked for in the current frame before the next round. */
@@ -455,17 +471,27 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             counts.values().removeIf(c -> c <= 0);
             TreeMap<Long, Long> claims = new TreeMap<>();
             long need = ls.used + cost - ls.granted;
+            boolean gated = false;
             if (cost > 0 && need > 0) {
                 long room = roomNow(counts, now);
                 long claim = Math.min(room, SliceSizing.claim(need, expected(ls, now)));
                 long others = DemandNotes.others(record, store.noteTag(), now);
                 if (others > 0) { // contended across the instances: a share, but a claim worth its round trip
                     long share = SliceSizing.fairShare(need, room, notedDemand(ls), others);
-                    long worth = sizing.worth(true, ls.winSixteenths, expected(ls, now), untilFrameEnds(now));
+                    boolean beyond = beyondShare(ls, now);
+                    long worth = sizing.worth(true, ls.winSixteenths, beyond, expected(ls, now), untilFrameEnds(now));
                     claim = Math.min(claim, Math.max(share, worth));
+                    if (beyond && algorithm == Algorithm.SLIDING_TAIL && room < worth) {
+                        claim = 0; // its share taken: what frees goes first to the instances short of theirs
+                        gated = true;
+                    }
                 }
                 if (claim < need) {
                     ls.starvedUntil = now + sizing.shortHorizon;
+                    if (gated) { // but free to claim again near the frame's end, for what the others leave
+                        long lastClaims = frameOf(now) + frameSize - sizing.shortHorizon / 2;
+                        ls.starvedUntil = Math.max(now, Math.min(ls.starvedUntil, lastClaims));
+                    }
                 }
                 if (algorithm == Algorithm.SLIDING_TAIL && (ls.refused || ls.lastRefused)) {
                     ls.winSixteenths += ((claim >= need ? 16 : 0) - ls.winSixteenths) / 4;

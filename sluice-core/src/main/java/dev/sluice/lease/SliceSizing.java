@@ -12,7 +12,8 @@ import dev.sluice.LimiterConfig;
  * request needs; a contended key (a request refused here in this interval or the last) only for a short horizon, so
  * that slices do not sit unused in some instances while others are refused. A claim is worth a round trip only if the
  * store, as last read, has at least {@link #minClaim} room (for a contended sliding tail, {@link #contendedClaim}, up
- * to twice that for an instance whose claims keep winning, and no more than the window frees before the frame ends). A round claims ahead, for each frame starting before the
+ * to twice that for an instance whose claims keep winning or that holds its share among the demands noted, and no more
+ * than the window frees before the frame ends). A round claims ahead, for each frame starting before the
  * next round, {@link #aheadSlice} of the demand expected in it, and for a key whose demand recurs ({@link #keeps})
  * tops up the slice of the current frame to as much ({@link #topUp}).
  */
@@ -91,13 +92,19 @@ final class SliceSizing {
      * and what has freed but is not claimed when its window ends is not admitted in that window: waiting near the end
      * for a bar that will not free in time left up to a bar's worth (a tenth of the limit, twice that for a winner)
      * unused in every window. With the bar cut to what still frees, the claims near a window's end come at halving
-     * spans (a few more calls per window) and leave about a permit.
+     * spans (a few more calls per window) and leave about a permit. A contended sliding tail that already
+     * {@linkplain #holdsItsShare holds its share} of the frame ({@code beyondShare}) waits for twice
+     * {@link #contendedClaim} at least, so that the instances short of theirs, whose bar is lower, claim what frees
+     * first.
      */
-    long worth(boolean contended, int winSixteenths, long expected, long untilFrameEnds) {
+    long worth(boolean contended, int winSixteenths, boolean beyondShare, long expected, long untilFrameEnds) {
         if (!contended) {
             return Math.min(minClaim, expected);
         }
         long bar = contendedClaim + contendedClaim * winSixteenths / 16;
+        if (slidingTail && beyondShare) {
+            bar = Math.max(bar, 2 * contendedClaim);
+        }
         if (slidingTail) {
             bar = Math.min(bar, Math.max(1, (long) ((double) limit * untilFrameEnds / windowNanos)));
         }
@@ -176,6 +183,21 @@ final class SliceSizing {
         long m = Math.max(1, mine);
         long share = (long) Math.ceil((double) room * m / ((double) m + others) - 1e-9);
         return Math.max(need, Math.min(room, share));
+    }
+
+    /**
+     * Whether an instance granted {@code granted} of the current frame holds its demand's share of the {@code limit}:
+     * its demand {@code mine} over all the demand noted, with the other instances' {@code others}, rounded down, at
+     * least 1. False with no other demand noted. With ten instances noting the same demand and a limit of 50, each
+     * holds its share once granted 5; with thirty, once granted 1.
+     */
+    static boolean holdsItsShare(long limit, long granted, long mine, long others) {
+        if (others <= 0) {
+            return false;
+        }
+        double m = Math.max(1, mine);
+        long share = Math.max(1, (long) ((double) limit * m / (m + (double) others)));
+        return granted >= share;
     }
 
     /**

@@ -8,6 +8,7 @@ import dev.sluice.TestClock;
 import dev.sluice.memory.InMemoryCounterStore;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Locale;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -50,17 +51,30 @@ class LeasedFairShareTest {
     }
 
     /**
-     * The sliding tail, and 30 instances, are not fair yet (see "Known limits" in docs/leased-mode.md): their figures,
-     * without a bound.
+     * The sliding tail with 2 and 10 instances: from the third window on, no instance is left without an admission in a
+     * window, and the instances together admit the whole limit in each.
      */
     @ParameterizedTest
-    @CsvSource({
-        "SLIDING_TAIL, 2",
-        "SLIDING_TAIL, 10",
-        "SLIDING_TAIL, 30",
-        "FIXED_WINDOW, 30",
-        "SLIDING_WINDOW_COUNTER, 30"
-    })
+    @CsvSource({"SLIDING_TAIL, 2", "SLIDING_TAIL, 10"})
+    void aSlidingTailLeavesNoInstanceWithNothingInAWindow(Algorithm algorithm, int instances) {
+        long[][] admitted = rotation(algorithm, instances);
+        print(algorithm, instances, admitted);
+        for (int w = 2; w < admitted.length; w++) {
+            long sum = 0;
+            for (int i = 0; i < instances; i++) {
+                assertTrue(admitted[w][i] > 0, "window " + w + ", instance " + i + ": " + Arrays.toString(admitted[w]));
+                sum += admitted[w][i];
+            }
+            assertTrue(sum == LIMIT, "the whole limit in window " + w + ": " + Arrays.toString(admitted[w]));
+        }
+    }
+
+    /**
+     * 30 instances, where an even share (1.67) is below a claim worth its round trip, are not fair yet (see "Known
+     * limits" in docs/leased-mode.md): their figures, without a bound.
+     */
+    @ParameterizedTest
+    @CsvSource({"SLIDING_TAIL, 30", "FIXED_WINDOW, 30", "SLIDING_WINDOW_COUNTER, 30"})
     void theSmallestShareWithoutABound(Algorithm algorithm, int instances) {
         print(algorithm, instances, rotation(algorithm, instances));
     }

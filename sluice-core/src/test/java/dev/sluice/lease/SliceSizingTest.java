@@ -1,6 +1,8 @@
 package dev.sluice.lease;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.Algorithm;
 import dev.sluice.LimiterConfig;
@@ -53,24 +55,48 @@ class SliceSizingTest {
     @Test
     void aClaimIsWorthTheRoomOfATenthOfARoundOrMoreWhenContended() {
         long left = 5_000 * MS;
-        assertEquals(10, tail.worth(false, 0, 50, left), "the least claim");
-        assertEquals(5, tail.worth(false, 0, 5, left), "no more than the demand expected");
-        assertEquals(50, tail.worth(true, 0, 500, left), "contended: the short horizon's room");
-        assertEquals(75, tail.worth(true, 8, 500, left), "one that won half its claims waits for half as much again");
-        assertEquals(100, tail.worth(true, 16, 500, left), "one that always wins waits for twice as much");
-        assertEquals(60, tail.worth(true, 16, 60, left), "never more than the demand expected");
+        assertEquals(10, tail.worth(false, 0, false, 50, left), "the least claim");
+        assertEquals(5, tail.worth(false, 0, false, 5, left), "no more than the demand expected");
+        assertEquals(50, tail.worth(true, 0, false, 500, left), "contended: the short horizon's room");
+        assertEquals(
+                75, tail.worth(true, 8, false, 500, left), "one that won half its claims waits for half as much again");
+        assertEquals(100, tail.worth(true, 16, false, 500, left), "one that always wins waits for twice as much");
+        assertEquals(60, tail.worth(true, 16, false, 60, left), "never more than the demand expected");
+    }
+
+    @Test
+    void aContendedSlidingTailHoldingItsShareWaitsForTwiceTheBar() {
+        long left = 5_000 * MS;
+        assertEquals(100, tail.worth(true, 0, true, 500, left), "twice the short horizon's room");
+        assertEquals(100, tail.worth(true, 16, true, 500, left), "a winner's bar is no higher for it");
+        assertEquals(60, tail.worth(true, 0, true, 60, left), "never more than the demand expected");
+        assertEquals(30, tail.worth(true, 0, true, 500, 300 * MS), "near the window's end, what still frees");
+        SliceSizing fixed =
+                new SliceSizing(config(Algorithm.FIXED_WINDOW, 500, Duration.ofSeconds(5), 60), 5_000 * MS, 1_000 * MS);
+        assertEquals(fixed.contendedClaim, fixed.worth(true, 0, true, 500, left), "only the sliding tail waits");
+    }
+
+    @Test
+    void anInstanceHoldsItsShareOnceGrantedItsDemandsPartOfTheLimitRoundedDown() {
+        assertFalse(SliceSizing.holdsItsShare(50, 49, 500, 0), "no other demand noted: no share");
+        assertFalse(SliceSizing.holdsItsShare(50, 4, 500, 4_500), "ten alike: 5 each");
+        assertTrue(SliceSizing.holdsItsShare(50, 5, 500, 4_500));
+        assertTrue(SliceSizing.holdsItsShare(50, 1, 500, 14_500), "thirty alike: 1.67 each, rounded down to 1");
+        assertFalse(SliceSizing.holdsItsShare(50, 0, 1, 1_000_000), "at least 1");
+        assertFalse(SliceSizing.holdsItsShare(50, 24, 3_000, 1_000), "three quarters of the demand: 37");
+        assertTrue(SliceSizing.holdsItsShare(1_000_000_000_000L, 500_000_000_000L, 1, 1), "a large limit: no overflow");
     }
 
     @Test
     void aContendedSlidingTailNearItsWindowsEndWaitsOnlyForWhatStillFrees() {
-        assertEquals(30, tail.worth(true, 16, 500, 300 * MS), "what 300 ms free: 500 × 300 ms / 5 s");
-        assertEquals(1, tail.worth(true, 16, 500, 3 * MS), "at least one permit");
-        assertEquals(10, tail.worth(false, 0, 500, 3 * MS), "not contended: the least claim, as before");
+        assertEquals(30, tail.worth(true, 16, false, 500, 300 * MS), "what 300 ms free: 500 × 300 ms / 5 s");
+        assertEquals(1, tail.worth(true, 16, false, 500, 3 * MS), "at least one permit");
+        assertEquals(10, tail.worth(false, 0, false, 500, 3 * MS), "not contended: the least claim, as before");
         SliceSizing fixed =
                 new SliceSizing(config(Algorithm.FIXED_WINDOW, 500, Duration.ofSeconds(5), 60), 5_000 * MS, 1_000 * MS);
         assertEquals(
                 fixed.contendedClaim,
-                fixed.worth(true, 0, 500, 3 * MS),
+                fixed.worth(true, 0, false, 500, 3 * MS),
                 "a fixed window frees nothing within its frame: its bar stays");
     }
 
