@@ -7,17 +7,21 @@
 #         ShouldRateLimit: the same gRPC frame (one hot key, client_id=client-1), STREAMS streams over CHANNELS
 #         connections; in exact mode on Redis also 64 streams; p50/p99 from h2load's per-request log;
 #         MODES may add redis-cache: exact mode on Redis with --over-limit-cache 10000, and postgres: exact
-#         mode on PostgreSQL (an embedded PostgreSQL 15 started from the benchmarks jar, as run-postgres.sh does);
+#         mode on PostgreSQL (an embedded PostgreSQL 15 started from the benchmarks jar, as run-postgres.sh does),
+#         and mongodb: exact mode on MongoDB (mongo-java-server in a JVM of its own, started from the benchmarks jar:
+#         no MongoDB server runs on the build machine, so its figures are that server's, not MongoDB's);
 #   HTTP  wrk on POST /bench/bare and POST /json, the same body, client ids cycling through $CLIENTS (json.lua).
 # And the ceilings, in the same run: nginx `return 200` under the same wrk (HTTP), and redis-benchmark EVALSHA of a
 # one-line script (the store). For the Redis modes, Redis's CPU per decision: the redis-server process's CPU time and
 # INFO commandstats over each measured gRPC run, divided by the checks h2load completed; for PostgreSQL, the CPU time
-# of all its processes and its committed transactions (pg_stat_database) per check.
+# of all its processes and its committed transactions (pg_stat_database) per check; for MongoDB, its JVM's CPU time
+# per check.
 # Prints every measurement, then Markdown tables of the medians with the ratios.
 #
 # Needs a built jar (mvn -B -q package -DskipTests -pl sluice-server -am), h2load, wrk, nginx, redis-server and
 # redis-benchmark: apt-get install nghttp2-client wrk nginx-light redis-server redis-tools; the postgres mode also the
-# benchmarks jar (mvn -B -q package -DskipTests -pl sluice-bench -am) and psql (postgresql-client).
+# benchmarks jar (mvn -B -q package -DskipTests -pl sluice-bench -am) and psql (postgresql-client); the mongodb mode
+# the benchmarks jar.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . sluice-server/load/nginx.sh
@@ -52,9 +56,12 @@ work=$(mktemp -d)
 server_pid=
 redis_pid=
 pg_port=
+mongo_pid=
+mongo_uri=
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
   stop_postgres
+  stop_mongodb
   [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null || true
   stop_nginx "$work"
   rm -rf "$work"
@@ -115,6 +122,7 @@ measure_grpc() { # label round method name streams
   local ticks0 calls0 usec0
   if [ -n "$redis_pid" ]; then ticks0=$(redis_cpu_ticks); read -r calls0 usec0 < <(redis_evalsha); fi
   if [ -n "$pg_port" ]; then ticks0=$(pg_cpu_ticks); calls0=$(pg_commits); fi
+  if [ -n "$mongo_pid" ]; then ticks0=$(mongo_cpu_ticks); fi
   h2load -D "$DURATION" --warm-up-time=1 -c "$CHANNELS" -m $((streams / CHANNELS)) -t 1 \
     -H 'content-type: application/grpc' -H 'te: trailers' -d "$work/frame.bin" --log-file="$log" \
     "http://127.0.0.1:$GRPC_PORT/$3" >"$out" 2>&1 || true
@@ -134,6 +142,11 @@ measure_grpc() { # label round method name streams
     ticks1=$(pg_cpu_ticks); calls1=$(pg_commits); hz=$(getconf CLK_TCK)
     extra=$(awk -v t=$((ticks1 - ticks0)) -v hz="$hz" -v c=$((calls1 - calls0)) -v d="$done" \
       'BEGIN { printf "store_cpu_us/decision=%.2f commits/decision=%.3f", t * 1e6 / hz / d, c / d }')
+  fi
+  if [ -n "$mongo_pid" ] && [ "${done:-0}" -gt 0 ]; then
+    local ticks1 hz
+    ticks1=$(mongo_cpu_ticks); hz=$(getconf CLK_TCK)
+    extra=$(awk -v t=$((ticks1 - ticks0)) -v hz="$hz" -v d="$done" 'BEGIN { printf "store_cpu_us/decision=%.2f", t * 1e6 / hz / d }')
   fi
   echo "$1 grpc $4 $2 $rps $p50 $p99 succeeded=${done:-0} $extra" | tee -a "$results"
 }
@@ -162,6 +175,20 @@ start_postgres() {
 stop_postgres() {
   if [ -n "$pg_port" ]; then exec {PG[1]}>&-; wait "$PG_PID" 2>/dev/null || true; pg_port=; fi
 }
+
+# mongo-java-server in a JVM of its own (exec: the coprocess is that JVM, so its CPU time is the server's)
+start_mongodb() {
+  [ -f "$BENCH_JAR" ] || { echo "run.sh: $BENCH_JAR is missing: mvn -B -q package -DskipTests -pl sluice-bench -am" >&2; exit 2; }
+  coproc MONGO { exec java -cp "$BENCH_JAR" dev.sluice.bench.mongodb.MongoServerMain 2>"$work/mongodb.log"; }
+  read -r -u "${MONGO[0]}" mongo_uri || { echo "run.sh: MongoDB did not start: $(cat "$work/mongodb.log")" >&2; exit 3; }
+  mongo_pid=$MONGO_PID
+}
+
+stop_mongodb() {
+  if [ -n "$mongo_pid" ]; then exec {MONGO[1]}>&-; wait "$mongo_pid" 2>/dev/null || true; mongo_pid=; mongo_uri=; fi
+}
+
+mongo_cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$mongo_pid/stat"; }
 
 start_server() { # jar store args...
   local jar=$1
@@ -219,6 +246,7 @@ for mode in $MODES; do
       redis-cache) start_redis; start_server "$jar" --store "redis://127.0.0.1:$REDIS_PORT" --over-limit-cache 10000 ;;
       # --sync-interval and --lease-interval, not --store-mode: an earlier jar (BEFORE_JAR) knows only these
       postgres) start_postgres; start_server "$jar" --store "postgresql://postgres@127.0.0.1:$pg_port/postgres" ;;
+      mongodb) start_mongodb; start_server "$jar" --store "$mongo_uri/sluice" ;;
       redis-sync) start_redis; start_server "$jar" --store "redis://127.0.0.1:$REDIS_PORT" --sync-interval 100ms ;;
       redis-leased) start_redis; start_server "$jar" --store "redis://127.0.0.1:$REDIS_PORT" --lease-interval 100ms ;;
       *) echo "run.sh: unknown mode $mode" >&2; exit 2 ;;
@@ -233,7 +261,7 @@ for mode in $MODES; do
     for round in $(seq "$ROUNDS"); do
       measure_grpc "$label" "$round" sluice.bench.Bare/ShouldRateLimit bare "$STREAMS"
       measure_grpc "$label" "$round" envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit check "$STREAMS"
-      if [ "$mode" = redis ] || [ "$mode" = redis-cache ] || [ "$mode" = postgres ]; then
+      if [ "$mode" = redis ] || [ "$mode" = redis-cache ] || [ "$mode" = postgres ] || [ "$mode" = mongodb ]; then
         measure_grpc "$label" "$round" sluice.bench.Bare/ShouldRateLimit bare-64 64
         measure_grpc "$label" "$round" envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit check-64 64
       fi
@@ -243,6 +271,7 @@ for mode in $MODES; do
     stop_server
     stop_redis
     stop_postgres
+    stop_mongodb
   done
 done
 
