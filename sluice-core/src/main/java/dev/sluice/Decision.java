@@ -19,7 +19,7 @@ public abstract sealed class Decision {
      *
      *   Allowed  int limit, int remaining, long resetAfter                    12 + 16 = 28 -> 32 bytes
      *   Denied   int limit, int remaining, long resetAfter, long retryAfter   12 + 24 = 36 -> 40 bytes
-     *   Wide     long limit, remaining, resetAfter, retryAfter, boolean failed, cached  12 + 34 -> 48 bytes
+     *   Wide     long limit, remaining, resetAfter, retryAfter, boolean failed, cached, timedOut  12 + 35 -> 48 bytes
      *            (a limit over 2^31 - 1, an answer of the failure policy, or of an over-limit cache)
      *
      * Example: allowed(100, 99, 600_000_000) is an Allowed of 32 bytes; denied(100, 0, 5_000, 5_000) a Denied
@@ -34,7 +34,7 @@ public abstract sealed class Decision {
         check(true, limit, remaining, resetAfterNanos, 0);
         return limit <= Integer.MAX_VALUE
                 ? new Allowed((int) limit, (int) remaining, resetAfterNanos)
-                : new Wide(limit, remaining, resetAfterNanos, 0, false, false);
+                : new Wide(limit, remaining, resetAfterNanos, 0, false, false, false);
     }
 
     /** A rejected request; {@code retryAfterNanos} is positive. */
@@ -42,7 +42,7 @@ public abstract sealed class Decision {
         check(false, limit, remaining, resetAfterNanos, retryAfterNanos);
         return limit <= Integer.MAX_VALUE
                 ? new Denied((int) limit, (int) remaining, resetAfterNanos, retryAfterNanos)
-                : new Wide(limit, remaining, resetAfterNanos, retryAfterNanos, false, false);
+                : new Wide(limit, remaining, resetAfterNanos, retryAfterNanos, false, false, false);
     }
 
     private static void check(boolean allowed, long limit, long remaining, long resetAfterNanos, long retryAfterNanos) {
@@ -66,10 +66,18 @@ public abstract sealed class Decision {
      * decision is the policy's ({@code FAIL_OPEN} allows, {@code FAIL_CLOSED} denies), not the limit's.
      */
     public static Decision fromFailurePolicy(Decision d) {
+        return fromFailurePolicy(d, false);
+    }
+
+    /**
+     * {@link #fromFailurePolicy(Decision)}, saying whether the store failed by not answering in time
+     * ({@link #timedOut()}). A decision already given by the failure policy is returned as it is.
+     */
+    public static Decision fromFailurePolicy(Decision d, boolean timedOut) {
         if (d.failed()) {
             return d;
         }
-        return new Wide(d.limit(), d.remaining(), d.resetAfterNanos(), d.retryAfterNanos(), true, false);
+        return new Wide(d.limit(), d.remaining(), d.resetAfterNanos(), d.retryAfterNanos(), true, false, timedOut);
     }
 
     /**
@@ -89,7 +97,8 @@ public abstract sealed class Decision {
                 refusal.resetAfterNanos(),
                 refusal.retryAfterNanos(),
                 false,
-                true);
+                true,
+                false);
     }
 
     /** Whether the request may proceed. */
@@ -100,6 +109,15 @@ public abstract sealed class Decision {
      * limit's: a fail-open admission that counted nothing, or a fail-closed refusal.
      */
     public boolean failed() {
+        return false;
+    }
+
+    /**
+     * Whether this is the failure policy's answer ({@link #failed()}) because the store did not answer in time: its own
+     * timeout, or the caller's deadline, passed. False for any other failure (an error, a refused connection), and for
+     * every decision of the limit.
+     */
+    public boolean timedOut() {
         return false;
     }
 
@@ -148,6 +166,7 @@ public abstract sealed class Decision {
         Decision d = (Decision) o;
         return allowed() == d.allowed()
                 && failed() == d.failed()
+                && timedOut() == d.timedOut()
                 && cached() == d.cached()
                 && limit() == d.limit()
                 && remaining() == d.remaining()
@@ -157,7 +176,7 @@ public abstract sealed class Decision {
 
     @Override
     public final int hashCode() {
-        int h = Boolean.hashCode(allowed()) + (failed() ? 2 : 0) + (cached() ? 4 : 0);
+        int h = Boolean.hashCode(allowed()) + (failed() ? 2 : 0) + (cached() ? 4 : 0) + (timedOut() ? 8 : 0);
         h = 31 * h + Long.hashCode(limit());
         h = 31 * h + Long.hashCode(remaining());
         h = 31 * h + Long.hashCode(resetAfterNanos());
@@ -166,7 +185,8 @@ public abstract sealed class Decision {
 
     @Override
     public final String toString() {
-        return "Decision[allowed=" + allowed() + (failed() ? ", failed" : "") + (cached() ? ", cached" : "")
+        return "Decision[allowed=" + allowed() + (failed() ? ", failed" : "") + (timedOut() ? " (timed out)" : "")
+                + (cached() ? ", cached" : "")
                 + ", limit=" + limit() + ", remaining=" + remaining() + ", resetAfter=" + resetAfter() + ", retryAfter="
                 + retryAfter() + "]";
     }
@@ -258,19 +278,33 @@ public abstract sealed class Decision {
         private final long retryAfterNanos;
         private final boolean failed;
         private final boolean cached;
+        private final boolean timedOut;
 
-        Wide(long limit, long remaining, long resetAfterNanos, long retryAfterNanos, boolean failed, boolean cached) {
+        Wide(
+                long limit,
+                long remaining,
+                long resetAfterNanos,
+                long retryAfterNanos,
+                boolean failed,
+                boolean cached,
+                boolean timedOut) {
             this.limit = limit;
             this.remaining = remaining;
             this.resetAfterNanos = resetAfterNanos;
             this.retryAfterNanos = retryAfterNanos;
             this.failed = failed;
             this.cached = cached;
+            this.timedOut = timedOut;
         }
 
         @Override
         public boolean failed() {
             return failed;
+        }
+
+        @Override
+        public boolean timedOut() {
+            return timedOut;
         }
 
         @Override

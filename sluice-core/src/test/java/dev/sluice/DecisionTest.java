@@ -95,5 +95,22 @@ class DecisionTest {
         assertTrue(closed.failed() && !closed.allowed(), closed.toString());
         assertEquals(Duration.ofNanos(1_000), closed.retryAfter());
         assertTrue(closed.toString().contains("failed"), closed.toString());
+        assertFalse(closed.timedOut(), "a failure, not said to be a timeout");
+    }
+
+    @Test
+    void aFailurePolicysAnswerSaysWhetherTheStoreTimedOut() {
+        Decision late = Decision.fromFailurePolicy(Decision.denied(3, 0, 1_000, 1_000), true);
+        assertTrue(late.failed() && late.timedOut() && !late.allowed(), late.toString());
+        assertTrue(late.toString().contains("timed out"), late.toString());
+        Decision broken = Decision.fromFailurePolicy(Decision.denied(3, 0, 1_000, 1_000), false);
+        assertNotEquals(broken, late, "a timeout is not the same answer as another failure");
+        assertEquals(late, Decision.fromFailurePolicy(Decision.denied(3, 0, 1_000, 1_000), true));
+        assertEquals(
+                late.hashCode(),
+                Decision.fromFailurePolicy(Decision.denied(3, 0, 1_000, 1_000), true)
+                        .hashCode());
+        assertSame(broken, Decision.fromFailurePolicy(broken, true), "marked once: as it is");
+        assertFalse(Decision.allowed(3, 2, 0).timedOut(), "the limit's answer never timed out");
     }
 }

@@ -6,6 +6,7 @@
  * leased limiters, and {@link dev.sluice.internal.JointLocks}, how their joint requests take the keys' locks; the calls
  * of those two modes to their counter store ({@link dev.sluice.internal.CounterStoreCalls}) and their background
  * rounds ({@link dev.sluice.internal.BackgroundRounds}); store failures logged when nobody listens
- * ({@link dev.sluice.internal.FailureLog}). Internal: not exported by the module.
+ * ({@link dev.sluice.internal.FailureLog}), and told apart as timeouts ({@link dev.sluice.internal.Timeouts}).
+ * Internal: not exported by the module.
  */
 package dev.sluice.internal;

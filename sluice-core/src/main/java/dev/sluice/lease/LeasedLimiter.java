@@ -13,6 +13,7 @@ import dev.sluice.internal.Latches;
 import dev.sluice.internal.LocalLimiter;
 import dev.sluice.internal.LocalRounds;
 import dev.sluice.internal.PreparedWrite;
+import dev.sluice.internal.Timeouts;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterWrite;
@@ -415,11 +416,12 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                     ? new SluiceException("the counter store failed; no slice left for key '" + ls.key() + "'", cause)
                     : new SluiceException("the counter store is failing; no slice left for key '" + ls.key() + "'");
         }
+        boolean timedOut = Timeouts.isTimeout(cause);
         if (policy == FailurePolicy.FAIL_OPEN) {
-            return Decision.fromFailurePolicy(Decision.allowed(config.limit(), 0, untilFrameEnds(now)));
+            return Decision.fromFailurePolicy(Decision.allowed(config.limit(), 0, untilFrameEnds(now)), timedOut);
         }
         return Decision.fromFailurePolicy(
-                Decision.denied(config.limit(), 0, untilFrameEnds(now), Math.max(1, store.roundNanos())));
+                Decision.denied(config.limit(), 0, untilFrameEnds(now), Math.max(1, store.roundNanos())), timedOut);
     }
 
     /** Whole permits left in the counts {@code v} holds at {@code now}. */

@@ -10,6 +10,7 @@ import dev.sluice.internal.AbstractRateLimiter;
 import dev.sluice.internal.FailureLog;
 import dev.sluice.internal.JointDecider;
 import dev.sluice.internal.OnceReservation;
+import dev.sluice.internal.Timeouts;
 import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
@@ -206,12 +207,13 @@ final class SharedLimiter extends AbstractRateLimiter<OnceReservation> implement
     /** The failure policy's answer to a request the store failed to decide. */
     Decision fallback(String key, long cost, RuntimeException e) {
         SluiceException failure = recordFailure("deciding", key, e);
+        boolean timedOut = Timeouts.isTimeout(e);
         switch (options.failurePolicy()) {
             case FAIL_OPEN:
-                return Decision.fromFailurePolicy(Decision.allowed(config.limit(), config.limit() - cost, 0));
+                return Decision.fromFailurePolicy(Decision.allowed(config.limit(), config.limit() - cost, 0), timedOut);
             case FAIL_CLOSED:
                 long wait = options.failClosedRetryAfter().toNanos();
-                return Decision.fromFailurePolicy(Decision.denied(config.limit(), 0, wait, wait));
+                return Decision.fromFailurePolicy(Decision.denied(config.limit(), 0, wait, wait), timedOut);
             default:
                 throw failure;
         }

@@ -779,6 +779,7 @@ final class Engine {
             Decision d = p.decision;
             if (p.stage == s.nextStage && d != null) {
                 failed = d.failed();
+                s.timedOut |= d.timedOut(); // the store's own timeout, before the check's deadline
                 s.cachedRefusals += d.cached() ? 1 : 0;
                 allowed = quota ? allowed || d.allowed() : allowed && d.allowed();
             }

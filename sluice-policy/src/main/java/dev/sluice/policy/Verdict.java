@@ -113,8 +113,10 @@ public final class Verdict {
     }
 
     /**
-     * Whether the check was not decided within the limiter's deadline ({@link PolicyLimiter.Builder#deadline}), so
-     * that {@code on_store_failure} answered every limit; implies {@link #storeFailed()} when a limit was asked.
+     * Whether the store failure was a timeout: the check was not decided within the limiter's deadline
+     * ({@link PolicyLimiter.Builder#deadline}), so that {@code on_store_failure} answered every limit, or the store's
+     * own timeout ended a call ({@link dev.sluice.Decision#timedOut()}); implies {@link #storeFailed()} when a limit was
+     * asked. False for a store that failed otherwise (an error, a refused connection).
      */
     public boolean storeTimedOut() {
         return storeTimedOut;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.FailurePolicy;
 import dev.sluice.RateLimitListener;
+import dev.sluice.SluiceException;
 import dev.sluice.TimeSource;
 import dev.sluice.spi.AtomicDecider;
 import dev.sluice.spi.RateLimitStore;
@@ -20,6 +21,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -54,6 +56,49 @@ class StoreFailureAnswerTest {
             }
         };
         return store(failing, policy);
+    }
+
+    /**
+     * A store whose own timeout ends each call, before the check's deadline: a timeout, as a slow store's driver
+     * reports it, counted as one (not as a failure) whether or not the check has a deadline of its own.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"allow", "deny"})
+    void aStoresOwnTimeoutIsATimeout(String answer) {
+        AtomicDecider slow = new AtomicDecider() {
+            @Override
+            public StoreDecision decide(String key, long cost, boolean consume, long nowNanos) {
+                throw new SluiceException("no answer within the store's timeout", new TimeoutException("15 ms"));
+            }
+
+            @Override
+            public boolean giveBack(String key, long cost, long place, long nowNanos) {
+                return false;
+            }
+        };
+        ExecutorService executor = Executors.newFixedThreadPool(2);
+        try (PolicyLimiter plain = PolicyLimiter.builder(policies(answer))
+                        .store(store(slow, FailurePolicy.FAIL_OPEN))
+                        .build();
+                PolicyLimiter withDeadline = PolicyLimiter.builder(policies(answer))
+                        .store(store(slow, FailurePolicy.FAIL_CLOSED))
+                        .deadline(Duration.ofSeconds(30), executor)
+                        .build();
+                PolicyLimiter broken = PolicyLimiter.builder(policies(answer))
+                        .store(down(FailurePolicy.FAIL_OPEN))
+                        .build()) {
+            for (PolicyLimiter l : List.of(plain, withDeadline)) {
+                Verdict v = l.check("d", List.of(Descriptor.of("k", "a")), 1);
+                assertTrue(v.storeFailed(), v.toString());
+                assertTrue(v.storeTimedOut(), v.toString());
+                assertEquals(answer.equals("allow"), v.allowed(), v.toString());
+            }
+            Verdict refused = broken.check("d", List.of(Descriptor.of("k", "a")), 1);
+            assertTrue(refused.storeFailed());
+            assertFalse(refused.storeTimedOut(), "a refused connection is a failure, not a timeout");
+        } finally {
+            executor.shutdown();
+        }
     }
 
     static RateLimitStore store(AtomicDecider decider, FailurePolicy policy) {

@@ -89,9 +89,9 @@ class RedisOutageTest {
                 // sent on the old connection and ends by the timeout
                 Await.until("the store sees its connection lost", HANG, () -> !store.isConnected());
 
-                expectPolicy(policy, () -> limiter.tryAcquire(key), Decision.allowed(3, 2, 0));
-                expectPolicy(policy, () -> limiter.peek(key, 3), Decision.allowed(3, 0, 0));
-                expectPolicy(policy, () -> limiter.reserve(key, 1).decision(), Decision.allowed(3, 2, 0));
+                expectPolicy(policy, () -> limiter.tryAcquire(key), Decision.allowed(3, 2, 0), false);
+                expectPolicy(policy, () -> limiter.peek(key, 3), Decision.allowed(3, 0, 0), false);
+                expectPolicy(policy, () -> limiter.reserve(key, 1).decision(), Decision.allowed(3, 2, 0), false);
                 if (policy == FailurePolicy.THROW) {
                     assertThrows(SluiceException.class, held::cancel);
                 } else {
@@ -132,7 +132,7 @@ class RedisOutageTest {
             try (RedisStore store = store(client, FailurePolicy.FAIL_CLOSED, failures)) {
                 SharedRateLimiter limiter = limiter(store);
                 String key = "down-at-start:" + UUID.randomUUID();
-                expectPolicy(FailurePolicy.FAIL_CLOSED, () -> limiter.tryAcquire(key), null);
+                expectPolicy(FailurePolicy.FAIL_CLOSED, () -> limiter.tryAcquire(key), null, false);
                 assertEquals(1, limiter.storeFailures(), "failures counted");
                 assertEquals(1, failures.size(), "failures reported to the listener");
 
@@ -163,7 +163,7 @@ class RedisOutageTest {
                 assertEquals(Decision.allowed(3, 2, UNTIL_12_01.toNanos()), limiter.tryAcquire(key));
 
                 server.call("CLIENT", "PAUSE", Long.toString(PAUSE_MILLIS), "WRITE"); // holds every script
-                expectPolicy(FailurePolicy.FAIL_CLOSED, () -> limiter.peek(key, 1), null);
+                expectPolicy(FailurePolicy.FAIL_CLOSED, () -> limiter.peek(key, 1), null, true); // a timeout
                 assertTrue(
                         causedBy(failures.get(0), TimeoutException.class), "caused by the timeout: " + failures.get(0));
                 server.call("CLIENT", "UNPAUSE");
@@ -286,16 +286,22 @@ class RedisOutageTest {
                 .build();
     }
 
-    /** Runs {@code call} against an unreachable store and checks the policy's answer. */
-    private static void expectPolicy(FailurePolicy policy, Supplier<Decision> call, Decision failOpen) {
+    /**
+     * Runs {@code call} against an unreachable store and checks the policy's answer, which says whether the store
+     * {@code timedOut} (a stalled server) or failed otherwise (a lost connection).
+     */
+    private static void expectPolicy(
+            FailurePolicy policy, Supplier<Decision> call, Decision failOpen, boolean timedOut) {
         switch (policy) {
             case FAIL_OPEN:
-                assertEquals(Decision.fromFailurePolicy(failOpen), assertTimeoutPreemptively(HANG, call::get));
+                assertEquals(
+                        Decision.fromFailurePolicy(failOpen, timedOut), assertTimeoutPreemptively(HANG, call::get));
                 break;
             case FAIL_CLOSED:
                 assertEquals(
                         Decision.fromFailurePolicy(
-                                Decision.denied(3, 0, FAIL_CLOSED_RETRY.toNanos(), FAIL_CLOSED_RETRY.toNanos())),
+                                Decision.denied(3, 0, FAIL_CLOSED_RETRY.toNanos(), FAIL_CLOSED_RETRY.toNanos()),
+                                timedOut),
                         assertTimeoutPreemptively(HANG, call::get));
                 break;
             case THROW:
