@@ -10,14 +10,17 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLTimeoutException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -78,10 +81,14 @@ final class PostgresBatches {
     /** What one request of a batch carries. */
     private record Request(List<Part> parts, boolean joint) {}
 
+    /** SQLSTATEs of a statement the server ended for taking too long: {@code query_canceled}, {@code lock_not_available}. */
+    private static final Set<String> TIMED_OUT = Set.of("57014", "55P03");
+
     private final PostgresStore store;
     private final String sql;
     private final String nowSql;
     private final ServerClock clock = new ServerClock();
+
     private final GroupCommit<Request, List<StoreDecision>> requests;
 
     PostgresBatches(PostgresStore store) {
@@ -92,8 +99,35 @@ final class PostgresBatches {
                 .maxRequests(MAX_REQUESTS)
                 .maxWeight(MAX_PARTS)
                 .followUps(FOLLOW_UPS)
-                .failure(e -> new SluiceException("PostgreSQL failed a batch of decisions: " + e, e))
+                .failure(e -> new SluiceException("PostgreSQL failed a batch of decisions: " + e, timeoutOr(e)))
                 .build();
+    }
+
+    /**
+     * A request the database refused, or rolled back, because its deadline had passed: a timeout
+     * ({@link dev.sluice.Decision#timedOut()}), with the database's error, if any, as its cause.
+     */
+    private static TimeoutException late(@Nullable Throwable cause) {
+        TimeoutException t = new TimeoutException("the request's deadline passed before PostgreSQL decided it");
+        if (cause != null) {
+            t.initCause(cause);
+        }
+        return t;
+    }
+
+    /**
+     * {@code e}, or for a statement the server ended at its {@code statement_timeout} or {@code lock_timeout}, the
+     * same failure as a {@link SQLTimeoutException}, so that it is told as a timeout.
+     */
+    private static Throwable timeoutOr(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SQLException sql
+                    && !(t instanceof SQLTimeoutException)
+                    && TIMED_OUT.contains(sql.getSQLState())) {
+                return new SQLTimeoutException(sql.getMessage(), sql.getSQLState(), e);
+            }
+        }
+        return e;
     }
 
     /**
@@ -186,7 +220,8 @@ final class PostgresBatches {
                         inTime.add(r);
                     } else {
                         r.fail(new SluiceException(
-                                "PostgreSQL ran the request's batch past its deadline: rolled back, nothing taken", e));
+                                "PostgreSQL ran the request's batch past its deadline: rolled back, nothing taken",
+                                late(e)));
                     }
                 }
                 if (inTime.isEmpty()) {
@@ -297,7 +332,8 @@ final class PostgresBatches {
         for (var r : batch) {
             int parts = r.payload().parts().size();
             if (!Boolean.TRUE.equals(done[q++])) {
-                r.fail(new SluiceException("PostgreSQL ran the request past its deadline: refused, nothing taken"));
+                r.fail(new SluiceException(
+                        "PostgreSQL ran the request past its deadline: refused, nothing taken", late(null)));
                 i += parts;
                 continue;
             }

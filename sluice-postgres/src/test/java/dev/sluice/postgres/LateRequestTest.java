@@ -25,6 +25,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -124,6 +125,7 @@ class LateRequestTest {
         assertEquals(4, answered.remaining());
         ExecutionException e = assertThrows(ExecutionException.class, () -> late.get(1, TimeUnit.MINUTES));
         assertInstanceOf(SluiceException.class, e.getCause());
+        assertInstanceOf(TimeoutException.class, e.getCause().getCause(), "told as a timeout: " + e.getCause());
 
         assertEquals(3, limiter.tryAcquire("in-time").remaining(), "the request in time was taken once");
         assertEquals(
