@@ -343,23 +343,23 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         }
         long need = ls.used + cost - ls.granted;
         boolean contended = ls.refused || ls.lastRefused;
-        long worth = sizing.worth(
-                contended, ls.winSixteenths, contended && beyondShare(ls, now), expected(ls, now), untilFrameEnds(now));
+        boolean beyond = contended
+                && algorithm == Algorithm.SLIDING_TAIL
+                && holdsItsShare(ls, DemandNotes.others(FrameMap.copyOf(ls.global.counters()), store.noteTag(), now));
+        long worth = sizing.worth(contended, ls.winSixteenths, beyond, expected(ls, now), untilFrameEnds(now));
         return room(ls.view, now) + ls.delta.givingBack() >= Math.max(need, worth);
     }
 
     /**
-     * Whether this sliding tail already holds, in the current frame, its demand's share of the limit among the demands
-     * the other instances noted in the record as last read ({@link SliceSizing#holdsItsShare}): its claims then wait
-     * for more room, and a claim that finds less takes nothing, so that the instances short of their share take what
-     * frees. The other algorithms free their room at once, as a frame turns, and cap a claim at its share instead
+     * Whether this instance already holds, in the current frame, its demand's share of the limit among the demands
+     * the other instances noted in the record as last read ({@link SliceSizing#holdsItsShare}): a sliding tail's
+     * claims then wait for more room, and a claim that finds less takes nothing, so that the instances short of their
+     * share take what frees. The other algorithms free their room at once, as a frame turns, and cap a claim at its share instead
      * ({@link SliceSizing#fairShare}).
+     *
+     * @param others the demand the other instances noted in the record as last read ({@link DemandNotes#others})
      */
-    private boolean beyondShare(Lease ls, long now) {
-        if (algorithm != Algorithm.SLIDING_TAIL || !ls.read) {
-            return false;
-        }
-        long others = DemandNotes.others(FrameMap.copyOf(ls.global.counters()), store.noteTag(), now);
+    private boolean holdsItsShare(Lease ls, long others) {
         return SliceSizing.holdsItsShare(config.limit(), ls.granted, notedDemand(ls), others);
     }
 
@@ -480,10 +480,10 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                 long others = DemandNotes.others(record, store.noteTag(), now);
                 if (others > 0) { // contended across the instances: a share, but a claim worth its round trip
                     long share = SliceSizing.fairShare(need, room, notedDemand(ls), others);
-                    boolean beyond = beyondShare(ls, now);
+                    boolean beyond = algorithm == Algorithm.SLIDING_TAIL && holdsItsShare(ls, others);
                     long worth = sizing.worth(true, ls.winSixteenths, beyond, expected(ls, now), untilFrameEnds(now));
                     claim = Math.min(claim, Math.max(share, worth));
-                    if (beyond && algorithm == Algorithm.SLIDING_TAIL && room < worth) {
+                    if (beyond && room < worth) {
                         claim = 0; // its share taken: what frees goes first to the instances short of theirs
                         gated = true;
                     }
