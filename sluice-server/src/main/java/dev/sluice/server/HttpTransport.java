@@ -28,12 +28,17 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpServerUpgradeHandler;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
+import io.netty.handler.codec.http2.CleartextHttp2ServerUpgradeHandler;
+import io.netty.handler.codec.http2.Http2CodecUtil;
+import io.netty.handler.codec.http2.Http2ServerUpgradeCodec;
 import io.netty.handler.flow.FlowControlHandler;
+import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
@@ -51,13 +56,16 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The HTTP/1.1 server under {@link HttpApi}, on Netty: it reads requests in full within bounds, hands each to a
- * {@link Handler} on the connection's event loop or on a bounded pool, writes the answers, and stops gracefully.
+ * The HTTP server under {@link HttpApi}, on Netty: it reads requests in full within bounds, hands each to a
+ * {@link Handler} on the connection's event loop or on a bounded pool, writes the answers, and stops gracefully. It
+ * speaks HTTP/1.1, and cleartext HTTP/2 (h2c) to a client that opens with HTTP/2's preface (prior knowledge) or asks
+ * for {@code Upgrade: h2c}; {@link Http2Requests} serves such a connection, with its own bounds per stream.
  *
- * <p>Bounds, per connection: one request at a time (pipelined requests wait, unread, until the one before is answered);
+ * <p>HTTP/1.1's bounds, per connection: one request at a time (pipelined requests wait, unread, until the one before is answered);
  * a request line of at most {@value #MAX_LINE} bytes and headers of at most {@value #MAX_HEADERS}; a body of at most
  * {@link #MAX_BODY} bytes kept (a larger one is read and dropped up to {@link #MAX_DRAIN} bytes and answered 413, so a
  * client still sending reads the answer; one announced or sent beyond that is answered 413 at once and the connection
@@ -93,8 +101,16 @@ final class HttpTransport implements AutoCloseable {
     /** During a graceful stop, a connection with no request in progress is closed once idle this long. */
     static final Duration DRAIN_IDLE = Duration.ofSeconds(1);
 
+    /** The names of the HTTP/1.1 handlers that an HTTP/2 connection removes. */
+    static final String BYTES = "bytes";
+
+    static final String ONE_AT_A_TIME = "one-at-a-time";
+    static final String REQUESTS = "requests";
+
+    /** The event a graceful stop sends down every open connection. */
+    static final Object DRAINING = new Object();
+
     private static final System.Logger LOG = System.getLogger(HttpTransport.class.getName());
-    private static final Object DRAINING = new Object();
     private static final String JSON = "application/json";
 
     /**
@@ -188,11 +204,25 @@ final class HttpTransport implements AutoCloseable {
                     protected void initChannel(SocketChannel ch) {
                         connections.add(ch);
                         Connection c = new Connection();
+                        HttpServerCodec codec = new HttpServerCodec(MAX_LINE, MAX_HEADERS, 8192);
+                        HttpServerUpgradeHandler upgrade = new HttpServerUpgradeHandler(
+                                codec,
+                                protocol ->
+                                        AsciiString.contentEquals(Http2CodecUtil.HTTP_UPGRADE_PROTOCOL_NAME, protocol)
+                                                ? new Http2ServerUpgradeCodec(
+                                                        Http2Requests.codec(), new Http2Requests(HttpTransport.this))
+                                                : null,
+                                MAX_BODY);
+                        // The h2c handler puts HTTP/1.1's codec and upgrade handler after itself, and on a client's
+                        // HTTP/2 preface replaces them with HTTP/2's; Http2Requests then removes the HTTP/1.1 handlers.
                         ch.pipeline()
-                                .addLast("bytes", c.bytes)
-                                .addLast("codec", new HttpServerCodec(MAX_LINE, MAX_HEADERS, 8192))
-                                .addLast("one-at-a-time", new FlowControlHandler())
-                                .addLast("requests", c);
+                                .addLast(BYTES, c.bytes)
+                                .addLast(
+                                        "h2c",
+                                        new CleartextHttp2ServerUpgradeHandler(
+                                                codec, upgrade, Http2Requests.priorKnowledge(HttpTransport.this)))
+                                .addLast(ONE_AT_A_TIME, new FlowControlHandler())
+                                .addLast(REQUESTS, c);
                     }
                 });
         ChannelFuture bound = b.bind(address).awaitUninterruptibly();
@@ -206,6 +236,60 @@ final class HttpTransport implements AutoCloseable {
 
     int port() {
         return ((InetSocketAddress) listener.localAddress()).getPort();
+    }
+
+    /** How long a request may take to arrive in full, from its first byte, in nanoseconds. */
+    long readTimeout() {
+        return readTimeout;
+    }
+
+    /** How long a connection may stay open with no request in progress, in nanoseconds. */
+    long idleTimeout() {
+        return idleTimeout;
+    }
+
+    /**
+     * Answers {@code r}: on the calling event loop if the handler needs no waiting, else on the pool (or at once with
+     * the handler's {@link Handler#busy} answer when the pool's queue is full). {@code reply} runs on {@code ctx}'s
+     * event loop; not at all if the server stopped meanwhile.
+     */
+    void dispatch(ChannelHandlerContext ctx, Request r, Consumer<Answer> reply) {
+        if (!handler.blocking(r)) {
+            reply.accept(answer(r));
+            return;
+        }
+        try {
+            pool.execute(() -> {
+                Answer a = answer(r);
+                try {
+                    ctx.executor().execute(() -> reply.accept(a));
+                } catch (RejectedExecutionException e) {
+                    LOG.log(System.Logger.Level.DEBUG, "an answer after the HTTP server stopped: " + r.path());
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            reply.accept(handler.busy(r));
+        }
+    }
+
+    private Answer answer(Request r) {
+        try {
+            return handler.answer(r);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "HTTP request failed: " + r.method() + " " + r.path(), e);
+            return Answer.error(500, "the request failed: " + e);
+        }
+    }
+
+    /** The percent-decoded path of a request target ({@code /} if it has none). */
+    static String path(String target) throws URISyntaxException {
+        String path = new URI(target).getPath();
+        return path == null || path.isEmpty() ? "/" : path;
+    }
+
+    /** Whether the server is stopping gracefully: answers then close their connection. */
+    boolean draining() {
+        return draining;
     }
 
     /**
@@ -236,7 +320,7 @@ final class HttpTransport implements AutoCloseable {
     }
 
     /** A duration as {@code serve}'s options are written: {@code 10s}, {@code 1500ms}. */
-    private static String millis(long nanos) {
+    static String millis(long nanos) {
         long ms = TimeUnit.NANOSECONDS.toMillis(nanos);
         return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
     }
@@ -290,12 +374,23 @@ final class HttpTransport implements AutoCloseable {
 
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
+            stop();
+            ctx.fireChannelInactive();
+        }
+
+        /** Removed when the connection turns to HTTP/2. */
+        @Override
+        public void handlerRemoved(ChannelHandlerContext ctx) {
+            stop();
+        }
+
+        private void stop() {
             ScheduledFuture<?> t = timer;
             if (t != null) {
                 t.cancel(false);
+                timer = null;
             }
             reset();
-            ctx.fireChannelInactive();
         }
 
         @Override
@@ -417,40 +512,15 @@ final class HttpTransport implements AutoCloseable {
             }
             String path;
             try {
-                path = new URI(h.uri()).getPath();
+                path = path(h.uri());
             } catch (URISyntaxException e) {
                 write(ctx, h, Answer.error(400, "not a valid request URI: " + e.getMessage()));
                 return;
             }
-            if (path == null || path.isEmpty()) {
-                path = "/";
-            }
-            Request r = new Request(h.method().name(), path, h.headers(), bytes, System.nanoTime());
-            if (!handler.blocking(r)) {
-                write(ctx, h, answer(r));
-                return;
-            }
-            try {
-                pool.execute(() -> {
-                    Answer a = answer(r);
-                    try {
-                        ctx.executor().execute(() -> write(ctx, h, a));
-                    } catch (RejectedExecutionException e) {
-                        LOG.log(System.Logger.Level.DEBUG, "an answer after the HTTP server stopped: " + r.path());
-                    }
-                });
-            } catch (RejectedExecutionException e) {
-                write(ctx, h, handler.busy(r));
-            }
-        }
-
-        private Answer answer(Request r) {
-            try {
-                return handler.answer(r);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.ERROR, "HTTP request failed: " + r.method() + " " + r.path(), e);
-                return Answer.error(500, "the request failed: " + e);
-            }
+            dispatch(
+                    ctx,
+                    new Request(h.method().name(), path, h.headers(), bytes, System.nanoTime()),
+                    a -> write(ctx, h, a));
         }
 
         private void write(ChannelHandlerContext ctx, HttpRequest h, Answer a) {
@@ -495,7 +565,7 @@ final class HttpTransport implements AutoCloseable {
             String head = "HTTP/1.1 " + HttpResponseStatus.valueOf(status) + "\r\nContent-Type: " + JSON
                     + "\r\nContent-Length: " + body.length + "\r\nConnection: close\r\n\r\n";
             ByteBuf out = Unpooled.wrappedBuffer(head.getBytes(StandardCharsets.US_ASCII), body);
-            ChannelHandlerContext first = ctx.pipeline().context("bytes");
+            ChannelHandlerContext first = ctx.pipeline().context(BYTES);
             (first == null ? ctx : first).writeAndFlush(out).addListener(ChannelFutureListener.CLOSE);
             reset();
         }

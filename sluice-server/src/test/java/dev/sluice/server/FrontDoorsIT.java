@@ -29,9 +29,9 @@ import org.junit.jupiter.api.BeforeAll;
 
 /**
  * The {@link FrontDoorContract} through the real jar's gRPC {@code ShouldRateLimit} and {@code POST /json}: three
- * {@code serve} processes on a Redis of the test's own, one per mode (exact, synchronized, leased), each asked on both
- * transports; the exact one serves the scenarios with a store that answers. The jar's clock cannot be set, so resets
- * are checked within the window.
+ * {@code serve} processes on a Redis of the test's own, one per mode (exact, synchronized, leased), each asked over
+ * gRPC and over {@code /json} on HTTP/1.1 and on HTTP/2 (h2c); the exact one serves the scenarios with a store that
+ * answers. The jar's clock cannot be set, so resets are checked within the window.
  */
 class FrontDoorsIT extends FrontDoorContract {
 
@@ -85,15 +85,21 @@ class FrontDoorsIT extends FrontDoorContract {
         ServerProcess server = servers.get(mode);
         String on = " of the jar, " + mode.name().toLowerCase(Locale.ROOT) + " on Redis";
         return List.of(
-                new Door("gRPC" + on, server, server::shouldRateLimit), new Door("/json" + on, server, request -> {
-                    HttpResponse<String> r = server.post("/json", ServerProcess.json(request));
-                    RateLimitResponse response = ServerProcess.parse(r.body());
-                    int expected = response.getOverallCode() == Code.OVER_LIMIT ? 429 : 200;
-                    if (r.statusCode() != expected) {
-                        throw new AssertionError("/json answered " + r.statusCode() + " to " + response);
-                    }
-                    return response;
-                }));
+                new Door("gRPC" + on, server, server::shouldRateLimit),
+                new Door("/json" + on, server, request -> json(server.post("/json", ServerProcess.json(request)))),
+                new Door(
+                        "/json over h2c" + on,
+                        server,
+                        request -> json(server.postOverHttp2("/json", ServerProcess.json(request)))));
+    }
+
+    private static RateLimitResponse json(HttpResponse<String> r) {
+        RateLimitResponse response = ServerProcess.parse(r.body());
+        int expected = response.getOverallCode() == Code.OVER_LIMIT ? 429 : 200;
+        if (r.statusCode() != expected) {
+            throw new AssertionError("/json answered " + r.statusCode() + " to " + response);
+        }
+        return response;
     }
 
     @Override

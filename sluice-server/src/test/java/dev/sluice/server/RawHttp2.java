@@ -13,6 +13,9 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -22,7 +25,8 @@ import java.util.concurrent.TimeUnit;
  * streams past the server's {@code SETTINGS_MAX_CONCURRENT_STREAMS} without waiting for answers, resets streams as fast
  * as it opens them, and holds streams open with their message unsent. Frames are written by hand (headers as HPACK
  * literals, no Huffman); the server's headers are read with Netty's HPACK decoder (from grpc-netty-shaded). It records
- * how each stream ended: its {@code grpc-status}, or the error code of the server's {@code RST_STREAM}.
+ * how each stream ended: its {@code grpc-status}, or the error code of the server's {@code RST_STREAM}. It speaks
+ * plain HTTP over h2c too ({@link #request}), recording each stream's answer.
  */
 final class RawHttp2 implements AutoCloseable {
     static final String SHOULD_RATE_LIMIT = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
@@ -46,6 +50,26 @@ final class RawHttp2 implements AutoCloseable {
 
     /** How a stream ended: {@code grpc-status} (0 and up), or −1 − the error code of the server's RST_STREAM. */
     final ConcurrentHashMap<Integer, Integer> ended = new ConcurrentHashMap<>();
+
+    /** An HTTP answer on one stream: its headers ({@code :status} among them) and its body as far as it came. */
+    record HttpAnswer(Map<String, String> headers, ByteArrayOutputStream body) {
+        int status() {
+            return Integer.parseInt(headers.get(":status"));
+        }
+
+        String text() {
+            return body.toString(StandardCharsets.UTF_8);
+        }
+    }
+
+    /** The HTTP answers by stream, once their headers came. */
+    final ConcurrentHashMap<Integer, HttpAnswer> answers = new ConcurrentHashMap<>();
+
+    /** The streams the server ended (END_STREAM): their answers are whole. */
+    final Set<Integer> answered = ConcurrentHashMap.newKeySet();
+
+    /** The error code of the server's RST_STREAM, by stream. */
+    final ConcurrentHashMap<Integer, Integer> resets = new ConcurrentHashMap<>();
 
     private final Socket socket;
     private final OutputStream out;
@@ -152,6 +176,30 @@ final class RawHttp2 implements AutoCloseable {
 
     void flush() throws IOException {
         out.flush();
+    }
+
+    /**
+     * Opens a stream for a plain HTTP request ({@code content-type: application/json}, and {@code content-length} if
+     * given), ending it with its headers if {@code endStream}; returns its id.
+     */
+    int request(String method, String path, long contentLength, boolean endStream) throws IOException {
+        int id = nextStream;
+        nextStream += 2;
+        ByteArrayOutputStream h = new ByteArrayOutputStream(128);
+        switch (method) {
+            case "GET" -> h.write(0x82); // static table 2
+            case "POST" -> h.write(0x83); // 3
+            default -> literal(h, 4, 2, method);
+        }
+        h.write(0x86); // :scheme http
+        literal(h, 4, 4, path);
+        literal(h, 4, 1, "localhost");
+        literal(h, 4, 31, "application/json");
+        if (contentLength >= 0) {
+            literal(h, 4, 28, Long.toString(contentLength)); // content-length (28)
+        }
+        frame(HEADERS, END_HEADERS | (endStream ? END_STREAM : 0), id, h.toByteArray());
+        return id;
     }
 
     private int open(String path, boolean endStream) throws IOException {
@@ -265,10 +313,24 @@ final class RawHttp2 implements AutoCloseable {
                             block.reset();
                         }
                     }
-                    case RST_STREAM -> ended.putIfAbsent(stream, -1 - readInt(payload, 0));
+                    case RST_STREAM -> {
+                        resets.put(stream, readInt(payload, 0));
+                        ended.putIfAbsent(stream, -1 - readInt(payload, 0));
+                    }
+                    case DATA -> {
+                        HttpAnswer a = answers.get(stream);
+                        if (a != null) {
+                            int from = (flags & PADDED) != 0 ? 1 : 0;
+                            int to = length - ((flags & PADDED) != 0 ? payload[0] & 0xff : 0);
+                            a.body().write(payload, from, to - from);
+                        }
+                        if ((flags & END_STREAM) != 0) {
+                            answered.add(stream);
+                        }
+                    }
                     case GOAWAY -> goAwayError = readInt(payload, 4);
                     default -> {
-                        // DATA (the answers' bodies: the status is in the trailers), WINDOW_UPDATE
+                        // WINDOW_UPDATE
                     }
                 }
             }
@@ -289,7 +351,13 @@ final class RawHttp2 implements AutoCloseable {
             throw new UncheckedIOException(new IOException("undecodable headers from the server", e));
         }
         CharSequence status = h.get("grpc-status");
+        if (h.status() != null) {
+            Map<String, String> fields = new LinkedHashMap<>();
+            h.forEach(e -> fields.put(e.getKey().toString(), e.getValue().toString()));
+            answers.putIfAbsent(stream, new HttpAnswer(fields, new ByteArrayOutputStream()));
+        }
         if (endsStream) {
+            answered.add(stream);
             ended.putIfAbsent(stream, status == null ? -1000 : Integer.parseInt(status.toString()));
         }
     }

@@ -41,8 +41,17 @@ final class ServerProcess implements AutoCloseable {
     static final Path JAR = Path.of(System.getProperty("sluice.server.jar", "target/sluice-server.jar"));
     private static final Pattern LISTENING =
             Pattern.compile("sluice: (grpc|http|debug) listening on ([^\\s\"]+):(\\d+)");
-    private static final HttpClient HTTP =
-            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    /** HTTP/1.1, said so: the JDK's client would otherwise ask every new connection to upgrade to h2c. */
+    private static final HttpClient HTTP = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10))
+            .build();
+
+    /** HTTP/2 over cleartext, reached by {@code Upgrade: h2c} on each new connection. */
+    private static final HttpClient HTTP2 = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_2)
+            .connectTimeout(Duration.ofSeconds(10))
+            .build();
 
     private final String name;
     private final Process process;
@@ -332,9 +341,26 @@ final class ServerProcess implements AutoCloseable {
         return send(b.build());
     }
 
+    /** {@link #post} over HTTP/2 (h2c); fails if the answer came over HTTP/1.1. */
+    HttpResponse<String> postOverHttp2(String path, String body) {
+        HttpResponse<String> r = send(
+                HTTP2,
+                HttpRequest.newBuilder(uri(path))
+                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                        .build());
+        if (r.version() != HttpClient.Version.HTTP_2) {
+            throw new AssertionError("answered over " + r.version() + ", not HTTP/2: " + r.body());
+        }
+        return r;
+    }
+
     HttpResponse<String> send(HttpRequest request) {
+        return send(HTTP, request);
+    }
+
+    private static HttpResponse<String> send(HttpClient client, HttpRequest request) {
         try {
-            return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+            return client.send(request, HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             throw new UncheckedIOException("HTTP " + request + " failed", e);
         } catch (InterruptedException e) {
