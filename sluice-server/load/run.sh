@@ -10,8 +10,12 @@
 #         mode on PostgreSQL (an embedded PostgreSQL 15 started from the benchmarks jar, as run-postgres.sh does),
 #         and mongodb: exact mode on MongoDB (mongo-java-server in a JVM of its own, started from the benchmarks jar:
 #         no MongoDB server runs on the build machine, so its figures are that server's, not MongoDB's);
-#   HTTP  wrk on POST /bench/bare and POST /json, the same body, client ids cycling through $CLIENTS (json.lua).
-# And the ceilings, in the same run: nginx `return 200` under the same wrk (HTTP), and redis-benchmark EVALSHA of a
+#   HTTP  wrk on POST /bench/bare and POST /json, the same body, client ids cycling through $CLIENTS (json.lua);
+#   h2c   h2load on POST /bench/bare and POST /json over cleartext HTTP/2 (prior knowledge) on the HTTP port, one
+#         JSON body (client_id=client-1, as the gRPC frame), the gRPC runs' streams and connections (a jar from
+#         before h2c answers none of it: its rows read 0).
+# And the ceilings, in the same run: nginx `return 200` under the same wrk (HTTP) and h2load (h2c), and
+# redis-benchmark EVALSHA of a
 # one-line script (the store). For the Redis modes, Redis's CPU per decision: the redis-server process's CPU time and
 # INFO commandstats over each measured gRPC run, divided by the checks h2load completed; for PostgreSQL, the CPU time
 # of all its processes and its committed transactions (pg_stat_database) per check; for MongoDB, its JVM's CPU time
@@ -77,6 +81,7 @@ entry = field(1, b"client_id") + field(2, b"client-1")
 msg = field(1, b"oauth-token") + field(2, field(1, entry))
 open(sys.argv[1], "wb").write(b"\0" + struct.pack(">I", len(msg)) + msg)
 EOF
+printf '%s' '{"domain":"oauth-token","descriptors":[{"entries":[{"key":"client_id","value":"client-1"}]}]}' >"$work/body.json"
 
 to_ms() { # wrk's latency (850.00us, 1.21ms, 1.02s) in milliseconds
   awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n *= 1; else if (v ~ /s$/) n *= 1000; printf "%.3f", n }'
@@ -117,20 +122,38 @@ pg_cpu_ticks() {
 pg_commits() { psql -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -Atc \
   "SELECT xact_commit FROM pg_stat_database WHERE datname = 'postgres'"; }
 
+h2load_result() { # out log: requests done, those with a 2xx, their rate, p50 and p99 in ms from the per-request log
+  local done ok rps
+  done=$(awk '/^requests:/ { print $6 }' "$1")
+  ok=$(awk '/^requests:/ { print $8 }' "$1")
+  rps=$(awk '/^finished in/ { gsub(",", "", $4); printf "%.0f", $4 }' "$1")
+  echo "${done:-0} ${ok:-0} ${rps:-0} $(awk '{ print $3 }' "$2" | sort -n |
+    awk '{ v[NR] = $1 } END { if (NR) printf "%.3f %.3f\n", v[int(NR * 0.5 + 0.5)] / 1000, v[int(NR * 0.99 + 0.5)] / 1000; else print "0 0" }')"
+}
+
+# HTTP/2 over cleartext (h2c, prior knowledge) on the HTTP port: h2load, as for gRPC, with the same streams over the
+# same connections, POSTing one JSON body (client-1, as the gRPC frame); 429s count as done, as gRPC's OVER_LIMIT does
+measure_h2c() { # label round url name
+  local log="$work/h2load.log" out="$work/h2load.txt" done ok rps p50 p99
+  rm -f "$log" # h2load appends to its log
+  h2load -D "$DURATION" --warm-up-time=1 -c "$CHANNELS" -m $((STREAMS / CHANNELS)) -t 1 \
+    -H 'content-type: application/json' -d "$work/body.json" --log-file="$log" "$3" >"$out" 2>&1 || true
+  read -r done ok rps p50 p99 < <(h2load_result "$out" "$log")
+  echo "$1 h2c $4 $2 $rps $p50 $p99 done=$done 2xx=$ok" | tee -a "$results"
+}
+
 measure_grpc() { # label round method name streams
   local log="$work/h2load.log" out="$work/h2load.txt" streams=$5
   local ticks0 calls0 usec0
   if [ -n "$redis_pid" ]; then ticks0=$(redis_cpu_ticks); read -r calls0 usec0 < <(redis_evalsha); fi
   if [ -n "$pg_port" ]; then ticks0=$(pg_cpu_ticks); calls0=$(pg_commits); fi
   if [ -n "$mongo_pid" ]; then ticks0=$(mongo_cpu_ticks); fi
+  rm -f "$log" # h2load appends to its log: without this, p50 and p99 would be those of every run so far
   h2load -D "$DURATION" --warm-up-time=1 -c "$CHANNELS" -m $((streams / CHANNELS)) -t 1 \
     -H 'content-type: application/grpc' -H 'te: trailers' -d "$work/frame.bin" --log-file="$log" \
     "http://127.0.0.1:$GRPC_PORT/$3" >"$out" 2>&1 || true
-  local done rps p50 p99 extra=""
-  done=$(awk '/^requests:/ { print $8 }' "$out")
-  rps=$(awk '/^finished in/ { gsub(",", "", $4); printf "%.0f", $4 }' "$out")
-  read -r p50 p99 < <(awk '{ print $3 }' "$log" | sort -n |
-    awk '{ v[NR] = $1 } END { if (NR) printf "%.3f %.3f\n", v[int(NR * 0.5 + 0.5)] / 1000, v[int(NR * 0.99 + 0.5)] / 1000; else print "0 0" }')
+  local all done rps p50 p99 extra=""
+  read -r all done rps p50 p99 < <(h2load_result "$out" "$log") # a gRPC answer is a 2xx, OVER_LIMIT too
   if [ -n "$redis_pid" ] && [ "${done:-0}" -gt 0 ]; then
     local ticks1 calls1 usec1 hz
     ticks1=$(redis_cpu_ticks); read -r calls1 usec1 < <(redis_evalsha); hz=$(getconf CLK_TCK)
@@ -223,6 +246,7 @@ start_redis
 sha=$(redis-cli -p "$REDIS_PORT" script load 'return 1')
 for round in $(seq "$ROUNDS"); do
   measure_http ceiling "$round" "http://127.0.0.1:$NGINX_PORT/bench/bare" nginx
+  measure_h2c ceiling "$round" "http://127.0.0.1:$((NGINX_PORT + 1))/bench/bare" nginx
   for c in "$STREAMS" 64; do
     rps=$(redis-benchmark -p "$REDIS_PORT" -c "$c" -n 300000 -q evalsha "$sha" 0 | tr '\r' '\n' |
       awk '/requests per second/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "requests") { printf "%.0f", $i; exit } }')
@@ -267,6 +291,8 @@ for mode in $MODES; do
       fi
       measure_http "$label" "$round" "http://127.0.0.1:$HTTP_PORT/bench/bare" bare
       measure_http "$label" "$round" "http://127.0.0.1:$HTTP_PORT/json" json
+      measure_h2c "$label" "$round" "http://127.0.0.1:$HTTP_PORT/bench/bare" bare
+      measure_h2c "$label" "$round" "http://127.0.0.1:$HTTP_PORT/json" json
     done
     stop_server
     stop_redis
@@ -290,7 +316,7 @@ awk '
       k = order[i]; split(k, f, " "); m = median(k)
       bare = f[1] " " f[2] " " (f[3] ~ /-64$/ ? "bare-64" : "bare"); ratio = ""; ng = ""
       if (f[3] !~ /^bare/ && f[1] != "ceiling" && (bare in seen)) ratio = sprintf("%.2f", m / median(bare))
-      if (f[2] == "http" && ("ceiling http nginx" in seen)) ng = sprintf("%.2f", m / median("ceiling http nginx"))
+      if (("ceiling " f[2] " nginx") in seen) ng = sprintf("%.2f", m / median("ceiling " f[2] " nginx"))
       cpu = x[k, "redis_cpu_us/decision"] ? sprintf("%.2f", x[k, "redis_cpu_us/decision"] / n[k]) : ""
       if (x[k, "store_cpu_us/decision"]) cpu = sprintf("%.2f", x[k, "store_cpu_us/decision"] / n[k])
       ev = x[k, "evalsha/decision"] ? sprintf("%.3f", x[k, "evalsha/decision"] / n[k]) : ""

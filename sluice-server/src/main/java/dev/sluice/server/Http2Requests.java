@@ -13,12 +13,17 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpServerUpgradeHandler;
+import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
 import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
 import io.netty.handler.codec.http2.DefaultHttp2ResetFrame;
 import io.netty.handler.codec.http2.DefaultHttp2WindowUpdateFrame;
+import io.netty.handler.codec.http2.Http2CodecUtil;
 import io.netty.handler.codec.http2.Http2DataFrame;
 import io.netty.handler.codec.http2.Http2Error;
 import io.netty.handler.codec.http2.Http2FrameCodec;
@@ -27,6 +32,7 @@ import io.netty.handler.codec.http2.Http2FrameStream;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.handler.codec.http2.Http2ResetFrame;
+import io.netty.handler.codec.http2.Http2ServerUpgradeCodec;
 import io.netty.handler.codec.http2.Http2Settings;
 import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
@@ -120,6 +126,40 @@ final class Http2Requests extends ChannelInboundHandlerAdapter {
                         .maxHeaderListSize(HttpTransport.MAX_HEADERS))
                 .gracefulShutdownTimeoutMillis(HttpTransport.DRAIN.toMillis())
                 .build();
+    }
+
+    /**
+     * The handler of HTTP/1.1's {@code Upgrade: h2c}: it answers {@code 101 Switching Protocols} and puts HTTP/2's
+     * codec and a new {@code Http2Requests} in place of HTTP/1.1's, the request being answered on stream 1. Only a
+     * request that HTTP/1.1's codec read well, lists {@code h2c} among its upgrades, expects no {@code 100 Continue}
+     * and announces a body within {@link HttpTransport#MAX_BODY} (not chunked) is taken up; every other request, an
+     * upgrade to anything else among them, goes on as a plain HTTP/1.1 request (a server may ignore an upgrade), so
+     * that it meets HTTP/1.1's bounds and answers.
+     */
+    static HttpServerUpgradeHandler upgrade(HttpServerCodec codec, HttpTransport transport) {
+        return new HttpServerUpgradeHandler(
+                codec,
+                protocol -> AsciiString.contentEqualsIgnoreCase(Http2CodecUtil.HTTP_UPGRADE_PROTOCOL_NAME, protocol)
+                        ? new Http2ServerUpgradeCodec(codec(), new Http2Requests(transport))
+                        : null,
+                HttpTransport.MAX_BODY) {
+            @Override
+            protected boolean shouldHandleUpgradeRequest(HttpRequest req) {
+                HttpHeaders h = req.headers();
+                if (!req.decoderResult().isSuccess()
+                        || !h.containsValue(HttpHeaderNames.UPGRADE, Http2CodecUtil.HTTP_UPGRADE_PROTOCOL_NAME, true)
+                        || h.contains(HttpHeaderNames.EXPECT)
+                        || h.contains(HttpHeaderNames.TRANSFER_ENCODING)) {
+                    return false;
+                }
+                try {
+                    long length = HttpUtil.getContentLength(req, 0L);
+                    return length >= 0 && length <= HttpTransport.MAX_BODY;
+                } catch (NumberFormatException e) {
+                    return false;
+                }
+            }
+        };
     }
 
     /**

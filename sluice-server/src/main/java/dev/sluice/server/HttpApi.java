@@ -19,6 +19,10 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -28,10 +32,12 @@ import org.jspecify.annotations.Nullable;
  * {@code GET /dashboard/data} ({@link DashboardData}). It serves on an {@link HttpTransport}, which bounds connections,
  * request sizes and times.
  *
- * <p>Where each request is answered: {@code /healthcheck}, {@code /bench/bare}, errors, and {@code /json} when the
- * decision needs no store call (the in-memory store, synchronized mode) on the connection's event loop; {@code /json}
- * when a decision may wait for the store (exact and leased mode), a body over {@value #INLINE_BODY} bytes, and every
- * other endpoint on the transport's bounded pool, whose full queue answers 503.
+ * <p>Where each request is answered: {@code /healthcheck}, {@code /bench/bare}, errors, and {@code /json} on the
+ * connection's event loop, {@code /json} decided there ({@link RateLimitAdapter#shouldRateLimitAsync}) and answered
+ * at once when no store call is needed (in memory, synchronized mode, a covering leased slice), else when the store's
+ * batch answers, holding no thread meanwhile (at most {@value #MAX_WAITING} such checks at once; past that 503); a
+ * body over {@value #INLINE_BODY} bytes and every other endpoint on the transport's bounded pool, whose full queue
+ * answers 503.
  */
 final class HttpApi implements HttpTransport.Handler, AutoCloseable {
     /** The largest request body read; a larger one is answered 413. */
@@ -40,6 +46,10 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
     /** A body larger than this is parsed on the pool, not on an event loop. */
     static final int INLINE_BODY = 16 << 10;
 
+    /** The most {@code /json} checks waiting for the store at once; past it they are answered 503 (busy). */
+    static final int MAX_WAITING = 4096;
+
+    private static final System.Logger LOG = System.getLogger(HttpApi.class.getName());
     private static final String DASHBOARD = "dev/sluice/server/dashboard/";
     private static final String JSON = "application/json";
     static final String TEXT = "text/plain; charset=utf-8";
@@ -55,7 +65,9 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
 
     private final HttpTransport transport;
     private final RateLimitAdapter adapter;
-    private final boolean decisionsWait;
+    /** {@code /json} checks begun on an event loop and not answered yet. */
+    private final AtomicInteger waiting = new AtomicInteger();
+
     private final PolicyLimiter limiter;
     private final PrometheusMeterRegistry registry;
     private final ServerMetrics metrics;
@@ -80,14 +92,12 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
     /**
      * Binds {@code address} and starts serving.
      *
-     * @param decisionsWait whether a decision may wait for the store, so that {@code /json} runs on the pool
      * @throws IOException if the address cannot be bound
      */
     HttpApi(
             InetSocketAddress address,
             Limits limits,
             RateLimitAdapter adapter,
-            boolean decisionsWait,
             PolicyLimiter limiter,
             PrometheusMeterRegistry registry,
             ServerMetrics metrics,
@@ -99,7 +109,6 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
             throws IOException {
         this.manualClock = manualClock;
         this.adapter = adapter;
-        this.decisionsWait = decisionsWait;
         this.limiter = limiter;
         this.registry = registry;
         this.metrics = metrics;
@@ -118,7 +127,7 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
     public boolean blocking(Request r) {
         return switch (r.path()) {
             case "/healthcheck" -> false;
-            case "/json" -> decisionsWait || large(r);
+            case "/json" -> large(r);
             case BareEndpoint.PATH -> large(r);
             default -> true;
         };
@@ -221,28 +230,74 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
         }
     }
 
+    /** {@code POST /json} on the pool (a large body): decided on the pool's thread, which waits for the store. */
     private Answer json(Request r) {
         byte[] body = r.body();
         if (body == null) {
             metrics.request("http", "invalid");
             return tooLarge();
         }
-        RateLimitResponse response;
         try {
-            response = adapter.shouldRateLimit(RateLimitAdapter.fromJson(body));
-        } catch (InvalidRequestException e) {
-            adapter.refused("http", e);
-            return Answer.error(400, String.valueOf(e.getMessage()));
-        } catch (IllegalStateException e) {
+            return jsonAnswer(adapter.shouldRateLimit(RateLimitAdapter.fromJson(body)), null);
+        } catch (RuntimeException e) {
+            return jsonAnswer(null, e);
+        }
+    }
+
+    /**
+     * {@code POST /json} on an event loop: decided there, and answered when the decision completes, at once when no
+     * store call is needed. Null for every other request, and for one that {@link #json} answers at once.
+     */
+    @Override
+    public @Nullable CompletionStage<Answer> answerLater(Request r) {
+        byte[] body = r.body();
+        if (!r.path().equals("/json") || !r.method().equals("POST") || body == null) {
+            return null;
+        }
+        if (waiting.incrementAndGet() > MAX_WAITING) {
+            waiting.decrementAndGet();
+            metrics.answered("http", r.arrived());
+            return CompletableFuture.completedFuture(busy(r));
+        }
+        CompletionStage<RateLimitResponse> response;
+        try {
+            response = adapter.shouldRateLimitAsync(RateLimitAdapter.fromJson(body));
+        } catch (RuntimeException e) {
+            response = CompletableFuture.failedFuture(e);
+        }
+        return response.handle((answer, failure) -> {
+            try {
+                return jsonAnswer(answer, failure);
+            } finally {
+                waiting.decrementAndGet();
+                metrics.answered("http", r.arrived());
+            }
+        });
+    }
+
+    /** The answer to {@code /json} for a decision made, or for the failure that stopped it; counted in the metrics. */
+    private Answer jsonAnswer(@Nullable RateLimitResponse response, @Nullable Throwable failure) {
+        Throwable e =
+                failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        if (e instanceof InvalidRequestException invalid) {
+            adapter.refused("http", invalid);
+            return Answer.error(400, String.valueOf(invalid.getMessage()));
+        }
+        if (e instanceof IllegalStateException) { // the limiter is closed: shutting down
             metrics.request("http", "unavailable");
             return Answer.error(503, "the rate limit service is shutting down");
+        }
+        if (e != null || response == null) {
+            metrics.request("http", "unavailable");
+            LOG.log(System.Logger.Level.ERROR, "POST /json failed", e);
+            return Answer.error(500, "the request failed: " + e);
         }
         boolean over = response.getOverallCode() == RateLimitResponse.Code.OVER_LIMIT;
         metrics.request("http", over ? "over_limit" : "ok");
         try {
             return Answer.of(over ? 429 : 200, JSON, printer.print(response));
-        } catch (InvalidProtocolBufferException e) {
-            throw new IllegalStateException("a RateLimitResponse does not print as JSON: " + e, e);
+        } catch (InvalidProtocolBufferException p) {
+            throw new IllegalStateException("a RateLimitResponse does not print as JSON: " + p, p);
         }
     }
 

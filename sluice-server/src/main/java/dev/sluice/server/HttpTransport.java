@@ -35,10 +35,7 @@ import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.handler.codec.http2.CleartextHttp2ServerUpgradeHandler;
-import io.netty.handler.codec.http2.Http2CodecUtil;
-import io.netty.handler.codec.http2.Http2ServerUpgradeCodec;
 import io.netty.handler.flow.FlowControlHandler;
-import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
@@ -52,6 +49,8 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -61,18 +60,19 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The HTTP server under {@link HttpApi}, on Netty: it reads requests in full within bounds, hands each to a
- * {@link Handler} on the connection's event loop or on a bounded pool, writes the answers, and stops gracefully. It
- * speaks HTTP/1.1, and cleartext HTTP/2 (h2c) to a client that opens with HTTP/2's preface (prior knowledge) or asks
- * for {@code Upgrade: h2c}; {@link Http2Requests} serves such a connection, with its own bounds per stream.
+ * {@link Handler} on the connection's event loop (answered there, or when the stage it gives completes) or on a
+ * bounded pool, writes the answers, and stops gracefully. It speaks HTTP/1.1, and cleartext HTTP/2 (h2c) to a client
+ * that opens with HTTP/2's preface (prior knowledge) or asks for {@code Upgrade: h2c}; {@link Http2Requests} serves
+ * such a connection, with its own bounds per stream.
  *
- * <p>HTTP/1.1's bounds, per connection: one request at a time (pipelined requests wait, unread, until the one before is answered);
- * a request line of at most {@value #MAX_LINE} bytes and headers of at most {@value #MAX_HEADERS}; a body of at most
- * {@link #MAX_BODY} bytes kept (a larger one is read and dropped up to {@link #MAX_DRAIN} bytes and answered 413, so a
- * client still sending reads the answer; one announced or sent beyond that is answered 413 at once and the connection
- * closed). In time: a request must arrive in full within the read timeout of its first byte (else 408 and the
- * connection closed); a connection with no request in progress is closed after the idle timeout; an answer the client
- * does not take within the idle timeout closes the connection. The pool has a bounded queue; beyond it the handler's
- * {@link Handler#busy} answer is sent at once.
+ * <p>HTTP/1.1's bounds, per connection: one request at a time (pipelined requests wait, unread, until the one before is
+ * answered); a request line of at most {@value #MAX_LINE} bytes and headers of at most {@value #MAX_HEADERS}; a body of
+ * at most {@link #MAX_BODY} bytes kept (a larger one is read and dropped up to {@link #MAX_DRAIN} bytes and answered
+ * 413, so a client still sending reads the answer; one announced or sent beyond that is answered 413 at once and the
+ * connection closed). In time: a request must arrive in full within the read timeout of its first byte (else 408 and
+ * the connection closed); a connection with no request in progress is closed after the idle timeout; an answer the
+ * client does not take within the idle timeout closes the connection. The pool has a bounded queue; beyond it the
+ * handler's {@link Handler#busy} answer is sent at once.
  *
  * <p>Thread-safety: {@link #close()} may be called from any thread; everything else runs on Netty's threads.
  */
@@ -150,6 +150,15 @@ final class HttpTransport implements AutoCloseable {
         /** The answer to {@code r}; may be called on an event loop if {@link #blocking} said no. */
         Answer answer(Request r);
 
+        /**
+         * The answer to {@code r} when it may come later without holding a thread (a decision that reaches the store),
+         * or null to be answered by {@link #answer}. Called on an event loop when {@link #blocking} said no; must not
+         * block. The stage may complete on any thread; the answer is written on the connection's event loop.
+         */
+        default @Nullable CompletionStage<Answer> answerLater(Request r) {
+            return null;
+        }
+
         /** The answer when the pool's queue is full. */
         Answer busy(Request r);
     }
@@ -205,14 +214,7 @@ final class HttpTransport implements AutoCloseable {
                         connections.add(ch);
                         Connection c = new Connection();
                         HttpServerCodec codec = new HttpServerCodec(MAX_LINE, MAX_HEADERS, 8192);
-                        HttpServerUpgradeHandler upgrade = new HttpServerUpgradeHandler(
-                                codec,
-                                protocol ->
-                                        AsciiString.contentEquals(Http2CodecUtil.HTTP_UPGRADE_PROTOCOL_NAME, protocol)
-                                                ? new Http2ServerUpgradeCodec(
-                                                        Http2Requests.codec(), new Http2Requests(HttpTransport.this))
-                                                : null,
-                                MAX_BODY);
+                        HttpServerUpgradeHandler upgrade = Http2Requests.upgrade(codec, HttpTransport.this);
                         // The h2c handler puts HTTP/1.1's codec and upgrade handler after itself, and on a client's
                         // HTTP/2 preface replaces them with HTTP/2's; Http2Requests then removes the HTTP/1.1 handlers.
                         ch.pipeline()
@@ -255,7 +257,28 @@ final class HttpTransport implements AutoCloseable {
      */
     void dispatch(ChannelHandlerContext ctx, Request r, Consumer<Answer> reply) {
         if (!handler.blocking(r)) {
-            reply.accept(answer(r));
+            CompletionStage<Answer> later;
+            try {
+                later = handler.answerLater(r);
+            } catch (RuntimeException e) {
+                later = CompletableFuture.completedFuture(failed(r, e));
+            }
+            if (later == null) {
+                reply.accept(answer(r));
+                return;
+            }
+            var unused = later.whenComplete((a, e) -> {
+                Answer answer = e == null ? a : failed(r, e);
+                if (ctx.executor().inEventLoop()) {
+                    reply.accept(answer);
+                    return;
+                }
+                try {
+                    ctx.executor().execute(() -> reply.accept(answer));
+                } catch (RejectedExecutionException stopped) {
+                    LOG.log(System.Logger.Level.DEBUG, "an answer after the HTTP server stopped: " + r.path());
+                }
+            });
             return;
         }
         try {
@@ -276,9 +299,13 @@ final class HttpTransport implements AutoCloseable {
         try {
             return handler.answer(r);
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "HTTP request failed: " + r.method() + " " + r.path(), e);
-            return Answer.error(500, "the request failed: " + e);
+            return failed(r, e);
         }
+    }
+
+    private static Answer failed(Request r, Throwable e) {
+        LOG.log(System.Logger.Level.ERROR, "HTTP request failed: " + r.method() + " " + r.path(), e);
+        return Answer.error(500, "the request failed: " + e);
     }
 
     /** The percent-decoded path of a request target ({@code /} if it has none). */

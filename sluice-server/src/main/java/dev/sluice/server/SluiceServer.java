@@ -210,7 +210,6 @@ final class SluiceServer implements AutoCloseable {
                     httpAddress,
                     new HttpApi.Limits(threads, s.httpReadTimeout(), s.httpIdleTimeout()),
                     adapter,
-                    store.waits(),
                     limiter,
                     prometheus,
                     metrics,

@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.testkit.Await;
+import java.io.DataInputStream;
 import java.io.IOException;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -140,6 +142,22 @@ class Http2IT {
         return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.httpPort() + "/json"))
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body(client)))
                 .build();
+    }
+
+    @Test
+    void anUpgradeToAnythingElseIsAnsweredOverHttp11() throws Exception {
+        byte[] b = body("websocket");
+        try (Socket s = new Socket("127.0.0.1", server.httpPort())) {
+            s.setSoTimeout(30_000);
+            s.getOutputStream()
+                    .write(("POST /json HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                                    + "Content-Length: " + b.length + "\r\n\r\n")
+                            .getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().write(b);
+            byte[] head = new byte[15];
+            new DataInputStream(s.getInputStream()).readFully(head);
+            assertEquals("HTTP/1.1 200 OK", new String(head, StandardCharsets.US_ASCII), "the upgrade ignored");
+        }
     }
 
     @Test
