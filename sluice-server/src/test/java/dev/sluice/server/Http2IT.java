@@ -194,6 +194,18 @@ class Http2IT {
     }
 
     @Test
+    void headersOverTheLimitAreAnswered431AndTheConnectionServesOn() throws Exception {
+        try (RawHttp2 c = new RawHttp2(server.httpPort())) {
+            int id = c.request("GET", "/healthcheck", -1, true, "a".repeat(17_000)); // over 16 KiB
+            c.flush();
+            assertEquals(431, answer(c, id).status());
+            int after = json(c, "after-a-431");
+            c.flush();
+            assertEquals(200, answer(c, after).status(), "the connection serves on");
+        }
+    }
+
+    @Test
     void streamsPastTheLimitAreRefused() throws Exception {
         try (RawHttp2 c = new RawHttp2(server.httpPort())) {
             List<Integer> held = new ArrayList<>();

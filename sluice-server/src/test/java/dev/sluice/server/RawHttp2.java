@@ -13,6 +13,7 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -183,6 +184,14 @@ final class RawHttp2 implements AutoCloseable {
      * given), ending it with its headers if {@code endStream}; returns its id.
      */
     int request(String method, String path, long contentLength, boolean endStream) throws IOException {
+        return request(method, path, contentLength, endStream, "");
+    }
+
+    /**
+     * {@link #request(String, String, long, boolean)} with one more header, {@code x-extra: extra} (none if empty),
+     * the header block split into CONTINUATION frames where it passes the default frame size of 16,384 bytes.
+     */
+    int request(String method, String path, long contentLength, boolean endStream, String extra) throws IOException {
         int id = nextStream;
         nextStream += 2;
         ByteArrayOutputStream h = new ByteArrayOutputStream(128);
@@ -198,7 +207,26 @@ final class RawHttp2 implements AutoCloseable {
         if (contentLength >= 0) {
             literal(h, 4, 28, Long.toString(contentLength)); // content-length (28)
         }
-        frame(HEADERS, END_HEADERS | (endStream ? END_STREAM : 0), id, h.toByteArray());
+        if (!extra.isEmpty()) {
+            h.write(0x00); // a literal name
+            string(h, "x-extra");
+            string(h, extra);
+        }
+        byte[] block = h.toByteArray();
+        int max = 16_384;
+        if (block.length <= max) {
+            frame(HEADERS, END_HEADERS | (endStream ? END_STREAM : 0), id, block);
+            return id;
+        }
+        for (int from = 0; from < block.length; from += max) {
+            byte[] part = Arrays.copyOfRange(block, from, Math.min(block.length, from + max));
+            boolean last = from + max >= block.length;
+            if (from == 0) {
+                frame(HEADERS, endStream ? END_STREAM : 0, id, part);
+            } else {
+                frame(CONTINUATION, last ? END_HEADERS : 0, id, part);
+            }
+        }
         return id;
     }
 
