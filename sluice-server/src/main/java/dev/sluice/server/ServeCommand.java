@@ -77,11 +77,12 @@ final class ServeCommand {
               --lease-interval D      deprecated: --store-mode leased --store-interval D
               --store-timeout D       how long a store call may take before the domain's on_store_failure answers;
                                       default 15ms (Envoy's rate limit filter waits 20ms)
-              --http-port N           default 8080; 0 for any free port
+              --http-port N           default 8080; 0 for any free port (HTTP/1.1, and HTTP/2 over cleartext)
               --grpc-port N           default 8081; 0 for any free port
               --bind ADDRESS          default 127.0.0.1; 0.0.0.0 for every interface
               --http-read-timeout D   how long an HTTP request may take to arrive in full, from its first byte;
-                                      default 10s (then 408 and the connection is closed)
+                                      default 10s (then 408 and the connection is closed; over HTTP/2, from its
+                                      headers, and only that stream is answered 408)
               --http-idle-timeout D   how long an HTTP connection may stay open with no request; default 60s
               --response-headers S    off (default), draft03 (RateLimit-Limit, -Remaining, -Reset) or draft10
                                       (RateLimit-Policy and RateLimit): headers for Envoy to add to the response
