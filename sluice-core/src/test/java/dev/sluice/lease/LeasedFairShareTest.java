@@ -10,6 +10,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.Locale;
+import java.util.Random;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -57,7 +59,25 @@ class LeasedFairShareTest {
     @ParameterizedTest
     @CsvSource({"SLIDING_TAIL, 2", "SLIDING_TAIL, 10"})
     void aSlidingTailLeavesNoInstanceWithNothingInAWindow(Algorithm algorithm, int instances) {
-        long[][] admitted = rotation(algorithm, instances);
+        assertEveryInstanceAdmitsInEveryWindow(algorithm, instances, rotation(algorithm, instances));
+    }
+
+    /**
+     * Below the limit per instance (500 requests a second over 10 instances, each asked 50 times a second for a limit
+     * of 50), each request sent to an instance drawn at random (seeded): a sliding tail then leaves no instance
+     * without an admission in a window and admits the whole limit in each. The fixed rotation at the same rate does
+     * not share evenly (see "Known limits" in docs/leased-mode.md): each instance asks at the same phase in every
+     * window, and a sliding tail's room frees at the moment it was taken a window before, where the instance that
+     * took it asks again.
+     */
+    @ParameterizedTest
+    @CsvSource({"SLIDING_TAIL, 10"})
+    void atRandomMomentsBelowTheLimitASlidingTailLeavesNoInstanceWithNothing(Algorithm algorithm, int instances) {
+        assertEveryInstanceAdmitsInEveryWindow(
+                algorithm, instances, rotation(algorithm, instances, SECOND / 500, new Random(20261128)));
+    }
+
+    private static void assertEveryInstanceAdmitsInEveryWindow(Algorithm algorithm, int instances, long[][] admitted) {
         print(algorithm, instances, admitted);
         for (int w = 2; w < admitted.length; w++) {
             long sum = 0;
@@ -109,8 +129,15 @@ class LeasedFairShareTest {
         return least / ((double) LIMIT / instances);
     }
 
-    /** Runs the rotation; per window (second), what each instance admitted. */
     private static long[][] rotation(Algorithm algorithm, int instances) {
+        return rotation(algorithm, instances, STEP, null);
+    }
+
+    /**
+     * Runs the traffic: a request every {@code step}, to the instances in turn, or to one drawn from {@code random}
+     * if given; per window (second), what each instance admitted.
+     */
+    private static long[][] rotation(Algorithm algorithm, int instances, long step, @Nullable Random random) {
         TestClock clock = new TestClock(T);
         InMemoryCounterStore shared = InMemoryCounterStore.create();
         LeasedStore[] stores = new LeasedStore[instances];
@@ -125,7 +152,7 @@ class LeasedFairShareTest {
         long[][] admitted = new long[WINDOWS][instances];
         try {
             long request = 0;
-            for (long t = 0; t < WINDOWS * SECOND; t += STEP, request++) {
+            for (long t = 0; t < WINDOWS * SECOND; t += step, request++) {
                 for (int i = 0; i < instances; i++) {
                     if (nextRound[i] <= t) {
                         clock.set(Instant.ofEpochSecond(0, t0 + nextRound[i]));
@@ -134,7 +161,7 @@ class LeasedFairShareTest {
                     }
                 }
                 clock.set(Instant.ofEpochSecond(0, t0 + t));
-                int i = (int) (request % instances);
+                int i = random == null ? (int) (request % instances) : random.nextInt(instances);
                 if (limiters[i].tryAcquire(KEY).allowed()) {
                     admitted[(int) (t / SECOND)][i]++;
                 }
