@@ -233,6 +233,19 @@ class Http2IT {
         }
     }
 
+    @Test
+    void aClientThatTakesNoAnswerIsClosedAfterTheIdleTimeout() throws Exception {
+        try (RawHttp2 c = new RawHttp2(server.httpPort(), 0)) { // no room for any answer's body
+            int id = json(c, "takes-no-answer");
+            c.flush();
+            Await.until("the answer's headers", Await.GENEROUS, () -> c.answers.containsKey(id));
+            assertFalse(c.answered.contains(id), "its body waits for room the client never gives");
+            c.awaitClosed(Await.GENEROUS.toSeconds());
+            assertTrue(c.closedByServer(), "closed after the idle timeout of 3s");
+            assertEquals(0, c.goAwayError(), "GOAWAY NO_ERROR: a timeout, not a protocol error");
+        }
+    }
+
     private static int flushed(RawHttp2 c, int id) throws IOException {
         c.flush();
         return id;

@@ -84,13 +84,22 @@ final class RawHttp2 implements AutoCloseable {
     private int nextStream = 1;
 
     RawHttp2(int port) throws IOException {
+        this(port, Integer.MAX_VALUE);
+    }
+
+    /**
+     * A client whose streams take at most {@code streamWindow} bytes of an answer's body (its
+     * SETTINGS_INITIAL_WINDOW_SIZE; it never gives more): 0 for a client that takes no answer's body.
+     */
+    RawHttp2(int port, int streamWindow) throws IOException {
         socket = new Socket("127.0.0.1", port);
         socket.setTcpNoDelay(true);
         out = new BufferedOutputStream(socket.getOutputStream(), 1 << 16);
         in = new DataInputStream(socket.getInputStream());
         out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-        // SETTINGS_INITIAL_WINDOW_SIZE (4) at its largest, and the connection's window as large: answers never wait.
-        frame(SETTINGS, 0, 0, new byte[] {0, 4, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff});
+        // SETTINGS_INITIAL_WINDOW_SIZE (4), by default at its largest, and the connection's window as large.
+        byte[] window = int32(streamWindow);
+        frame(SETTINGS, 0, 0, new byte[] {0, 4, window[0], window[1], window[2], window[3]});
         frame(WINDOW_UPDATE, 0, 0, int32(Integer.MAX_VALUE - 65_535));
         out.flush();
         reader = new Thread(this::read, "raw-http2-reader");
