@@ -232,10 +232,17 @@ final class Http2Requests extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /**
+     * Closes the connection on a failure of its own; an HTTP/2 protocol error is left to the codec, which shows it here
+     * first and then answers it (a {@code GOAWAY} with its error code: {@code ENHANCE_YOUR_CALM} for a flood of
+     * resets), which a close from here would pre-empt with a graceful {@code GOAWAY NO_ERROR}.
+     */
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         LOG.log(System.Logger.Level.DEBUG, "HTTP/2 connection failed: " + cause);
-        ctx.close();
+        if (Http2CodecUtil.getEmbeddedHttp2Exception(cause) == null) {
+            ctx.close();
+        }
     }
 
     @Override

@@ -224,6 +224,28 @@ class Http2IT {
     }
 
     @Test
+    void aFloodOfResetsIsCutOff() throws Exception {
+        try (RawHttp2 c = new RawHttp2(server.httpPort())) {
+            try {
+                for (int i = 0; i < 1_000; i++) { // Netty's bound: 200 RST_STREAM frames in 30 s
+                    c.openAndReset("/healthcheck");
+                }
+                c.flush();
+            } catch (IOException e) {
+                // the server closed the connection while the flood was still being written
+            }
+            c.awaitClosed(Await.GENEROUS.toSeconds());
+            assertEquals(RawHttp2.ENHANCE_YOUR_CALM, c.goAwayErrors().get(0), "GOAWAYs: " + c.goAwayErrors());
+            assertTrue(c.closedByServer());
+        }
+        try (RawHttp2 c = new RawHttp2(server.httpPort())) {
+            int id = json(c, "after-resets");
+            c.flush();
+            assertEquals(200, answer(c, id).status(), "the next connection is served");
+        }
+    }
+
+    @Test
     void anIdleConnectionIsClosedWithGoAway() throws Exception {
         try (RawHttp2 c = new RawHttp2(server.httpPort())) {
             assertEquals(200, answer(c, flushed(c, json(c, "idle"))).status());

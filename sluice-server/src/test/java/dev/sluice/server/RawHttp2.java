@@ -15,9 +15,11 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -80,6 +82,9 @@ final class RawHttp2 implements AutoCloseable {
     private final DefaultHttp2HeadersDecoder hpack = new DefaultHttp2HeadersDecoder(false);
     private volatile long maxConcurrentStreams = -1;
     private volatile int goAwayError = -1;
+    /** The error codes of every GOAWAY the server sent, in order. */
+    private final List<Integer> goAwayErrors = new CopyOnWriteArrayList<>();
+
     private volatile boolean closedByServer;
     private int nextStream = 1;
 
@@ -123,6 +128,11 @@ final class RawHttp2 implements AutoCloseable {
     /** The error code of the server's GOAWAY, or −1 if it sent none. */
     int goAwayError() {
         return goAwayError;
+    }
+
+    /** The error codes of every GOAWAY the server sent, in order (a server may send a second, with another code). */
+    List<Integer> goAwayErrors() {
+        return List.copyOf(goAwayErrors);
     }
 
     /** Whether the server closed the connection. */
@@ -365,7 +375,10 @@ final class RawHttp2 implements AutoCloseable {
                             answered.add(stream);
                         }
                     }
-                    case GOAWAY -> goAwayError = readInt(payload, 4);
+                    case GOAWAY -> {
+                        goAwayError = readInt(payload, 4);
+                        goAwayErrors.add(goAwayError);
+                    }
                     default -> {
                         // WINDOW_UPDATE
                     }
