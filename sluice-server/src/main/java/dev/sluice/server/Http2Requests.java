@@ -272,9 +272,9 @@ final class Http2Requests extends ChannelInboundHandlerAdapter {
         s = new Stream(f.stream(), f.headers(), System.nanoTime() + transport.readTimeout());
         s.ended = f.isEndStream();
         streams.put(id, s);
-        CharSequence length = f.headers().get(HttpHeaderNames.CONTENT_LENGTH);
-        if (length != null && announced(length) > HttpTransport.MAX_BODY) {
-            s.bytes = announced(length);
+        long announced = announced(f.headers().get(HttpHeaderNames.CONTENT_LENGTH));
+        if (announced > HttpTransport.MAX_BODY) {
+            s.bytes = announced;
             complete(ctx, s);
         } else if (s.ended) {
             complete(ctx, s);
@@ -283,7 +283,11 @@ final class Http2Requests extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private static long announced(CharSequence length) {
+    /** The body's length as {@code content-length} announces it; −1 if it is absent or not a number. */
+    private static long announced(@Nullable CharSequence length) {
+        if (length == null) {
+            return -1;
+        }
         try {
             return Long.parseLong(length.toString());
         } catch (NumberFormatException e) {

@@ -75,6 +75,13 @@ class Http2IT {
         return id;
     }
 
+    /** Asks for {@code /json} on a new stream, sends what is pending, and waits for the answer. */
+    private static RawHttp2.HttpAnswer ask(RawHttp2 c, String client) throws IOException {
+        int id = json(c, client);
+        c.flush();
+        return answer(c, id);
+    }
+
     private static RawHttp2.HttpAnswer answer(RawHttp2 c, int id) {
         Await.until("stream " + id + " answered", Await.GENEROUS, () -> c.answered.contains(id));
         return c.answers.get(id);
@@ -165,17 +172,13 @@ class Http2IT {
         try (RawHttp2 c = new RawHttp2(server.httpPort())) {
             int held = c.request("POST", "/json", 100, false);
             c.data(held, "{".getBytes(StandardCharsets.US_ASCII), false);
-            int other = json(c, "beside-a-held-stream");
-            c.flush();
-            assertEquals(200, answer(c, other).status(), "answered while the held stream waits");
+            assertEquals(200, ask(c, "beside-a-held-stream").status(), "answered while the held stream waits");
             RawHttp2.HttpAnswer late = answer(c, held);
             assertEquals(408, late.status(), late.text());
             assertEquals("{\"error\":\"the request did not arrive in full within 1s of its headers\"}", late.text());
             Await.until("the held stream reset with NO_ERROR", Await.GENEROUS, () -> c.resets.containsKey(held));
             assertEquals(0, c.resets.get(held));
-            int after = json(c, "after-a-408");
-            c.flush();
-            assertEquals(200, answer(c, after).status(), "the connection serves on");
+            assertEquals(200, ask(c, "after-a-408").status(), "the connection serves on");
             assertFalse(c.closedByServer());
         }
     }
@@ -199,9 +202,7 @@ class Http2IT {
             int id = c.request("GET", "/healthcheck", -1, true, "a".repeat(17_000)); // over 16 KiB
             c.flush();
             assertEquals(431, answer(c, id).status());
-            int after = json(c, "after-a-431");
-            c.flush();
-            assertEquals(200, answer(c, after).status(), "the connection serves on");
+            assertEquals(200, ask(c, "after-a-431").status(), "the connection serves on");
         }
     }
 
@@ -239,16 +240,14 @@ class Http2IT {
             assertTrue(c.closedByServer());
         }
         try (RawHttp2 c = new RawHttp2(server.httpPort())) {
-            int id = json(c, "after-resets");
-            c.flush();
-            assertEquals(200, answer(c, id).status(), "the next connection is served");
+            assertEquals(200, ask(c, "after-resets").status(), "the next connection is served");
         }
     }
 
     @Test
     void anIdleConnectionIsClosedWithGoAway() throws Exception {
         try (RawHttp2 c = new RawHttp2(server.httpPort())) {
-            assertEquals(200, answer(c, flushed(c, json(c, "idle"))).status());
+            assertEquals(200, ask(c, "idle").status());
             c.awaitClosed(Await.GENEROUS.toSeconds());
             assertTrue(c.closedByServer(), "closed after the idle timeout of 3s");
             assertEquals(0, c.goAwayError(), "GOAWAY NO_ERROR");
@@ -268,11 +267,6 @@ class Http2IT {
         }
     }
 
-    private static int flushed(RawHttp2 c, int id) throws IOException {
-        c.flush();
-        return id;
-    }
-
     @Test
     void aGracefulStopAnswersTheOpenStreamThenCloses() throws Exception {
         ServerProcess stopping = ServerProcess.serve("--config", config.toString());
@@ -280,7 +274,7 @@ class Http2IT {
             byte[] b = body("graceful");
             int open = c.request("POST", "/json", b.length, false);
             c.flush();
-            assertEquals(200, answer(c, flushed(c, json(c, "graceful"))).status(), "the connection is in use");
+            assertEquals(200, ask(c, "graceful").status(), "the connection is in use");
             stopping.process().toHandle().destroy(); // SIGTERM
             Await.until("GOAWAY", Await.GENEROUS, () -> c.goAwayError() >= 0);
             assertEquals(0, c.goAwayError());
