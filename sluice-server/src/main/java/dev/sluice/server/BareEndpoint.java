@@ -14,8 +14,8 @@ import java.util.concurrent.ThreadPoolExecutor;
  *
  * <ul>
  *   <li>gRPC {@value #SERVICE}/ShouldRateLimit: Envoy's {@code RateLimitRequest} and {@code RateLimitResponse}, on the
- *       service's own Netty server and bounded pool; the request is parsed (by gRPC here, by the adapter for the
- *       real method), the answer is a constant {@code overall_code: OK};
+ *       service's own Netty server, on its event loop or its bounded pool by the message's size; the request is
+ *       parsed (by gRPC here, by the adapter for the real method), the answer is a constant {@code overall_code: OK};
  *   <li>HTTP {@code POST /bench/bare}: the body is read and parsed as a {@code RateLimitRequest} in proto3 JSON, as
  *       {@code POST /json} does, and answered with the constant {@code {"overallCode":"OK"}}.
  * </ul>
@@ -47,13 +47,19 @@ final class BareEndpoint {
 
     private BareEndpoint() {}
 
-    /** The bare gRPC method, handed to {@code work} as the real one is ({@link GrpcService#bounded}). */
+    /**
+     * The bare gRPC method, answered on the transport's thread or handed to {@code work} by its size, as the real one
+     * is ({@link GrpcService#unary}).
+     */
     static ServerServiceDefinition grpcService(ThreadPoolExecutor work) {
         return ServerServiceDefinition.builder(SERVICE)
-                .addMethod(METHOD, GrpcService.bounded(work, null, (request, answer, arrived) -> {
-                    answer.onNext(OK);
-                    answer.onCompleted();
-                }))
+                .addMethod(
+                        METHOD,
+                        GrpcService.unary(
+                                work, null, RateLimitRequest::getSerializedSize, (request, answer, arrived) -> {
+                                    answer.onNext(OK);
+                                    answer.onCompleted();
+                                }))
                 .build();
     }
 }

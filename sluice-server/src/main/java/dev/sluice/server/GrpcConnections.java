@@ -53,9 +53,12 @@ final class GrpcConnections implements AutoCloseable {
         this.max = max;
         DefaultThreadFactory acceptor = new DefaultThreadFactory("sluice-grpc-accept", true);
         DefaultThreadFactory transport = new DefaultThreadFactory("sluice-grpc-transport", true);
-        // 0 threads: Netty's default, twice the processors, as grpc-java's shared loops
+        // One loop per processor, not Netty's default of two: a loop never blocks (checks that wait for the store
+        // are answered from the store's thread), so a second loop per processor only adds switches between them
+        // (docs/benchmarks.md, "gRPC on one event loop per core").
+        int loops = Runtime.getRuntime().availableProcessors();
         this.boss = epoll ? new EpollEventLoopGroup(1, acceptor) : new NioEventLoopGroup(1, acceptor);
-        this.workers = epoll ? new EpollEventLoopGroup(0, transport) : new NioEventLoopGroup(0, transport);
+        this.workers = epoll ? new EpollEventLoopGroup(loops, transport) : new NioEventLoopGroup(loops, transport);
     }
 
     /** The default bound for {@code maxStreams} streams a connection: half the maximum heap's worth of streams. */

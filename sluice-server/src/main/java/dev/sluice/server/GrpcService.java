@@ -17,19 +17,22 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
+import java.util.function.ToIntFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Envoy's {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit} over the {@link RateLimitAdapter}.
  *
- * <p>The transport hands each call over on its own thread (the server runs with a direct executor); the call is then
- * decided on a {@linkplain #work bounded pool}, which it leaves as soon as its check waits for the store: a check that
- * must reach the store ({@link dev.sluice.policy.PolicyLimiter#checkAsync}) is answered on the thread that completes
- * the store call, so no thread waits for the store and as many checks are in flight as callers send. The pool: a call that finds every thread busy and the queue full is answered
- * {@code RESOURCE_EXHAUSTED} at once, so that a flood of calls costs a bounded amount of memory and a normal call still
- * finds its answer in time. The message is taken as bytes and decoded on the pool by the adapter, so that one that is
- * not a {@code RateLimitRequest} (or carries a string that is not UTF-8) is {@code INVALID_ARGUMENT}, counted and
- * logged at most once a while, instead of gRPC's {@code UNKNOWN} with a stack trace per message.
+ * <p>The transport hands each call over on its own event loop (the server runs with a direct executor). A message of at
+ * most {@link RateLimitAdapter#INLINE_BYTES} bytes, as Envoy's requests are, is decided there: answered at once when
+ * the check needs no store call (in memory, synchronized mode, a covering leased slice, the over-limit cache), and
+ * otherwise on the thread that completes the store call ({@link dev.sluice.policy.PolicyLimiter#checkAsync}), so no
+ * thread waits for the store and as many checks are in flight as callers send (at most {@code --grpc-max-calls} open
+ * calls). A larger message is decoded and decided on a {@linkplain #work bounded pool}, so that decoding it does not
+ * hold up the other connections of its loop: a call that finds every thread busy and the queue full is answered {@code
+ * RESOURCE_EXHAUSTED} at once. The message is taken as bytes and decoded by the adapter, so that one that is not a
+ * {@code RateLimitRequest} (or carries a string that is not UTF-8) is {@code INVALID_ARGUMENT}, counted and logged at
+ * most once a while, instead of gRPC's {@code UNKNOWN} with a stack trace per message.
  */
 final class GrpcService {
     private static final System.Logger LOG = System.getLogger(GrpcService.class.getName());
@@ -63,8 +66,8 @@ final class GrpcService {
     private final ThreadPoolExecutor work;
 
     /**
-     * @param work where calls are decided: a fixed number of threads and a bounded queue that rejects beyond it
-     *             ({@link ThreadPoolExecutor.AbortPolicy})
+     * @param work where calls with a large message are decided: a fixed number of threads and a bounded queue that
+     *             rejects beyond it ({@link ThreadPoolExecutor.AbortPolicy})
      */
     GrpcService(RateLimitAdapter adapter, ServerMetrics metrics, ThreadPoolExecutor work) {
         this.adapter = adapter;
@@ -74,20 +77,25 @@ final class GrpcService {
 
     ServerServiceDefinition definition() {
         return ServerServiceDefinition.builder(RateLimitServiceGrpc.SERVICE_NAME)
-                .addMethod(SHOULD_RATE_LIMIT, bounded(work, metrics, this::decide))
+                .addMethod(SHOULD_RATE_LIMIT, unary(work, metrics, message -> message.length, this::decide))
                 .build();
     }
 
     /**
-     * A unary method run on {@code work}, handed over from the transport's thread: {@code RESOURCE_EXHAUSTED} if the
-     * pool takes no more, and nothing done for a call its client cancelled while it waited.
+     * A unary method run on the transport's thread when its message is at most {@link RateLimitAdapter#INLINE_BYTES}
+     * bytes ({@code size}), else handed over to {@code work}: {@code RESOURCE_EXHAUSTED} if the pool takes no more, and
+     * nothing done for a call its client cancelled while it waited.
      */
-    static <Q, R> ServerCallHandler<Q, R> bounded(
-            ThreadPoolExecutor work, @Nullable ServerMetrics metrics, Method<Q, R> method) {
+    static <Q, R> ServerCallHandler<Q, R> unary(
+            ThreadPoolExecutor work, @Nullable ServerMetrics metrics, ToIntFunction<Q> size, Method<Q, R> method) {
         return ServerCalls.asyncUnaryCall((request, answer) -> {
             long arrived = System.nanoTime();
             ServerCallStreamObserver<R> call = (ServerCallStreamObserver<R>) answer;
             call.setOnCancelHandler(() -> {}); // a cancelled call is dropped below, not answered
+            if (size.applyAsInt(request) <= RateLimitAdapter.INLINE_BYTES) {
+                method.invoke(request, call, arrived);
+                return;
+            }
             try {
                 work.execute(() -> {
                     if (!call.isCancelled()) {
@@ -101,7 +109,7 @@ final class GrpcService {
                 }
                 call.onError(Status.RESOURCE_EXHAUSTED
                         .withDescription("the service is deciding " + work.getMaximumPoolSize()
-                                + " requests and has " + work.getQueue().size()
+                                + " large requests and has " + work.getQueue().size()
                                 + " waiting, its limit (serve --grpc-max-queue): retry later")
                         .asRuntimeException());
             }

@@ -44,7 +44,7 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
     static final int MAX_BODY = HttpTransport.MAX_BODY;
 
     /** A body larger than this is parsed on the pool, not on an event loop. */
-    static final int INLINE_BODY = 16 << 10;
+    static final int INLINE_BODY = RateLimitAdapter.INLINE_BYTES;
 
     /** The most {@code /json} checks waiting for the store at once; past it they are answered 503 (busy). */
     static final int MAX_WAITING = 4096;

@@ -14,11 +14,12 @@ import org.jspecify.annotations.Nullable;
  * A bound on the gRPC calls open at once over every connection, from a call's headers to its end: a call past it is
  * closed {@code RESOURCE_EXHAUSTED} at once, before its message is read.
  *
- * <p>The per-connection bound on streams ({@code --grpc-max-streams}) and the bounded queue of the deciding pool
- * ({@code --grpc-max-queue}) leave one thing unbounded: streams whose message has not arrived, held open on as many
- * connections as a client cares to open. Each holds the transport's state for its stream, so 200 connections of 1000
- * such streams hold 200,000 of them. This bound counts every open call, whatever it waits for, so what the transport
- * holds for calls is at most this many calls' worth. Thread-safe: the transport's threads call it concurrently.
+ * <p>The per-connection bound on streams ({@code --grpc-max-streams}) and the bounded queue of the pool that decides
+ * large messages ({@code --grpc-max-queue}) leave two things unbounded: checks waiting for the store, and streams whose
+ * message has not arrived, held open on as many connections as a client cares to open. Each holds the transport's state
+ * for its stream, so 200 connections of 1000 such streams hold 200,000 of them. This bound counts every open call,
+ * whatever it waits for, so what the transport holds for calls is at most this many calls' worth. Thread-safe: the
+ * transport's threads call it concurrently.
  */
 final class OpenCalls implements ServerInterceptor {
     private final int max;

@@ -60,6 +60,13 @@ final class RateLimitAdapter {
     /** The most of a parser's reason an error message quotes. */
     private static final int MAX_REASON = 200;
 
+    /**
+     * The largest request, in bytes as it came (a gRPC message, a {@code /json} body), decoded and decided on the
+     * transport's event loop; a larger one (up to 1 MiB) is decoded on a pool thread, so that decoding it does not hold
+     * up the other connections of that loop.
+     */
+    static final int INLINE_BYTES = 16 << 10;
+
     private static final JsonFormat.Parser JSON = JsonFormat.parser();
 
     private final PolicyLimiter limiter;

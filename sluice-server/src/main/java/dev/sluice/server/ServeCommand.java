@@ -102,8 +102,9 @@ final class ServeCommand {
                                       (a request over a cap: INVALID_ARGUMENT, HTTP 400, naming the cap)
               --grpc-max-streams N    concurrent gRPC calls on one connection (HTTP/2 max concurrent streams);
                                       default 100
-              --grpc-max-queue N      gRPC calls waiting for a thread when all are busy; beyond it a call is
-                                      answered RESOURCE_EXHAUSTED at once; default 1000
+              --grpc-max-queue N      gRPC calls with a message over 16KiB waiting for a thread when all are
+                                      busy (smaller ones are decided on the event loop); beyond it such a call
+                                      is answered RESOURCE_EXHAUSTED at once; default 1000
               --grpc-max-calls N      gRPC calls open at once over all connections, from their headers to their
                                       answer (a call whose message has not arrived included); beyond it a call is
                                       answered RESOURCE_EXHAUSTED at once; default 10000

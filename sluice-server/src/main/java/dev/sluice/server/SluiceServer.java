@@ -147,11 +147,11 @@ final class SluiceServer implements AutoCloseable {
             throw e;
         }
         RateLimitAdapter adapter = new RateLimitAdapter(limiter, s.headers(), metrics, s.caps(), envoyStats);
-        // The transport hands each call to this pool at once (a direct executor): a fixed number of threads and a
-        // bounded queue, beyond which a call is answered RESOURCE_EXHAUSTED (GrpcService.bounded). A check that must
-        // reach the store leaves its thread while the store answers (PolicyLimiter.checkAsync), so these threads
-        // decide and answer, and never wait: as many checks are in flight, and in one batch of the store's, as
-        // callers send.
+        // A call is decided on the transport's event loop (a direct executor) unless its message is large, which
+        // this pool decodes and decides instead: a fixed number of threads and a bounded queue, beyond which a call
+        // is answered RESOURCE_EXHAUSTED (GrpcService.unary). A check that must reach the store leaves its thread
+        // while the store answers (PolicyLimiter.checkAsync), so no thread waits: as many checks are in flight, and
+        // in one batch of the store's, as callers send.
         this.grpcExecutor = new ThreadPoolExecutor(
                 threads,
                 threads,

@@ -69,9 +69,9 @@ class HostileInputIT {
     static final int STREAMS = Integer.getInteger("sluice.it.grpc-streams", 20_000);
 
     /**
-     * The default options but a queue of 100 calls ({@code --grpc-max-queue}), so that a flood overflows it, and a read
-     * timeout of an hour ({@code --grpc-read-timeout}), so that streams held open wait for their message as long as a
-     * test takes to send it: every test without options of its own shares it.
+     * The default options but a queue of 100 large calls ({@code --grpc-max-queue}), and a read timeout of an hour
+     * ({@code --grpc-read-timeout}), so that streams held open wait for their message as long as a test takes to send
+     * it: every test without options of its own shares it.
      */
     static ServerProcess server;
 
@@ -358,9 +358,9 @@ class HostileInputIT {
 
     /**
      * Streams opened on four connections without waiting for any answer, far past each connection's limit of
-     * concurrent streams ({@code --grpc-max-streams}, 100): the server answers each stream (a decision, {@code RESOURCE_EXHAUSTED} when the queue of
-     * calls waiting for a thread is full, or {@code REFUSED_STREAM} past the connection's streams) or closes the
-     * connection that breaks the protocol (a message on a stream it refused); meanwhile a normal client's calls are
+     * concurrent streams ({@code --grpc-max-streams}, 100): the server answers each stream (a decision, made on the
+     * event loop for these small messages, or {@code REFUSED_STREAM} past the connection's streams) or closes the
+     * connection that breaks the protocol (a message on a stream it refused), answers written before it or not; meanwhile a normal client's calls are
      * all answered, and the server's peak memory stays bounded. {@value #FLOOD} streams in all: as many as a shared
      * two-core machine gets through in a bounded time; the figures are in {@code docs/benchmarks.md}.
      */
