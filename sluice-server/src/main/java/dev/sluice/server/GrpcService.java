@@ -2,6 +2,7 @@ package dev.sluice.server;
 
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.KnownLength;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerServiceDefinition;
@@ -38,7 +39,7 @@ final class GrpcService {
     private static final System.Logger LOG = System.getLogger(GrpcService.class.getName());
 
     /** The request as it came: decoded by {@link RateLimitAdapter#fromProto}, never by gRPC. */
-    private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
+    static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
         @Override
         public InputStream stream(byte[] value) {
             return new ByteArrayInputStream(value);
@@ -47,6 +48,13 @@ final class GrpcService {
         @Override
         public byte[] parse(InputStream stream) {
             try {
+                if (stream instanceof KnownLength) { // gRPC's own: read at once, not through an 8 KiB buffer
+                    byte[] message = new byte[stream.available()];
+                    if (stream.readNBytes(message, 0, message.length) == message.length && stream.read() == -1) {
+                        return message;
+                    }
+                    throw new IOException("the message's length is not what its stream said");
+                }
                 return stream.readAllBytes(); // at most the server's maxInboundMessageSize
             } catch (IOException e) {
                 throw Status.INTERNAL

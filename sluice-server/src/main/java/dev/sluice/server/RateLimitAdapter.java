@@ -26,8 +26,10 @@ import java.nio.charset.CoderResult;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
@@ -293,9 +295,8 @@ final class RateLimitAdapter {
             }
             for (int j = 0; j < entries; j++) {
                 RateLimitDescriptor.Entry e = d.getEntries(j);
-                String at = "descriptors[" + i + "].entries[" + j + "].";
-                RequestCaps.checkString(at + "key", e.getKey(), caps.maxKeyBytes(), "--max-key-bytes");
-                RequestCaps.checkString(at + "value", e.getValue(), caps.maxValueBytes(), "--max-value-bytes");
+                RequestCaps.checkEntry(i, j, "key", e.getKey(), caps.maxKeyBytes(), "--max-key-bytes");
+                RequestCaps.checkEntry(i, j, "value", e.getValue(), caps.maxValueBytes(), "--max-value-bytes");
             }
         }
     }
@@ -357,10 +358,24 @@ final class RateLimitAdapter {
     }
 
     /** The limit's unit; for a window, the unit of the same length, else {@code UNKNOWN}. */
+    /** Envoy's units by their names in a configuration (lower case). */
+    private static final Map<String, RateLimit.Unit> UNITS = units();
+
+    private static Map<String, RateLimit.Unit> units() {
+        Map<String, RateLimit.Unit> units = new HashMap<>();
+        for (RateLimit.Unit u : RateLimit.Unit.values()) {
+            if (u != RateLimit.Unit.UNRECOGNIZED) {
+                units.put(u.name().toLowerCase(Locale.ROOT), u);
+            }
+        }
+        return Map.copyOf(units);
+    }
+
     static RateLimit.Unit unit(Limit limit) {
         String unit = limit.unit();
         if (unit != null) {
-            return RateLimit.Unit.valueOf(unit.toUpperCase(Locale.ROOT));
+            RateLimit.Unit known = UNITS.get(unit); // no upper-cased copy and enum look-up per answer
+            return known != null ? known : RateLimit.Unit.valueOf(unit.toUpperCase(Locale.ROOT));
         }
         java.time.Duration w = Objects.requireNonNull(limit.window());
         long s = w.getSeconds();

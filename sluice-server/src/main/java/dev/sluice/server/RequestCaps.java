@@ -61,21 +61,41 @@ record RequestCaps(int maxDescriptors, int maxEntries, int maxKeyBytes, int maxV
     /**
      * Checks one string of the request against its cap.
      *
-     * @param field  where it is, as the message names it ({@code descriptors[0].entries[1].key})
+     * @param field  where it is, as the message names it ({@code domain})
      * @param option the {@code serve} option of the cap
      * @throws InvalidRequestException if it is over the cap or is not valid Unicode
      */
     static void checkString(String field, String s, int cap, String option) {
         long n = utf8Length(s);
+        if (n < 0 || n > cap) {
+            throw refused(field, n, cap, option);
+        }
+    }
+
+    /**
+     * Checks the key or value of entry {@code entry} of descriptor {@code descriptor} against its cap; its place is
+     * spelled out ({@code descriptors[0].entries[1].key}) only for a refusal, not for every entry of every request.
+     *
+     * @param part   {@code key} or {@code value}
+     * @param option the {@code serve} option of the cap
+     * @throws InvalidRequestException if it is over the cap or is not valid Unicode
+     */
+    static void checkEntry(int descriptor, int entry, String part, String s, int cap, String option) {
+        long n = utf8Length(s);
+        if (n < 0 || n > cap) {
+            throw refused("descriptors[" + descriptor + "].entries[" + entry + "]." + part, n, cap, option);
+        }
+    }
+
+    /** The refusal of a string {@link #utf8Length} measured as {@code n}: not Unicode when negative, else too long. */
+    private static InvalidRequestException refused(String field, long n, int cap, String option) {
         if (n < 0) {
-            throw new InvalidRequestException(
+            return new InvalidRequestException(
                     InvalidRequestException.Kind.INVALID_UTF8,
                     field + " is not valid Unicode: an unpaired surrogate at character " + (-1 - n));
         }
-        if (n > cap) {
-            throw new InvalidRequestException(
-                    InvalidRequestException.Kind.OVER_CAP,
-                    field + " is " + n + " bytes, over the limit of " + cap + " bytes (serve " + option + ")");
-        }
+        return new InvalidRequestException(
+                InvalidRequestException.Kind.OVER_CAP,
+                field + " is " + n + " bytes, over the limit of " + cap + " bytes (serve " + option + ")");
     }
 }

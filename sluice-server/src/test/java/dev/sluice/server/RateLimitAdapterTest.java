@@ -17,6 +17,7 @@ import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.SharedRateLimiter;
 import dev.sluice.spi.SharedStoreOptions;
 import dev.sluice.spi.StoreDecision;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit;
@@ -201,5 +202,24 @@ class RateLimitAdapterTest {
         InvalidRequestException e =
                 assertThrows(InvalidRequestException.class, () -> a.shouldRateLimit(request("w", descriptor("", "x"))));
         assertEquals("descriptors[0].entries[0].key must not be empty", e.getMessage());
+    }
+
+    @Test
+    void aStringOverItsCapIsNamedByItsPlace() {
+        RateLimitAdapter a = adapter(WINDOWS);
+        RateLimitDescriptor second = descriptor("k", "v").toBuilder()
+                .addEntries(
+                        RateLimitDescriptor.Entry.newBuilder().setKey("user").setValue("x".repeat(1025)))
+                .build();
+        InvalidRequestException e = assertThrows(
+                InvalidRequestException.class, () -> a.shouldRateLimit(request("w", descriptor("k", "v"), second)));
+        assertEquals(
+                "descriptors[1].entries[1].value is 1025 bytes, over the limit of 1024 bytes (serve --max-value-bytes)",
+                e.getMessage());
+        InvalidRequestException surrogate = assertThrows(
+                InvalidRequestException.class, () -> a.shouldRateLimit(request("w", descriptor("k\ud800", "v"))));
+        assertEquals(
+                "descriptors[0].entries[0].key is not valid Unicode: an unpaired surrogate at character 1",
+                surrogate.getMessage());
     }
 }
