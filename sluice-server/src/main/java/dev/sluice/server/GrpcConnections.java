@@ -55,7 +55,7 @@ final class GrpcConnections implements AutoCloseable {
         DefaultThreadFactory transport = new DefaultThreadFactory("sluice-grpc-transport", true);
         // One loop per processor, not Netty's default of two: a loop never blocks (checks that wait for the store
         // are answered from the store's thread), so a second loop per processor only adds switches between them
-        // (docs/benchmarks.md, "gRPC on one event loop per core").
+        // (docs/benchmarks.md, "gRPC decided on the event loop").
         int loops = Runtime.getRuntime().availableProcessors();
         this.boss = epoll ? new EpollEventLoopGroup(1, acceptor) : new NioEventLoopGroup(1, acceptor);
         this.workers = epoll ? new EpollEventLoopGroup(loops, transport) : new NioEventLoopGroup(loops, transport);
