@@ -60,6 +60,8 @@ import org.openjdk.jmh.annotations.Warmup;
  *       three parts;</li>
  *   <li>{@code checkOneLimitMetered}: {@code checkOneLimit} on a limiter with a Micrometer
  *       {@link SimpleMeterRegistry};</li>
+ *   <li>{@code checkOneLimitDetailed}: {@code checkOneLimitMetered} with {@code detailed_metric: true} on the
+ *       {@code client_id} rule, a counter per client id (up to the default cap of 1,000 values);</li>
  *   <li>{@code tryAcquire}: the bare limiter of the same algorithm and limit on pre-built keys of the same count;</li>
  *   <li>{@code tryAcquireAllOfOne}: the same decision through {@link RateLimiter#tryAcquireAll} of one part;</li>
  *   <li>{@code tryAcquireAllOfTwo}: {@link RateLimiter#tryAcquireAll} of the two limits of {@code api_key} on bare
@@ -98,6 +100,7 @@ public class PolicyBench {
 
     private PolicyLimiter policy;
     private PolicyLimiter metered;
+    private PolicyLimiter detailed;
     private RateLimiter bare;
     private RateLimiter bareSecond;
     private RateLimiter bareDay;
@@ -149,6 +152,12 @@ public class PolicyBench {
         Policies policies = Policies.parse("oauth-token.yaml", configuration(algorithm));
         policy = PolicyLimiter.builder(policies).build();
         metered = PolicyLimiter.builder(policies)
+                .meterRegistry(new SimpleMeterRegistry())
+                .build();
+        detailed = PolicyLimiter.builder(Policies.parse(
+                        "detailed.yaml",
+                        configuration(algorithm)
+                                .replace("  - key: client_id\n", "  - key: client_id\n    detailed_metric: true\n")))
                 .meterRegistry(new SimpleMeterRegistry())
                 .build();
         bare = RateLimiter.builder(algorithm)
@@ -270,6 +279,13 @@ public class PolicyBench {
     @Benchmark
     public Verdict checkOneLimitMetered(KeyCursor cursor, Outcomes outcomes) {
         Verdict v = metered.check(DOMAIN, oneLimit.get(cursor.next()), 1);
+        outcomes.count(v.allowed());
+        return v;
+    }
+
+    @Benchmark
+    public Verdict checkOneLimitDetailed(KeyCursor cursor, Outcomes outcomes) {
+        Verdict v = detailed.check(DOMAIN, oneLimit.get(cursor.next()), 1);
         outcomes.count(v.allowed());
         return v;
     }

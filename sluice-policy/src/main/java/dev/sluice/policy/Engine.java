@@ -1024,7 +1024,8 @@ final class Engine {
         return (h ^ (h >>> 16)) & (slots - 1);
     }
 
-    private static int chars(Descriptor d) {
+    /** The characters of {@code d}'s keys and values, against {@link #MAX_CACHED_CHARS}. */
+    static int chars(Descriptor d) {
         int n = 0;
         for (Descriptor.Entry e : d.entries()) {
             n += e.key().length() + e.value().length();

@@ -29,7 +29,8 @@ import org.jspecify.annotations.Nullable;
  * value after those is counted as {@code value=other}. The set of values admitted is the bound itself: a million new
  * client ids leave the registry, and this class, as large as the first {@code maxValues} made them. The length of a
  * {@code value} tag is bounded too: a value longer than {@value #MAX_VALUE_LENGTH} characters is tagged with its
- * start and a hash ({@link #label}), so a megabyte-long client id costs a tag of 82 characters.
+ * start and a hash ({@link #label}), so a megabyte-long client id costs a tag of 82 characters. Each rule keeps the
+ * counters of at most {@code maxValues} short descriptors it has seen, so that it finds them without building an id.
  */
 final class PolicyMetrics implements RateLimitListener {
 
@@ -161,7 +162,7 @@ final class PolicyMetrics implements RateLimitListener {
             Outcome o = d.outcome();
             meters.requests(domain, rule, o).increment();
             if (rule.detailedMetric()) {
-                count(REQUESTS_DETAILED, domain, rule.path(), value(domain, rule, d.descriptor()), o);
+                meters.detailed(domain, rule, d.descriptor(), o).increment();
             }
             if (o == Outcome.ALLOWED && nearLimit(d.limits())) {
                 meters.nearLimit(domain, rule).increment();
@@ -258,6 +259,33 @@ final class PolicyMetrics implements RateLimitListener {
     private final class RuleMeters {
         private final AtomicReferenceArray<Counter> requests = new AtomicReferenceArray<>(Outcome.values().length);
         private volatile @Nullable Counter nearLimit;
+        /**
+         * The detailed counters of the descriptors seen, by outcome, so that a descriptor seen before finds its counter
+         * by its hash (kept in the descriptor) instead of building its value and two meter ids: at most
+         * {@code maxValues} descriptors, only those whose value has a counter of its own (not {@link #OTHER}), and
+         * only short ones ({@link Engine#MAX_CACHED_CHARS}, as the engine keeps resolutions), so that what is kept
+         * of the traffic stays small whatever its values' length.
+         */
+        private final ConcurrentHashMap<Descriptor, AtomicReferenceArray<Counter>> detailed = new ConcurrentHashMap<>();
+
+        Counter detailed(String domain, Rule rule, Descriptor d, Outcome o) {
+            AtomicReferenceArray<Counter> byOutcome = detailed.get(d);
+            Counter c = byOutcome == null ? null : byOutcome.get(o.ordinal());
+            if (c != null) {
+                return c;
+            }
+            String value = value(domain, rule, d);
+            c = counter(REQUESTS_DETAILED, domain, rule.path(), value, o);
+            if (!value.equals(OTHER)) {
+                if (byOutcome == null && detailed.size() < maxValues && Engine.chars(d) <= Engine.MAX_CACHED_CHARS) {
+                    byOutcome = detailed.computeIfAbsent(d, k -> new AtomicReferenceArray<>(Outcome.values().length));
+                }
+                if (byOutcome != null) {
+                    byOutcome.set(o.ordinal(), c);
+                }
+            }
+            return c;
+        }
 
         Counter requests(String domain, Rule rule, Outcome o) {
             Counter c = requests.get(o.ordinal());
@@ -337,10 +365,6 @@ final class PolicyMetrics implements RateLimitListener {
             throw new IllegalStateException("every Java platform has SHA-256", e);
         }
         return value.substring(0, keep) + "…#" + HexFormat.of().formatHex(digest, 0, 8);
-    }
-
-    private void count(String name, String domain, String rule, @Nullable String value, Outcome outcome) {
-        counter(name, domain, rule, value, outcome).increment();
     }
 
     private Counter counter(String name, String domain, String rule, @Nullable String value, Outcome outcome) {

@@ -8,6 +8,7 @@ import dev.sluice.testkit.ManualClock;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -161,6 +162,41 @@ class MetricsTest {
                         .counter()
                         .count(),
                 "a value admitted before the cap keeps its own meter");
+    }
+
+    /**
+     * A descriptor seen before finds its detailed counter again, per outcome, from a descriptor made anew for each
+     * request (as the service makes them), before and after a reload.
+     */
+    @Test
+    void aDescriptorSeenBeforeIsCountedOnItsOwnCounterPerOutcome() {
+        PolicyLimiter l = limiter(1000);
+        send(l, "acme", 25); // 10 allowed, 15 denied in this second
+        send(l, "other-co", 3);
+        l.update(Policies.parse("m.yaml", YAML));
+        send(l, "acme", 5); // denied: the counters are the store's, kept over the reload
+        clock.advance(Duration.ofSeconds(2));
+        send(l, "acme", 4);
+        assertEquals(14, detailed("acme", "allowed"));
+        assertEquals(20, detailed("acme", "denied"));
+        assertEquals(3, detailed("other-co", "allowed"));
+        String wide = "w".repeat(1 << 16); // too long to be kept: counted by its value each time, the same counter
+        send(l, wide, 3);
+        assertEquals(
+                3,
+                registry.get(PolicyMetrics.REQUESTS_DETAILED)
+                        .tag("value", PolicyMetrics.label(wide))
+                        .tag("outcome", "allowed")
+                        .counter()
+                        .count());
+    }
+
+    double detailed(String value, String outcome) {
+        return registry.get(PolicyMetrics.REQUESTS_DETAILED)
+                .tag("value", value)
+                .tag("outcome", outcome)
+                .counter()
+                .count();
     }
 
     @Test
