@@ -14,7 +14,6 @@ import io.grpc.stub.StreamObserver;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -147,8 +146,7 @@ final class GrpcService {
             StreamObserver<RateLimitResponse> answer,
             long arrivedNanos) {
         try {
-            Throwable e =
-                    failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+            Throwable e = RateLimitAdapter.cause(failure);
             if (e instanceof InvalidRequestException invalid) {
                 adapter.refused("grpc", invalid);
                 answer.onError(Status.INVALID_ARGUMENT

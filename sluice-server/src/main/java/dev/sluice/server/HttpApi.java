@@ -20,7 +20,6 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -36,15 +35,12 @@ import org.jspecify.annotations.Nullable;
  * connection's event loop, {@code /json} decided there ({@link RateLimitAdapter#shouldRateLimitAsync}) and answered
  * at once when no store call is needed (in memory, synchronized mode, a covering leased slice), else when the store's
  * batch answers, holding no thread meanwhile (at most {@value #MAX_WAITING} such checks at once; past that 503); a
- * body over {@value #INLINE_BODY} bytes and every other endpoint on the transport's bounded pool, whose full queue
+ * body over {@value RateLimitAdapter#INLINE_BYTES} bytes and every other endpoint on the transport's bounded pool, whose full queue
  * answers 503.
  */
 final class HttpApi implements HttpTransport.Handler, AutoCloseable {
     /** The largest request body read; a larger one is answered 413. */
     static final int MAX_BODY = HttpTransport.MAX_BODY;
-
-    /** A body larger than this is parsed on the pool, not on an event loop. */
-    static final int INLINE_BODY = RateLimitAdapter.INLINE_BYTES;
 
     /** The most {@code /json} checks waiting for the store at once; past it they are answered 503 (busy). */
     static final int MAX_WAITING = 4096;
@@ -135,7 +131,7 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
 
     private static boolean large(Request r) {
         byte[] body = r.body();
-        return body != null && body.length > INLINE_BODY;
+        return body != null && body.length > RateLimitAdapter.INLINE_BYTES;
     }
 
     @Override
@@ -277,8 +273,7 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
 
     /** The answer to {@code /json} for a decision made, or for the failure that stopped it; counted in the metrics. */
     private Answer jsonAnswer(@Nullable RateLimitResponse response, @Nullable Throwable failure) {
-        Throwable e =
-                failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        Throwable e = RateLimitAdapter.cause(failure);
         if (e instanceof InvalidRequestException invalid) {
             adapter.refused("http", invalid);
             return Answer.error(400, String.valueOf(invalid.getMessage()));

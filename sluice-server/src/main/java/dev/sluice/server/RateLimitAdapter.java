@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 
@@ -68,6 +69,11 @@ final class RateLimitAdapter {
      * up the other connections of that loop.
      */
     static final int INLINE_BYTES = 16 << 10;
+
+    /** What made a check's stage fail: the cause a {@link CompletionException} wraps, else the failure itself. */
+    static @Nullable Throwable cause(@Nullable Throwable failure) {
+        return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    }
 
     private static final JsonFormat.Parser JSON = JsonFormat.parser();
 
