@@ -21,9 +21,9 @@ public abstract class AlgorithmState extends KeyTable.Entry {
 
     /*
      * The lock, the retired flag, the optimistic read and the key are the superclass's (KeyTable.Entry), which
-     * HotSpot lays out first: the first 24 bytes of every state. So a limiter may keep its states in a KeyTable
-     * and find each by its key with no object between the table and the state (synchronized mode does), or in a map
-     * (the in-memory store), where the key stays unbound.
+     * HotSpot lays out first: the first 24 bytes of every state. So a limiter keeps its states in a KeyTable and
+     * finds each by its key with no object between the table and the state (the in-memory store and synchronized mode
+     * do), its key bound when the state is made for it.
      */
 
     AlgorithmState() {}

@@ -8,8 +8,8 @@ import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One limiter's per-key states ({@code E}: a lease, a synchronized key's state, a test's entry) by key: an
- * open-addressing hash table of the states themselves, read without a lock.
+ * One limiter's per-key states ({@code E}: a lease, an algorithm's state in memory or in synchronized mode, a test's
+ * entry) by key: an open-addressing hash table of the states themselves, read without a lock.
  *
  * <p>Why not a {@code ConcurrentHashMap}: its look-up reads the key's hash, the table's slot, the map's node and
  * then the value, four objects in a chain where every one is a cache miss once the keys outnumber what a core's cache
@@ -41,8 +41,7 @@ public final class KeyTable<E extends KeyTable.Entry> implements Iterable<E> {
      * What a table keeps per key: the key and its hash, by which the table finds it, and the lock word that guards the
      * subclass's fields, laid out before them (HotSpot lays out a superclass's fields first): the first 24 bytes of the
      * object, in the cache line the decision reads anyway. The key is given to the constructor, or bound once with
-     * {@link #bind} before the entry is added to a table (an algorithm's state is built before its key is known, and
-     * the in-memory store's states are never bound).
+     * {@link #bind} before the entry is added to a table (an algorithm's state is built before its key is known).
      *
      * <p>The lock word also carries what an owner needs to know of the decisions taken under it without a field of its
      * own: whether a decision used the entry and whether it changed it ({@link #markUsed}, {@link #takeMarks}), and a

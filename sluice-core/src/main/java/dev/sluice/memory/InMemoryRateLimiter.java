@@ -10,11 +10,10 @@ import dev.sluice.algorithm.Params;
 import dev.sluice.internal.HeldDecider;
 import dev.sluice.internal.JointDecider;
 import dev.sluice.internal.JointMember;
+import dev.sluice.internal.KeyTable;
 import dev.sluice.spi.Durations;
 import dev.sluice.spi.Listeners;
 import java.util.Iterator;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -22,14 +21,17 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A limiter whose per-key states live in a {@link ConcurrentHashMap}.
+ * A limiter whose per-key states live in a {@link KeyTable}, the table synchronized and leased mode keep theirs in:
+ * its slots hold the states themselves, each bound to its key and hash, so a decision on one of many keys reads one
+ * object fewer than through a {@code ConcurrentHashMap}'s node. A look-up may find a state evicted a moment ago; the
+ * decision then finds it retired under its lock and looks again, as below.
  *
  * <p>How it stays exact under contention, and how eviction stays invisible:
  *
  * <pre>
- * decide(key):  s = map.get(key):  now = clock;  s.lock() { if s.retired: look up again;  else decide on s at now }
- *               or a fresh s, locked, then put into the map, then now = clock and decide on s at now
- * evict(s):     s.lock() { if now ≥ s.expiresAt + keep: s.retired = true; map.remove(key, s) }
+ * decide(key):  s = table.get(key):  now = clock;  s.lock() { if s.retired: look up again;  else decide on s at now }
+ *               or a fresh s, locked, then put into the table, then now = clock and decide on s at now
+ * evict(s):     s.lock() { if now ≥ s.expiresAt + keep: s.retired = true; table.remove(s) }
  * </pre>
  *
  * A decision and an eviction of the same key serialize on the key's lock ({@link AlgorithmState#lock()}), and a
@@ -40,7 +42,7 @@ import org.jspecify.annotations.Nullable;
  * its idle state, as on a fresh one, instead of allocating another; making room at the bound on keys does not wait.
  * Three details make that hold under contention:
  * <ul>
- *   <li>A decision on a state found in the map reads the time before taking the state's lock, so that the lock is
+ *   <li>A decision on a state found in the table reads the time before taking the state's lock, so that the lock is
  *       held for the arithmetic alone (reading the clock costs as much as the decision, and threads on a hot key
  *       take turns for as long as the lock is held). A request that reads an older time than the state's newest
  *       (it read the clock, then waited for the lock while others decided) is decided at the state's newest time,
@@ -55,10 +57,10 @@ import org.jspecify.annotations.Nullable;
  * </ul>
  * A reservation whose state was evicted holds nothing any more, and its cancel returns false.
  *
- * <p>Eviction is amortized over one cursor that laps the map: once per millisecond of clock time a request examines
+ * <p>Eviction is amortized over one cursor that laps the table: once per millisecond of clock time a request examines
  * up to {@value #SWEEP_PER_TICK} entries of the current lap, and each new key examines up to
  * {@value #SWEEP_PER_INSERT} more. No sweep examines an entry twice, and only the millisecond tick starts a lap, so
- * a map that churns through few keys does not pay for a new iterator per insertion. A new lap starts once the last
+ * a table that churns through few keys does not pay for a new iterator per insertion. A new lap starts once the last
  * one is done and either as many decisions have been made since it started as it had entries to examine (and the
  * clock has reached the earliest time a state it kept may be evictable), or the clock has moved on by {@code keep}
  * since it started: a lap costs at most one examination per decision, however
@@ -72,7 +74,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>A joint request ({@link MemoryJoint}) holds the locks of all its keys at once, taken in one global order
  * ({@link #serial}, then key), so two joint requests never wait on each other in a cycle; it never makes room while
- * holding a lock, since a pass over the map locks every state of this limiter.
+ * holding a lock, since a pass over the table locks every state of this limiter.
  *
  * <p>{@link #close()} retires and drops every state: a reservation taken before returns nothing afterwards.
  */
@@ -99,11 +101,11 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
     final long serial = SERIALS.incrementAndGet();
 
     private volatile boolean closed;
-    private final ConcurrentHashMap<String, AlgorithmState> states = new ConcurrentHashMap<>();
+    private final KeyTable<AlgorithmState> states = new KeyTable<>();
     private final AtomicInteger size = new AtomicInteger(); // entries in states, counted before insertion
 
     private final ReentrantLock sweepLock = new ReentrantLock();
-    private @Nullable Iterator<Map.Entry<String, AlgorithmState>> cursor; // guarded by sweepLock
+    private @Nullable Iterator<AlgorithmState> cursor; // guarded by sweepLock
     private long noRoomUntil = Long.MIN_VALUE; // guarded by sweepLock
     private volatile long nextTick = Long.MIN_VALUE;
     /** Decisions made, counted for the start of the next lap. */
@@ -212,13 +214,12 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
         closed = true;
         sweepLock.lock();
         try {
-            for (Map.Entry<String, AlgorithmState> e : states.entrySet()) {
-                AlgorithmState s = e.getValue();
+            for (AlgorithmState s : states) {
                 s.lock();
                 try {
                     if (!s.retired()) {
                         s.retire();
-                        if (states.remove(e.getKey(), s)) {
+                        if (states.remove(s)) {
                             size.decrementAndGet();
                         }
                     }
@@ -284,17 +285,17 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
             if (!takeSlot()) {
                 long now = now();
                 long until = makeRoom(now);
-                if (until != ROOM && !states.containsKey(key)) { // another thread may have just created it
+                if (until != ROOM && states.get(key) == null) { // another thread may have just created it
                     return noRoom(until, now);
                 }
                 continue;
             }
-            AlgorithmState fresh = AlgorithmState.create(config.algorithm(), params);
+            AlgorithmState fresh = fresh(key);
             long now = 0;
             Decision d = null;
             fresh.lock();
             try {
-                if (states.putIfAbsent(key, fresh) == null) {
+                if (states.putIfAbsent(fresh) == null) {
                     now = now();
                     if (!fresh.retired()) {
                         d = decideOn(fresh, now, cost, reservation);
@@ -312,6 +313,13 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
             afterDecision(now, true);
             return d;
         }
+    }
+
+    /** A fresh state for {@code key}, bound to it so that the table finds it once added. */
+    private AlgorithmState fresh(String key) {
+        AlgorithmState s = AlgorithmState.create(config.algorithm(), params);
+        s.bind(key);
+        return s;
     }
 
     /** Decides on {@code s}, held by the caller. */
@@ -369,9 +377,9 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
             if (!takeSlot()) {
                 return null;
             }
-            AlgorithmState fresh = AlgorithmState.create(config.algorithm(), params);
+            AlgorithmState fresh = fresh(key);
             fresh.lock();
-            if (states.putIfAbsent(key, fresh) == null) {
+            if (states.putIfAbsent(fresh) == null) {
                 return fresh;
             }
             fresh.unlock();
@@ -387,7 +395,7 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
     Decision roomFor(String key) {
         long now = now();
         long until = makeRoom(now);
-        if (until == ROOM || states.containsKey(key)) {
+        if (until == ROOM || states.get(key) != null) {
             return null;
         }
         return noRoom(until, now);
@@ -399,7 +407,7 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
      * now that has not been used since is idle, and can be evicted to make room).
      */
     Decision refusedAtBound(String key, long cost) {
-        if (states.containsKey(key)) {
+        if (states.get(key) != null) {
             return peek(key, cost);
         }
         long window = config.window().toNanos();
@@ -467,8 +475,8 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
             }
             long earliest = Long.MAX_VALUE;
             boolean evicted = false;
-            for (Map.Entry<String, AlgorithmState> e : states.entrySet()) {
-                long idleAt = evictIfIdle(e.getKey(), e.getValue(), now, 0); // at the bound, at once
+            for (AlgorithmState s : states) {
+                long idleAt = evictIfIdle(s, now, 0); // at the bound, at once
                 if (idleAt == Long.MIN_VALUE) {
                     evicted = true;
                 } else {
@@ -495,7 +503,7 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
     /**
      * Examines up to {@code budget} entries, and at most every entry once, from the cursor. Only a sweep that
      * {@code mayStartLap} restarts an exhausted cursor, and only once: an insertion's sweep just continues the
-     * current lap, or else a small map would get a new iterator (an allocation) on nearly every insertion.
+     * current lap, or else a small table would get a new iterator (an allocation) on nearly every insertion.
      */
     private int sweep(long now, int budget, boolean wait, boolean mayStartLap) {
         if (wait) {
@@ -521,13 +529,12 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
                     lapStartDecisions = decisions.sum();
                     lapEntries = size.get();
                     lapEarliestIdle = Long.MAX_VALUE;
-                    cursor = states.entrySet().iterator();
+                    cursor = states.iterator();
                     if (!cursor.hasNext()) {
                         break;
                     }
                 }
-                Map.Entry<String, AlgorithmState> e = cursor.next();
-                long idleAt = evictIfIdle(e.getKey(), e.getValue(), now, keepIdleNanos);
+                long idleAt = evictIfIdle(cursor.next(), now, keepIdleNanos);
                 if (idleAt == Long.MIN_VALUE) {
                     evicted++;
                 } else if (idleAt != Long.MAX_VALUE) {
@@ -560,7 +567,7 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
      * Evicts the state if it has been idle for at least {@code keep} at {@code now}: returns MIN_VALUE if it did,
      * MAX_VALUE if it was gone already, else when the state will be idle (which may be past already).
      */
-    private long evictIfIdle(String key, AlgorithmState s, long now, long keep) {
+    private long evictIfIdle(AlgorithmState s, long now, long keep) {
         s.lock();
         try {
             if (s.retired()) {
@@ -572,7 +579,7 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
                 return expiresAt;
             }
             s.retire();
-            if (states.remove(key, s)) {
+            if (states.remove(s)) {
                 size.decrementAndGet();
             }
             return Long.MIN_VALUE;

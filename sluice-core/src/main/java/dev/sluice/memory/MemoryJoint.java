@@ -23,7 +23,7 @@ import org.jspecify.annotations.Nullable;
  * </pre>
  *
  * No other request sees some parts taken and not others: they all wait on the locks. A part whose key is new to a
- * limiter at its bound on keys makes room with no lock held (a pass over the map locks every state of that limiter,
+ * limiter at its bound on keys makes room with no lock held (a pass over the table locks every state of that limiter,
  * ours too) and the request starts again; if there is no room, the request is refused, each part answering as a
  * {@code peek} would. A request that finds no slot again no further than before it made room (the room it made was the
  * slots of its own new keys, idle once it let go of them: it has more new keys than the bound has room for) is

@@ -56,14 +56,29 @@ class InMemoryEvictionRaceTest {
     @EnumSource(Algorithm.class)
     void every_key_admits_exactly_its_limit_per_phase_while_idle_keys_are_evicted(Algorithm algorithm)
             throws Exception {
+        run(algorithm, KEYS, PHASES, false);
+    }
+
+    /**
+     * The same with enough keys that the key table is rebuilt larger several times under the deciding threads while
+     * the first phase fills it, and keys are evicted and made again in the later phases; each key asked by a string
+     * equal to the one it was created with, not the same one, so that the table compares their characters.
+     */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void the_same_while_the_key_table_grows_and_shrinks_under_the_threads(Algorithm algorithm) throws Exception {
+        run(algorithm, 6_000, 4, true);
+    }
+
+    private static void run(Algorithm algorithm, int keyCount, int phases, boolean equalKeys) throws Exception {
         SteppedClock clock = new SteppedClock();
         InMemoryRateLimiter limiter = (InMemoryRateLimiter) RateLimiter.builder(algorithm)
                 .limit(LIMIT, WINDOW)
                 .clock(clock)
                 .store(InMemoryStore.builder().keepIdleKeys(Duration.ZERO).build()) // evicts as soon as idle
                 .build();
-        String[] keys = new String[KEYS];
-        for (int k = 0; k < KEYS; k++) {
+        String[] keys = new String[keyCount];
+        for (int k = 0; k < keyCount; k++) {
             keys[k] = "client:" + k;
         }
         AtomicLong allowed = new AtomicLong();
@@ -73,14 +88,15 @@ class InMemoryEvictionRaceTest {
         List<Thread> workers = new ArrayList<>();
         List<Throwable> failures = new ArrayList<>();
         for (int t = 0; t < THREADS; t++) {
-            int offset = t * KEYS / THREADS;
+            int offset = t * keyCount / THREADS;
             Thread w = new Thread(() -> {
                 try {
-                    for (int p = 0; p < PHASES; p++) {
+                    for (int p = 0; p < phases; p++) {
                         phase.await();
                         for (int a = 0; a < ATTEMPTS_PER_KEY; a++) {
-                            for (int k = 0; k < KEYS; k++) {
-                                if (limiter.tryAcquire(keys[(offset + k) % KEYS])
+                            for (int k = 0; k < keyCount; k++) {
+                                String key = keys[(offset + k) % keyCount];
+                                if (limiter.tryAcquire(equalKeys ? new String(key) : key)
                                         .allowed()) {
                                     allowed.incrementAndGet();
                                 }
@@ -100,9 +116,9 @@ class InMemoryEvictionRaceTest {
             w.join();
         }
         assertEquals(List.of(), failures);
-        assertEquals(LIMIT * KEYS * PHASES, allowed.get());
+        assertEquals(LIMIT * keyCount * phases, allowed.get());
         clock.nanos.addAndGet(2 * WINDOW.toNanos());
-        assertEquals(KEYS, limiter.evictIdle(), "every key is idle two windows after its last request");
+        assertEquals(keyCount, limiter.evictIdle(), "every key is idle two windows after its last request");
         assertTrue(limiter.keyCount() == 0, "keys left: " + limiter.keyCount());
     }
 }
