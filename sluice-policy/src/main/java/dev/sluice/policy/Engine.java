@@ -7,6 +7,7 @@ import dev.sluice.JointDecision;
 import dev.sluice.RateLimitListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceException;
+import dev.sluice.memory.InMemoryStore;
 import dev.sluice.spi.RateLimitStore;
 import java.time.Clock;
 import java.time.Duration;
@@ -62,7 +63,11 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Closing: a check holds the engine ({@link #retain(int)}) while it runs. A replaced engine is retired; it lets go
  * of its limiters when the last check holding it is done, never under a running check, and a limiter is closed when
- * the last engine using it lets go. A reload hands every limiter whose shape the new configuration still has to it
+ * the last engine using it lets go. On the in-memory store a check holds nothing ({@link #holdFree}): its limiters
+ * have no thread, connection or store call to end, so they are never closed, only let go (the collector takes them
+ * once no check runs on them), and a check that still runs on a retired engine decides on its limiters as if it had
+ * run just before the reload: on a limiter the next configuration took over, or on one whose counts the reload drops
+ * anyway. A reload hands every limiter whose shape the new configuration still has to it
  * ({@link Shared}), so a limit whose rule did not change keeps its in-memory counts: its counter key (domain, rule
  * path, index) and its limiter are the same.
  */
@@ -109,6 +114,11 @@ final class Engine {
 
     private volatile boolean retired;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /**
+     * Whether checks skip the hold: true on the {@link InMemoryStore}, whose limiters this engine never closes (see
+     * the class comment), so that a check saves the hold's two atomic adds.
+     */
+    private final boolean holdFree;
 
     /** One domain's rules, made ready. */
     private static final class Domain {
@@ -186,6 +196,11 @@ final class Engine {
                 limiter.close();
             }
         }
+
+        /** As {@link #release}, without closing the limiter when no engine uses it: an in-memory one, let go. */
+        void letGo() {
+            engines.decrementAndGet();
+        }
     }
 
     /**
@@ -210,6 +225,7 @@ final class Engine {
         this.policies = policies;
         this.version = version;
         this.clock = clock;
+        this.holdFree = store instanceof InMemoryStore;
         this.maxRecent = Math.max(2, recentSlots);
         this.recent = new Resolution[Math.min(RECENT, maxRecent)];
         Map<Shape, Shared> built = new HashMap<>();
@@ -310,9 +326,13 @@ final class Engine {
      * or the closer sees the check's stripe above zero and leaves the closing to the last check to let go, which
      * looks at every stripe again after its decrement. A stripe is never below the checks it holds, since each
      * check increments and decrements the same stripe, so a sum read stripe by stripe after {@code retired} is
-     * written is zero only when every check that saw the engine in force is done.
+     * written is zero only when every check that saw the engine in force is done. On the in-memory store
+     * ({@link #holdFree}) nothing is held: only {@code retired} is read, and no limiter is ever closed under a check.
      */
     boolean retain(int stripe) {
+        if (holdFree) {
+            return !retired;
+        }
         holds.getAndIncrement(stripe);
         if (retired) {
             release(stripe);
@@ -326,10 +346,15 @@ final class Engine {
      * there already (so it cannot close meanwhile); that work {@link #release releases} it.
      */
     void holdMore(int stripe) {
-        holds.getAndIncrement(stripe);
+        if (!holdFree) {
+            holds.getAndIncrement(stripe);
+        }
     }
 
     void release(int stripe) {
+        if (holdFree) {
+            return;
+        }
         holds.getAndDecrement(stripe);
         if (retired) {
             closeIfIdle();
@@ -349,7 +374,7 @@ final class Engine {
             }
         }
         if (closed.compareAndSet(false, true)) {
-            limiters.values().forEach(Shared::release);
+            limiters.values().forEach(holdFree ? Shared::letGo : Shared::release);
         }
     }
 

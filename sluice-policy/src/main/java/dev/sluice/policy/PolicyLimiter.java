@@ -287,7 +287,8 @@ public final class PolicyLimiter implements AutoCloseable {
      * Puts {@code policies} in force, whole: checks that start after this returns use them. A limit whose rule did
      * not change (the same domain, rule path and index, algorithm, limit and window) keeps its counts, in memory as
      * on a shared store; the others start from zero. The limiters no longer used are closed once the checks still
-     * using the configuration replaced are done.
+     * using the configuration replaced are done (the in-memory store's are let go instead: they hold nothing to
+     * close).
      *
      * @throws PolicyException      if the store refuses one of its limits (synchronized and leased mode keep only
      *                               fixed windows, sliding window counters and sliding tails); the configuration in
@@ -347,7 +348,10 @@ public final class PolicyLimiter implements AutoCloseable {
         }
     }
 
-    /** Closes the limiters of the configuration in force (once running checks are done). Idempotent. */
+    /**
+     * Closes the limiters of the configuration in force (once running checks are done; the in-memory store's are let
+     * go instead, since they hold nothing to close). Checks after this throw. Idempotent.
+     */
     @Override
     public synchronized void close() {
         Engine e = engine;
