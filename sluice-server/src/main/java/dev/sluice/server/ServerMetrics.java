@@ -33,7 +33,8 @@ import java.util.concurrent.TimeUnit;
 final class ServerMetrics {
     private final MeterRegistry registry;
     private final MultiGauge ruleLimits;
-    private final ConcurrentHashMap<String, Counter> requests = new ConcurrentHashMap<>();
+    /** By transport, then result: found per request without building a key (both are constants of the callers). */
+    private final ConcurrentHashMap<String, ConcurrentHashMap<String, Counter>> requests = new ConcurrentHashMap<>();
     /** The limiter version whose rules the gauge shows; guarded by {@code this}. */
     private long limitsVersion = -1;
 
@@ -47,20 +48,30 @@ final class ServerMetrics {
     private final ConcurrentHashMap<String, Timer> answers = new ConcurrentHashMap<>();
 
     void answered(String transport, long startNanos) {
-        answers.computeIfAbsent(transport, t -> Timer.builder("sluice.server.answer")
-                        .description("Time from a decision request's arrival to its answer")
-                        .tag("transport", t)
-                        .register(registry))
-                .record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+        Timer t = answers.get(transport); // a get first: the capturing function would otherwise be made per call
+        if (t == null) {
+            t = answers.computeIfAbsent(transport, k -> Timer.builder("sluice.server.answer")
+                    .description("Time from a decision request's arrival to its answer")
+                    .tag("transport", k)
+                    .register(registry));
+        }
+        t.record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
     }
 
     void request(String transport, String result) {
-        requests.computeIfAbsent(transport + '/' + result, k -> Counter.builder("sluice.server.requests")
-                        .description("Rate limit requests answered, by transport and result")
-                        .tag("transport", transport)
-                        .tag("result", result)
-                        .register(registry))
-                .increment();
+        ConcurrentHashMap<String, Counter> byResult = requests.get(transport);
+        if (byResult == null) {
+            byResult = requests.computeIfAbsent(transport, k -> new ConcurrentHashMap<>());
+        }
+        Counter c = byResult.get(result);
+        if (c == null) {
+            c = byResult.computeIfAbsent(result, k -> Counter.builder("sluice.server.requests")
+                    .description("Rate limit requests answered, by transport and result")
+                    .tag("transport", transport)
+                    .tag("result", k)
+                    .register(registry));
+        }
+        c.increment();
     }
 
     /** Shows the limits of the configuration in force, if it changed since the last call. */
