@@ -736,17 +736,21 @@ final class Engine {
      */
     private @Nullable Verdict run(Decided s, int resumed) {
         for (; s.nextStage <= Plan.DRY_RUN && s.refusedStage < 0; s.nextStage++) {
-            boolean quota = s.nextStage == Plan.QUOTA;
             int asking = resumed;
             resumed = PENDING;
+            if (asking == PENDING) { // to the next stage that has a part, if any
+                int left = (s.stageBits & 0xFF) >>> s.nextStage;
+                if (left == 0) {
+                    break;
+                }
+                s.nextStage += (byte) Integer.numberOfTrailingZeros(left);
+            }
+            boolean quota = s.nextStage == Plan.QUOTA;
             if (asking != PENDING) {
                 if (quota && asking == ASKED) {
                     asking = askQuota(s);
                 }
             } else {
-                if ((s.stageBits & (1 << s.nextStage)) == 0) {
-                    continue;
-                }
                 int asked = 0;
                 Part one = null;
                 boolean impossible = false;
