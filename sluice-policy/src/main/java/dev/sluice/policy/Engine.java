@@ -67,9 +67,9 @@ import org.jspecify.annotations.Nullable;
  * have no thread, connection or store call to end, so they are never closed, only let go (the collector takes them
  * once no check runs on them), and a check that still runs on a retired engine decides on its limiters as if it had
  * run just before the reload: on a limiter the next configuration took over, or on one whose counts the reload drops
- * anyway. A reload hands every limiter whose shape the new configuration still has to it
- * ({@link Shared}), so a limit whose rule did not change keeps its in-memory counts: its counter key (domain, rule
- * path, index) and its limiter are the same.
+ * anyway. A reload hands every limiter whose shape the new configuration still has to it ({@link Shared}), so a
+ * limit whose rule did not change keeps its in-memory counts: its counter key (domain, rule path, index) and its
+ * limiter are the same.
  */
 final class Engine {
 
