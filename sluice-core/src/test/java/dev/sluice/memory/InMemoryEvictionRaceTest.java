@@ -66,7 +66,7 @@ class InMemoryEvictionRaceTest {
      */
     @ParameterizedTest
     @EnumSource(Algorithm.class)
-    void the_same_while_the_key_table_grows_and_shrinks_under_the_threads(Algorithm algorithm) throws Exception {
+    void the_same_while_the_key_table_is_rebuilt_under_the_threads(Algorithm algorithm) throws Exception {
         run(algorithm, 6_000, 4, true);
     }
 
