@@ -35,8 +35,8 @@ import org.jspecify.annotations.Nullable;
  * connection's event loop, {@code /json} decided there ({@link RateLimitAdapter#shouldRateLimitAsync}) and answered
  * at once when no store call is needed (in memory, synchronized mode, a covering leased slice), else when the store's
  * batch answers, holding no thread meanwhile (at most {@value #MAX_WAITING} such checks at once; past that 503); a
- * body over {@value RateLimitAdapter#INLINE_BYTES} bytes and every other endpoint on the transport's bounded pool, whose full queue
- * answers 503.
+ * body over {@value RateLimitAdapter#INLINE_BYTES} bytes and every other endpoint on the transport's bounded pool,
+ * whose full queue answers 503.
  */
 final class HttpApi implements HttpTransport.Handler, AutoCloseable {
     /** The largest request body read; a larger one is answered 413. */

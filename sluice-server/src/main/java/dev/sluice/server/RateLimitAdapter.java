@@ -363,7 +363,6 @@ final class RateLimitAdapter {
                 .build();
     }
 
-    /** The limit's unit; for a window, the unit of the same length, else {@code UNKNOWN}. */
     /** Envoy's units by their names in a configuration (lower case). */
     private static final Map<String, RateLimit.Unit> UNITS = units();
 
@@ -377,6 +376,7 @@ final class RateLimitAdapter {
         return Map.copyOf(units);
     }
 
+    /** The limit's unit; for a window, the unit of the same length, else {@code UNKNOWN}. */
     static RateLimit.Unit unit(Limit limit) {
         String unit = limit.unit();
         if (unit != null) {
