@@ -4,8 +4,8 @@ import dev.sluice.Acquisition;
 import dev.sluice.Decision;
 import dev.sluice.JointDecision;
 import dev.sluice.algorithm.AlgorithmState;
+import java.time.Clock;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.function.ToLongFunction;
 
@@ -23,17 +23,29 @@ public final class JointLocks {
 
     /**
      * The indices of {@code parts} in the order their locks are taken: by {@code serial} of the part (its limiter's
-     * place), then by key.
+     * place), then by key. An insertion sort: a joint request has a few parts, and this runs on every one of them.
      */
-    public static Integer[] order(List<Acquisition> parts, ToLongFunction<Acquisition> serial) {
-        Integer[] order = new Integer[parts.size()];
-        for (int i = 0; i < order.length; i++) {
-            order[i] = i;
+    public static int[] order(List<Acquisition> parts, ToLongFunction<Acquisition> serial) {
+        int n = parts.size();
+        int[] order = new int[n];
+        long[] serials = new long[n];
+        for (int i = 0; i < n; i++) {
+            serials[i] = serial.applyAsLong(parts.get(i));
+            int j = i;
+            for (; j > 0 && before(parts, serials, i, order[j - 1]); j--) {
+                order[j] = order[j - 1];
+            }
+            order[j] = i;
         }
-        Comparator<Acquisition> byLimiterThenKey =
-                Comparator.comparingLong(serial).thenComparing(Acquisition::key);
-        Arrays.sort(order, Comparator.comparing(parts::get, byLimiterThenKey));
         return order;
+    }
+
+    /** Whether part {@code a} takes its lock before part {@code b}: a lower serial, or the same and a lower key. */
+    private static boolean before(List<Acquisition> parts, long[] serials, int a, int b) {
+        int bySerial = Long.compare(serials[a], serials[b]);
+        return bySerial != 0
+                ? bySerial < 0
+                : parts.get(a).key().compareTo(parts.get(b).key()) < 0;
     }
 
     /**
@@ -42,7 +54,7 @@ public final class JointLocks {
      *
      * @throws IllegalStateException if a part's limiter is closed
      */
-    public static Integer[] openInOrder(List<Acquisition> parts) {
+    public static int[] openInOrder(List<Acquisition> parts) {
         checkOpen(parts);
         return order(parts, a -> local(a).serial);
     }
@@ -78,11 +90,11 @@ public final class JointLocks {
      * @return false, having run nothing, if an entry was retired (dropped as idle) before its lock was taken: the
      *     caller looks its keys up again
      */
-    public static boolean underAll(KeyTable.Entry[] held, Integer[] order, Runnable decide) {
+    public static boolean underAll(KeyTable.Entry[] held, int[] order, Runnable decide) {
         return underAll(held, order, decide, 0);
     }
 
-    private static boolean underAll(KeyTable.Entry[] held, Integer[] order, Runnable decide, int depth) {
+    private static boolean underAll(KeyTable.Entry[] held, int[] order, Runnable decide, int depth) {
         if (depth == order.length) {
             decide.run();
             return true;
@@ -99,7 +111,8 @@ public final class JointLocks {
     /**
      * Decides every part of a joint request over {@link HeldDecider}s, with {@code held[i]}, the state of part
      * {@code i}, locked by the caller: each part's time is read under the locks into {@code now} (so the time of every
-     * decision on a key only grows: see the synchronized limiter's {@code decideHeld}); every part is decided without
+     * decision on a key only grows: see the synchronized limiter's {@code decideHeld}), once for the parts whose
+     * limiters share a clock; every part is decided without
      * consuming, which is what each limit answers alone; if all pass, every part is decided again, consuming (the same
      * answers, now taken), else only the parts refused by a limit that counts rejections consume, as alone. The
      * answers go to {@code decisions}: those of the second step if all passed, else those of the first.
@@ -107,7 +120,7 @@ public final class JointLocks {
     public static void allOrNothing(List<Acquisition> parts, AlgorithmState[] held, long[] now, Decision[] decisions) {
         int n = parts.size();
         for (int i = 0; i < n; i++) {
-            now[i] = decider(parts.get(i)).now();
+            now[i] = now(parts, now, i);
         }
         boolean allowed = true;
         for (int i = 0; i < n; i++) {
@@ -124,6 +137,21 @@ public final class JointLocks {
                 }
             }
         }
+    }
+
+    /**
+     * The time of part {@code i}: its limiter's clock read now, or, when an earlier part's limiter has the same clock,
+     * that part's reading (taken under the same locks), so that a request reads each clock once.
+     */
+    @SuppressWarnings("ReferenceEquality") // the same clock object reads the same time; an equal one need not
+    private static long now(List<Acquisition> parts, long[] now, int i) {
+        Clock clock = parts.get(i).limiter().config().clock();
+        for (int j = 0; j < i; j++) {
+            if (parts.get(j).limiter().config().clock() == clock) {
+                return now[j];
+            }
+        }
+        return decider(parts.get(i)).now();
     }
 
     private static HeldDecider decider(Acquisition a) {

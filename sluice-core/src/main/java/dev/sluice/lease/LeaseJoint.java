@@ -88,7 +88,7 @@ final class LeaseJoint implements JointDecider {
      */
     private @Nullable JointDecision decide(List<Acquisition> parts, boolean mayCall, long deadlineNanos) {
         int n = parts.size();
-        Integer[] order = JointLocks.openInOrder(parts);
+        int[] order = JointLocks.openInOrder(parts);
         Decision[] decisions = new Decision[n];
         Lease[] held = new Lease[n];
         long[] now = new long[n];

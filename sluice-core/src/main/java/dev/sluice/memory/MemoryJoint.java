@@ -47,7 +47,7 @@ final class MemoryJoint implements JointDecider {
             memory(a).checkOpen();
         }
         int n = parts.size();
-        Integer[] order = JointLocks.order(parts, a -> memory(a).serial);
+        int[] order = JointLocks.order(parts, a -> memory(a).serial);
 
         AlgorithmState[] held = new AlgorithmState[n];
         int failedAt = -1; // where the last turn found no slot; -1: no turn has
@@ -133,7 +133,7 @@ final class MemoryJoint implements JointDecider {
         return JointDecision.of(Arrays.asList(decisions));
     }
 
-    private static void unlock(AlgorithmState[] held, Integer[] order, int count) {
+    private static void unlock(AlgorithmState[] held, int[] order, int count) {
         for (int k = 0; k < count; k++) {
             held[order[k]].unlock(); // its slot is filled again before the next decision
         }

@@ -41,7 +41,7 @@ final class SyncJoint implements JointDecider {
     @Override
     public JointDecision decideAll(List<Acquisition> parts) {
         int n = parts.size();
-        Integer[] order = JointLocks.openInOrder(parts);
+        int[] order = JointLocks.openInOrder(parts);
         Decision[] decisions = new Decision[n];
         long[] now = new long[n];
         AlgorithmState[] held = new AlgorithmState[n];

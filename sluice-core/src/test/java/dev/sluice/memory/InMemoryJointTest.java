@@ -159,4 +159,54 @@ class InMemoryJointTest {
         assertEquals(0, limiter.keyCount(), "keys held after close");
         assertTrue(limiter.isClosed());
     }
+
+    /**
+     * A clock read once per joint request, whatever the number of limiters on it: parts on the same clock are decided at
+     * one instant, so a clock that moves between two reads cannot put them in different windows. A limiter on another
+     * clock reads its own.
+     */
+    @Test
+    void aJointRequestReadsEachClockOnce() {
+        TickingClock shared = new TickingClock();
+        TickingClock other = new TickingClock();
+        RateLimiter a = ticking(shared);
+        RateLimiter b = ticking(shared);
+        RateLimiter c = ticking(other);
+        JointDecision d = RateLimiter.tryAcquireAll(
+                Acquisition.of(a, "k"), Acquisition.of(b, "k"), Acquisition.of(c, "k"), Acquisition.of(a, "j"));
+        assertTrue(d.allowed(), d.toString());
+        assertEquals(1, shared.reads.get(), "reads of the clock three parts share");
+        assertEquals(1, other.reads.get(), "reads of the clock of the third limiter");
+        for (int i = 1; i < 4; i++) {
+            assertEquals(d.decision(0).resetAfterNanos(), d.decision(i).resetAfterNanos(), "part " + i + ": " + d);
+        }
+    }
+
+    /** A fixed window of a second on {@code clock}, whose every read moves it on by a third of a second. */
+    private static RateLimiter ticking(TickingClock clock) {
+        return RateLimiter.builder(Algorithm.FIXED_WINDOW)
+                .limit(10, Duration.ofSeconds(1))
+                .clock(clock)
+                .build();
+    }
+
+    /** A clock that moves on by a third of a second at each read, and counts its reads. */
+    private static final class TickingClock extends java.time.Clock {
+        final AtomicInteger reads = new AtomicInteger();
+
+        @Override
+        public java.time.Instant instant() {
+            return TestClock.NOON.plusMillis(333L * reads.incrementAndGet());
+        }
+
+        @Override
+        public java.time.ZoneId getZone() {
+            return java.time.ZoneOffset.UTC;
+        }
+
+        @Override
+        public java.time.Clock withZone(java.time.ZoneId zone) {
+            throw new UnsupportedOperationException("not needed here");
+        }
+    }
 }
