@@ -122,14 +122,16 @@ final class Engine {
 
     /** One domain's rules, made ready. */
     private static final class Domain {
-        final String name;
+        /** The domain's name's hash, which places a descriptor's resolution in the table of recent ones. */
+        final int hash;
+
         final DomainPolicy policy;
         final OnStoreFailure onFailure;
         /** The plan of each node of the configuration that has a rule. */
         final IdentityHashMap<DomainPolicy.Node, Plan> plans;
 
         Domain(String name, DomainPolicy policy, IdentityHashMap<DomainPolicy.Node, Plan> plans) {
-            this.name = name;
+            this.hash = name.hashCode();
             this.policy = policy;
             this.onFailure = policy.onStoreFailure();
             this.plans = plans;
@@ -142,7 +144,6 @@ final class Engine {
      */
     private static final class Resolution {
         final Descriptor descriptor;
-        final String domain;
         /** Null for a domain the configuration does not have. */
         final @Nullable Domain dom;
 
@@ -151,9 +152,8 @@ final class Engine {
         /** Per limit, one permit of its counter, which a request of cost 1 asks as it is; null where it has no limiter. */
         final @Nullable Acquisition @Nullable [] ones;
 
-        Resolution(Descriptor descriptor, String domain, @Nullable Domain dom, @Nullable Plan plan) {
+        Resolution(Descriptor descriptor, @Nullable Domain dom, @Nullable Plan plan) {
             this.descriptor = descriptor;
-            this.domain = domain;
             this.dom = dom;
             this.plan = plan;
             if (plan == null) {
@@ -637,12 +637,13 @@ final class Engine {
             int stripe) {
         int n = descriptors.size();
         // a request of one descriptor keeps its resolution without an array
-        Resolution first = resolve(domain, descriptors.get(0));
+        @Nullable Domain dom = domains.get(domain);
+        Resolution first = resolve(dom, descriptors.get(0));
         Resolution[] rest = n == 1 ? null : new Resolution[n];
         int slots = 0;
         boolean replaces = false;
         for (int i = 0; i < n; i++) {
-            Resolution r = i == 0 ? first : resolve(domain, descriptors.get(i));
+            Resolution r = i == 0 ? first : resolve(dom, descriptors.get(i));
             if (rest != null) {
                 rest[i] = r;
             }
@@ -702,7 +703,6 @@ final class Engine {
             }
         }
 
-        Domain dom = first.dom;
         decided.stages(stages, slot0, bySlot, dom == null ? OnStoreFailure.ALLOW : dom.onFailure, deadline, stripe);
         return decided;
     }
@@ -999,25 +999,28 @@ final class Engine {
         return replaced;
     }
 
-    /** What {@code d} resolves to in {@code domain}: from the table of recent resolutions, else matched and kept. */
-    private Resolution resolve(String domain, Descriptor d) {
+    /**
+     * What {@code d} resolves to in the domain whose rules are {@code dom} (null for a domain the configuration does
+     * not have; looked up once per request): from the table of recent resolutions, else matched and kept.
+     */
+    @SuppressWarnings("ReferenceEquality") // a domain's rules are one object for the life of this engine
+    private Resolution resolve(@Nullable Domain dom, Descriptor d) {
         Objects.requireNonNull(d, "descriptor must not be null");
+        if (dom == null) {
+            return new Resolution(d, null, null);
+        }
         @Nullable Resolution[] table = recent;
-        int slot = slot(d, domain, table.length);
+        int slot = slot(d, dom, table.length);
         Resolution r = table[slot];
-        if (r != null && d.equals(r.descriptor) && domain.equals(r.domain)) {
+        if (r != null && r.dom == dom && d.equals(r.descriptor)) {
             return r;
         }
         Resolution older = table[slot ^ 1];
-        if (older != null && d.equals(older.descriptor) && domain.equals(older.domain)) {
+        if (older != null && older.dom == dom && d.equals(older.descriptor)) {
             return older;
         }
-        Domain dom = domains.get(domain);
-        if (dom == null) {
-            return new Resolution(d, domain, null, null);
-        }
         DomainPolicy.Node node = dom.policy.match(d);
-        r = new Resolution(d, dom.name, dom, node == null ? null : dom.plans.get(node));
+        r = new Resolution(d, dom, node == null ? null : dom.plans.get(node));
         if (chars(d) <= MAX_CACHED_CHARS) {
             if (table[slot] == null) {
                 table[slot] = r;
@@ -1039,7 +1042,8 @@ final class Engine {
         @Nullable Resolution[] bigger = new Resolution[2 * table.length];
         for (Resolution r : table) {
             if (r != null) {
-                int slot = slot(r.descriptor, r.domain, bigger.length);
+                int slot = slot(
+                        r.descriptor, Objects.requireNonNull(r.dom, "only a known domain's are kept"), bigger.length);
                 bigger[bigger[slot] == null ? slot : slot ^ 1] = r;
             }
         }
@@ -1047,9 +1051,9 @@ final class Engine {
         recent = bigger; // a resolution another thread keeps in the old table meanwhile is made again when next asked
     }
 
-    /** The slot of {@code d} in {@code domain} in a table of {@code slots} slots, a power of two. */
-    private static int slot(Descriptor d, String domain, int slots) {
-        int h = d.hashCode() * 31 + domain.hashCode();
+    /** The slot of {@code d} in the domain of {@code dom} in a table of {@code slots} slots, a power of two. */
+    private static int slot(Descriptor d, Domain dom, int slots) {
+        int h = d.hashCode() * 31 + dom.hash;
         return (h ^ (h >>> 16)) & (slots - 1);
     }
 
@@ -1065,7 +1069,7 @@ final class Engine {
     /** The counter keys of {@code d} in {@code domain}, as a check resolves them; null when no rule applies. */
     @Nullable
     String @Nullable [] keysForTest(String domain, Descriptor d) {
-        return resolve(domain, d).keys;
+        return resolve(domains.get(domain), d).keys;
     }
 
     /** The slots of the table of recent resolutions now. */
