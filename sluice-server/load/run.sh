@@ -2,7 +2,8 @@
 # The load numbers of docs/service.md: the service against its stack's ceilings, in one run on this machine.
 #
 # For each store mode (MODES) and each jar (JAR, and BEFORE_JAR if given, e.g. an earlier build), one
-# `serve --bench-bare` process, and against it, alternating, ROUNDS times:
+# `serve --bench-bare` process, warmed until its JIT compilers settle (warm_up), and against it, alternating, ROUNDS
+# times:
 #   gRPC  h2load (a C client that does not cap the rate) on sluice.bench.Bare/ShouldRateLimit and on
 #         ShouldRateLimit: the same gRPC frame (one hot key, client_id=client-1), STREAMS streams over CHANNELS
 #         connections; in exact mode on Redis also 64 streams; p50/p99 from h2load's per-request log;
@@ -34,7 +35,9 @@ JAR=${JAR:-sluice-server/target/sluice-server.jar}
 BEFORE_JAR=${BEFORE_JAR:-}
 LUA=sluice-server/load/json.lua
 DURATION=${DURATION:-10}        # seconds measured per run
-WARMUP=${WARMUP:-3}             # seconds of warm-up of each server, per endpoint and transport
+WARMUP=${WARMUP:-3}             # seconds of each warm-up load, per endpoint and transport (a pass: all four)
+WARM_PASSES=${WARM_PASSES:-10}  # warm-up passes at most: until the JIT compilers settle (JIT_SETTLED)
+JIT_SETTLED=${JIT_SETTLED:-2}   # a pass is the last when the JIT compiled for less than this % of its time
 ROUNDS=${ROUNDS:-3}             # rounds per mode and jar; the tables give medians
 STREAMS=${STREAMS:-16}          # concurrent gRPC streams, and wrk connections
 CHANNELS=${CHANNELS:-4}         # gRPC connections the streams share
@@ -46,7 +49,7 @@ NGINX_PORT=${NGINX_PORT:-18580}
 MODES=${MODES:-"memory redis redis-sync redis-leased"}
 BENCH_JAR=${BENCH_JAR:-sluice-bench/target/benchmarks.jar}
 
-for tool in java h2load wrk nginx redis-server redis-cli redis-benchmark curl python3; do
+for tool in java jcmd h2load wrk nginx redis-server redis-cli redis-benchmark curl python3; do
   command -v "$tool" >/dev/null || {
     echo "run.sh: $tool is missing (apt-get install nghttp2-client wrk nginx-light redis-server redis-tools curl)" >&2
     exit 2
@@ -226,6 +229,34 @@ start_server() { # jar store args...
   exit 3
 }
 
+# The JIT compilers' time so far in the server's JVM, in milliseconds (its HotSpot counters, read by jcmd)
+jit_ms() {
+  jcmd "$server_pid" PerfCounter.print 2>/dev/null |
+    awk -F= '/^sun.os.hrt.frequency=/ { f = $2 } /^java.ci.totalTime=/ { t = $2 } END { printf "%.0f", f ? t * 1000 / f : 0 }'
+}
+
+# Warms the server: passes of both endpoints on both transports, WARMUP seconds each, until the JIT compilers took
+# less than JIT_SETTLED % of a pass (or WARM_PASSES passes). A server measured while its compilers still run gives the
+# path with more code (the check, against the bare endpoint) the larger share of the compilers' cost: tens of seconds
+# of load here before they settle. Prints each pass's compile time, so the output shows how warm the server was.
+warm_up() { # label
+  local pass ms0 ms1 path method
+  for pass in $(seq "$WARM_PASSES"); do
+    ms0=$(jit_ms)
+    for path in /bench/bare /json; do
+      wrk -t2 -c"$STREAMS" -d"${WARMUP}s" -s "$LUA" "http://127.0.0.1:$HTTP_PORT$path" >/dev/null
+    done
+    for method in sluice.bench.Bare/ShouldRateLimit envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit; do
+      h2load -D "$WARMUP" -c "$CHANNELS" -m $((STREAMS / CHANNELS)) -t 1 -H 'content-type: application/grpc' \
+        -H 'te: trailers' -d "$work/frame.bin" "http://127.0.0.1:$GRPC_PORT/$method" >/dev/null 2>&1 || true
+    done
+    ms1=$(jit_ms)
+    echo "# $1 warm-up pass $pass: the JIT compiled for $((ms1 - ms0)) ms of $((4 * WARMUP * 1000)) ms"
+    # no reading (jcmd could not attach): every pass is run
+    [ "$ms1" -gt 0 ] && [ $(((ms1 - ms0) * 100)) -lt $((JIT_SETTLED * 4 * WARMUP * 1000)) ] && return
+  done
+}
+
 stop_server() {
   kill "$server_pid"
   wait "$server_pid" 2>/dev/null || true
@@ -275,13 +306,7 @@ for mode in $MODES; do
       redis-leased) start_redis; start_server "$jar" --store "redis://127.0.0.1:$REDIS_PORT" --lease-interval 100ms ;;
       *) echo "run.sh: unknown mode $mode" >&2; exit 2 ;;
     esac
-    for path in /bench/bare /json; do # warm the server: both endpoints, both transports
-      wrk -t2 -c"$STREAMS" -d"${WARMUP}s" -s "$LUA" "http://127.0.0.1:$HTTP_PORT$path" >/dev/null
-    done
-    for method in sluice.bench.Bare/ShouldRateLimit envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit; do
-      h2load -D "$WARMUP" -c "$CHANNELS" -m $((STREAMS / CHANNELS)) -t 1 -H 'content-type: application/grpc' \
-        -H 'te: trailers' -d "$work/frame.bin" "http://127.0.0.1:$GRPC_PORT/$method" >/dev/null 2>&1 || true
-    done
+    warm_up "$label"
     for round in $(seq "$ROUNDS"); do
       measure_grpc "$label" "$round" sluice.bench.Bare/ShouldRateLimit bare "$STREAMS"
       measure_grpc "$label" "$round" envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit check "$STREAMS"
