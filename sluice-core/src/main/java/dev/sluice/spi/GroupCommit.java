@@ -270,10 +270,13 @@ public final class GroupCommit<Q, A> {
         }
         var unused = flight.whenComplete((r, e) -> {
             for (Request<Q, A> q : batch) {
-                q.fail(
-                        e != null && !(e instanceof CancellationException)
-                                ? failure(e)
-                                : failure(new SluiceException(store + " did not answer this request of its batch")));
+                if (!q.isDone()) { // the usual case is every request answered: no failure is made for those
+                    q.fail(
+                            e != null && !(e instanceof CancellationException)
+                                    ? failure(e)
+                                    : failure(
+                                            new SluiceException(store + " did not answer this request of its batch")));
+                }
             }
             synchronized (this) {
                 if (inFlight == flight) {

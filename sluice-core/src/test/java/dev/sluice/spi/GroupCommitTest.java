@@ -86,6 +86,33 @@ class GroupCommitTest {
         assertEquals(List.of(List.of("a"), List.of("b", "c")), sortedBatches());
     }
 
+    /**
+     * A batch whose call returns with a request it did not answer: that request fails with a {@link SluiceException}
+     * that says so, and the ones it answered keep their answers.
+     */
+    @Test
+    void aRequestItsBatchLeftUnansweredFailsAndTheOthersKeepTheirAnswers() throws Exception {
+        Future<String> a = decide("a", PATIENT);
+        awaitSent(1);
+        Future<String> b = decide("b", PATIENT);
+        Future<String> c = decide("c", PATIENT);
+        TestAwait.until("b and c queued", () -> commit.queued() >= 2);
+        answer(0);
+        awaitSent(2);
+        GroupCommit.Request<String, String> first = batches.get(1).get(0);
+        first.answer(first.payload().toUpperCase(Locale.ROOT)); // only the first of the batch
+        calls.get(1).complete(null);
+        String answered = first.payload();
+        Future<String> left = answered.equals("b") ? c : b;
+        assertEquals(answered.toUpperCase(Locale.ROOT), (answered.equals("b") ? b : c).get(30, TimeUnit.SECONDS));
+        SluiceException e = assertInstanceOf(
+                SluiceException.class,
+                assertThrows(ExecutionException.class, () -> left.get(30, TimeUnit.SECONDS))
+                        .getCause());
+        assertEquals("Store did not answer this request of its batch", e.getMessage());
+        assertEquals("A", a.get(30, TimeUnit.SECONDS));
+    }
+
     @Test
     void aRequestWhoseDeadlinePassesWhileItWaitsIsNeverSent() throws Exception {
         Future<String> a = decide("a", PATIENT);
