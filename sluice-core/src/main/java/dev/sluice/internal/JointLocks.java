@@ -112,10 +112,10 @@ public final class JointLocks {
      * Decides every part of a joint request over {@link HeldDecider}s, with {@code held[i]}, the state of part
      * {@code i}, locked by the caller: each part's time is read under the locks into {@code now} (so the time of every
      * decision on a key only grows: see the synchronized limiter's {@code decideHeld}), once for the parts whose
-     * limiters share a clock; every part is decided without
-     * consuming, which is what each limit answers alone; if all pass, every part is decided again, consuming (the same
-     * answers, now taken), else only the parts refused by a limit that counts rejections consume, as alone. The
-     * answers go to {@code decisions}: those of the second step if all passed, else those of the first.
+     * limiters share a clock; every part is decided without consuming, which is what each limit answers alone; if all
+     * pass, every part is decided again, consuming (the same answers, now taken), else only the parts refused by a
+     * limit that counts rejections consume, as alone. The answers go to {@code decisions}: those of the second step if
+     * all passed, else those of the first.
      */
     public static void allOrNothing(List<Acquisition> parts, AlgorithmState[] held, long[] now, Decision[] decisions) {
         int n = parts.size();
