@@ -69,20 +69,26 @@ class GroupCommitTest {
         TestAwait.until("the request answered", f::isDone);
     }
 
-    @Test
-    void requestsArrivingWhileABatchIsInFlightGoTogetherInTheNext() throws Exception {
+    /** Sends {@code a}, then {@code b} and {@code c} while its batch is in flight: they wait for the next batch. */
+    private List<Future<String>> aThenBAndCQueued() {
         Future<String> a = decide("a", PATIENT);
         awaitSent(1);
         Future<String> b = decide("b", PATIENT);
         Future<String> c = decide("c", PATIENT);
         TestAwait.until("b and c queued", () -> commit.queued() >= 2);
         assertEquals(2, commit.queued(), "b and c wait for the next batch");
+        return List.of(a, b, c);
+    }
+
+    @Test
+    void requestsArrivingWhileABatchIsInFlightGoTogetherInTheNext() throws Exception {
+        List<Future<String>> abc = aThenBAndCQueued();
         answer(0);
         awaitSent(2);
         answer(1);
-        assertEquals("A", a.get(30, TimeUnit.SECONDS));
-        assertEquals("B", b.get(30, TimeUnit.SECONDS));
-        assertEquals("C", c.get(30, TimeUnit.SECONDS));
+        assertEquals("A", abc.get(0).get(30, TimeUnit.SECONDS));
+        assertEquals("B", abc.get(1).get(30, TimeUnit.SECONDS));
+        assertEquals("C", abc.get(2).get(30, TimeUnit.SECONDS));
         assertEquals(List.of(List.of("a"), List.of("b", "c")), sortedBatches());
     }
 
@@ -92,11 +98,10 @@ class GroupCommitTest {
      */
     @Test
     void aRequestItsBatchLeftUnansweredFailsAndTheOthersKeepTheirAnswers() throws Exception {
-        Future<String> a = decide("a", PATIENT);
-        awaitSent(1);
-        Future<String> b = decide("b", PATIENT);
-        Future<String> c = decide("c", PATIENT);
-        TestAwait.until("b and c queued", () -> commit.queued() >= 2);
+        List<Future<String>> abc = aThenBAndCQueued();
+        Future<String> a = abc.get(0);
+        Future<String> b = abc.get(1);
+        Future<String> c = abc.get(2);
         answer(0);
         awaitSent(2);
         GroupCommit.Request<String, String> first = batches.get(1).get(0);
