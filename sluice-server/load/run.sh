@@ -49,7 +49,11 @@ NGINX_PORT=${NGINX_PORT:-18580}
 MODES=${MODES:-"memory redis redis-sync redis-leased"}
 BENCH_JAR=${BENCH_JAR:-sluice-bench/target/benchmarks.jar}
 
-for tool in java jcmd h2load wrk nginx redis-server redis-cli redis-benchmark curl python3; do
+command -v jcmd >/dev/null || {
+  echo "run.sh: jcmd is missing: it comes with a JDK, not a JRE (apt-get install openjdk-17-jdk-headless)" >&2
+  exit 2
+}
+for tool in java h2load wrk nginx redis-server redis-cli redis-benchmark curl python3; do
   command -v "$tool" >/dev/null || {
     echo "run.sh: $tool is missing (apt-get install nghttp2-client wrk nginx-light redis-server redis-tools curl)" >&2
     exit 2
