@@ -184,8 +184,21 @@ measure_grpc() { # label round method name streams
 start_redis() {
   redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no >"$work/redis.log" 2>&1 &
   redis_pid=$!
-  for _ in $(seq 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && return; sleep 0.1; done
-  echo "run.sh: redis-server did not start: $(cat "$work/redis.log")" >&2
+  local answering
+  for _ in $(seq 100); do
+    answering=$(redis-cli -p "$REDIS_PORT" info server 2>/dev/null | tr -d '\r' |
+      awk -F: '$1 == "process_id" { print $2 }') || true # refused until it listens
+    if [ -n "$answering" ]; then
+      [ "$answering" = "$redis_pid" ] && return
+      # another server answers on the port: its figures would not be this run's
+      echo "run.sh: another redis-server (process $answering) answers on port $REDIS_PORT: stop it, or set REDIS_PORT" >&2
+      redis_pid=
+      exit 3
+    fi
+    sleep 0.1
+  done
+  echo "run.sh: redis-server did not start on port $REDIS_PORT (REDIS_PORT): $(cat "$work/redis.log")" >&2
+  redis_pid=
   exit 3
 }
 
