@@ -12,7 +12,11 @@ import dev.sluice.JointDecision;
 import dev.sluice.RateLimiter;
 import dev.sluice.TestClock;
 import dev.sluice.internal.JointDecider;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -191,21 +195,21 @@ class InMemoryJointTest {
     }
 
     /** A clock that moves on by a third of a second at each read, and counts its reads. */
-    private static final class TickingClock extends java.time.Clock {
+    private static final class TickingClock extends Clock {
         final AtomicInteger reads = new AtomicInteger();
 
         @Override
-        public java.time.Instant instant() {
+        public Instant instant() {
             return TestClock.NOON.plusMillis(333L * reads.incrementAndGet());
         }
 
         @Override
-        public java.time.ZoneId getZone() {
-            return java.time.ZoneOffset.UTC;
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
         }
 
         @Override
-        public java.time.Clock withZone(java.time.ZoneId zone) {
+        public Clock withZone(ZoneId zone) {
             throw new UnsupportedOperationException("not needed here");
         }
     }
