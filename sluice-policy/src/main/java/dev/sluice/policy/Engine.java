@@ -449,15 +449,26 @@ final class Engine {
      */
     static final class Decided extends Part {
         private final List<Descriptor> request;
-        /** The resolution of the first descriptor; of the others in {@link #rest}. */
+        /**
+         * The resolution of each descriptor: of a request of up to three (Envoy's usual request has three) in
+         * {@link #first}, {@link #second} and {@link #third} (null past the request's end); of a longer one, of every
+         * descriptor in {@link #rest} (else null), and of the first in {@link #first} too.
+         */
         private final Resolution first;
-        /** The resolution of every descriptor, when there are several; else null. */
+
+        private final @Nullable Resolution second;
+        private final @Nullable Resolution third;
         private final Resolution @Nullable [] rest;
-        /** The part of each limit (slot) of the request: {@link #slot0} when there is one slot, else {@link #bySlot}. */
-        private @Nullable Part slot0;
+        /**
+         * The part of each limit (slot) of the request. Usually each slot that has a part has one of its own, in the
+         * order of the parts: then {@link #fresh} has a bit per such slot (the k-th bit set names the k-th part) and
+         * there is no array; {@link #bySlot} names every slot's part when a slot shares an earlier slot's counter or
+         * there are more than 64 slots.
+         */
+        private long fresh;
 
         private @Nullable Part @Nullable [] bySlot;
-        private final @Nullable Set<String> replaced;
+        private @Nullable Set<String> replaced;
         private OnStoreFailure onFailure = OnStoreFailure.ALLOW;
         // the stages' numbers and bits are bytes, as Part.stage: a check makes this record, so each byte counts
         private byte refusedStage = -1;
@@ -482,12 +493,24 @@ final class Engine {
         Decided(
                 List<Descriptor> request,
                 Resolution first,
-                Resolution @Nullable [] rest,
-                @Nullable Set<String> replaced) {
+                @Nullable Resolution second,
+                @Nullable Resolution third,
+                Resolution @Nullable [] rest) {
             this.request = request;
             this.first = first;
+            this.second = second;
+            this.third = third;
             this.rest = rest;
-            this.replaced = replaced;
+        }
+
+        /** The resolution of descriptor {@code i}. */
+        Resolution resolution(int i) {
+            Resolution[] all = rest;
+            if (all != null) {
+                return all[i];
+            }
+            return Objects.requireNonNull(
+                    i == 0 ? first : i == 1 ? second : i == 2 ? third : null, "a resolution per descriptor");
         }
 
         /**
@@ -501,13 +524,13 @@ final class Engine {
         /** The request's stages to run, a bit per stage that has a counter, set once before the stages run. */
         void stages(
                 int stageBits,
-                @Nullable Part slot0,
+                long fresh,
                 @Nullable Part @Nullable [] bySlot,
                 OnStoreFailure onFailure,
                 @Nullable StoreDeadline deadline,
                 int stripe) {
             this.stageBits = (byte) stageBits;
-            this.slot0 = slot0;
+            this.fresh = fresh;
             this.bySlot = bySlot;
             this.onFailure = onFailure;
             this.deadline = deadline;
@@ -515,11 +538,21 @@ final class Engine {
         }
 
         private @Nullable Plan plan(int i) {
-            return rest == null ? first.plan : rest[i].plan;
+            return resolution(i).plan;
         }
 
         private @Nullable Part part(int slot) {
-            return bySlot == null ? slot0 : bySlot[slot];
+            if (bySlot != null) {
+                return bySlot[slot];
+            }
+            if ((fresh & (1L << slot)) == 0) { // slot < 64 here
+                return null;
+            }
+            Part p = head();
+            for (int k = Long.bitCount(fresh & ((1L << slot) - 1)); k > 0 && p != null; k--) {
+                p = p.next;
+            }
+            return p;
         }
 
         /** The answer of limit {@code j} of {@code p}, whose part is {@code part}: the one place outcomes are given. */
@@ -636,37 +669,47 @@ final class Engine {
             @Nullable StoreDeadline deadline,
             int stripe) {
         int n = descriptors.size();
-        // a request of one descriptor keeps its resolution without an array
+        // a request of up to three descriptors keeps their resolutions without an array
         @Nullable Domain dom = domains.get(domain);
         Resolution first = resolve(dom, descriptors.get(0));
-        Resolution[] rest = n == 1 ? null : new Resolution[n];
+        Resolution second = null;
+        Resolution third = null;
+        Resolution[] rest = null;
+        if (n > 3) {
+            rest = new Resolution[n];
+            rest[0] = first;
+            for (int i = 1; i < n; i++) {
+                rest[i] = resolve(dom, descriptors.get(i));
+            }
+        } else {
+            second = n > 1 ? resolve(dom, descriptors.get(1)) : null;
+            third = n > 2 ? resolve(dom, descriptors.get(2)) : null;
+        }
+        Decided decided = new Decided(descriptors, first, second, third, rest);
         int slots = 0;
         boolean replaces = false;
         for (int i = 0; i < n; i++) {
-            Resolution r = i == 0 ? first : resolve(dom, descriptors.get(i));
-            if (rest != null) {
-                rest[i] = r;
-            }
-            Plan p = r.plan;
+            Plan p = decided.resolution(i).plan;
             if (p != null) {
                 slots += p.limits.length;
                 replaces |= p.replaces;
             }
         }
-        Set<String> replaced = replaces ? replaced(first, rest) : null;
-        Decided decided = new Decided(descriptors, first, rest, replaced);
+        Set<String> replaced = replaces ? replaced(decided, n) : null;
+        decided.replaced = replaced;
 
         // The counters: one part per limiter and key, in the order of the request (a list through Part.next); each
-        // limit (slot) names its part, or none when it is replaced or unlimited. A request of one slot needs no array.
-        @Nullable Part[] bySlot = slots > 1 ? new Part[slots] : null;
-        Part slot0 = null;
+        // limit (slot) names its part, or none when it is replaced or unlimited: by a bit per slot while each slot's
+        // part is a new one (Decided.fresh), in an array from the first slot that shares an earlier slot's part.
+        long fresh = 0;
+        @Nullable Part[] bySlot = null;
         Part head = null;
         Part tail = null;
         int stages = 0; // a bit per stage that has a part
         Map<String, Part> byKey = slots > 8 ? new HashMap<>() : null;
         int slot = 0;
         for (int i = 0; i < n; i++) {
-            Resolution r = rest == null ? first : rest[i];
+            Resolution r = decided.resolution(i);
             Plan p = r.plan;
             if (p == null) {
                 continue;
@@ -680,7 +723,8 @@ final class Engine {
                 if (key == null || (replaced != null && replaced.contains(l.name()))) {
                     continue;
                 }
-                Part part = byKey != null ? byKey.get(key) : find(head, key);
+                Part part = byKey != null ? byKey.get(key) : find(head, key, l);
+                boolean shared = part != null;
                 if (part == null) {
                     part = (head == null ? decided : new Part()).count(p.limiters[j], key, l, p.stage, ones[j]);
                     stages |= 1 << p.stage;
@@ -695,15 +739,18 @@ final class Engine {
                     }
                 }
                 part.cost = part.cost > Long.MAX_VALUE - cost ? Long.MAX_VALUE : part.cost + cost;
-                if (bySlot != null) {
-                    bySlot[slot] = part;
+                if (bySlot == null && !shared && slot < Long.SIZE) {
+                    fresh |= 1L << slot;
                 } else {
-                    slot0 = part;
+                    if (bySlot == null) {
+                        bySlot = bySlot(head, fresh, slots);
+                    }
+                    bySlot[slot] = part;
                 }
             }
         }
 
-        decided.stages(stages, slot0, bySlot, dom == null ? OnStoreFailure.ALLOW : dom.onFailure, deadline, stripe);
+        decided.stages(stages, fresh, bySlot, dom == null ? OnStoreFailure.ALLOW : dom.onFailure, deadline, stripe);
         return decided;
     }
 
@@ -975,9 +1022,25 @@ final class Engine {
         }
     }
 
-    private static @Nullable Part find(@Nullable Part head, String key) {
+    /** The part of each of {@code slots} slots, from a bit per slot whose part is the next one from {@code head}. */
+    private static @Nullable Part[] bySlot(@Nullable Part head, long fresh, int slots) {
+        @Nullable Part[] bySlot = new Part[slots];
+        Part p = head;
+        for (long f = fresh; f != 0 && p != null; f &= f - 1, p = p.next) {
+            bySlot[Long.numberOfTrailingZeros(f)] = p;
+        }
+        return bySlot;
+    }
+
+    /**
+     * The part of counter {@code key} of {@code limit} among the parts from {@code head}, or null. A counter key names
+     * its rule and the limit's index in it ({@link Plan}), and a descriptor matches one rule, so parts of another limit
+     * never have this key: they are passed over without comparing characters.
+     */
+    @SuppressWarnings("ReferenceEquality") // a rule's limit is one object in an engine
+    private static @Nullable Part find(@Nullable Part head, String key, Limit limit) {
         for (Part p = head; p != null; p = p.next) {
-            if (p.key.equals(key)) {
+            if (p.limit == limit && p.key.equals(key)) {
                 return p;
             }
         }
@@ -985,10 +1048,10 @@ final class Engine {
     }
 
     /** The names of the limits that matched limits of the request replace. */
-    private static Set<String> replaced(Resolution first, Resolution @Nullable [] rest) {
+    private static Set<String> replaced(Decided request, int descriptors) {
         Set<String> replaced = new HashSet<>();
-        for (int i = 0; i < (rest == null ? 1 : rest.length); i++) {
-            Plan p = (rest == null ? first : rest[i]).plan;
+        for (int i = 0; i < descriptors; i++) {
+            Plan p = request.resolution(i).plan;
             if (p != null && p.replaces) {
                 for (Limit l : p.limits) {
                     replaced.addAll(l.replaces());

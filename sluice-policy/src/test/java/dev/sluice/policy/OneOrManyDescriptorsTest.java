@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.testkit.ManualClock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
@@ -119,7 +120,18 @@ class OneOrManyDescriptorsTest {
     /** A descriptor no rule of {@link #RULES} matches. */
     static final Descriptor NO_RULE = Descriptor.of("unknown", "u");
 
+    /** A descriptor whose rule has one limit, unlimited: a limit (slot) of the request, with no counter. */
+    static final Descriptor UNLIMITED = Descriptor.of("client_id", "trusted");
+
     void sameAnswers(boolean dryRun, long seed) {
+        sameAnswers(dryRun, seed, List.of(NO_RULE), List.of(NO_RULE));
+    }
+
+    /**
+     * Each random descriptor alone, and between {@code before} and {@code after}, descriptors that take no counter
+     * (no rule, or an unlimited one): the same answer.
+     */
+    void sameAnswers(boolean dryRun, long seed, List<Descriptor> before, List<Descriptor> after) {
         try (PolicyLimiter alone = limiter(dryRun);
                 PolicyLimiter among = limiter(dryRun)) {
             Random random = new Random(seed);
@@ -127,15 +139,23 @@ class OneOrManyDescriptorsTest {
                 Descriptor d = randomDescriptor(random);
                 long hits = 1 + random.nextInt(random.nextInt(10) == 0 ? 12 : 2);
                 Verdict a = alone.check("test-domain", List.of(d), hits);
-                Verdict many = among.check("test-domain", List.of(NO_RULE, d, NO_RULE), hits);
-                assertEquals(Outcome.NO_LIMIT, many.descriptor(0).outcome());
-                assertEquals(Outcome.NO_LIMIT, many.descriptor(2).outcome());
+                List<Descriptor> request = new ArrayList<>(before);
+                request.add(d);
+                request.addAll(after);
+                Verdict many = among.check("test-domain", request, hits);
+                for (int j = 0; j < request.size(); j++) {
+                    if (j != before.size()) {
+                        assertEquals(
+                                request.get(j) == NO_RULE ? Outcome.NO_LIMIT : Outcome.UNLIMITED,
+                                many.descriptor(j).outcome());
+                    }
+                }
                 Verdict b = new Verdict(
                         many.allowed(),
                         many.shadowBanRule().orElse(null),
                         many.storeFailure().orElse(null),
                         many.storeTimedOut(),
-                        List.of(many.descriptor(1)));
+                        List.of(many.descriptor(before.size())));
                 assertSameVerdict(b, a, "request " + i + ": " + d + " x" + hits);
                 if (random.nextInt(20) == 0) {
                     clock.advance(Duration.ofMillis(random.nextInt(3000)));
@@ -173,6 +193,13 @@ class OneOrManyDescriptorsTest {
     @Test
     void oneDescriptorAnswersAloneAsAmongOthersInGlobalDryRun() {
         sameAnswers(true, 7);
+    }
+
+    /** Its limits after slots of no counter: after one, and past the 64th limit of a request of more than three. */
+    @Test
+    void oneDescriptorAnswersAloneAsAfterLimitsOfNoCounter() {
+        sameAnswers(false, 11, List.of(UNLIMITED), List.of(UNLIMITED));
+        sameAnswers(false, 12, Collections.nCopies(66, UNLIMITED), List.of(NO_RULE, UNLIMITED));
     }
 
     @Test
