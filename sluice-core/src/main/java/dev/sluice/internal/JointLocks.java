@@ -5,7 +5,6 @@ import dev.sluice.Decision;
 import dev.sluice.JointDecision;
 import dev.sluice.algorithm.AlgorithmState;
 import java.time.Clock;
-import java.util.Arrays;
 import java.util.List;
 import java.util.function.ToLongFunction;
 
@@ -76,7 +75,7 @@ public final class JointLocks {
             Acquisition a = parts.get(i);
             local(a).notifyDecision(a.key(), a.cost(), decisions[i]);
         }
-        return JointDecision.of(Arrays.asList(decisions));
+        return JointDecision.of(List.of(decisions));
     }
 
     private static LocalLimiter<?> local(Acquisition a) {

@@ -7,7 +7,6 @@ import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.internal.JointDecider;
 import dev.sluice.internal.JointLocks;
 import dev.sluice.spi.Listeners;
-import java.util.Arrays;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -106,7 +105,7 @@ final class MemoryJoint implements JointDecider {
             limiter.afterJoint(now[i]);
             Listeners.decision(limiter.listener(), limiter, a.key(), a.cost(), decisions[i]);
         }
-        return JointDecision.of(Arrays.asList(decisions));
+        return JointDecision.of(List.of(decisions));
     }
 
     /**
@@ -120,7 +119,7 @@ final class MemoryJoint implements JointDecider {
             decisions[i] = memory(a).refusedAtBound(a.key(), a.cost());
             Listeners.decision(memory(a).listener(), a.limiter(), a.key(), a.cost(), decisions[i]);
         }
-        return JointDecision.of(Arrays.asList(decisions));
+        return JointDecision.of(List.of(decisions));
     }
 
     /** What each part answers alone, consuming nothing: a request refused because a key has no room. */
@@ -130,7 +129,7 @@ final class MemoryJoint implements JointDecider {
             Acquisition a = parts.get(i);
             decisions[i] = a.limiter().peek(a.key(), a.cost());
         }
-        return JointDecision.of(Arrays.asList(decisions));
+        return JointDecision.of(List.of(decisions));
     }
 
     private static void unlock(AlgorithmState[] held, int[] order, int count) {

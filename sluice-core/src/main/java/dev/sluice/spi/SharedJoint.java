@@ -7,7 +7,6 @@ import dev.sluice.LimiterConfig;
 import dev.sluice.SluiceException;
 import dev.sluice.internal.JointDecider;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -139,7 +138,7 @@ public final class SharedJoint {
             Acquisition a = parts.get(i);
             limiters[i].notifyDecision(a.key(), a.cost(), decisions[i]);
         }
-        return JointDecision.of(Arrays.asList(decisions));
+        return JointDecision.of(List.of(decisions));
     }
 
     /** No deadline but the store's own timeout: {@link AtomicJointDecider#decideAll(List, List, long[], long[])}. */
