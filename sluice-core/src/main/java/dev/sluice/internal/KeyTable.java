@@ -94,6 +94,16 @@ public final class KeyTable<E extends KeyTable.Entry> implements Iterable<E> {
 
         private static final int VERSION = 32;
 
+        /**
+         * One release of an entry's lock in this many says so ({@link #unlockSampled}): an owner that counts its
+         * decisions only roughly adds this much at such a release instead of one at each, and so writes no shared
+         * counter on most decisions.
+         */
+        public static final int SAMPLE = 16;
+
+        /** The version's bits that are all clear once every {@link #SAMPLE} releases. */
+        private static final int SAMPLED = VERSION * (SAMPLE - 1);
+
         /** What {@link #optimisticStamp(boolean)} answers when an optimistic read cannot start. */
         public static final int NO_STAMP = HELD;
 
@@ -168,6 +178,24 @@ public final class KeyTable<E extends KeyTable.Entry> implements Iterable<E> {
          */
         public final void unlock() {
             WORD.setRelease(this, (word & ~HELD) + VERSION);
+        }
+
+        /**
+         * {@link #unlock()}, answering whether this release is one in {@link #SAMPLE} of the entry's: the release
+         * after which the lock's version, which every release moves on, is a multiple of {@code SAMPLE}.
+         */
+        public final boolean unlockSampled() {
+            int w = (word & ~HELD) + VERSION;
+            WORD.setRelease(this, w);
+            return (w & SAMPLED) == 0;
+        }
+
+        /**
+         * Whether a read under {@code stamp} ({@link #optimisticStamp}) falls in one in {@link #SAMPLE} of the entry's
+         * versions, as {@link #unlockSampled} answers for a release.
+         */
+        public static boolean sampled(int stamp) {
+            return (stamp & SAMPLED) == 0;
         }
 
         /** Whether the entry has been dropped by its owner, for good. Call while holding the lock. */

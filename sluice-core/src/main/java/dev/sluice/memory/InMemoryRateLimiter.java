@@ -61,12 +61,14 @@ import org.jspecify.annotations.Nullable;
  * up to {@value #SWEEP_PER_TICK} entries of the current lap, and each new key examines up to
  * {@value #SWEEP_PER_INSERT} more. No sweep examines an entry twice, and only the millisecond tick starts a lap, so
  * a table that churns through few keys does not pay for a new iterator per insertion. A new lap starts once the last
- * one is done and either as many decisions have been made since it started as it had entries to examine (and the
- * clock has reached the earliest time a state it kept may be evictable), or the clock has moved on by {@code keep}
- * since it started: a lap costs at most one examination per decision, however
- * slowly or fast the clock moves against the requests (a replay on a virtual clock moves it by about a millisecond
- * per request), and a key idle for {@code keep} is still evicted within another {@code keep} and one lap. At most
- * one thread sweeps at a time; the others skip it.
+ * one is done and either about as many decisions have been made since it started as it had entries to examine (and
+ * the clock has reached the earliest time a state it kept may be evictable), or the clock has moved on by
+ * {@code keep} since it started: a lap costs about one examination per decision, however slowly or fast the clock
+ * moves against the requests (a replay on a virtual clock moves it by about a millisecond per request), and a key
+ * idle for {@code keep} is still evicted within another {@code keep} and one lap. Decisions are counted by sample:
+ * one release of a key's lock in {@link AlgorithmState#SAMPLE} counts that many, the others nothing, so that a
+ * decision writes no counter shared by every key (an atomic add there was a fifth of a decision on a few keys). At
+ * most one thread sweeps at a time; the others skip it.
  *
  * <p>At the bound on keys, a new key first makes room by evicting every idle key (one full pass, under the sweep
  * lock). If every key is live, the request is denied with {@code retryAfter} until the earliest live key is idle;
@@ -108,7 +110,10 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
     private @Nullable Iterator<AlgorithmState> cursor; // guarded by sweepLock
     private long noRoomUntil = Long.MIN_VALUE; // guarded by sweepLock
     private volatile long nextTick = Long.MIN_VALUE;
-    /** Decisions made, counted for the start of the next lap. */
+    /**
+     * Decisions made, counted for the start of the next lap: roughly, {@link AlgorithmState#SAMPLE} at each sampled
+     * release of a key's lock ({@link #afterDecision}).
+     */
     private final LongAdder decisions = new LongAdder();
 
     private long lapStartedAt; // guarded by sweepLock: the clock when the current lap started
@@ -270,6 +275,7 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
                 }
                 long now = now(); // before the lock, again after a retired state: see the class comment
                 Decision d;
+                boolean sampled;
                 s.lock();
                 try {
                     if (s.retired()) {
@@ -277,9 +283,9 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
                     }
                     d = decideOn(s, now, cost, reservation);
                 } finally {
-                    s.unlock();
+                    sampled = s.unlockSampled();
                 }
-                afterDecision(now, false);
+                afterDecision(now, false, sampled);
                 return d;
             }
             if (!takeSlot()) {
@@ -293,6 +299,7 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
             AlgorithmState fresh = fresh(key);
             long now = 0;
             Decision d = null;
+            boolean sampled;
             fresh.lock();
             try {
                 if (states.putIfAbsent(fresh) == null) {
@@ -302,7 +309,7 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
                     }
                 }
             } finally {
-                fresh.unlock();
+                sampled = fresh.unlockSampled();
             }
             if (d == null) { // another thread inserted the key first (or a sweep ran inside our clock read)
                 if (!fresh.retired()) {
@@ -310,7 +317,7 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
                 }
                 continue;
             }
-            afterDecision(now, true);
+            afterDecision(now, true, sampled);
             return d;
         }
     }
@@ -351,7 +358,7 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
         }
         Decision d = copy.decide(params, now, cost, false);
         if (onlyIfRefusing && !d.allowed()) {
-            afterDecision(now, false);
+            afterDecision(now, false, AlgorithmState.sampled(stamp));
         }
         return d;
     }
@@ -422,7 +429,12 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
 
     /** After a joint request let go of its locks: the amortized sweep. */
     void afterJoint(long now) {
-        afterDecision(now, false);
+        afterDecision(now, false, false);
+    }
+
+    /** Counts a decision of a joint request whose release of its key's lock was sampled ({@link #afterDecision}). */
+    void sampledJoint() {
+        decisions.add(AlgorithmState.SAMPLE);
     }
 
     RateLimitListener listener() {
@@ -434,8 +446,15 @@ final class InMemoryRateLimiter implements RateLimiter, JointMember, HeldDecider
         return config.clockNanos();
     }
 
-    private void afterDecision(long now, boolean inserted) {
-        decisions.increment();
+    /**
+     * After a decision: counts it, roughly, for the laps of the sweep, and sweeps. A decision is counted as
+     * {@link AlgorithmState#SAMPLE} when its release of the key's lock was sampled ({@code sampled}), else not at all,
+     * so that most decisions write no counter shared by every key.
+     */
+    private void afterDecision(long now, boolean inserted, boolean sampled) {
+        if (sampled) {
+            decisions.add(AlgorithmState.SAMPLE);
+        }
         if (inserted) {
             sweep(now, SWEEP_PER_INSERT, false, false);
         }

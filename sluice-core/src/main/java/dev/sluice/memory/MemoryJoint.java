@@ -95,8 +95,10 @@ final class MemoryJoint implements JointDecider {
         try {
             JointLocks.allOrNothing(parts, held, now, decisions);
         } finally {
-            for (AlgorithmState s : held) {
-                s.unlock();
+            for (int i = 0; i < n; i++) {
+                if (held[i].unlockSampled()) {
+                    memory(parts.get(i)).sampledJoint();
+                }
             }
         }
         for (int i = 0; i < n; i++) {

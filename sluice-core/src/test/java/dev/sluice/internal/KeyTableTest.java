@@ -77,6 +77,31 @@ class KeyTableTest {
     }
 
     @Test
+    void oneReleaseInSixteenIsSampledWhateverTheMarks() {
+        Entry e = new Entry("k");
+        int sampled = 0;
+        for (int i = 1; i <= 20 * KeyTable.Entry.SAMPLE; i++) {
+            e.lock();
+            e.markUsed(i % 3 == 0);
+            e.noteRefused(i % 2 == 0);
+            if (i % 5 == 0) {
+                e.takeMarks();
+            }
+            int stamp = KeyTable.Entry.NO_STAMP;
+            if (e.unlockSampled()) {
+                sampled++;
+                assertEquals(0, i % KeyTable.Entry.SAMPLE, "release " + i);
+                stamp = e.optimisticStamp(false);
+                assertTrue(KeyTable.Entry.sampled(stamp), "a read after a sampled release falls in its version");
+            }
+            if (stamp == KeyTable.Entry.NO_STAMP) {
+                assertFalse(KeyTable.Entry.sampled(e.optimisticStamp(false)), "release " + i);
+            }
+        }
+        assertEquals(20, sampled);
+    }
+
+    @Test
     void anEntryBoundToItsKeyAfterItWasBuiltIsFoundByIt() {
         KeyTable<Entry> table = new KeyTable<>();
         Entry e = new Entry();
