@@ -66,9 +66,8 @@ import org.jspecify.annotations.Nullable;
  * {@code keep} since it started: a lap costs about one examination per decision, however slowly or fast the clock
  * moves against the requests (a replay on a virtual clock moves it by about a millisecond per request), and a key
  * idle for {@code keep} is still evicted within another {@code keep} and one lap. Decisions are counted by sample:
- * one release of a key's lock in {@link AlgorithmState#SAMPLE} counts that many, the others nothing, so that a
- * decision writes no counter shared by every key (an atomic add there was a fifth of a decision on a few keys). At
- * most one thread sweeps at a time; the others skip it.
+ * one release of a key's lock in {@link AlgorithmState#SAMPLE} counts that many, the others nothing, so that most
+ * decisions write no counter shared by every key. At most one thread sweeps at a time; the others skip it.
  *
  * <p>At the bound on keys, a new key first makes room by evicting every idle key (one full pass, under the sweep
  * lock). If every key is live, the request is denied with {@code retryAfter} until the earliest live key is idle;
