@@ -463,13 +463,12 @@ final class Engine {
          * The part of each limit (slot) of the request. Usually each slot that has a part has one of its own, in the
          * order of the parts: then {@link #fresh} has a bit per such slot (the k-th bit set names the k-th part) and
          * there is no array; {@link #bySlot} names every slot's part when a slot shares an earlier slot's counter or
-         * there are more than 64 slots.
+         * there are more than 32 slots.
          */
-        private long fresh;
+        private int fresh;
 
         private @Nullable Part @Nullable [] bySlot;
         private @Nullable Set<String> replaced;
-        private OnStoreFailure onFailure = OnStoreFailure.ALLOW;
         // the stages' numbers and bits are bytes, as Part.stage: a check makes this record, so each byte counts
         private byte refusedStage = -1;
         private byte failedStages;
@@ -483,7 +482,6 @@ final class Engine {
         private byte stageBits;
         private byte nextStage = Plan.ENFORCE;
         private @Nullable StoreDeadline deadline;
-        private int stripe;
         private boolean timedOut;
         /** A quota limit refused while its stage passed (Outcome.OVER_QUOTA). */
         private boolean overQuota;
@@ -501,6 +499,15 @@ final class Engine {
             this.second = second;
             this.third = third;
             this.rest = rest;
+        }
+
+        /**
+         * The domain's {@code on_store_failure}, of the configuration that decided (every descriptor of a request
+         * resolves in its one domain); {@code allow} for a domain the configuration does not have.
+         */
+        OnStoreFailure onFailure() {
+            Domain d = first.dom;
+            return d == null ? OnStoreFailure.ALLOW : d.onFailure;
         }
 
         /** The resolution of descriptor {@code i}. */
@@ -522,19 +529,11 @@ final class Engine {
         }
 
         /** The request's stages to run, a bit per stage that has a counter, set once before the stages run. */
-        void stages(
-                int stageBits,
-                long fresh,
-                @Nullable Part @Nullable [] bySlot,
-                OnStoreFailure onFailure,
-                @Nullable StoreDeadline deadline,
-                int stripe) {
+        void stages(int stageBits, int fresh, @Nullable Part @Nullable [] bySlot, @Nullable StoreDeadline deadline) {
             this.stageBits = (byte) stageBits;
             this.fresh = fresh;
             this.bySlot = bySlot;
-            this.onFailure = onFailure;
             this.deadline = deadline;
-            this.stripe = stripe;
         }
 
         private @Nullable Plan plan(int i) {
@@ -545,11 +544,11 @@ final class Engine {
             if (bySlot != null) {
                 return bySlot[slot];
             }
-            if ((fresh & (1L << slot)) == 0) { // slot < 64 here
+            if ((fresh & (1 << slot)) == 0) { // slot < 32 here
                 return null;
             }
             Part p = head();
-            for (int k = Long.bitCount(fresh & ((1L << slot) - 1)); k > 0 && p != null; k--) {
+            for (int k = Integer.bitCount(fresh & ((1 << slot) - 1)); k > 0 && p != null; k--) {
                 p = p.next;
             }
             return p;
@@ -568,7 +567,7 @@ final class Engine {
                 return impossible(l, p.stage == Plan.QUOTA && p.stage != refusedStage ? -1 : p.stage, nowNanos);
             }
             if ((failedStages & (1 << p.stage)) != 0) {
-                Outcome o = onFailure == OnStoreFailure.DENY ? refusal(p.stage) : Outcome.ALLOWED;
+                Outcome o = onFailure() == OnStoreFailure.DENY ? refusal(p.stage) : Outcome.ALLOWED;
                 return new LimitVerdict(l, o, -1, 0, 0, true);
             }
             Decision d = part.decision;
@@ -629,17 +628,16 @@ final class Engine {
      * @param hits         the cost of every descriptor, unless {@code costs} is given
      * @param costs        the cost of each descriptor, in order; null when every descriptor costs {@code hits}
      * @param deadline     the check's deadline, or null to wait as long as the store's calls take; a stage not decided
-     *                     by it (or asked after it) is answered by {@code on_store_failure}, as timed out
-     * @param stripe       where the caller holds this engine, for work the deadline hands to another thread
+     *                     by it (or asked after it) is answered by {@code on_store_failure}, as timed out; it names
+     *                     where the caller holds this engine, for work it hands to another thread
      */
     Verdict decide(
             String domain,
             List<Descriptor> descriptors,
             long hits,
             long @Nullable [] costs,
-            @Nullable StoreDeadline deadline,
-            int stripe) {
-        return decide(stages(domain, descriptors, hits, costs, deadline, stripe));
+            @Nullable StoreDeadline deadline) {
+        return decide(stages(domain, descriptors, hits, costs, deadline));
     }
 
     /**
@@ -647,17 +645,12 @@ final class Engine {
      * that does is sent, and the stages after it run on the thread that completes it. The verdict completes by the
      * deadline at the latest; it fails only as {@link #decide} throws (a closed store).
      *
-     * @param deadline the check's deadline
-     * @param stripe   where the caller holds this engine until the verdict completes
+     * @param deadline the check's deadline, which names where the caller holds this engine until the verdict
+     *                 completes
      */
     CompletableFuture<Verdict> decideAsync(
-            String domain,
-            List<Descriptor> descriptors,
-            long hits,
-            long @Nullable [] costs,
-            StoreDeadline deadline,
-            int stripe) {
-        return decideAsync(stages(domain, descriptors, hits, costs, deadline, stripe));
+            String domain, List<Descriptor> descriptors, long hits, long @Nullable [] costs, StoreDeadline deadline) {
+        return decideAsync(stages(domain, descriptors, hits, costs, deadline));
     }
 
     /** The stages of a request: its descriptors resolved and its counters made, not yet asked. */
@@ -666,8 +659,7 @@ final class Engine {
             List<Descriptor> descriptors,
             long hits,
             long @Nullable [] costs,
-            @Nullable StoreDeadline deadline,
-            int stripe) {
+            @Nullable StoreDeadline deadline) {
         int n = descriptors.size();
         // a request of up to three descriptors keeps their resolutions without an array
         @Nullable Domain dom = domains.get(domain);
@@ -701,7 +693,7 @@ final class Engine {
         // The counters: one part per limiter and key, in the order of the request (a list through Part.next); each
         // limit (slot) names its part, or none when it is replaced or unlimited: by a bit per slot while each slot's
         // part is a new one (Decided.fresh), in an array from the first slot that shares an earlier slot's part.
-        long fresh = 0;
+        int fresh = 0;
         @Nullable Part[] bySlot = null;
         Part head = null;
         Part tail = null;
@@ -739,8 +731,8 @@ final class Engine {
                     }
                 }
                 part.cost = part.cost > Long.MAX_VALUE - cost ? Long.MAX_VALUE : part.cost + cost;
-                if (bySlot == null && !shared && slot < Long.SIZE) {
-                    fresh |= 1L << slot;
+                if (bySlot == null && !shared && slot < Integer.SIZE) {
+                    fresh |= 1 << slot;
                 } else {
                     if (bySlot == null) {
                         bySlot = bySlot(head, fresh, slots);
@@ -750,7 +742,7 @@ final class Engine {
             }
         }
 
-        decided.stages(stages, fresh, bySlot, dom == null ? OnStoreFailure.ALLOW : dom.onFailure, deadline, stripe);
+        decided.stages(stages, fresh, bySlot, deadline);
         return decided;
     }
 
@@ -868,7 +860,7 @@ final class Engine {
         }
         if (failed) {
             s.failedStages = (byte) (s.failedStages | 1 << s.nextStage);
-            if (s.onFailure == OnStoreFailure.DENY) {
+            if (s.onFailure() == OnStoreFailure.DENY) {
                 s.refusedStage = s.nextStage;
             }
         } else if (!allowed) {
@@ -881,7 +873,7 @@ final class Engine {
         return new Verdict(
                 s.refusedStage != Plan.ENFORCE && s.refusedStage != Plan.QUOTA,
                 s.shadowBan(),
-                s.failedStages == 0 ? null : s.onFailure,
+                s.failedStages == 0 ? null : s.onFailure(),
                 s.timedOut,
                 s.refusedStage < 0 && !s.overQuota,
                 s);
@@ -936,9 +928,9 @@ final class Engine {
             List<Acquisition> parts =
                     alone != null ? List.of(alone.acquisition()) : acquisitions(s.head(), s.nextStage, asked);
             if (s.result == null) {
-                return took(s, alone, d.decide(parts, this, s.stripe));
+                return took(s, alone, d.decide(parts, this));
             }
-            CompletableFuture<JointDecision> joint = d.decideAsync(parts, this, s.stripe);
+            CompletableFuture<JointDecision> joint = d.decideAsync(parts, this);
             if (joint.isDone()) {
                 return took(s, alone, joinNow(joint));
             }
@@ -1023,11 +1015,11 @@ final class Engine {
     }
 
     /** The part of each of {@code slots} slots, from a bit per slot whose part is the next one from {@code head}. */
-    private static @Nullable Part[] bySlot(@Nullable Part head, long fresh, int slots) {
+    private static @Nullable Part[] bySlot(@Nullable Part head, int fresh, int slots) {
         @Nullable Part[] bySlot = new Part[slots];
         Part p = head;
-        for (long f = fresh; f != 0 && p != null; f &= f - 1, p = p.next) {
-            bySlot[Long.numberOfTrailingZeros(f)] = p;
+        for (int f = fresh; f != 0 && p != null; f &= f - 1, p = p.next) {
+            bySlot[Integer.numberOfTrailingZeros(f)] = p;
         }
         return bySlot;
     }

@@ -195,7 +195,7 @@ public final class PolicyLimiter implements AutoCloseable {
         CompletableFuture<Verdict> v;
         try {
             v = e.decideAsync(
-                    domain, descriptors, hits, costs, new StoreDeadline(start + deadlineNanos, executor), stripe);
+                    domain, descriptors, hits, costs, new StoreDeadline(start + deadlineNanos, executor, stripe));
         } catch (RuntimeException failed) {
             e.release(stripe);
             return CompletableFuture.failedFuture(failed);
@@ -236,8 +236,7 @@ public final class PolicyLimiter implements AutoCloseable {
                     descriptors,
                     hits,
                     costs,
-                    executor == null ? null : new StoreDeadline(start + deadlineNanos, executor),
-                    stripe);
+                    executor == null ? null : new StoreDeadline(start + deadlineNanos, executor, stripe));
         } finally {
             e.release(stripe);
         }

@@ -29,10 +29,13 @@ final class StoreDeadline {
 
     private final long atNanos;
     private final ExecutorService executor;
+    /** Where the check holds its engine ({@link Engine#stripe}), for the work handed to the executor. */
+    private final int stripe;
 
-    StoreDeadline(long atNanos, ExecutorService executor) {
+    StoreDeadline(long atNanos, ExecutorService executor, int stripe) {
         this.atNanos = atNanos;
         this.executor = executor;
+        this.stripe = stripe;
     }
 
     /** Whether the deadline has passed. */
@@ -46,12 +49,13 @@ final class StoreDeadline {
      * the deadline has passed (a thread descheduled past it still decides from memory what it would have decided in
      * time); one the checking thread can bound is the store's to refuse past the deadline.
      *
-     * @param engine the engine deciding, held by the caller at {@code stripe}; a task handed to the executor holds it
-     *               too, so that its limiters are not closed under a call that runs on after the answer was given
+     * @param engine the engine deciding, held by the caller at this deadline's stripe; a task handed to the executor
+     *               holds it too, so that its limiters are not closed under a call that runs on after the answer was
+     *               given
      * @throws dev.sluice.SluiceException if the store failed and its failure policy throws
      */
     @Nullable
-    JointDecision decide(List<Acquisition> parts, Engine engine, int stripe) {
+    JointDecision decide(List<Acquisition> parts, Engine engine) {
         JointDecision here = RateLimiter.tryAcquireAllBy(parts, atNanos);
         if (here != null) {
             return here; // from memory whatever the time, or by a store call that kept the deadline itself
@@ -59,7 +63,7 @@ final class StoreDeadline {
         if (passed()) {
             return null; // past it already, or it waited on this thread for another's call (a leased claim) until then
         }
-        CompletableFuture<JointDecision> answer = onExecutor(parts, engine, stripe);
+        CompletableFuture<JointDecision> answer = onExecutor(parts, engine);
         try {
             return answer.get(Math.max(0, atNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException late) {
@@ -83,15 +87,15 @@ final class StoreDeadline {
      * call, or whose store call the store bounds by the deadline ({@link RateLimiter#tryAcquireAllAsync}), holds no
      * thread; one the store cannot bound runs on the executor, and its answer is dropped if it comes past the deadline.
      *
-     * @param engine the engine deciding, held by the caller at {@code stripe}; a task handed to the executor holds it
-     *               too, until it ends
+     * @param engine the engine deciding, held by the caller at this deadline's stripe; a task handed to the executor
+     *               holds it too, until it ends
      */
-    CompletableFuture<JointDecision> decideAsync(List<Acquisition> parts, Engine engine, int stripe) {
+    CompletableFuture<JointDecision> decideAsync(List<Acquisition> parts, Engine engine) {
         CompletionStage<JointDecision> here = RateLimiter.tryAcquireAllAsync(parts, atNanos);
         if (here != null) {
             return here.toCompletableFuture();
         }
-        return onExecutor(parts, engine, stripe)
+        return onExecutor(parts, engine)
                 .completeOnTimeout(null, Math.max(0, atNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
     }
 
@@ -100,7 +104,7 @@ final class StoreDeadline {
      * past the deadline (it then does nothing) or the executor takes no more work; completed with null by the caller
      * when it gives up, the task then does nothing or its answer is dropped.
      */
-    private CompletableFuture<JointDecision> onExecutor(List<Acquisition> parts, Engine engine, int stripe) {
+    private CompletableFuture<JointDecision> onExecutor(List<Acquisition> parts, Engine engine) {
         CompletableFuture<JointDecision> answer = new CompletableFuture<>();
         if (passed()) {
             answer.complete(null);
