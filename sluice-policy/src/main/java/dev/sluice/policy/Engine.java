@@ -544,7 +544,7 @@ final class Engine {
             if (bySlot != null) {
                 return bySlot[slot];
             }
-            if ((fresh & (1 << slot)) == 0) { // slot < 32 here
+            if (slot >= Integer.SIZE || (fresh & (1 << slot)) == 0) { // a shift takes the slot modulo 32
                 return null;
             }
             Part p = head();

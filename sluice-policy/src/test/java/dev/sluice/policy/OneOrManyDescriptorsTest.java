@@ -195,11 +195,15 @@ class OneOrManyDescriptorsTest {
         sameAnswers(true, 7);
     }
 
-    /** Its limits after slots of no counter: after one, and past the 64th limit of a request of more than three. */
+    /**
+     * Its limits after slots of no counter (after one, and past the 64th limit of a request of more than three), and
+     * before a request's many limits of no counter.
+     */
     @Test
     void oneDescriptorAnswersAloneAsAfterLimitsOfNoCounter() {
         sameAnswers(false, 11, List.of(UNLIMITED), List.of(UNLIMITED));
         sameAnswers(false, 12, Collections.nCopies(66, UNLIMITED), List.of(NO_RULE, UNLIMITED));
+        sameAnswers(false, 13, List.of(), Collections.nCopies(70, UNLIMITED)); // no counter past the 32nd limit
     }
 
     @Test
