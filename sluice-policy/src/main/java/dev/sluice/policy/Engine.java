@@ -528,11 +528,20 @@ final class Engine {
             return stageBits == 0 ? null : this;
         }
 
-        /** The request's stages to run, a bit per stage that has a counter, set once before the stages run. */
-        void stages(int stageBits, int fresh, @Nullable Part @Nullable [] bySlot, @Nullable StoreDeadline deadline) {
+        /**
+         * Completes the record before its stages run: a bit per stage that has a counter, each limit's counter, the
+         * limits replaced and the deadline.
+         */
+        void stages(
+                int stageBits,
+                int fresh,
+                @Nullable Part @Nullable [] bySlot,
+                @Nullable Set<String> replaced,
+                @Nullable StoreDeadline deadline) {
             this.stageBits = (byte) stageBits;
             this.fresh = fresh;
             this.bySlot = bySlot;
+            this.replaced = replaced;
             this.deadline = deadline;
         }
 
@@ -688,7 +697,6 @@ final class Engine {
             }
         }
         Set<String> replaced = replaces ? replaced(decided, n) : null;
-        decided.replaced = replaced;
 
         // The counters: one part per limiter and key, in the order of the request (a list through Part.next); each
         // limit (slot) names its part, or none when it is replaced or unlimited: by a bit per slot while each slot's
@@ -742,7 +750,7 @@ final class Engine {
             }
         }
 
-        decided.stages(stages, fresh, bySlot, deadline);
+        decided.stages(stages, fresh, bySlot, replaced, deadline);
         return decided;
     }
 
