@@ -133,8 +133,8 @@ final class Interned {
         }
         List<Descriptor.Entry> list = new ArrayList<>(entries);
         for (int e = 0; e < entries; e++) {
-            String key = utf8(bounds[4 * e], bounds[4 * e + 1], "key");
-            String value = utf8(bounds[4 * e + 2], bounds[4 * e + 3], "value");
+            String key = utf8(s, bounds[4 * e], bounds[4 * e + 1], "a descriptor key");
+            String value = utf8(s, bounds[4 * e + 2], bounds[4 * e + 3], "a descriptor value");
             list.add(new Descriptor.Entry(key, value));
         }
         boolean keep = kept < MAX_KEPT;
@@ -164,17 +164,30 @@ final class Interned {
         slots = table;
     }
 
-    private String utf8(int from, int to, String what) throws LogReader.LineException {
+    /**
+     * {@code b[from, to)} as UTF-8, refused when it is not valid UTF-8 ({@code what} names it in the message). Text of
+     * ASCII bytes alone, as most logs' keys and values are, becomes its string without a decoder, so that the decoder
+     * (a large piece of code) is never compiled into a reader that meets none.
+     */
+    static String utf8(byte[] b, int from, int to, String what) throws LogReader.LineException {
+        for (int i = from; i < to; i++) {
+            if (b[i] < 0) {
+                return decode(b, from, to, what);
+            }
+        }
+        return new String(b, from, to - from, StandardCharsets.US_ASCII);
+    }
+
+    private static String decode(byte[] b, int from, int to, String what) throws LogReader.LineException {
         try {
             return StandardCharsets.UTF_8
                     .newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(sig, from, to - from))
+                    .decode(ByteBuffer.wrap(b, from, to - from))
                     .toString();
         } catch (CharacterCodingException e) {
-            throw new LogReader.LineException(
-                    BadLine.Problem.MALFORMED, "a descriptor " + what + " is not valid UTF-8");
+            throw new LogReader.LineException(BadLine.Problem.MALFORMED, what + " is not valid UTF-8");
         }
     }
 
@@ -184,17 +197,7 @@ final class Interned {
         if (last != null && Arrays.equals(last, 0, last.length, b, from, to)) {
             return lastDomainName;
         }
-        String name;
-        try {
-            name = StandardCharsets.UTF_8
-                    .newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(b, from, to - from))
-                    .toString();
-        } catch (CharacterCodingException e) {
-            throw new LogReader.LineException(BadLine.Problem.MALFORMED, "the domain is not valid UTF-8");
-        }
+        String name = utf8(b, from, to, "the domain");
         lastDomain = Arrays.copyOfRange(b, from, to);
         lastDomainName = name;
         return name;

@@ -157,6 +157,33 @@ class LogReaderTest {
     }
 
     @Test
+    void rawUtf8IsReadAndBytesThatAreNotUtf8AreBadLines() throws IOException {
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        log.writeBytes((json(1, "café-\uD83D\uDE00") + "\n").getBytes(StandardCharsets.UTF_8)); // raw, not escaped
+        log.writeBytes((json(2, "plain") + "\n").getBytes(StandardCharsets.UTF_8));
+        byte[] badValue = (json(3, "x\u00ffy") + "\n").getBytes(StandardCharsets.ISO_8859_1); // a lone 0xFF byte
+        log.writeBytes(badValue);
+        log.writeBytes((json(4, "k").replace("client_id", "cl\u00e9") + "\n").getBytes(StandardCharsets.ISO_8859_1));
+        log.writeBytes((json(5, "d").replace("oauth-token", "\u00e9") + "\n").getBytes(StandardCharsets.ISO_8859_1));
+        log.writeBytes((json(6, "café-\uD83D\uDE00") + "\n").getBytes(StandardCharsets.UTF_8)); // seen before
+        List<TimedRequest> r = read(LogReader.builder(new ByteArrayInputStream(log.toByteArray()), "-"));
+        assertEquals(
+                List.of("café-\uD83D\uDE00", "plain", "café-\uD83D\uDE00"),
+                r.stream()
+                        .map(t -> t.descriptors().get(0).entries().get(0).value())
+                        .toList());
+        assertSame(r.get(0).descriptors().get(0), r.get(2).descriptors().get(0));
+        assertEquals(
+                List.of(
+                        "3 MALFORMED a descriptor value is not valid UTF-8",
+                        "4 MALFORMED a descriptor key is not valid UTF-8",
+                        "5 MALFORMED the domain is not valid UTF-8"),
+                bad.stream()
+                        .map(b -> b.line() + " " + b.problem() + " " + b.message())
+                        .toList());
+    }
+
+    @Test
     void linesAreReorderedWithinTheWindowAndReportedBeyondIt() throws IOException {
         String log = json(10_000, "a") + "\n" + json(12_000, "b") + "\n" + json(9_000, "c") + "\n" // 3 s late: kept
                 + json(20_000, "d") + "\n" + json(11_000, "e") + "\n" // 9 s late: out of order
