@@ -5,19 +5,22 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Changes per frame not yet written, in increasing frame order, no entry zero: two arrays of longs instead of a sorted
- * map. A lease adds to it mostly at frames later than any it holds (the unused part of a slice whose frame just
- * turned), which is an append; older frames (a cancelled reservation, a slice claimed ahead whose frame passed) are
- * found by binary search. With short frames a lease collects one entry per frame between two rounds (60 for a
- * sub-window counter of 60 sub-windows in a round's window), and a sorted map of boxed numbers for each of 10,000 keys
- * made a frame's turn cost several cache misses and an allocation. Not thread-safe: the lease's lock guards it.
+ * Changes per frame not yet written, in increasing frame order, no entry zero: one array of longs, each entry's frame
+ * beside its change, instead of a sorted map. A lease adds to it mostly at frames later than any it holds (the unused
+ * part of a slice whose frame just turned), which is an append; older frames (a cancelled reservation, a slice claimed
+ * ahead whose frame passed) are found by binary search. With short frames a lease collects one entry per frame between
+ * two rounds (60 for a sub-window counter of 60 sub-windows in a round's window), and a sorted map of boxed numbers for
+ * each of 10,000 keys made a frame's turn cost several cache misses and an allocation; a frame and its change side by
+ * side make an append touch one cache line of one array where two arrays took a miss each. Not thread-safe: the
+ * lease's lock guards it.
  */
 final class FrameDeltas {
 
     private static final long[] NONE = new long[0];
 
-    private long[] frames = NONE;
-    private long[] values = NONE;
+    /** Entry {@code i} of the list is {@code entries[2 * (head + i)]}, its frame, and the next long, its change. */
+    private long[] entries = NONE;
+
     private int head;
     private int size;
 
@@ -31,56 +34,68 @@ final class FrameDeltas {
             return;
         }
         int end = head + size;
-        if (size == 0 || frame > frames[end - 1]) {
+        if (size == 0 || frame > entries[2 * (end - 1)]) {
             makeRoom();
-            frames[head + size] = frame;
-            values[head + size] = d;
+            int at = 2 * (head + size);
+            entries[at] = frame;
+            entries[at + 1] = d;
             size++;
             return;
         }
-        int i = Arrays.binarySearch(frames, head, end, frame);
+        int i = search(frame);
         if (i >= 0) {
-            values[i] += d;
-            if (values[i] == 0) {
-                System.arraycopy(frames, i + 1, frames, i, end - i - 1);
-                System.arraycopy(values, i + 1, values, i, end - i - 1);
+            entries[2 * i + 1] += d;
+            if (entries[2 * i + 1] == 0) {
+                System.arraycopy(entries, 2 * (i + 1), entries, 2 * i, 2 * (end - i - 1));
                 size--;
             }
             return;
         }
         makeRoom(); // may move the entries: search again
         end = head + size;
-        i = -Arrays.binarySearch(frames, head, end, frame) - 1;
-        System.arraycopy(frames, i, frames, i + 1, end - i);
-        System.arraycopy(values, i, values, i + 1, end - i);
-        frames[i] = frame;
-        values[i] = d;
+        i = -search(frame) - 1;
+        System.arraycopy(entries, 2 * i, entries, 2 * (i + 1), 2 * (end - i));
+        entries[2 * i] = frame;
+        entries[2 * i + 1] = d;
         size++;
     }
 
-    /** Ensures one free slot after the last entry: moves the entries to the front, or grows the arrays. */
+    /** The index of the entry of {@code frame}, or {@code -(insertion point) - 1}, as {@link Arrays#binarySearch}. */
+    private int search(long frame) {
+        int lo = head;
+        int hi = head + size - 1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            long f = entries[2 * mid];
+            if (f < frame) {
+                lo = mid + 1;
+            } else if (f > frame) {
+                hi = mid - 1;
+            } else {
+                return mid;
+            }
+        }
+        return -(lo + 1);
+    }
+
+    /** Ensures one free entry after the last: moves the entries to the front, or grows the array. */
     private void makeRoom() {
-        if (head + size < frames.length) {
+        if (2 * (head + size) < entries.length) {
             return;
         }
-        if (head > 0 && size < frames.length / 2) {
-            System.arraycopy(frames, head, frames, 0, size);
-            System.arraycopy(values, head, values, 0, size);
+        if (head > 0 && 2 * size < entries.length / 2) {
+            System.arraycopy(entries, 2 * head, entries, 0, 2 * size);
         } else {
-            int capacity = Math.max(4, frames.length * 2);
-            long[] f = new long[capacity];
-            long[] v = new long[capacity];
-            System.arraycopy(frames, head, f, 0, size);
-            System.arraycopy(values, head, v, 0, size);
-            frames = f;
-            values = v;
+            long[] e = new long[Math.max(8, entries.length * 2)];
+            System.arraycopy(entries, 2 * head, e, 0, 2 * size);
+            entries = e;
         }
         head = 0;
     }
 
     /** Drops the entries of frames before {@code from}. */
     void dropBefore(long from) {
-        while (size > 0 && frames[head] < from) {
+        while (size > 0 && entries[2 * head] < from) {
             head++;
             size--;
         }
@@ -93,7 +108,7 @@ final class FrameDeltas {
     long givingBack() {
         long sum = 0;
         for (int i = head; i < head + size; i++) {
-            sum -= Math.min(0, values[i]);
+            sum -= Math.min(0, entries[2 * i + 1]);
         }
         return sum;
     }
@@ -102,7 +117,7 @@ final class FrameDeltas {
     Map<Long, Long> toMap() {
         TreeMap<Long, Long> m = new TreeMap<>();
         for (int i = head; i < head + size; i++) {
-            m.put(frames[i], values[i]);
+            m.put(entries[2 * i], entries[2 * i + 1]);
         }
         return m;
     }

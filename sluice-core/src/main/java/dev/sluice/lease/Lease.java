@@ -46,6 +46,8 @@ final class Lease extends LeaseHead implements CountedKey {
     AlgorithmState view;
     /** The frame {@link #view} was built for; it is built again when a later frame of the record starts. */
     long viewFrame = Long.MIN_VALUE;
+    /** The index in {@link #globalFrames} of the first frame after {@link #viewFrame}: where the view goes on from. */
+    int viewNext;
     /** Per frame, what to add to the store's counts with the next write: negative to give back, positive to count. */
     final FrameDeltas delta = new FrameDeltas();
     /**

@@ -846,6 +846,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         }
         ls.view = FrameStates.restore(algorithm, params, ls.globalFrames, ls.globalCounts, n);
         ls.viewFrame = f;
+        ls.viewNext = n;
         summarize(ls, now);
     }
 
@@ -857,12 +858,12 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      */
     private void advanceView(Lease ls, long f, long now) {
         long[] frames = ls.globalFrames;
-        int j = Arrays.binarySearch(frames, ls.viewFrame);
-        j = j >= 0 ? j + 1 : -j - 1;
+        int j = ls.viewNext; // not a search: the frames are walked in order, each once
         for (; j < frames.length && frames[j] <= f; j++) {
             var unused = ls.view.decide(params, frames[j], ls.globalCounts[j], true);
         }
         ls.viewFrame = f;
+        ls.viewNext = j;
         summarize(ls, now);
     }
 
