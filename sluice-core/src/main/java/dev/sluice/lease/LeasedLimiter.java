@@ -18,7 +18,7 @@ import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterWrite;
 import java.util.ArrayList;
-import java.util.Arrays;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
@@ -626,42 +626,63 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         if (roomNow(counts, now) < want) {
             return; // the key is contended across the instances: its frames are spent on requests, not held ahead
         }
-        TreeMap<Long, Long> grid = new TreeMap<>(counts);
-        for (long f = first; f <= last && f >= first; f += frameSize) {
-            grid.putIfAbsent(f, 0L);
+        // The record's frames and the frames from first to last, merged in order, with their counts
+        int ahead = (int) ((last - first) / frameSize) + 1;
+        long[] frames = new long[counts.size() + ahead];
+        long[] count = new long[frames.length];
+        int n = 0;
+        int t = -1; // the index of first
+        Iterator<Map.Entry<Long, Long>> recorded = counts.entrySet().iterator();
+        Map.Entry<Long, Long> e = recorded.hasNext() ? recorded.next() : null;
+        for (int a = 0; e != null || a < ahead; n++) {
+            long next = a < ahead ? first + a * frameSize : Long.MAX_VALUE;
+            long at = e != null ? Math.min(e.getKey(), next) : next;
+            if (at == next) {
+                t = a == 0 ? n : t;
+                a++;
+            }
+            frames[n] = at;
+            if (e != null && e.getKey() == at) {
+                count[n] = e.getValue();
+                e = recorded.hasNext() ? recorded.next() : null;
+            }
         }
-        int n = grid.size();
-        long[] frames = new long[n];
-        long[] count = new long[n];
-        long[] measure = new long[n]; // the measure at the start of frames[j]
-        int lo = 0;
+        // the measure at the start of each: the frames counting then
+        long[] measure = new long[n];
         long sum = 0;
-        int j = 0;
-        for (Map.Entry<Long, Long> e : grid.entrySet()) {
-            frames[j] = e.getKey();
-            count[j] = e.getValue();
+        for (int j = 0, lo = 0; j < n; j++) {
             sum += count[j];
             while (frames[lo] + lifetime <= frames[j]) {
                 sum -= count[lo];
                 lo++;
             }
             measure[j] = sum;
-            j++;
         }
+        // Each frame from first to last takes a slice cut to the ceiling less the most any frame it counts in then
+        // measures, with the slices before it: a frame's slice adds to every frame of its window [t, end), and
+        // the windows only move on. So the most of each window is kept as a window's maximum is (a queue of the
+        // frames that may yet be the most, decreasing), each frame's measure offset by the slices taken before it
+        // entered: every slice taken while a frame is in the window adds to it, and to every other frame there.
         long ceiling = config.limit() / 2;
-        for (int t = Arrays.binarySearch(frames, first); t < n && frames[t] <= last; t++) {
-            long s = want - aheadOf(ls, frames[t]);
-            int end = t;
-            long peak = 0;
+        long taken = 0; // every slice taken so far
+        long[] base = new long[n]; // a frame's measure less the slices taken before it entered the window
+        int[] most = new int[n];
+        int head = 0;
+        int tail = 0;
+        for (int end = t; t < n && frames[t] <= last; t++) {
             while (end < n && frames[end] < frames[t] + lifetime) {
-                peak = Math.max(peak, measure[end]);
-                end++;
-            }
-            s = Math.min(s, ceiling - peak);
-            if (s > 0) {
-                for (int k = t; k < end; k++) {
-                    measure[k] += s;
+                base[end] = measure[end] - taken;
+                while (tail > head && base[most[tail - 1]] <= base[end]) {
+                    tail--;
                 }
+                most[tail++] = end++;
+            }
+            while (most[head] < t) {
+                head++;
+            }
+            long s = Math.min(want - aheadOf(ls, frames[t]), ceiling - (base[most[head]] + taken));
+            if (s > 0) {
+                taken += s;
                 claims.put(frames[t], s);
                 counts.merge(frames[t], s, Long::sum);
             }
