@@ -169,6 +169,15 @@ public final class FrameMap extends AbstractMap<Long, Long> implements SortedMap
 
     /** The index of {@code frame} among the pairs if present, else {@code -(insertion point) - 1}. */
     private int search(long frame) {
+        return search(pairs, from, to, frame);
+    }
+
+    /**
+     * The index of the pair of {@code frame} among pairs {@code from} to {@code to} (exclusive) of {@code pairs}, each a
+     * frame and then its count, in increasing frame order, if present; else {@code -(insertion point) - 1}, as
+     * {@link java.util.Arrays#binarySearch(long[], long)} answers.
+     */
+    public static int search(long[] pairs, int from, int to, long frame) {
         int lo = from;
         int hi = to - 1;
         while (lo <= hi) {

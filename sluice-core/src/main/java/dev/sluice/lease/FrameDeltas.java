@@ -1,6 +1,6 @@
 package dev.sluice.lease;
 
-import java.util.Arrays;
+import dev.sluice.internal.FrameMap;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -60,22 +60,9 @@ final class FrameDeltas {
         size++;
     }
 
-    /** The index of the entry of {@code frame}, or {@code -(insertion point) - 1}, as {@link Arrays#binarySearch}. */
+    /** The index of the entry of {@code frame}, or {@code -(insertion point) - 1}. */
     private int search(long frame) {
-        int lo = head;
-        int hi = head + size - 1;
-        while (lo <= hi) {
-            int mid = (lo + hi) >>> 1;
-            long f = entries[2 * mid];
-            if (f < frame) {
-                lo = mid + 1;
-            } else if (f > frame) {
-                hi = mid - 1;
-            } else {
-                return mid;
-            }
-        }
-        return -(lo + 1);
+        return FrameMap.search(entries, head, head + size, frame);
     }
 
     /** Ensures one free entry after the last: moves the entries to the front, or grows the array. */
