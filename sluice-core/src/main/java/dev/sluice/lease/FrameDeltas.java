@@ -1,7 +1,9 @@
 package dev.sluice.lease;
 
 import dev.sluice.internal.FrameMap;
+import java.util.Arrays;
 import java.util.Map;
+import java.util.NavigableMap;
 import java.util.TreeMap;
 
 /**
@@ -107,6 +109,54 @@ final class FrameDeltas {
             m.put(entries[2 * i], entries[2 * i + 1]);
         }
         return m;
+    }
+
+    /**
+     * The counts of {@code base} (frames in increasing order, counts above zero) with these changes added, only those
+     * left above zero: one pass over both in frame order, and the sorted map built from that in order.
+     */
+    NavigableMap<Long, Long> addedTo(FrameMap base) {
+        int bn = base.size();
+        int end = head + size;
+        long[] pairs = new long[2 * (bn + size)];
+        int n = 0;
+        for (int b = 0, i = head; b < bn || i < end; ) {
+            long frame;
+            long count;
+            if (i == end || (b < bn && base.frame(b) < entries[2 * i])) {
+                frame = base.frame(b);
+                count = base.count(b++);
+            } else if (b == bn || entries[2 * i] < base.frame(b)) {
+                frame = entries[2 * i];
+                count = entries[2 * i++ + 1];
+            } else {
+                frame = base.frame(b);
+                count = base.count(b++) + entries[2 * i++ + 1];
+            }
+            if (count > 0) {
+                pairs[2 * n] = frame;
+                pairs[2 * n + 1] = count;
+                n++;
+            }
+        }
+        return new TreeMap<>(FrameMap.wrap(pairs, n));
+    }
+
+    /** A copy of these changes, which later changes to this one leave as it is. */
+    FrameDeltas copy() {
+        FrameDeltas c = new FrameDeltas();
+        if (size > 0) {
+            c.entries = Arrays.copyOfRange(entries, 2 * head, 2 * (head + size));
+            c.size = size;
+        }
+        return c;
+    }
+
+    /** Adds every entry of {@code other}. */
+    void addAll(FrameDeltas other) {
+        for (int i = other.head; i < other.head + other.size; i++) {
+            add(other.entries[2 * i], other.entries[2 * i + 1]);
+        }
     }
 
     /** Adds every entry of {@code changes}. */

@@ -465,12 +465,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             roll(ls, now);
             long liveFrom = now - lifetime + 1;
             FrameMap record = FrameMap.copyOf(ls.global.counters());
-            TreeMap<Long, Long> counts = new TreeMap<>(record.tail(liveFrom));
-            Map<Long, Long> carried = ls.delta.toMap();
-            for (Map.Entry<Long, Long> e : carried.entrySet()) {
-                counts.merge(e.getKey(), e.getValue(), Long::sum);
-            }
-            counts.values().removeIf(c -> c <= 0);
+            NavigableMap<Long, Long> counts = ls.delta.addedTo(record.tail(liveFrom));
+            FrameDeltas carried = ls.delta.copy();
             TreeMap<Long, Long> claims = new TreeMap<>();
             long need = ls.used + cost - ls.granted;
             boolean gated = false;
@@ -794,9 +790,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         Lease ls = w.lease();
         ls.lock();
         try {
-            for (Map.Entry<Long, Long> e : w.carried().entrySet()) {
-                ls.addDelta(e.getKey(), e.getValue());
-            }
+            ls.delta.addAll(w.carried());
         } finally {
             ls.unlock();
         }
@@ -1136,7 +1130,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * A write prepared for one lease in {@code frame}: the claims it carries, per frame (that frame's for a request,
      * later frames' for a round claiming ahead), and the changes of {@code delta}.
      */
-    record Write(Lease lease, CounterWrite write, long frame, NavigableMap<Long, Long> claims, Map<Long, Long> carried)
+    record Write(Lease lease, CounterWrite write, long frame, NavigableMap<Long, Long> claims, FrameDeltas carried)
             implements PreparedWrite<Lease> {
         @Override
         public Lease key() {

@@ -491,10 +491,9 @@ public final class LeasedStore extends LocalStore {
             if (w.claimsAhead()) {
                 (w.lease().limiter.probe ? probeClaims : claimsAhead).increment();
             }
-            for (long d : w.carried().values()) {
-                if (d < 0) {
-                    permitsReturned.add(-d);
-                }
+            long returned = w.carried().givingBack();
+            if (returned > 0) {
+                permitsReturned.add(returned);
             }
             return true;
         }

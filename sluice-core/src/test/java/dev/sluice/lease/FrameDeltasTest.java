@@ -2,6 +2,7 @@ package dev.sluice.lease;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.sluice.internal.FrameMap;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
@@ -40,6 +41,36 @@ class FrameDeltasTest {
                 }
                 assertEquals(back, deltas.givingBack());
             }
+        }
+    }
+
+    @Test
+    void addedToARecordKeepsTheSumsAboveZeroAndACopyStaysAsItWas() {
+        Random random = new Random(17);
+        for (int run = 0; run < 500; run++) {
+            FrameDeltas deltas = new FrameDeltas();
+            TreeMap<Long, Long> changes = new TreeMap<>();
+            for (int op = random.nextInt(12); op > 0; op--) {
+                add(deltas, changes, random.nextInt(20), random.nextInt(9) - 4);
+            }
+            TreeMap<Long, Long> record = new TreeMap<>();
+            for (int f = 0; f < 20; f++) {
+                if (random.nextBoolean()) {
+                    record.put((long) f, 1L + random.nextInt(4));
+                }
+            }
+            TreeMap<Long, Long> expected = new TreeMap<>(record);
+            changes.forEach((f, d) -> expected.merge(f, d, Long::sum));
+            expected.values().removeIf(c -> c <= 0);
+            assertEquals(expected, deltas.addedTo(FrameMap.copyOf(record)));
+
+            FrameDeltas copy = deltas.copy();
+            deltas.add(100, 1);
+            deltas.dropBefore(10);
+            assertEquals(changes, copy.toMap());
+            FrameDeltas again = new FrameDeltas();
+            again.addAll(copy);
+            assertEquals(changes, again.toMap());
         }
     }
 
