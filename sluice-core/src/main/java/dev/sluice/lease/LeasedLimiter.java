@@ -665,6 +665,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         int[] most = new int[n];
         int head = 0;
         int tail = 0;
+        long[] slices = new long[2 * (n - t)]; // the slices taken, frame and permits, in frame order
+        int taking = 0;
         for (int end = t; t < n && frames[t] <= last; t++) {
             while (end < n && frames[end] < frames[t] + lifetime) {
                 base[end] = measure[end] - taken;
@@ -679,10 +681,43 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             long s = Math.min(want - aheadOf(ls, frames[t]), ceiling - (base[most[head]] + taken));
             if (s > 0) {
                 taken += s;
-                claims.put(frames[t], s);
-                counts.merge(frames[t], s, Long::sum);
+                slices[2 * taking] = frames[t];
+                slices[2 * taking + 1] = s;
+                taking++;
             }
         }
+        addInOrder(claims, slices, taking);
+        addInOrder(counts, slices, taking);
+    }
+
+    /**
+     * Adds to {@code map} (counts above zero) the {@code n} pairs of frame and permits of {@code pairs}, in increasing
+     * frame order: both merged in one pass and the map built again from that in order, where one insertion a frame
+     * would walk and balance its tree every time.
+     */
+    private static void addInOrder(NavigableMap<Long, Long> map, long[] pairs, int n) {
+        if (n == 0) {
+            return;
+        }
+        long[] merged = new long[2 * (map.size() + n)];
+        int m = 0;
+        int j = 0;
+        for (Map.Entry<Long, Long> e : map.entrySet()) {
+            long frame = e.getKey();
+            for (; j < n && pairs[2 * j] < frame; j++, m++) {
+                merged[2 * m] = pairs[2 * j];
+                merged[2 * m + 1] = pairs[2 * j + 1];
+            }
+            merged[2 * m] = frame;
+            merged[2 * m + 1] = e.getValue() + (j < n && pairs[2 * j] == frame ? pairs[2 * j++ + 1] : 0);
+            m++;
+        }
+        for (; j < n; j++, m++) {
+            merged[2 * m] = pairs[2 * j];
+            merged[2 * m + 1] = pairs[2 * j + 1];
+        }
+        map.clear();
+        map.putAll(FrameMap.wrap(merged, m)); // into an empty sorted map: built in order, no balancing
     }
 
     /**
