@@ -1,6 +1,11 @@
 package dev.sluice.testkit.server;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -17,6 +22,51 @@ public final class ProcessStall implements AutoCloseable {
     private ProcessStall(List<Long> pids) {
         this.pids = List.copyOf(pids);
         signal("STOP");
+        awaitStopped();
+    }
+
+    /**
+     * Waits until every thread of every process is stopped. {@code kill} returns once the signal is sent, while a
+     * thread running on another core, or finishing a system call, may still read a request and answer it for a moment;
+     * a caller that sends requests right after must find the server stopped. Where the state cannot be read (no
+     * {@code /proc}), returns at once.
+     */
+    private void awaitStopped() {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        for (long pid : pids) {
+            Path tasks = Path.of("/proc", Long.toString(pid), "task");
+            while (!allStopped(tasks)) {
+                if (System.nanoTime() - until > 0) {
+                    throw new IllegalStateException("process " + pid + " did not stop within 10 s of SIGSTOP");
+                }
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    /** Whether every thread under {@code tasks} is stopped or ended; true where they cannot be listed. */
+    private static boolean allStopped(Path tasks) {
+        try (DirectoryStream<Path> threads = Files.newDirectoryStream(tasks)) {
+            for (Path thread : threads) {
+                String stat;
+                try {
+                    stat = Files.readString(thread.resolve("stat"));
+                } catch (NoSuchFileException e) {
+                    continue; // the thread ended
+                }
+                // "pid (name) S ...": the state follows the name's closing parenthesis, which the name may contain
+                int close = stat.lastIndexOf(')');
+                char state = close >= 0 && close + 2 < stat.length() ? stat.charAt(close + 2) : '?';
+                if (state != 'T' && state != 't' && state != 'Z' && state != 'X') { // stopped, or ended
+                    return false;
+                }
+            }
+            return true;
+        } catch (NoSuchFileException e) {
+            return true; // no /proc here, or the process is gone: nothing to wait for
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + tasks, e);
+        }
     }
 
     /** Stops the processes {@code pids} at once. */
