@@ -159,13 +159,6 @@ final class FrameDeltas {
         }
     }
 
-    /** Adds every entry of {@code changes}. */
-    void addAll(Map<Long, Long> changes) {
-        for (Map.Entry<Long, Long> e : changes.entrySet()) {
-            add(e.getKey(), e.getValue());
-        }
-    }
-
     void clear() {
         head = 0;
         size = 0;

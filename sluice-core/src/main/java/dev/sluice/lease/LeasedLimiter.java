@@ -466,7 +466,6 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             long liveFrom = now - lifetime + 1;
             FrameMap record = FrameMap.copyOf(ls.global.counters());
             NavigableMap<Long, Long> counts = ls.delta.addedTo(record.tail(liveFrom));
-            FrameDeltas carried = ls.delta.copy();
             TreeMap<Long, Long> claims = new TreeMap<>();
             long need = ls.used + cost - ls.granted;
             boolean gated = false;
@@ -504,9 +503,10 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             }
             boolean refusedHere = ls.refused || ls.lastRefused;
             long noteLapse = now + config.windowNanos() + roundNanos;
-            if (claims.isEmpty() && carried.isEmpty() && !noteDue(record, refusedHere, now)) {
+            if (claims.isEmpty() && ls.delta.isEmpty() && !noteDue(record, refusedHere, now)) {
                 return null; // a key refused here whose note is stale writes it even with nothing else to write
             }
+            FrameDeltas carried = ls.delta.copy(); // the changes this write carries, as they were when it was made
             ls.delta.clear();
             long expireAt = counts.isEmpty() ? now : counts.lastKey() + lifetime;
             if (refusedHere || (record.size() > 0 && FrameMap.isNote(record.frame(0)))) {

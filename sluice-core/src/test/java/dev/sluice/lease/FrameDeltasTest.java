@@ -78,7 +78,11 @@ class FrameDeltasTest {
     void addAllAddsEveryEntry() {
         FrameDeltas deltas = new FrameDeltas();
         deltas.add(5, 2);
-        deltas.addAll(Map.of(1L, 4L, 5L, -2L, 9L, -1L));
+        FrameDeltas changes = new FrameDeltas();
+        changes.add(1, 4);
+        changes.add(5, -2);
+        changes.add(9, -1);
+        deltas.addAll(changes);
         assertEquals(Map.of(1L, 4L, 9L, -1L), deltas.toMap());
     }
 
