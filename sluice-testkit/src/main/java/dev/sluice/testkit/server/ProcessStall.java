@@ -39,7 +39,12 @@ public final class ProcessStall implements AutoCloseable {
                 if (System.nanoTime() - until > 0) {
                     throw new IllegalStateException("process " + pid + " did not stop within 10 s of SIGSTOP");
                 }
-                Thread.onSpinWait();
+                try {
+                    Thread.sleep(1); // stopping takes a few milliseconds; a spin would take a core from the server
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted waiting for process " + pid + " to stop", e);
+                }
             }
         }
     }
