@@ -3,6 +3,7 @@ package dev.sluice.lease;
 import dev.sluice.internal.FrameMap;
 import java.util.NavigableMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The demands of the instances contending for a key, kept in the key's record beside its frames, so that a claim on a
@@ -29,11 +30,30 @@ final class DemandNotes {
     private static final long UNIT = 10_000_000L; // a hundredth of a second, in nanoseconds
     private static final long MAX_LAPSE = (1L << (61 - TAG_BITS)) - 1;
 
+    /**
+     * An odd step, so that adding it again and again visits every value below {@code 2^22} before it comes back (the
+     * 22 bits of the fraction of the golden ratio, made odd): tags made one after another in a process lie far apart.
+     */
+    private static final int TAG_STEP = 0x278DDF;
+    /** The last tag this process made, starting from a random one. */
+    private static final AtomicInteger LAST_TAG =
+            new AtomicInteger(ThreadLocalRandom.current().nextInt(1 << TAG_BITS));
+
     private DemandNotes() {}
 
-    /** A tag for one instance: random, never 0. Two instances share one with a chance of about 2^-22 per pair. */
+    /**
+     * A tag for one instance, never 0: the process's tags go in steps from a random start, so no two instances of one
+     * process share one (until {@code 2^22 - 1} have been made) and a run of instances in one process behaves the same
+     * whatever the start; two instances in different processes share one with a chance of about {@code 2^-22} per pair
+     * (they then read each other's note as their own: the claims of the two are not capped against each other).
+     */
     static int newTag() {
-        return ThreadLocalRandom.current().nextInt(1, 1 << TAG_BITS);
+        while (true) {
+            int tag = LAST_TAG.updateAndGet(t -> (t + TAG_STEP) & (int) TAG_MASK);
+            if (tag != 0) {
+                return tag;
+            }
+        }
     }
 
     /** The key of the note of the instance tagged {@code tag} that lapses at {@code lapseNanos} (rounded up). */

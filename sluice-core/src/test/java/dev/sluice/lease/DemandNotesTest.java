@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.internal.FrameMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
@@ -44,6 +46,20 @@ class DemandNotesTest {
                 Map.of(DemandNotes.key(2, NOW + SECOND), 20L, DemandNotes.key(1, NOW + 2 * SECOND), 35L, NOW, 41L),
                 write,
                 "the other's live note carried, this one's replaced, the lapsed one dropped");
+    }
+
+    /**
+     * The instances of one process never share a tag: a simulation of many instances in one process then behaves the
+     * same whatever the tags' random start (two that shared one would not cap each other's claims).
+     */
+    @Test
+    void theTagsOfOneProcessAreDistinctAndNeverZero() {
+        Set<Integer> seen = new HashSet<>();
+        for (int i = 0; i < 200_000; i++) {
+            int tag = DemandNotes.newTag();
+            assertTrue(tag > 0 && tag < 1 << 22, "a tag of 22 bits, not 0: " + tag);
+            assertTrue(seen.add(tag), "tag " + tag + " made twice, the second time after " + i + " others");
+        }
     }
 
     /** Ten instances with equal demand, each asking for more than a limit of 50 in turn: the room goes round them. */
