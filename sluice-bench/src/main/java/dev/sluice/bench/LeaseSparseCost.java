@@ -17,11 +17,12 @@ import java.util.Random;
  * rate over all keys, each to a key and an instance drawn at random (seed 3), the rounds (every 100 ms) run by hand
  * between requests on the same thread. Prints the thread CPU time per decision with the rounds included (best of 5
  * runs of 20 s of virtual time) and, per instance and interval, the store calls and their kinds from
- * {@link LeasedStore#stats()}. A limit of 50 a second; the sub-window counter in 10 sub-windows.
+ * {@link LeasedStore#stats()}.
  *
- * <pre>java -cp sluice-bench/target/benchmarks.jar dev.sluice.bench.LeaseSparseCost [ALGORITHM [KEYS [RATE [LIMIT]]]]</pre>
+ * <pre>java -cp sluice-bench/target/benchmarks.jar dev.sluice.bench.LeaseSparseCost [ALGORITHM [KEYS [RATE [LIMIT [WINDOW_MS [SUB_WINDOWS]]]]]]</pre>
  *
- * Defaults: {@code SLIDING_WINDOW_COUNTER}, 100 keys, 2,000 requests a second (20 a second per key), a limit of 50.
+ * Defaults: {@code SLIDING_WINDOW_COUNTER}, 100 keys, 2,000 requests a second (20 a second per key), a limit of 50 a
+ * second, the sub-window counter in 10 sub-windows.
  */
 public final class LeaseSparseCost {
 
@@ -38,6 +39,8 @@ public final class LeaseSparseCost {
         int keys = args.length > 1 ? Integer.parseInt(args[1]) : 100;
         int rate = args.length > 2 ? Integer.parseInt(args[2]) : 2_000;
         long limit = args.length > 3 ? Long.parseLong(args[3]) : 50;
+        Duration window = Duration.ofMillis(args.length > 4 ? Long.parseLong(args[4]) : 1_000);
+        int subWindows = args.length > 5 ? Integer.parseInt(args[5]) : 10;
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         double best = Double.MAX_VALUE;
         LeaseStats[] stats = new LeaseStats[2];
@@ -53,11 +56,11 @@ public final class LeaseSparseCost {
                         .manualRounds()
                         .build();
                 RateLimiterBuilder b = RateLimiter.builder(algorithm)
-                        .limit(limit, Duration.ofSeconds(1))
+                        .limit(limit, window)
                         .clock(clock)
                         .store(stores[j]);
                 if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
-                    b.buckets(10);
+                    b.buckets(subWindows);
                 }
                 limiters[j] = b.build();
             }
@@ -94,13 +97,15 @@ public final class LeaseSparseCost {
         long calls = stats[0].storeCalls() + stats[1].storeCalls();
         System.out.printf(
                 Locale.ROOT,
-                "%s, %,d keys, %,d requests a second, limit %d: %.0f ns CPU per decision (rounds included, best of %d);"
+                "%s, %,d keys, %,d requests a second, limit %d per %s in %d: %.0f ns CPU per decision (rounds included, best of %d);"
                         + " per instance and interval: %.3f store calls (%.3f per key), %.3f claims ahead,"
                         + " %.3f claims on requests, %.3f conflicts%n",
                 algorithm,
                 keys,
                 rate,
                 limit,
+                window,
+                subWindows,
                 best,
                 RUNS,
                 calls / per,

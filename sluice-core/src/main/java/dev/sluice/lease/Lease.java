@@ -17,6 +17,9 @@ final class Lease extends LeaseHead implements CountedKey {
 
     // ---- read and written by claims, rounds, peeks and the first request of a frame --------------------------------
 
+    /** {@link #spanTo} when no span is held. */
+    static final long NO_SPAN = Long.MIN_VALUE;
+
     final LeasedLimiter limiter;
     final CounterKey id;
 
@@ -62,6 +65,24 @@ final class Lease extends LeaseHead implements CountedKey {
     long aheadFrom;
     int aheadHead;
     int aheadLen;
+
+    /**
+     * A span (sub-window counter only): {@link #spanLeft} permits good in any frame from {@link #spanFrom} to
+     * {@link #spanTo}, at most a window's frames, claimed ahead by a round for a key asked less than about once per
+     * frame. The record counts the span's permits at both its first and its last frame, so every window that holds a
+     * frame of the span holds at least one of the two, and the record never counts less than was admitted in it. A
+     * permit taken is counted in its own frame and, with the next write, no longer at the two ends
+     * ({@link #spanTaken}: taken since the last write). {@link #spanTo} is {@link #NO_SPAN} when none is held. A second
+     * span, claimed ahead before the first ended, waits in {@code next*}.
+     */
+    long spanFrom;
+
+    long spanTo = NO_SPAN;
+    long spanLeft;
+    long spanTaken;
+    long nextFrom;
+    long nextTo = NO_SPAN;
+    long nextLeft;
 
     /** Cost offered here in the interval before the last round. */
     long lastDemand;
@@ -148,12 +169,16 @@ final class Lease extends LeaseHead implements CountedKey {
         }
     }
 
-    /** What this instance holds unused: the slice left, the slices claimed ahead, and what it has to give back. */
+    /**
+     * What the record counts beyond what this instance admitted: the slice left, the slices claimed ahead, the spans,
+     * and what it has to give back.
+     */
     long unused() {
         long u = granted - used;
         for (int i = 0; i < aheadLen; i++) {
             u += aheadSlices[aheadHead + i];
         }
-        return u + delta.givingBack();
+        // a span's permits are counted twice in the record; those taken since the last write are still at its ends
+        return u + delta.givingBack() + 2 * spanLeft + spanTaken + 2 * nextLeft;
     }
 }

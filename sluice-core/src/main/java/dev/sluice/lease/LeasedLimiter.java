@@ -39,6 +39,9 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
     /** How many claims (its own or others' on the same key) one request waits for before it is refused. */
     static final int CLAIMS_PER_REQUEST = 4;
 
+    /** {@link FrameReservation#place} of permits taken from a span ({@link Lease#spanFrom}), not a frame's slice. */
+    private static final long FROM_SPAN = 1;
+
     private final LeasedStore store;
     private final long frameSize;
     private final long roundNanos;
@@ -88,6 +91,13 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                         ls.used += cost;
                         if (reservation != null) {
                             reservation.frame = ls.frame;
+                        }
+                        return admitted(ls, now);
+                    }
+                    if (takeFromSpan(ls, cost)) {
+                        if (reservation != null) {
+                            reservation.frame = ls.frame;
+                            reservation.place = FROM_SPAN;
                         }
                         return admitted(ls, now);
                     }
@@ -196,7 +206,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      */
     Step step(Lease ls, long now, long cost, int claims) {
         roll(ls, now);
-        if (ls.used + cost <= ls.granted) {
+        if (ls.used + cost <= ls.granted || spanCovers(ls, cost)) {
             return Step.COVERED;
         }
         if (store.failing()) {
@@ -216,10 +226,77 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         ls.demand += cost;
     }
 
-    /** Takes a part the slice covers ({@link Step#COVERED}) and answers it. */
+    /** Takes a part the slice or the span covers ({@link Step#COVERED}) and answers it. */
     Decision takePart(Lease ls, long now, long cost) {
-        ls.used += cost;
+        if (ls.used + cost <= ls.granted) {
+            ls.used += cost;
+        } else if (!takeFromSpan(ls, cost)) {
+            throw new IllegalStateException("a part taken that neither the slice nor the span covers");
+        }
         return admitted(ls, now);
+    }
+
+    /** Whether the span held covers {@code cost} in the lease's frame. The caller holds the lease's lock. */
+    private static boolean spanCovers(Lease ls, long cost) {
+        return ls.spanLeft >= cost && ls.frame >= ls.spanFrom && ls.frame <= ls.spanTo;
+    }
+
+    /**
+     * Takes {@code cost} from the span held, if it covers it: counted in the lease's frame with the next write, which
+     * also takes it off the span's two ends ({@link #foldSpan}). The caller holds the lease's lock.
+     */
+    private static boolean takeFromSpan(Lease ls, long cost) {
+        if (!spanCovers(ls, cost)) {
+            return false;
+        }
+        ls.spanLeft -= cost;
+        ls.spanTaken += cost;
+        ls.addDelta(ls.frame, cost);
+        return true;
+    }
+
+    /**
+     * Takes off the ends of the span held what was taken from it since the last write, with the next write: each
+     * permit taken is now counted in its own frame, which lies between the two ends. The caller holds the lease's lock.
+     */
+    private void foldSpan(Lease ls, long now) {
+        if (ls.spanTaken > 0) {
+            uncharge(ls, ls.spanFrom, ls.spanTo, ls.spanTaken, now);
+            ls.spanTaken = 0;
+        }
+    }
+
+    /** Gives back {@code permits} charged at both ends of the span {@code from}–{@code to}, at the ends that still count. */
+    private void uncharge(Lease ls, long from, long to, long permits, long now) {
+        if (from + lifetime > now) {
+            ls.addDelta(from, -permits);
+        }
+        if (to != from && to + lifetime > now) {
+            ls.addDelta(to, -permits);
+        }
+    }
+
+    /**
+     * Ends the spans whose last frame is before {@code f}: what they did not use goes back (with the next write), and
+     * the span claimed next becomes the one held. The caller holds the lease's lock.
+     */
+    private void endSpans(Lease ls, long f, long now) {
+        while (ls.spanTo != Lease.NO_SPAN && ls.spanTo < f) {
+            foldSpan(ls, now);
+            if (ls.spanLeft > 0) {
+                uncharge(ls, ls.spanFrom, ls.spanTo, ls.spanLeft, now);
+            }
+            ls.spanFrom = ls.nextFrom;
+            ls.spanTo = ls.nextTo;
+            ls.spanLeft = ls.nextLeft;
+            ls.nextTo = Lease.NO_SPAN;
+            ls.nextLeft = 0;
+        }
+    }
+
+    /** Gives back every span held, whether or not it has started (with the next write). The caller holds the lease's lock. */
+    private void giveBackSpans(Lease ls, long now) {
+        endSpans(ls, Long.MAX_VALUE, now);
     }
 
     /**
@@ -300,6 +377,9 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         if (unused > 0 && ls.frame + lifetime > now) {
             ls.addDelta(ls.frame, -unused);
         }
+        if (ls.spanTo < f) {
+            endSpans(ls, f, now); // NO_SPAN is below every frame: nothing to end then
+        }
         long granted = 0;
         while (ls.aheadLen > 0 && ls.aheadFrom <= f) {
             long slice = ls.aheadSlices[ls.aheadHead];
@@ -365,13 +445,14 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
 
     /** The permits this instance expects to be asked for in the current frame before the next round. */
     private long expected(Lease ls, long now) {
-        return sizing.expected(
-                Math.max(ls.lastDemand, ls.demand), ls.refused || ls.lastRefused, frameOf(now) + frameSize - now);
+        return sizing.expected(perInterval(ls), ls.refused || ls.lastRefused, frameOf(now) + frameSize - now);
     }
 
     /** For a peek: whether the slice left, plus the room in the store as last read, covers {@code cost}. */
     private boolean covers(Lease ls, long now, long cost) {
-        return ls.used + cost <= ls.granted || room(ls.view, now) >= ls.used + cost - ls.granted;
+        return ls.used + cost <= ls.granted
+                || spanCovers(ls, cost)
+                || room(ls.view, now) >= ls.used + cost - ls.granted;
     }
 
     private void refuse(Lease ls, long cost) {
@@ -441,7 +522,9 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
     @Override
     protected boolean giveBack(Lease ls, FrameReservation r, long now) {
         roll(ls, timeIn(ls, now));
-        if (r.frame == ls.frame) {
+        if (r.place == FROM_SPAN) {
+            ls.addDelta(r.frame, -r.cost); // counted in its frame, and no longer at the span's ends
+        } else if (r.frame == ls.frame) {
             ls.used = Math.max(0, ls.used - r.cost);
         } else {
             ls.addDelta(r.frame, -r.cost);
@@ -463,13 +546,27 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         try {
             long now = timeIn(ls, read);
             roll(ls, now);
+            long need = ls.used + cost - ls.granted;
+            int spanFrames = cost > 0 && need > 0 ? spanOnRequest(ls, now) : 0;
+            if (spanFrames > 0) {
+                giveBackSpans(ls, now); // the span claimed here replaces them, from this frame on
+            }
+            foldSpan(ls, now);
             long liveFrom = now - lifetime + 1;
             FrameMap record = FrameMap.copyOf(ls.global.counters());
             NavigableMap<Long, Long> counts = ls.delta.addedTo(record.tail(liveFrom));
             TreeMap<Long, Long> claims = new TreeMap<>();
-            long need = ls.used + cost - ls.granted;
             boolean gated = false;
-            if (cost > 0 && need > 0) {
+            @Nullable Span span = null;
+            if (spanFrames > 0) {
+                long want = Math.max(need, SliceSizing.aheadSlice(sizing.spanDemand(perInterval(ls), spanFrames)));
+                long from = frameOf(now);
+                long to = from + (spanFrames - 1) * frameSize;
+                if (spanRoom(counts, from, to, config.limit() / 2) >= want) {
+                    span = chargeSpan(counts, from, to, want); // else the key is busy: a claim of this frame alone
+                }
+            }
+            if (cost > 0 && need > 0 && span == null) {
                 long room = roomNow(counts, now);
                 long claim = Math.min(room, SliceSizing.claim(need, expected(ls, now)));
                 long others = DemandNotes.others(record, store.noteTag(), now);
@@ -499,11 +596,11 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                 }
             }
             if (claimAhead) {
-                claimAhead(ls, counts, claims, now);
+                span = claimAhead(ls, counts, claims, now);
             }
             boolean refusedHere = ls.refused || ls.lastRefused;
             long noteLapse = now + config.windowNanos() + roundNanos;
-            if (claims.isEmpty() && ls.delta.isEmpty() && !noteDue(record, refusedHere, now)) {
+            if (claims.isEmpty() && span == null && ls.delta.isEmpty() && !noteDue(record, refusedHere, now)) {
                 return null; // a key refused here whose note is stale writes it even with nothing else to write
             }
             FrameDeltas carried = ls.delta.copy(); // the changes this write carries, as they were when it was made
@@ -517,7 +614,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             }
             long expected = ls.global.version();
             CounterWrite w = new CounterWrite(ls.id, expected, rounds.nextVersion(expected), counts, expireAt);
-            return new Write(ls, w, ls.frame, claims, carried);
+            return new Write(ls, w, ls.frame, claims, span, carried);
         } finally {
             ls.unlock();
         }
@@ -541,7 +638,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * last interval or of this one so far, whichever is more, scaled from an interval to the window; at least 1.
      */
     private long notedDemand(Lease ls) {
-        double demand = (double) Math.max(ls.lastDemand, ls.demand);
+        double demand = (double) perInterval(ls);
         double perWindow = demand * (double) config.windowNanos() / (double) roundNanos;
         return Math.max(1, Math.min(Long.MAX_VALUE / 4, (long) Math.ceil(perWindow)));
     }
@@ -600,11 +697,12 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * times a second held a slice in each of the next ten sub-windows, was never short, so never refused, and kept the
      * others from half the limit.
      */
-    private void claimAhead(Lease ls, NavigableMap<Long, Long> counts, NavigableMap<Long, Long> claims, long now) {
+    private @Nullable Span claimAhead(
+            Lease ls, NavigableMap<Long, Long> counts, NavigableMap<Long, Long> claims, long now) {
         boolean keeps = keeps(ls);
-        long perInterval = SliceSizing.demandAhead(Math.max(ls.lastDemand, ls.demand), keeps);
+        long perInterval = SliceSizing.demandAhead(perInterval(ls), keeps);
         if (perInterval == 0 || ls.lastRefused || ls.refused) {
-            return;
+            return null;
         }
         if (keeps) {
             topUp(ls, counts, claims, now, perInterval);
@@ -612,15 +710,20 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         long first = frameOf(now) + frameSize;
         long last = now + roundNanos;
         if (first > last) {
-            return;
+            return null;
         }
         double perFrame = sizing.aheadDemand(perInterval);
+        int aheadFrames = (int) Math.min(Integer.MAX_VALUE, (last - first) / frameSize + 1);
+        if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER
+                && sizing.spans(perInterval, perFrame, aheadFrames, lifetime / frameSize)) {
+            return claimSpan(ls, counts, now, perInterval, first, aheadFrames);
+        }
         if (perFrame <= 0) {
-            return; // a frame more likely to see no request than one: its slice would more likely go unused
+            return null; // a frame more likely to see no request than one: its slice would more likely go unused
         }
         long want = SliceSizing.aheadSlice(perFrame);
         if (roomNow(counts, now) < want) {
-            return; // the key is contended across the instances: its frames are spent on requests, not held ahead
+            return null; // the key is contended across the instances: its frames are spent on requests, not held ahead
         }
         // The record's frames and the frames from first to last, merged in order, with their counts
         int ahead = (int) ((last - first) / frameSize) + 1;
@@ -688,6 +791,115 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         }
         addInOrder(claims, slices, taking);
         addInOrder(counts, slices, taking);
+        return null;
+    }
+
+    /**
+     * Claims ahead one {@linkplain Lease#spanFrom span} for the frames that start after {@code now} and no later than
+     * the next round, {@code aheadFrames} from {@code first} (at most a window's, and after any span held), instead of
+     * a slice per frame: the {@linkplain SliceSizing#aheadSlice slice} for the demand {@code perInterval} scaled to the
+     * span, added to {@code counts} at the span's first frame and again at its last, cut so that at the start of every
+     * frame those two count in, the frames counting then add up to at most half the limit, as claims ahead are. Null
+     * if none: both span places taken, no room for one, or the key contended. The caller holds the lease's lock.
+     */
+    private @Nullable Span claimSpan(
+            Lease ls, NavigableMap<Long, Long> counts, long now, long perInterval, long first, int aheadFrames) {
+        if (ls.nextTo != Lease.NO_SPAN || contendedByNotes(ls, now)) {
+            return null; // two spans held already, or instances refused on the key noted their demand in its record
+        }
+        long from = Math.max(first, ls.spanTo == Lease.NO_SPAN ? first : ls.spanTo + frameSize);
+        long lastFrame = first + (long) (aheadFrames - 1) * frameSize;
+        long to = Math.min(lastFrame, from + lifetime - frameSize); // at most a window's frames
+        if (to < from) {
+            return null;
+        }
+        long want = SliceSizing.aheadSlice(sizing.spanDemand(perInterval, (to - from) / frameSize + 1));
+        if (roomNow(counts, now) < want) {
+            return null; // contended across the instances: its frames are spent on requests, not held ahead
+        }
+        long s = Math.min(want, spanRoom(counts, from, to, config.limit() / 2));
+        return s > 0 ? chargeSpan(counts, from, to, s) : null;
+    }
+
+    /**
+     * The most a span from frame {@code from} to {@code to} may take of {@code counts}: counted at both ends, so that
+     * at the start of every frame those two count in, the frames counting then add up to at most {@code ceiling}. The
+     * start of a frame is where the sub-window counter's measure of it is highest (it holds for the whole frame).
+     */
+    private long spanRoom(NavigableMap<Long, Long> counts, long from, long to, long ceiling) {
+        // the counts of every frame that counts at the start of a frame the span's ends count in, one per frame
+        long lo = from - lifetime + frameSize;
+        long hi = to + lifetime - frameSize;
+        long[] dense = new long[(int) ((hi - lo) / frameSize) + 1];
+        for (Map.Entry<Long, Long> e : counts.subMap(lo, true, hi, true).entrySet()) {
+            dense[(int) ((e.getKey() - lo) / frameSize)] += e.getValue();
+        }
+        int perWindow = (int) (lifetime / frameSize);
+        long s = Long.MAX_VALUE;
+        long sum = 0; // the frames counting at the start of frame g: g - lifetime < h <= g
+        for (int j = 0; j < dense.length; j++) {
+            sum += dense[j];
+            if (j >= perWindow) {
+                sum -= dense[j - perWindow];
+            }
+            long g = lo + j * frameSize;
+            if (g < from) {
+                continue;
+            }
+            int ends = (g < from + lifetime ? 1 : 0) + (to != from && g >= to ? 1 : 0);
+            if (ends > 0) {
+                s = Math.min(s, (ceiling - sum) / ends);
+            }
+        }
+        return Math.max(0, s);
+    }
+
+    /** Adds the span of {@code permits} from {@code from} to {@code to} to {@code counts}, at both ends. */
+    private static Span chargeSpan(NavigableMap<Long, Long> counts, long from, long to, long permits) {
+        counts.merge(from, permits, Long::sum);
+        if (to != from) {
+            counts.merge(to, permits, Long::sum);
+        }
+        return new Span(from, to, permits);
+    }
+
+    /**
+     * The frames a claim on a request takes as one {@linkplain Lease#spanFrom span} from the current frame on, up to
+     * the frame of the next round at the latest, for a sub-window counter key asked less than about once per frame
+     * ({@link SliceSizing#spans}), uncontended (not refused here in this interval or the last) and not shared by
+     * instances that noted their demand in its record; 0 where the claim takes the current frame only. Without it,
+     * such a key claims on nearly every request once its slices run out: each request is in a sub-window of its own.
+     * The caller holds the lease's lock.
+     */
+    private int spanOnRequest(Lease ls, long now) {
+        if (algorithm != Algorithm.SLIDING_WINDOW_COUNTER
+                || sizing.longRounds
+                || ls.refused
+                || ls.lastRefused
+                || !ls.read) {
+            return 0;
+        }
+        long perInterval = perInterval(ls);
+        long from = frameOf(now);
+        int frames = (int) Math.min(lifetime / frameSize, (now + roundNanos - from) / frameSize + 1);
+        if (!sizing.spans(perInterval, sizing.aheadDemand(perInterval), frames, lifetime / frameSize)) {
+            return 0;
+        }
+        return contendedByNotes(ls, now) ? 0 : frames;
+    }
+
+    /**
+     * Whether other instances, refused on the key, noted their demand in its record as last read: the key is contended
+     * across the instances, and a span, which the record counts twice, would hold from them room they are refused.
+     * The caller holds the lease's lock.
+     */
+    private boolean contendedByNotes(Lease ls, long now) {
+        return DemandNotes.others(FrameMap.copyOf(ls.global.counters()), store.noteTag(), now) > 0;
+    }
+
+    /** This instance's demand for {@code ls} per interval: the last interval's, or this one's so far if more. */
+    private static long perInterval(Lease ls) {
+        return Math.max(ls.lastDemand, ls.demand);
     }
 
     /**
@@ -747,19 +959,24 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         ls.lock();
         try {
             took(ls, new CounterSnapshot(w.write().newVersion(), w.write().counters()));
-            take(ls, w.claims(), timeIn(ls, read));
+            take(ls, w, timeIn(ls, read));
         } finally {
             ls.unlock();
         }
     }
 
     /**
-     * Makes {@code claims}, written to the store, this instance's slices: the current frame's adds to the slice held,
-     * a later frame's is held ahead, and an earlier frame's (the frame turned since) is given back if it still counts.
-     * The caller holds the lease's lock.
+     * Makes the claims of {@code w}, written to the store, this instance's slices: the current frame's adds to the
+     * slice held, a later frame's is held ahead, and an earlier frame's (the frame turned since) is given back if it
+     * still counts; a span is held, or given back if its last frame has passed. The caller holds the lease's lock.
      */
-    private void take(Lease ls, NavigableMap<Long, Long> claims, long now) {
+    private void take(Lease ls, Write w, long now) {
         roll(ls, now);
+        NavigableMap<Long, Long> claims = w.claims();
+        Span span = w.span();
+        if (span != null) {
+            holdSpan(ls, span, now);
+        }
         for (Map.Entry<Long, Long> c : claims.entrySet()) {
             long frame = c.getKey();
             if (frame == ls.frame) {
@@ -769,6 +986,27 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             }
         }
         addAhead(ls, claims.tailMap(ls.frame, false));
+    }
+
+    /**
+     * Holds {@code span}, written to the store: as the span held, or the next one if one is held; given back if its
+     * last frame has passed, or if two are held already (a round prepares none then). The caller holds the lease's
+     * lock, and the lease is rolled to {@code now}.
+     */
+    private void holdSpan(Lease ls, Span span, long now) {
+        if (span.to() < ls.frame
+                || ls.nextTo != Lease.NO_SPAN
+                || (ls.spanTo != Lease.NO_SPAN && span.from() <= ls.spanTo)) {
+            uncharge(ls, span.from(), span.to(), span.permits(), now);
+        } else if (ls.spanTo == Lease.NO_SPAN) {
+            ls.spanFrom = span.from();
+            ls.spanTo = span.to();
+            ls.spanLeft = span.permits();
+        } else {
+            ls.nextFrom = span.from();
+            ls.nextTo = span.to();
+            ls.nextLeft = span.permits();
+        }
     }
 
     /** The slice claimed ahead for {@code frame}, 0 if none. The caller holds the lease's lock. */
@@ -839,7 +1077,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * then ({@link #took}); any other version drops the doubt, and a claim that was applied lapses with its frame.
      */
     void unknown(Write w) {
-        if (w.claims().isEmpty()) {
+        if (w.claimsNothing()) {
             return;
         }
         Lease ls = w.lease();
@@ -881,7 +1119,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             rebuildView(ls, now());
         }
         if (doubt != null && snapshot.version() == doubt.write().newVersion()) {
-            take(ls, doubt.claims(), now()); // the write in doubt was applied, and nobody wrote since
+            take(ls, doubt, now()); // the write in doubt was applied, and nobody wrote since
             store.recovered(doubt.claimed());
         }
         // any other version: not applied, or written over since; a claim applied that late lapses with its frame
@@ -969,6 +1207,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                         giveBackSlice(ls, unused);
                     }
                     giveBackAhead(ls);
+                    giveBackSpans(ls, now);
                 } else if (unused > (keeps ? SliceSizing.keptUnused(expected) : 2 * expected)) {
                     giveBackSlice(ls, unused - expected);
                 }
@@ -983,6 +1222,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                 ls.starvedUntil = Long.MIN_VALUE;
                 if (ls.delta.isEmpty()
                         && ls.aheadLen == 0
+                        && ls.spanTo == Lease.NO_SPAN
                         && ls.granted == ls.used
                         && ls.doubt == null
                         && now - ls.lastUsed >= idleNanos) {
@@ -1079,6 +1319,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                     giveBackSlice(ls, ls.granted - ls.used);
                 }
                 giveBackAhead(ls);
+                giveBackSpans(ls, now);
                 if (!ls.retired() && !ls.delta.isEmpty()) {
                     out.add(ls);
                 }
@@ -1129,7 +1370,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         }
         ls.lock();
         try {
-            return new Held(ls.frame, ls.granted, ls.used, aheadMap(ls), ls.delta.toMap(), ls.global.total());
+            long spans = ls.spanLeft + ls.nextLeft;
+            return new Held(ls.frame, ls.granted, ls.used, aheadMap(ls), spans, ls.delta.toMap(), ls.global.total());
         } finally {
             ls.unlock();
         }
@@ -1156,16 +1398,36 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * @param granted the slice
      * @param used    what was admitted of it
      * @param ahead   the slices claimed ahead, per frame
+     * @param spans   the permits left in the spans held
      * @param delta   the changes not yet written, per frame
      * @param global  the total of the record as last read or written
      */
-    record Held(long frame, long granted, long used, Map<Long, Long> ahead, Map<Long, Long> delta, long global) {}
+    record Held(
+            long frame,
+            long granted,
+            long used,
+            Map<Long, Long> ahead,
+            long spans,
+            Map<Long, Long> delta,
+            long global) {}
+
+    /**
+     * A {@linkplain Lease#spanFrom span} claimed ahead: {@code permits} good in any frame from {@code from} to
+     * {@code to}, counted in the record at both.
+     */
+    record Span(long from, long to, long permits) {}
 
     /**
      * A write prepared for one lease in {@code frame}: the claims it carries, per frame (that frame's for a request,
-     * later frames' for a round claiming ahead), and the changes of {@code delta}.
+     * later frames' for a round claiming ahead), a span claimed ahead if any, and the changes of {@code delta}.
      */
-    record Write(Lease lease, CounterWrite write, long frame, NavigableMap<Long, Long> claims, FrameDeltas carried)
+    record Write(
+            Lease lease,
+            CounterWrite write,
+            long frame,
+            NavigableMap<Long, Long> claims,
+            @Nullable Span span,
+            FrameDeltas carried)
             implements PreparedWrite<Lease> {
         @Override
         public Lease key() {
@@ -1178,12 +1440,17 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             for (long v : claims.values()) {
                 c += v;
             }
-            return c;
+            return span != null ? c + span.permits() : c;
+        }
+
+        /** Whether the write claims no permits: no slice and no span. */
+        boolean claimsNothing() {
+            return claims.isEmpty() && span == null;
         }
 
         /** Whether the write claims ahead: for a frame later than {@code frame}, the one it was prepared in. */
         boolean claimsAhead() {
-            return !claims.isEmpty() && claims.lastKey() > frame;
+            return (span != null && span.from() > frame) || (!claims.isEmpty() && claims.lastKey() > frame);
         }
     }
 

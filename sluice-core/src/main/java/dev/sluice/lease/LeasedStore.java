@@ -406,7 +406,7 @@ public final class LeasedStore extends LocalStore {
             if (known && attempt == 0 && !readFirst) {
                 sawStale(ls, !applied[0]);
             }
-            if (settle(w, applied[0]) || (w.claims().isEmpty() && w.carried().isEmpty())) {
+            if (settle(w, applied[0]) || (w.claimsNothing() && w.carried().isEmpty())) {
                 return null; // a note alone is not written again after a conflict: the next claim may carry it
             }
         }

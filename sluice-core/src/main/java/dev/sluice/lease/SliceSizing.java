@@ -15,7 +15,8 @@ import dev.sluice.LimiterConfig;
  * to twice that for an instance whose claims keep winning or that holds its share among the demands noted, and no more
  * than the window frees before the frame ends). A round claims ahead, for each frame starting before the
  * next round, {@link #aheadSlice} of the demand expected in it, and for a key whose demand recurs ({@link #keeps})
- * tops up the slice of the current frame to as much ({@link #topUp}).
+ * tops up the slice of the current frame to as much ({@link #topUp}). A sub-window counter key asked less than about
+ * once per sub-window takes one span over those frames instead of a slice in each ({@link #spans}).
  */
 final class SliceSizing {
 
@@ -26,6 +27,13 @@ final class SliceSizing {
      * unused, this many intervals after a key's last request, within the lower half of the limit.
      */
     static final int SPARSE_ROUNDS = 4;
+
+    /**
+     * The requests a span must expect to be claimed ({@link #spans}): claiming it takes a write, and giving it back
+     * unused another, where each request it covers would otherwise claim on its own (one call). A key asked once in an
+     * interval may well not be asked in the next.
+     */
+    static final double SPAN_DEMAND = 2;
 
     /** Requests arriving at random at this rate per frame leave a frame empty as often as not ({@code e^-ln2 = 1/2}). */
     private static final double LN_2 = Math.log(2);
@@ -53,7 +61,7 @@ final class SliceSizing {
      * Whether rounds are more than a tenth of the window apart: a slice claimed ahead and left unused is then held,
      * until the next round gives it back, for longer than the window can spare.
      */
-    private final boolean longRounds;
+    final boolean longRounds;
 
     /** The sizing of a limiter with {@code config} whose frames are {@code frameNanos} long, rounds {@code roundNanos} apart. */
     SliceSizing(LimiterConfig config, long frameNanos, long roundNanos) {
@@ -209,6 +217,37 @@ final class SliceSizing {
     double aheadDemand(long perInterval) {
         double perFrame = (double) perInterval * Math.min(roundNanos, frameNanos) / roundNanos;
         return longRounds && perFrame < LN_2 ? 0 : perFrame;
+    }
+
+    /**
+     * Whether a round claims ahead one span over the {@code aheadFrames} frames that start before the next round (of
+     * {@code perWindow} frames to a window) rather than a slice per frame, for a key asked {@code perInterval} times
+     * per interval, {@code perFrame} per frame ({@link #aheadDemand}; 0 where no frame is worth a slice): where there
+     * are two frames or more and no more than a window's (a span is charged at its two ends, which keeps the record
+     * from counting less than was admitted only in windows that hold one of them), the span would see at least {@link #SPAN_DEMAND} requests, and its
+     * slice, counted twice, holds less of the record than a slice in every frame would. That is a key asked less than
+     * about once per frame: a slice per frame is at least one permit each, most of them unused.
+     */
+    boolean spans(long perInterval, double perFrame, int aheadFrames, long perWindow) {
+        if (aheadFrames < 2 || aheadFrames > perWindow) {
+            return false; // one frame; or more than a window's, which one span cannot cover
+        }
+        double demand = spanDemand(perInterval, aheadFrames);
+        if (demand < SPAN_DEMAND) {
+            return false;
+        }
+        double perFrames = perFrame <= 0 ? Double.MAX_VALUE : (double) aheadFrames * aheadSlice(perFrame);
+        return 2.0 * aheadSlice(demand) < perFrames;
+    }
+
+    /**
+     * The demand expected over a span of {@code frames} frames, from the demand {@code perInterval}: scaled to the
+     * span, at most an interval. A frame is the window over the sub-windows rounded down to a nanosecond, so the frames
+     * of an interval may add up to a few nanoseconds less than it: they count as the whole interval.
+     */
+    double spanDemand(long perInterval, long frames) {
+        long spanNanos = frames * frameNanos + frames;
+        return (double) perInterval * Math.min(roundNanos, spanNanos) / roundNanos;
     }
 
     /**

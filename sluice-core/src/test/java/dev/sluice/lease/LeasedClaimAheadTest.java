@@ -451,9 +451,29 @@ class LeasedClaimAheadTest {
             value = Algorithm.class,
             names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "SLIDING_TAIL"})
     void concurrentRequestsAndRoundsAcrossFrameTurnsNeverPassTheLimit(Algorithm algorithm) throws Exception {
+        concurrentRequestsAndRounds(algorithm, 50, 10, 8);
+    }
+
+    /**
+     * The same with spans (docs/leased-mode.md, "Spans"): the sub-window counter in 100 sub-windows of 10 ms, so that
+     * a round claims ahead the ten that start before the next one, a limit of 400 a second, and the seconds below it
+     * sparse (each thread asks in about one step of two: 40 a second per instance, 160 in all): a span each round
+     * rather than ten slices.
+     */
+    @Test
+    void concurrentRequestsAndRoundsOnSpansNeverPassTheLimit() throws Exception {
+        concurrentRequestsAndRounds(Algorithm.SLIDING_WINDOW_COUNTER, 400, 100, 2);
+    }
+
+    /**
+     * @param limit      the limit per second
+     * @param subWindows the sub-window counter's sub-windows
+     * @param sparse     in a second below the limit, each thread asks once in a step with a chance of 1 in this
+     */
+    private void concurrentRequestsAndRounds(Algorithm algorithm, long limit, int subWindows, int sparse)
+            throws Exception {
         int instances = 4;
         int threadsPer = 2;
-        long limit = 50;
         List<LeasedStore> stores = new ArrayList<>();
         List<RateLimiter> limiters = new ArrayList<>();
         for (int j = 0; j < instances; j++) {
@@ -462,11 +482,15 @@ class LeasedClaimAheadTest {
                     .manualRounds()
                     .build();
             stores.add(s);
-            limiters.add(limiter(s, algorithm, limit, Duration.ofSeconds(1)));
+            RateLimiterBuilder b = RateLimiter.builder(algorithm).limit(limit, Duration.ofSeconds(1));
+            if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
+                b.buckets(subWindows);
+            }
+            limiters.add(b.clock(clock).store(s).build());
         }
         RateLimiterBuilder exact = RateLimiter.builder(algorithm).limit(ORACLE_LIMIT, Duration.ofSeconds(1));
         if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
-            exact.buckets(10);
+            exact.buckets(subWindows);
         }
         RateLimiter oracle = exact.clock(clock).build();
         ExecutorService pool = Executors.newFixedThreadPool(instances * (threadsPer + 1));
@@ -474,7 +498,7 @@ class LeasedClaimAheadTest {
         long admittedInAll = 0;
         try {
             for (int step = 0; step < 160; step++) {
-                // a second below the limit (about 40 a second, which rounds claim ahead for), then a second far
+                // a second below the limit (which rounds claim ahead for), then a second far
                 // over it (about 2,400 a second, which spends every slice and is refused), and so on
                 boolean heavy = (step / 40) % 2 == 1;
                 AtomicLong admitted = new AtomicLong();
@@ -484,7 +508,7 @@ class LeasedClaimAheadTest {
                     RateLimiter limiter = limiters.get(j);
                     for (int t = 0; t < threadsPer; t++) {
                         Random random = new Random(seeds.nextLong());
-                        int requests = heavy ? random.nextInt(16) : random.nextInt(8) == 0 ? 1 : 0;
+                        int requests = heavy ? random.nextInt(16) : random.nextInt(sparse) == 0 ? 1 : 0;
                         running.add(pool.submit(() -> {
                             go.await();
                             for (int r = 0; r < requests; r++) {

@@ -10,10 +10,13 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
 import dev.sluice.TestClock;
+import dev.sluice.lease.LeasedLimiter.Held;
 import dev.sluice.memory.InMemoryCounterStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -132,25 +135,35 @@ class LeasedContendedTest {
 
     /**
      * A sub-window counter of 1,000 a second in 10 sub-windows, 3 requests an interval. With a round every 100 ms (a
-     * tenth of the window) a sub-window expects 3 and is claimed ahead; with a round every second it expects 0.3, more
-     * likely to pass empty than not, and is not: a slice claimed ahead for it would wait unused until the next round.
+     * tenth of the window) a sub-window expects 3 and is claimed ahead a slice of its own; with a round every second it
+     * expects 0.3, more likely to pass empty than not, and gets no slice of its own: the round claims one span over the
+     * next second's sub-windows instead, 3 + 2·√3 → 7 permits, counted in the record at its first and its last
+     * sub-window (14 in all; at :01.01 the 3 admitted at :00.05 no longer count).
      */
     @Test
-    void withRoundsLongerThanATenthOfTheWindowASparseFrameIsNotClaimedAhead() {
-        assertEquals(0, claimsAheadWithThreeRequestsAnInterval(Duration.ofSeconds(1)));
-        assertTrue(claimsAheadWithThreeRequestsAnInterval(Duration.ofMillis(100)) > 0);
+    void withRoundsLongerThanATenthOfTheWindowSparseFramesShareOneSpan() {
+        Held shortRounds = heldAfterARoundWithThreeRequestsAnInterval(Duration.ofMillis(100));
+        assertFalse(shortRounds.ahead().isEmpty(), "a slice per sub-window ahead: " + shortRounds);
+        assertEquals(0, shortRounds.spans());
+
+        Held longRounds = heldAfterARoundWithThreeRequestsAnInterval(Duration.ofSeconds(1));
+        assertEquals(Map.of(), longRounds.ahead(), "no sub-window has a slice of its own");
+        assertEquals(7, longRounds.spans());
+        assertEquals(
+                2 * 7, longRounds.global(), "the span at both of its ends (the 3 admitted at :00.05 count no more)");
     }
 
-    private long claimsAheadWithThreeRequestsAnInterval(Duration interval) {
+    private Held heldAfterARoundWithThreeRequestsAnInterval(Duration interval) {
         at("00.050");
         LeasedStore store = manual(new FlakyCounterStore(InMemoryCounterStore.create()), interval);
         RateLimiter limiter = limiter(store, Algorithm.SLIDING_WINDOW_COUNTER, 1_000, Duration.ofSeconds(1));
         assertEquals(3, admitted(limiter, KEY, 3));
         clock.set(clock.instant().plus(interval).minusMillis(40)); // the round, 10 ms into a sub-window
         store.refresh();
-        long ahead = store.stats().claimsAhead();
+        assertEquals(1, store.stats().claimsAhead());
+        Held held = ((LeasedLimiter) limiter).inspect(KEY);
         store.close();
-        return ahead;
+        return Objects.requireNonNull(held);
     }
 
     /**

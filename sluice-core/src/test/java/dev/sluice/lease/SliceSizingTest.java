@@ -125,4 +125,35 @@ class SliceSizingTest {
         assertEquals(0.0, new SliceSizing(swc, 100 * MS, 10_000 * MS).aheadDemand(5));
         assertEquals(1.0, new SliceSizing(swc, 100 * MS, 10_000 * MS).aheadDemand(100), 1e-12, "but one expecting 1");
     }
+
+    /**
+     * A sub-window counter of 1,000 a second in 100 sub-windows of 10 ms, rounds every 100 ms: ten sub-windows start
+     * before the next round. Three requests an interval expect 0.3 a sub-window, a slice of 2 in each (20 in all); one
+     * span takes 3 + 2·√3 → 7, counted twice (14): a span. Five an interval: 2 in each (20) against 2 × 10: not. Fewer
+     * than two an interval: no span (a key asked once may not be asked again). One frame, or more than a window's: no
+     * span either.
+     */
+    @Test
+    void aSpanWhereItHoldsLessThanASliceInEveryFrame() {
+        SliceSizing sub = new SliceSizing(
+                config(Algorithm.SLIDING_WINDOW_COUNTER, 1_000, Duration.ofSeconds(1), 100), 10 * MS, 100 * MS);
+        assertTrue(sub.spans(3, sub.aheadDemand(3), 10, 100));
+        assertFalse(sub.spans(5, sub.aheadDemand(5), 10, 100), "a tie goes to a slice per frame");
+        assertFalse(sub.spans(1, sub.aheadDemand(1), 10, 100), "fewer than two requests expected");
+        assertFalse(sub.spans(3, sub.aheadDemand(3), 1, 100), "one frame");
+        assertFalse(sub.spans(3, sub.aheadDemand(3), 101, 100), "more than a window's frames");
+        assertTrue(sub.spans(3, 0, 10, 100), "no slice per frame at all (rounds too long for one): a span");
+    }
+
+    /**
+     * The frames of an interval count as the whole interval, though each is the window over the sub-windows rounded
+     * down: 60 sub-windows of 100 ms are 1,666,666 ns each, 99,999,960 ns in all.
+     */
+    @Test
+    void aSpanOfAnIntervalsFramesExpectsTheIntervalsDemand() {
+        SliceSizing sub = new SliceSizing(
+                config(Algorithm.SLIDING_WINDOW_COUNTER, 1_000, Duration.ofMillis(100), 60), 1_666_666, 100 * MS);
+        assertEquals(2.0, sub.spanDemand(2, 60));
+        assertEquals(1.0, sub.spanDemand(2, 30), 1e-6);
+    }
 }
