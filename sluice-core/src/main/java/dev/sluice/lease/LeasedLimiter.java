@@ -796,7 +796,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
 
     /**
      * Claims ahead one {@linkplain Lease#spanFrom span} for the frames that start after {@code now} and no later than
-     * the next round, {@code aheadFrames} from {@code first} (at most a window's, and after any span held), instead of
+     * the next round, {@code aheadFrames} from {@code first} (at most a window's, and after any span held; from the
+     * current frame if no span held covers it), instead of
      * a slice per frame: the {@linkplain SliceSizing#aheadSlice slice} for the demand {@code perInterval} scaled to the
      * span, added to {@code counts} at the span's first frame and again at its last, cut so that at the start of every
      * frame those two count in, the frames counting then add up to at most half the limit, as claims ahead are. Null
@@ -807,9 +808,14 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         if (ls.nextTo != Lease.NO_SPAN || contendedByNotes(ls, now)) {
             return null; // two spans held already, or instances refused on the key noted their demand in its record
         }
-        long from = Math.max(first, ls.spanTo == Lease.NO_SPAN ? first : ls.spanTo + frameSize);
+        // from the current frame if no span covers it (a late round leaves a frame or more after the last span's end),
+        // unless the span would then end before the frame of the next round: it is at most a window's frames
+        long current = frameOf(now);
         long lastFrame = first + (long) (aheadFrames - 1) * frameSize;
-        long to = Math.min(lastFrame, from + lifetime - frameSize); // at most a window's frames
+        long from = Math.max(
+                ls.spanTo == Lease.NO_SPAN ? current : Math.max(current, ls.spanTo + frameSize),
+                lastFrame - lifetime + frameSize);
+        long to = lastFrame;
         if (to < from) {
             return null;
         }
