@@ -15,6 +15,8 @@ package dev.sluice.lease;
  * @param conflicts       writes refused because another instance had written first
  * @param storeFailures   calls that failed or timed out
  * @param evictions       keys dropped from memory as idle
+ * @param spans           spans granted to this instance, by a round or on a request (docs/leased-mode.md, "Spans"):
+ *                        a slice of a sub-window counter good in every sub-window up to the next round
  */
 public record LeaseStats(
         long rounds,
@@ -26,4 +28,5 @@ public record LeaseStats(
         long permitsReturned,
         long conflicts,
         long storeFailures,
-        long evictions) {}
+        long evictions,
+        long spans) {}

@@ -193,6 +193,7 @@ public final class LeasedStore extends LocalStore {
     private final LongAdder permitsReturned = new LongAdder();
     private final LongAdder conflicts = new LongAdder();
     private final LongAdder evictions = new LongAdder();
+    private final LongAdder spans = new LongAdder();
 
     private LeasedStore(LocalRounds<LeasedLimiter> rounds, FailurePolicy failurePolicy) {
         super(rounds);
@@ -308,7 +309,8 @@ public final class LeasedStore extends LocalStore {
                 permitsReturned.sum(),
                 conflicts.sum(),
                 calls.failures(),
-                evictions.sum());
+                evictions.sum(),
+                spans.sum());
     }
 
     /**
@@ -490,6 +492,9 @@ public final class LeasedStore extends LocalStore {
             permitsClaimed.add(w.claimed());
             if (w.claimsAhead()) {
                 (w.lease().limiter.probe ? probeClaims : claimsAhead).increment();
+            }
+            if (w.span() != null) {
+                spans.increment();
             }
             long returned = w.carried().givingBack();
             if (returned > 0) {

@@ -90,6 +90,7 @@ class LeasedSpanTest {
         assertTrue(limiter.tryAcquire(KEY).allowed());
         assertEquals(List.of(), toA.takeLog(), "from the first span, then the second");
         assertEquals(5, held(limiter).spans(), "the first span's 2 left go back with the next write");
+        assertEquals(2, a.stats().spans(), "one span claimed on a request, one by the round");
         a.close();
         assertEquals(
                 Map.of(at(0), 1L, at(20), 1L, at(60), 1L, at(120), 1L, at(130), 1L),
@@ -209,6 +210,7 @@ class LeasedSpanTest {
             }
         }
         assertTrue(spansSeen > 100, "spans must have been held: " + spansSeen);
+        assertTrue(stores.stream().mapToLong(st -> st.stats().spans()).sum() > 10, "spans must have been claimed");
         for (LeasedStore s : stores) {
             assertEquals(0, s.stats().storeFailures());
             s.close();

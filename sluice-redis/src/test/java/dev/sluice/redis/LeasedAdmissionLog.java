@@ -34,15 +34,18 @@ import java.util.concurrent.locks.LockSupport;
  * (the time the request was decided at, as an observer outside the limiter sees it), in nanoseconds since the epoch,
  * 19 digits, then {@code a} (admitted) or {@code r} (refused) and a newline, one write each: a process killed with
  * {@code SIGKILL} loses no admission it made. At stop it
- * prints {@code done calls=<store calls> rounds=<rounds> admitted=<n> refused=<n> failed=<n> first=<first store
+ * prints {@code done calls=<store calls> rounds=<rounds> spans=<spans granted> admitted=<n> refused=<n> failed=<n> first=<first store
  * failure>} and exits without closing anything.
  *
  * <p>Arguments: the Redis URI, a key prefix, the limit, the window and the interval in milliseconds, the threads per
- * key, this instance's name, the log directory, the file to create when ready, and the go file.
+ * key, this instance's name, the log directory; optionally the sub-window counter's sub-windows (10) and a pause in
+ * milliseconds (0): with a pause, each thread pauses that long between requests in every other window from the start
+ * (the first, the third, ...), sparse traffic, and floods the windows between; then the file to create when ready,
+ * and the go file.
  */
 public final class LeasedAdmissionLog {
 
-    /** The algorithms run, each on key {@code <prefix>:<algorithm>}; the sub-window counter with 10 sub-windows. */
+    /** The algorithms run, each on key {@code <prefix>:<algorithm>}. */
     static final List<Algorithm> ALGORITHMS =
             List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_TAIL, Algorithm.SLIDING_WINDOW_COUNTER);
 
@@ -60,8 +63,11 @@ public final class LeasedAdmissionLog {
         int threads = Integer.parseInt(args[5]);
         String name = args[6];
         Path dir = Path.of(args[7]);
-        Path ready = Path.of(args[8]);
-        Path go = Path.of(args[9]);
+        int subWindows = args.length > 10 ? Integer.parseInt(args[8]) : 10;
+        long sparseNanos = args.length > 11 ? Long.parseLong(args[9]) * 1_000_000 : 0;
+        Path ready = Path.of(args[args.length - 2]);
+        Path go = Path.of(args[args.length - 1]);
+        long windowNanos = window.toNanos();
 
         RedisClient client = RedisClient.create(uri);
         client.setOptions(RedisStore.recommendedClientOptions());
@@ -84,7 +90,7 @@ public final class LeasedAdmissionLog {
             RateLimiterBuilder b =
                     RateLimiter.builder(algorithm).limit(limit, window).clock(clock);
             if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
-                b.buckets(10);
+                b.buckets(subWindows);
             }
             RateLimiter limiter = b.store(leased).build();
             String key = prefix + ":" + algorithm;
@@ -98,7 +104,8 @@ public final class LeasedAdmissionLog {
                         Decision d = limiter.tryAcquire(key);
                         write(log, clock.lastRead(), d.allowed());
                         outcomes.incrementAndGet(d.failed() ? 2 : d.allowed() ? 0 : 1);
-                        LockSupport.parkNanos(PAUSE_NANOS);
+                        boolean sparse = sparseNanos > 0 && Math.floorDiv(wallNanos() - times[0], windowNanos) % 2 == 0;
+                        LockSupport.parkNanos(sparse ? sparseNanos : PAUSE_NANOS);
                     }
                 }));
             }
@@ -117,7 +124,8 @@ public final class LeasedAdmissionLog {
             t.join();
         }
         System.out.println("done calls=" + leased.stats().storeCalls() + " rounds="
-                + leased.stats().rounds() + " admitted=" + outcomes.get(0) + " refused=" + outcomes.get(1) + " failed="
+                + leased.stats().rounds() + " spans=" + leased.stats().spans() + " admitted=" + outcomes.get(0)
+                + " refused=" + outcomes.get(1) + " failed="
                 + outcomes.get(2) + " first="
                 + String.valueOf(firstFailure.get()).replace(' ', '_'));
         System.out.flush();

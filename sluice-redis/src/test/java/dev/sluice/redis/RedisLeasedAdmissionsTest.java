@@ -67,6 +67,8 @@ class RedisLeasedAdmissionsTest {
     private static final String KEEP = "sluice.test.admissionLogs";
 
     private static final double SHARE = 0.95;
+    /** The limit of {@link #spansAcrossProcessesNeverPassTheLimit}: high enough that sparse traffic holds spans. */
+    private static final long SPAN_LIMIT = 200;
 
     @TempDir
     Path dir;
@@ -165,6 +167,62 @@ class RedisLeasedAdmissionsTest {
                 "windows under " + SHARE + " of what the algorithm admits from the same requests: " + failures);
     }
 
+    /**
+     * Spans across processes (docs/leased-mode.md, "Spans"): three JVMs on the shared Redis, the sub-window counter in
+     * 100 sub-windows of 4 ms (a window of 400 ms, a limit of {@value #SPAN_LIMIT}), rounds every 40 ms, so that a round
+     * claims ahead the ten sub-windows before the next one; two threads per process and key ask every 40 ms in every
+     * other window (about two requests an interval per process: a span each round, far below the limit) and flood the
+     * windows between (every span cut, then refused). Every admission of the three processes, merged: the sub-window
+     * counter's own measure of the admissions up to its time is within the limit at every one, and so is the other
+     * algorithms' (they run beside it, without spans); the processes were granted spans, and no decision came from the
+     * failure policy.
+     */
+    @Test
+    void spansAcrossProcessesNeverPassTheLimit() throws Exception {
+        String prefix = "leased-spans:" + UUID.randomUUID();
+        StartLine processes = StartLine.start(
+                dir,
+                PROCESSES,
+                LeasedAdmissionLog.class,
+                j -> List.of(
+                        prefix,
+                        Long.toString(SPAN_LIMIT),
+                        Long.toString(WINDOW_MS),
+                        Long.toString(INTERVAL_MS),
+                        "2",
+                        "p" + j,
+                        dir.toString(),
+                        "100",
+                        "40"));
+        long start = (Math.floorDiv(LeasedAdmissionLog.wallNanos(), W) + 2) * W;
+        processes.go(start + " " + (start + WINDOWS * W));
+        List<String> done = new ArrayList<>();
+        for (FreshJvm jvm : processes.jvms()) {
+            done.add(jvm.await(Await.GENEROUS).get(0));
+        }
+        System.out.println("spans across processes: " + done);
+        long spans = 0;
+        for (String line : done) {
+            assertTrue(line.contains(" failed=0 "), "a decision of the failure policy: " + line);
+            spans += Long.parseLong(line.replaceAll(".* spans=(\\d+) .*", "$1"));
+        }
+        assertTrue(spans > 0, "no span was granted: " + done);
+        for (Algorithm algorithm : LeasedAdmissionLog.ALGORITHMS) {
+            long[] times = merged(algorithm, true);
+            long worst = 0;
+            long over = 0;
+            for (int i = 0; i < times.length; i++) {
+                long m = measure(algorithm, W / 100, times, times.length, times[i]);
+                worst = Math.max(worst, m);
+                over += m > SPAN_LIMIT ? 1 : 0;
+            }
+            System.out.println(algorithm + ": " + times.length + " admitted, highest measure at an admission " + worst
+                    + " of " + SPAN_LIMIT + ", " + over + " over");
+            assertEquals(0, over, algorithm + ": admissions over the limit by the algorithm's measure");
+            assertTrue(times.length >= 2 * SPAN_LIMIT, algorithm + ": the floods reached the limit: " + times.length);
+        }
+    }
+
     /** Every decision of process {@code j} for {@code algorithm}, by time. */
     private long[] decisions(Algorithm algorithm, int j) throws IOException {
         List<Long> all = new ArrayList<>();
@@ -234,11 +292,14 @@ class RedisLeasedAdmissionsTest {
      * ({@code SLIDING_WINDOW_COUNTER}).
      */
     static long measure(Algorithm algorithm, long[] times, long t) {
-        return measure(algorithm, times, times.length, t);
+        return measure(algorithm, S, times, times.length, t);
     }
 
-    /** {@link #measure(Algorithm, long[], long)} of the first {@code n} of {@code times}. */
-    private static long measure(Algorithm algorithm, long[] times, int n, long t) {
+    /**
+     * {@link #measure(Algorithm, long[], long)} of the first {@code n} of {@code times}, the sub-window counter in
+     * sub-windows of {@code subWindow} nanoseconds.
+     */
+    private static long measure(Algorithm algorithm, long subWindow, long[] times, int n, long t) {
         long ws = Math.floorDiv(t, W) * W;
         switch (algorithm) {
             case FIXED_WINDOW:
@@ -247,7 +308,8 @@ class RedisLeasedAdmissionsTest {
                 long prev = count(times, n, ws - W, ws - 1);
                 return prev * (W - (t - ws)) / W + count(times, n, ws, t);
             case SLIDING_WINDOW_COUNTER:
-                long oldest = Math.floorDiv(t - W, S) * S + S; // the first sub-window whose start is after t − W
+                // the first sub-window whose start is after t − W
+                long oldest = Math.floorDiv(t - W, subWindow) * subWindow + subWindow;
                 return count(times, n, oldest, t);
             default:
                 throw new IllegalArgumentException(algorithm.toString());
@@ -270,7 +332,7 @@ class RedisLeasedAdmissionsTest {
         int n = before;
         for (int i = first; i < end; i++) {
             times[n] = requests[i];
-            if (measure(algorithm, times, n + 1, requests[i]) <= LIMIT) {
+            if (measure(algorithm, S, times, n + 1, requests[i]) <= LIMIT) {
                 n++;
             }
         }
