@@ -90,6 +90,13 @@ final class Engine {
     private final Map<Shape, Shared> limiters;
     /** Per domain, its rules made ready. */
     private final Map<String, Domain> domains;
+    /**
+     * The domain asked last, with the very string it was asked by: a caller that names its domain with a constant
+     * (an application, the filter, the starter) finds it again by that string's identity, without a hash or a
+     * comparison of characters. Read and written without a lock: any value seen is a domain of this engine, asked by
+     * the string it holds (its fields are final).
+     */
+    private @Nullable AskedDomain lastAsked;
 
     /**
      * The table of recent resolutions: a power of two of slots, replaced by one twice its size, up to
@@ -119,6 +126,27 @@ final class Engine {
      * the class comment), so that a check saves the hold's two atomic adds.
      */
     private final boolean holdFree;
+
+    /** A domain and the string it was asked by ({@link #lastAsked}). */
+    private record AskedDomain(String asked, Domain domain) {}
+
+    /**
+     * The rules of the domain named {@code name}; null if it has none. The domain asked last by the same string
+     * object is found by identity; otherwise by the map, and remembered with that string when it is another domain
+     * than the last (so a caller whose strings are new at every request, the service's, makes no object per request).
+     */
+    @SuppressWarnings("ReferenceEquality") // identity, on purpose: equal strings that are not the same go to the map
+    private @Nullable Domain domain(String name) {
+        AskedDomain last = lastAsked;
+        if (last != null && last.asked == name) {
+            return last.domain;
+        }
+        Domain d = domains.get(name);
+        if (d != null && (last == null || last.domain != d)) {
+            lastAsked = new AskedDomain(name, d);
+        }
+        return d;
+    }
 
     /** One domain's rules, made ready. */
     private static final class Domain {
@@ -671,7 +699,7 @@ final class Engine {
             @Nullable StoreDeadline deadline) {
         int n = descriptors.size();
         // a request of up to three descriptors keeps their resolutions without an array
-        @Nullable Domain dom = domains.get(domain);
+        @Nullable Domain dom = domain(domain);
         Resolution first = resolve(dom, descriptors.get(0));
         Resolution second = null;
         Resolution third = null;

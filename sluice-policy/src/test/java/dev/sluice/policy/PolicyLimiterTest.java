@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.testkit.ManualClock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** envoyproxy/ratelimit's configuration cases as decisions, on a hand-moved clock. */
@@ -33,6 +34,34 @@ class PolicyLimiterTest {
             }
         }
         return n;
+    }
+
+    /**
+     * Two domains asked in turn, each by a constant and by a string made at every request (as the service's are), and
+     * a domain with no rules: each check is answered by its own domain's rules, whichever string object names it.
+     */
+    @Test
+    void eachDomainIsFoundWhateverStringNamesIt() {
+        try (PolicyLimiter l = PolicyLimiter.builder(Policies.parse(Map.of(
+                        "a.yaml",
+                        "domain: a\ndescriptors:\n  - key: k\n    rate_limit: {unit: hour, requests_per_unit: 2}\n",
+                        "b.yaml",
+                        "domain: b\ndescriptors:\n  - key: k\n    rate_limit: {unit: hour, requests_per_unit: 3}\n")))
+                .clock(clock)
+                .build()) {
+            List<Descriptor> k = List.of(Descriptor.of("k", "v"));
+            int a = 0;
+            int b = 0;
+            for (int i = 0; i < 5; i++) {
+                a += l.check("a", k, 1).allowed() ? 1 : 0;
+                b += l.check(new String(new char[] {'b'}), k, 1).allowed() ? 1 : 0;
+                b += l.check("b", k, 1).allowed() ? 1 : 0;
+                a += l.check(new String(new char[] {'a'}), k, 1).allowed() ? 1 : 0;
+                assertTrue(l.check("c", k, 1).allowed(), "a domain with no rules limits nothing");
+            }
+            assertEquals(2, a, "domain a's limit, asked by a constant and by new strings");
+            assertEquals(3, b, "domain b's limit");
+        }
     }
 
     @Test
