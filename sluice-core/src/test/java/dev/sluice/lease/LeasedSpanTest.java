@@ -4,7 +4,9 @@ import static dev.sluice.lease.LeaseTests.manual;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.Acquisition;
 import dev.sluice.Algorithm;
+import dev.sluice.JointDecision;
 import dev.sluice.RateLimiter;
 import dev.sluice.Reservation;
 import dev.sluice.TestClock;
@@ -96,6 +98,55 @@ class LeasedSpanTest {
                 Map.of(at(0), 1L, at(20), 1L, at(60), 1L, at(120), 1L, at(130), 1L),
                 record(limiter),
                 "once closed, the record holds what was admitted, each in its own sub-window");
+    }
+
+    /**
+     * A joint request over two limits that each hold a span (a limit per client and one per user, the sub-window
+     * counter in 100 sub-windows of 10 ms, rounds every 100 ms): taken from both spans, in sub-windows that have no
+     * slice of their own, with no call. Then the user's span is spent: a joint request that its span and its
+     * sub-window cannot cover claims for the user's part alone, and takes from the client's span only once it is
+     * admitted; the record of each key holds what was admitted, each permit in its own sub-window, once the instance
+     * closes.
+     */
+    @Test
+    void aJointRequestTakesFromBothSpansOrFromNeither() {
+        FlakyCounterStore toA = new FlakyCounterStore(shared);
+        LeasedStore a = manual(toA, Duration.ofMillis(100));
+        RateLimiter perClient = limiter(a, 100, Duration.ofSeconds(1), 100);
+        RateLimiter perUser = limiter(a, 100, Duration.ofSeconds(1), 100);
+        // two requests on each key in this interval, in sub-windows of their own: the second claims a span
+        for (String at : new String[] {"00.005", "00.025"}) {
+            at(at);
+            assertTrue(RateLimiter.tryAcquireAll(Acquisition.of(perClient, "c"), Acquisition.of(perUser, "u"))
+                    .allowed());
+        }
+        toA.takeLog();
+        assertEquals(4, heldOf(perClient, "c").spans());
+        assertEquals(4, heldOf(perUser, "u").spans());
+
+        at("00.045");
+        JointDecision d = RateLimiter.tryAcquireAll(Acquisition.of(perClient, "c"), Acquisition.of(perUser, "u"));
+        assertTrue(d.allowed(), d.toString());
+        assertEquals(List.of(), toA.takeLog(), "both parts from their spans");
+        assertEquals(3, heldOf(perClient, "c").spans());
+        assertEquals(3, heldOf(perUser, "u").spans());
+
+        at("00.055");
+        assertTrue(perUser.tryAcquire("u", 3).allowed(), "the user's span spent alone");
+        assertEquals(0, heldOf(perUser, "u").spans());
+        toA.takeLog();
+        at("00.065");
+        JointDecision e = RateLimiter.tryAcquireAll(Acquisition.of(perClient, "c"), Acquisition.of(perUser, "u"));
+        assertTrue(e.allowed(), e.toString());
+        assertEquals(1, toA.takeLog().stream().filter(c -> c.startsWith("cas")).count(), "one claim: the user's");
+        assertEquals(2, heldOf(perClient, "c").spans(), "the client's part from its span, once the user's was claimed");
+        a.close();
+        assertEquals(
+                Map.of(at(0), 1L, at(20), 1L, at(40), 1L, at(60), 1L),
+                record(perClient, "c"),
+                "the client's admissions, each in its own sub-window");
+        assertEquals(
+                Map.of(at(0), 1L, at(20), 1L, at(40), 1L, at(50), 3L, at(60), 1L), record(perUser, "u"), "the user's");
     }
 
     /**
@@ -283,6 +334,12 @@ class LeasedSpanTest {
 
     private Map<Long, Long> record(RateLimiter limiter) {
         return record(limiter, KEY);
+    }
+
+    private static LeasedLimiter.Held heldOf(RateLimiter limiter, String key) {
+        LeasedLimiter.Held h = ((LeasedLimiter) limiter).inspect(key);
+        assertTrue(h != null, "a lease for " + key);
+        return h;
     }
 
     private static LeasedLimiter.Held held(RateLimiter limiter) {
