@@ -88,6 +88,21 @@ final class DemandNotes {
         return sum;
     }
 
+    /** How many instances other than {@code tag} noted a demand in {@code record} that is live at {@code now}. */
+    static int othersNoting(FrameMap record, int tag, long now) {
+        int n = 0;
+        for (int j = 0; j < record.size(); j++) {
+            long k = record.frame(j);
+            if (k >= FrameMap.NOTES_TO) {
+                break;
+            }
+            if (FrameMap.isNote(k) && tag(k) != tag && lapse(k) > now) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     /** Whether {@code record} holds a note of the instance tagged {@code tag} that is still live at {@code until}. */
     static boolean holds(FrameMap record, int tag, long until) {
         for (int j = 0; j < record.size(); j++) {

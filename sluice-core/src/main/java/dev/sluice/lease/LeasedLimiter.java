@@ -574,7 +574,12 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                     long share = SliceSizing.fairShare(need, room, notedDemand(ls), others);
                     boolean beyond = algorithm == Algorithm.SLIDING_TAIL && holdsItsShare(ls, others);
                     long worth = sizing.worth(true, ls.winSixteenths, beyond, expected(ls, now), untilFrameEnds(now));
-                    claim = Math.min(claim, Math.max(share, worth));
+                    // a sliding tail shared by three instances or more claims once a claim's worth has freed
+                    // (mayClaim), and then takes its share of it alone: the rest goes to the next instance to ask,
+                    // where a claim of the whole bar gave each bar to one instance, and some instance none in a window
+                    boolean shareAlone = algorithm == Algorithm.SLIDING_TAIL
+                            && DemandNotes.othersNoting(record, store.noteTag(), now) >= 2;
+                    claim = Math.min(claim, shareAlone ? share : Math.max(share, worth));
                     if (beyond && room < worth) {
                         claim = 0; // its share taken: what frees goes first to the instances short of theirs
                         gated = true;
