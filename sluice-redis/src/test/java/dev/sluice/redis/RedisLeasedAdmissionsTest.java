@@ -75,19 +75,7 @@ class RedisLeasedAdmissionsTest {
 
     @Test
     void everyAdmissionWithinTheMeasureTheLimitUsedAndADeadProcessLapsesWithinItsBound() throws Exception {
-        String prefix = "leased-admissions:" + UUID.randomUUID();
-        StartLine processes = StartLine.start(
-                dir,
-                PROCESSES,
-                LeasedAdmissionLog.class,
-                j -> List.of(
-                        prefix,
-                        Long.toString(LIMIT),
-                        Long.toString(WINDOW_MS),
-                        Long.toString(INTERVAL_MS),
-                        "2",
-                        "p" + j,
-                        dir.toString()));
+        StartLine processes = start("leased-admissions:", LIMIT);
         List<FreshJvm> jvms = processes.jvms();
         long start = (Math.floorDiv(LeasedAdmissionLog.wallNanos(), W) + 2) * W; // a window boundary, 0.4-0.8 s ahead
         long stop = start + WINDOWS * W;
@@ -179,21 +167,7 @@ class RedisLeasedAdmissionsTest {
      */
     @Test
     void spansAcrossProcessesNeverPassTheLimit() throws Exception {
-        String prefix = "leased-spans:" + UUID.randomUUID();
-        StartLine processes = StartLine.start(
-                dir,
-                PROCESSES,
-                LeasedAdmissionLog.class,
-                j -> List.of(
-                        prefix,
-                        Long.toString(SPAN_LIMIT),
-                        Long.toString(WINDOW_MS),
-                        Long.toString(INTERVAL_MS),
-                        "2",
-                        "p" + j,
-                        dir.toString(),
-                        "100",
-                        "40"));
+        StartLine processes = start("leased-spans:", SPAN_LIMIT, "100", "40");
         long start = (Math.floorDiv(LeasedAdmissionLog.wallNanos(), W) + 2) * W;
         processes.go(start + " " + (start + WINDOWS * W));
         List<String> done = new ArrayList<>();
@@ -221,6 +195,27 @@ class RedisLeasedAdmissionsTest {
             assertEquals(0, over, algorithm + ": admissions over the limit by the algorithm's measure");
             assertTrue(times.length >= 2 * SPAN_LIMIT, algorithm + ": the floods reached the limit: " + times.length);
         }
+    }
+
+    /**
+     * Starts the {@link #PROCESSES} processes ({@link LeasedAdmissionLog}) on keys under {@code prefix} and a random
+     * suffix, {@code limit} per window, two threads a key, with the optional {@code extra} arguments (sub-windows, a
+     * sparse pause), and waits until they are ready.
+     */
+    private StartLine start(String prefix, long limit, String... extra) {
+        String keys = prefix + UUID.randomUUID();
+        return StartLine.start(dir, PROCESSES, LeasedAdmissionLog.class, j -> {
+            List<String> args = new ArrayList<>(List.of(
+                    keys,
+                    Long.toString(limit),
+                    Long.toString(WINDOW_MS),
+                    Long.toString(INTERVAL_MS),
+                    "2",
+                    "p" + j,
+                    dir.toString()));
+            args.addAll(List.of(extra));
+            return args;
+        });
     }
 
     /** Every decision of process {@code j} for {@code algorithm}, by time. */
