@@ -68,8 +68,8 @@ final class Lease extends LeaseHead implements CountedKey {
 
     /**
      * A span (sub-window counter only): {@link #spanLeft} permits good in any frame from {@link #spanFrom} to
-     * {@link #spanTo}, at most a window's frames, claimed ahead by a round for a key asked less than about once per
-     * frame. The record counts the span's permits at both its first and its last frame, so every window that holds a
+     * {@link #spanTo}, at most a window's frames, claimed by a round (ahead) or by a claim on a request, for a key
+     * asked less than about once per frame. The record counts the span's permits at both its first and its last frame, so every window that holds a
      * frame of the span holds at least one of the two, and the record never counts less than was admitted in it. A
      * permit taken is counted in its own frame and, with the next write, no longer at the two ends
      * ({@link #spanTaken}: taken since the last write). {@link #spanTo} is {@link #NO_SPAN} when none is held. A second
