@@ -68,7 +68,7 @@ class RedisLeasedAdmissionsTest {
 
     private static final double SHARE = 0.95;
     /** The limit of {@link #spansAcrossProcessesNeverPassTheLimit}: high enough that sparse traffic holds spans. */
-    private static final long SPAN_LIMIT = 200;
+    private static final long SPAN_LIMIT = 400;
 
     @TempDir
     Path dir;
@@ -158,16 +158,16 @@ class RedisLeasedAdmissionsTest {
     /**
      * Spans across processes (docs/leased-mode.md, "Spans"): three JVMs on the shared Redis, the sub-window counter in
      * 100 sub-windows of 4 ms (a window of 400 ms, a limit of {@value #SPAN_LIMIT}), rounds every 40 ms, so that a round
-     * claims ahead the ten sub-windows before the next one; two threads per process and key ask every 40 ms in every
-     * other window (about two requests an interval per process: a span each round, far below the limit) and flood the
-     * windows between (every span cut, then refused). Every admission of the three processes, merged: the sub-window
-     * counter's own measure of the admissions up to its time is within the limit at every one, and so is the other
-     * algorithms' (they run beside it, without spans); the processes were granted spans, and no decision came from the
-     * failure policy.
+     * claims ahead the ten sub-windows before the next one; two threads per process and key ask every 20 ms in every
+     * other window (about four requests an interval per process, where one span holds less than a slice in each of the
+     * ten: a span each round, below half the limit) and flood the windows between (every span cut, then refused).
+     * Every admission of the three processes, merged: the sub-window counter's own measure of the admissions up to its
+     * time is within the limit at every one, and so is the other algorithms' (they run beside it, without spans); the
+     * processes were granted spans, and no decision came from the failure policy.
      */
     @Test
     void spansAcrossProcessesNeverPassTheLimit() throws Exception {
-        StartLine processes = start("leased-spans:", SPAN_LIMIT, "100", "40");
+        StartLine processes = start("leased-spans:", SPAN_LIMIT, "100", "20");
         long start = (Math.floorDiv(LeasedAdmissionLog.wallNanos(), W) + 2) * W;
         processes.go(start + " " + (start + WINDOWS * W));
         List<String> done = new ArrayList<>();
