@@ -562,7 +562,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                 long want = Math.max(need, SliceSizing.aheadSlice(sizing.spanDemand(perInterval(ls), spanFrames)));
                 long from = frameOf(now);
                 long to = from + (spanFrames - 1) * frameSize;
-                if (spanRoom(counts, from, to, config.limit() / 2) >= want) {
+                if (spanRoom(counts, from, from, to, config.limit() / 2)[1] >= want) {
                     span = chargeSpan(counts, from, to, want); // else the key is busy: a claim of this frame alone
                 }
             }
@@ -825,28 +825,34 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             return null;
         }
         long want = SliceSizing.aheadSlice(sizing.spanDemand(perInterval, (to - from) / frameSize + 1));
-        if (roomNow(counts, now) < want) {
+        long[] room = spanRoom(counts, current, from, to, config.limit() / 2);
+        if (room[0] < want) {
             return null; // contended across the instances: its frames are spent on requests, not held ahead
         }
-        long s = Math.min(want, spanRoom(counts, from, to, config.limit() / 2));
+        long s = Math.min(want, room[1]);
         return s > 0 ? chargeSpan(counts, from, to, s) : null;
     }
 
     /**
-     * The most a span from frame {@code from} to {@code to} may take of {@code counts}: counted at both ends, so that
-     * at the start of every frame those two count in, the frames counting then add up to at most {@code ceiling}. The
-     * start of a frame is where the sub-window counter's measure of it is highest (it holds for the whole frame).
+     * Two rooms of {@code counts} (the record with the pending changes), from one pass over its frames: first, the room
+     * a claim in the {@code current} frame would get, as {@link #roomNow} gives it (the sub-window counter's measure is
+     * that of the start of the current frame all through it, and no later frame's start measures more than the frames
+     * of the record make it); second, the most a span from frame {@code from} to {@code to} may take, counted at both
+     * ends, so that at the start of every frame those two count in, the frames counting then add up to at most
+     * {@code ceiling}. The start of a frame is where the sub-window counter's measure of it is highest.
      */
-    private long spanRoom(NavigableMap<Long, Long> counts, long from, long to, long ceiling) {
-        // the counts of every frame that counts at the start of a frame the span's ends count in, one per frame
-        long lo = from - lifetime + frameSize;
+    private long[] spanRoom(NavigableMap<Long, Long> counts, long current, long from, long to, long ceiling) {
+        // the counts of every frame that counts at the start of a frame from the current one to the last the span's
+        // ends count in, one per frame
+        long lo = current - lifetime + frameSize;
         long hi = to + lifetime - frameSize;
         long[] dense = new long[(int) ((hi - lo) / frameSize) + 1];
         for (Map.Entry<Long, Long> e : counts.subMap(lo, true, hi, true).entrySet()) {
             dense[(int) ((e.getKey() - lo) / frameSize)] += e.getValue();
         }
         int perWindow = (int) (lifetime / frameSize);
-        long s = Long.MAX_VALUE;
+        long now = config.limit();
+        long span = Long.MAX_VALUE;
         long sum = 0; // the frames counting at the start of frame g: g - lifetime < h <= g
         for (int j = 0; j < dense.length; j++) {
             sum += dense[j];
@@ -854,15 +860,21 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                 sum -= dense[j - perWindow];
             }
             long g = lo + j * frameSize;
+            if (g < current) {
+                continue;
+            }
+            if (g < current + lifetime) {
+                now = Math.min(now, config.limit() - sum);
+            }
             if (g < from) {
                 continue;
             }
             int ends = (g < from + lifetime ? 1 : 0) + (to != from && g >= to ? 1 : 0);
             if (ends > 0) {
-                s = Math.min(s, (ceiling - sum) / ends);
+                span = Math.min(span, (ceiling - sum) / ends);
             }
         }
-        return Math.max(0, s);
+        return new long[] {Math.max(0, now), Math.max(0, span)};
     }
 
     /** Adds the span of {@code permits} from {@code from} to {@code to} to {@code counts}, at both ends. */
