@@ -81,7 +81,7 @@ final class DemandNotes {
             if (k >= FrameMap.NOTES_TO) {
                 break; // notes come first: their keys are below every frame's
             }
-            if (FrameMap.isNote(k) && tag(k) != tag && lapse(k) > now) {
+            if (othersLive(k, tag, now)) {
                 sum = Math.min(Long.MAX_VALUE / 2, sum + record.count(j));
             }
         }
@@ -96,11 +96,16 @@ final class DemandNotes {
             if (k >= FrameMap.NOTES_TO) {
                 break;
             }
-            if (FrameMap.isNote(k) && tag(k) != tag && lapse(k) > now) {
+            if (othersLive(k, tag, now)) {
                 n++;
             }
         }
         return n;
+    }
+
+    /** Whether the record entry {@code key} is a note of an instance other than {@code tag}, live at {@code now}. */
+    private static boolean othersLive(long key, int tag, long now) {
+        return FrameMap.isNote(key) && tag(key) != tag && lapse(key) > now;
     }
 
     /** Whether {@code record} holds a note of the instance tagged {@code tag} that is still live at {@code until}. */
@@ -129,7 +134,7 @@ final class DemandNotes {
             if (k >= FrameMap.NOTES_TO) {
                 break;
             }
-            if (FrameMap.isNote(k) && tag(k) != tag && lapse(k) > now) {
+            if (othersLive(k, tag, now)) {
                 counts.put(k, record.count(j));
             }
         }

@@ -423,9 +423,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         }
         long need = ls.used + cost - ls.granted;
         boolean contended = ls.refused || ls.lastRefused;
-        boolean beyond = contended
-                && algorithm == Algorithm.SLIDING_TAIL
-                && holdsItsShare(ls, DemandNotes.others(FrameMap.copyOf(ls.global.counters()), store.noteTag(), now));
+        boolean beyond = contended && algorithm == Algorithm.SLIDING_TAIL && holdsItsShare(ls, othersNoted(ls, now));
         long worth = sizing.worth(contended, ls.winSixteenths, beyond, expected(ls, now), untilFrameEnds(now));
         return room(ls.view, now) + ls.delta.givingBack() >= Math.max(need, worth);
     }
@@ -917,7 +915,15 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * The caller holds the lease's lock.
      */
     private boolean contendedByNotes(Lease ls, long now) {
-        return DemandNotes.others(FrameMap.copyOf(ls.global.counters()), store.noteTag(), now) > 0;
+        return othersNoted(ls, now) > 0;
+    }
+
+    /**
+     * The demand the other instances noted in the record of {@code ls} as last read, live at {@code now}
+     * ({@link DemandNotes#others}). The caller holds the lease's lock.
+     */
+    private long othersNoted(Lease ls, long now) {
+        return DemandNotes.others(FrameMap.copyOf(ls.global.counters()), store.noteTag(), now);
     }
 
     /** This instance's demand for {@code ls} per interval: the last interval's, or this one's so far if more. */
