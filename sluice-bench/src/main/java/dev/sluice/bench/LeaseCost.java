@@ -23,10 +23,12 @@ import java.util.Locale;
  * and give-backs are its store calls. One key or 10,000 walked with a prime stride; rounds of
  * 600,000 decisions; best of 20 rounds after 10 warm-up rounds.
  *
- * <pre>java -cp sluice-bench/target/benchmarks.jar dev.sluice.bench.LeaseCost [ALGORITHM [KEYS]]</pre>
+ * <pre>java -cp sluice-bench/target/benchmarks.jar dev.sluice.bench.LeaseCost [ALGORITHM [KEYS [LAG_MS]]]</pre>
  *
  * With no argument, the three algorithms on 1 and 10,000 keys; an algorithm, or an algorithm and a key count, runs
- * only that row (to profile one).
+ * only that row (to profile one). {@code LAG_MS} makes the rounds come that many milliseconds of virtual time more
+ * than an interval apart, as background rounds do, which run an interval after the last one ended: rounds of
+ * {@code 100 + LAG_MS} ms of decisions (default 0: every round at a window's turn).
  */
 public final class LeaseCost {
 
@@ -49,13 +51,14 @@ public final class LeaseCost {
                 ? new Algorithm[] {Algorithm.valueOf(args[0])}
                 : new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.SLIDING_TAIL};
         int[] keyCounts = args.length > 1 ? new int[] {Integer.parseInt(args[1])} : new int[] {1, 10_000};
+        int perRound = PER_ROUND + (args.length > 2 ? Integer.parseInt(args[2]) * PER_ROUND / 100 : 0);
         for (Algorithm algorithm : algorithms) {
             for (int keys : keyCounts) {
-                double memory = measure(algorithm, keys, null)[0];
+                double memory = measure(algorithm, keys, null, perRound)[0];
                 try (LeasedStore store = LeasedStore.builder(InMemoryCounterStore.create())
                         .manualRounds()
                         .build()) {
-                    double[] leased = measure(algorithm, keys, store);
+                    double[] leased = measure(algorithm, keys, store, perRound);
                     System.out.printf(
                             Locale.ROOT,
                             "| %s | %,d | %.1f | %.1f | %.2f× | %.2f | %.2f | %.1f | %.1f |%n",
@@ -75,9 +78,9 @@ public final class LeaseCost {
 
     /**
      * Best ns per decision; with a store also the best ms per round, the claims made on requests and the keys claimed
-     * ahead by rounds per 1,000 decisions, and the store calls per round.
+     * ahead by rounds per 1,000 decisions, and the store calls per round; {@code perRound} decisions between rounds.
      */
-    private static double[] measure(Algorithm algorithm, int keys, LeasedStore store) {
+    private static double[] measure(Algorithm algorithm, int keys, LeasedStore store, int perRound) {
         VirtualClock clock = new VirtualClock();
         RateLimiterBuilder builder = RateLimiter.builder(algorithm)
                 .limit(Load.ALLOWED.limit, Load.ALLOWED.window)
@@ -104,7 +107,7 @@ public final class LeaseCost {
             }
             long start = threads.getCurrentThreadCpuTime();
             Object last = null;
-            for (int i = 0; i < PER_ROUND; i++) {
+            for (int i = 0; i < perRound; i++) {
                 index += STRIDE;
                 if (index >= keys) {
                     index %= keys;
@@ -126,14 +129,14 @@ public final class LeaseCost {
                 }
             }
             if (r >= 0) {
-                decision = Math.min(decision, (decided - start) / (double) PER_ROUND);
+                decision = Math.min(decision, (decided - start) / (double) perRound);
             }
         }
         if (store != null) {
             claims = store.stats().claims() - claimsBefore;
             ahead = store.stats().claimsAhead() - aheadBefore;
         }
-        double decisions = (double) ROUNDS * PER_ROUND;
+        double decisions = (double) ROUNDS * perRound;
         return new double[] {
             decision, round, claims * 1000.0 / decisions, ahead * 1000.0 / decisions, roundCalls / (double) ROUNDS
         };

@@ -47,6 +47,15 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
     private final long roundNanos;
     /** How big the slices are. */
     private final SliceSizing sizing;
+    /** When the last round started, by this limiter's clock; {@code Long.MIN_VALUE} before the first. */
+    private long lastRoundStarted = Long.MIN_VALUE;
+    /**
+     * How much later than {@link #roundNanos} after the one before the last round came, at most {@code roundNanos}:
+     * rounds run a fixed delay after the last one ended, so they come the round's own duration (and the scheduler's
+     * delay) late, and a round that claims ahead only up to {@code roundNanos} leaves the frames that start in that
+     * lag to claims on requests. Written by the round, read where it claims ahead.
+     */
+    private volatile long roundLag;
 
     private final KeyTable<Lease> leases = new KeyTable<>();
     /** Bound by {@link LeasedStore#bindProbe}: its claims are counted apart from the requests'. */
@@ -676,8 +685,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
 
     /**
      * Adds to {@code claims} (and {@code counts}) the slices of the frames that start after {@code now} and no later
-     * than the next round ({@code now} plus one interval), for a key with demand in the last interval and no request
-     * refused here in it (a key at its limit claims on requests, as before): for each, the
+     * than the next round ({@code now} plus one interval and the lag of the last round, {@link #nextRound}), for a key
+     * with demand in the last interval and no request refused here in it (a key at its limit claims on requests, as before): for each, the
      * {@linkplain SliceSizing#aheadSlice slice} for the demand per interval scaled to the shorter of an interval and a frame (what
      * a claim at the start of that frame expects), less what is held for it already, cut so that at the start of every
      * frame from it on that it counts in, the frames counting then add up to at most <em>half</em> the limit. The
@@ -711,15 +720,18 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             topUp(ls, counts, claims, now, perInterval);
         }
         long first = frameOf(now) + frameSize;
-        long last = now + roundNanos;
+        long last = nextRound(now);
         if (first > last) {
             return null;
         }
         double perFrame = sizing.aheadDemand(perInterval);
-        int aheadFrames = (int) Math.min(Integer.MAX_VALUE, (last - first) / frameSize + 1);
-        if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER
-                && sizing.spans(perInterval, perFrame, aheadFrames, lifetime / frameSize)) {
-            return claimSpan(ls, counts, now, perInterval, first, aheadFrames);
+        if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER && first <= now + roundNanos) {
+            // a span reaches the frame an interval on, not the round's lag further: it holds at most a window's
+            // frames, so reaching further would move its start later (claimSpan)
+            int spanFrames = (int) Math.min(Integer.MAX_VALUE, (now + roundNanos - first) / frameSize + 1);
+            if (sizing.spans(perInterval, perFrame, spanFrames, lifetime / frameSize)) {
+                return claimSpan(ls, counts, now, perInterval, first, spanFrames);
+            }
         }
         if (perFrame <= 0) {
             return null; // a frame more likely to see no request than one: its slice would more likely go unused
@@ -924,6 +936,14 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      */
     private long othersNoted(Lease ls, long now) {
         return DemandNotes.others(FrameMap.copyOf(ls.global.counters()), store.noteTag(), now);
+    }
+
+    /**
+     * When the next round is expected, seen from a round that runs at {@code now}: an interval later, and as late again
+     * as the last round came ({@link #roundLag}).
+     */
+    private long nextRound(long now) {
+        return now + roundNanos + roundLag;
     }
 
     /** This instance's demand for {@code ls} per interval: the last interval's, or this one's so far if more. */
@@ -1212,6 +1232,10 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      */
     void round(List<Lease> write, List<Lease> read, List<CountDownLatch> latches) {
         long started = now();
+        if (lastRoundStarted != Long.MIN_VALUE) {
+            roundLag = Math.max(0, Math.min(roundNanos, started - lastRoundStarted - roundNanos));
+        }
+        lastRoundStarted = started;
         for (Lease ls : leases) {
             ls.lock();
             try {
@@ -1264,7 +1288,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                 if (!ls.delta.isEmpty()
                         || (ahead > 0
                                 && !refused
-                                && (frameOf(now) + frameSize <= now + roundNanos
+                                && (frameOf(now) + frameSize <= nextRound(now)
                                         || (keeps
                                                 && sizing.topUp(ahead, ls.granted - ls.used, untilFrameEnds(now))
                                                         > 0)))) {

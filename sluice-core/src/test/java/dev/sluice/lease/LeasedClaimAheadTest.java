@@ -297,6 +297,61 @@ class LeasedClaimAheadTest {
     }
 
     /**
+     * Rounds come late: a background round runs an interval after the last one ended, so with rounds that take time
+     * they come more than an interval apart. Here every 113 ms with an interval of 100 ms and a window of 100 ms (the
+     * sliding tail counting two): a window that starts in the 13 ms after the interval would find no slice claimed
+     * ahead if the round claimed only an interval ahead, and its first request would claim. The round claims as far
+     * ahead as the last round came late, so after the first rounds no request claims, and the store counts what was
+     * admitted plus what is held.
+     */
+    @ParameterizedTest
+    @EnumSource(
+            value = Algorithm.class,
+            names = {"FIXED_WINDOW", "SLIDING_TAIL"})
+    void roundsThatComeLateStillClaimEveryWindowAhead(Algorithm algorithm) {
+        clock.set(Instant.parse("2026-01-01T12:00:00Z"));
+        FlakyCounterStore to = new FlakyCounterStore(shared);
+        LeasedStore store = manual(to, Duration.ofMillis(100));
+        RateLimiter limiter = limiter(store, algorithm, 100_000, Duration.ofMillis(100));
+        String[] keys = {"a", "b", "c"};
+        long claims = 0;
+        List<Long> admittedAt = new ArrayList<>();
+        for (int ms = 1; ms <= 3_000; ms++) {
+            clock.set(Instant.parse("2026-01-01T12:00:00Z").plusMillis(ms));
+            if (ms % 113 == 0) {
+                store.refresh();
+                if (ms == 3 * 113) {
+                    claims = store.stats().claims();
+                }
+            }
+            to.takeLog();
+            assertTrue(limiter.tryAcquire(keys[ms % 3]).allowed());
+            admittedAt.add((long) ms);
+            if (ms > 3 * 113) {
+                assertEquals(List.of(), to.takeLog(), "the request at " + ms + " ms");
+            }
+        }
+        assertEquals(claims, store.stats().claims(), "claims on requests after the third round");
+
+        store.refresh(); // every lease in the frame of the last request, each slice of an older one given back
+        long lifetime = algorithm == Algorithm.SLIDING_TAIL ? 200 : 100;
+        long live = admittedAt.stream()
+                .filter(ms -> ms / 100 * 100 + lifetime > 3_000)
+                .count();
+        long counted = 0;
+        for (String k : keys) {
+            counted += live(limiter, k, lifetime);
+        }
+        assertEquals(live + store.unusedPermits(), counted, "the store counts what was admitted plus what is held");
+        store.close();
+        counted = 0;
+        for (String k : keys) {
+            counted += live(limiter, k, lifetime);
+        }
+        assertEquals(live, counted, "once closed, exactly what was admitted");
+    }
+
+    /**
      * Sparse keys (docs/leased-mode.md, "Sparse keys"): three keys, each asked once every 350 ms (less than once per
      * interval), a window of 1 s (10 sub-windows of 100 ms for the sub-window counter), a round every 100 ms. Once the
      * first second has passed, no request calls the store: the round keeps each key's slice between its requests and
