@@ -334,21 +334,8 @@ class LeasedClaimAheadTest {
         assertEquals(claims, store.stats().claims(), "claims on requests after the third round");
 
         store.refresh(); // every lease in the frame of the last request, each slice of an older one given back
-        long lifetime = algorithm == Algorithm.SLIDING_TAIL ? 200 : 100;
-        long live = admittedAt.stream()
-                .filter(ms -> ms / 100 * 100 + lifetime > 3_000)
-                .count();
-        long counted = 0;
-        for (String k : keys) {
-            counted += live(limiter, k, lifetime);
-        }
-        assertEquals(live + store.unusedPermits(), counted, "the store counts what was admitted plus what is held");
-        store.close();
-        counted = 0;
-        for (String k : keys) {
-            counted += live(limiter, k, lifetime);
-        }
-        assertEquals(live, counted, "once closed, exactly what was admitted");
+        assertCountsAdmittedPlusHeld(
+                store, limiter, keys, admittedAt, 100, algorithm == Algorithm.SLIDING_TAIL ? 200 : 100);
     }
 
     /**
@@ -392,20 +379,39 @@ class LeasedClaimAheadTest {
                 }
             }
         }
-        long frame = subWindows ? 100 : 1_000;
-        long lifetime = algorithm == Algorithm.SLIDING_TAIL ? 2_000 : 1_000;
+        assertCountsAdmittedPlusHeld(
+                store,
+                limiter,
+                keys,
+                admittedAt,
+                subWindows ? 100 : 1_000,
+                algorithm == Algorithm.SLIDING_TAIL ? 2_000 : 1_000);
+    }
+
+    /**
+     * At 3 s: the store counts, in the frames that still count (of {@code frameMs}, counting for {@code lifetimeMs}),
+     * what was admitted at {@code admittedAt} plus what the instance holds unused; once the store is closed, exactly
+     * what was admitted.
+     */
+    private void assertCountsAdmittedPlusHeld(
+            LeasedStore store,
+            RateLimiter limiter,
+            String[] keys,
+            List<Long> admittedAt,
+            long frameMs,
+            long lifetimeMs) {
         long live = admittedAt.stream()
-                .filter(ms -> ms / frame * frame + lifetime > 3_000)
+                .filter(ms -> ms / frameMs * frameMs + lifetimeMs > 3_000)
                 .count();
         long counted = 0;
         for (String k : keys) {
-            counted += live(limiter, k, lifetime);
+            counted += live(limiter, k, lifetimeMs);
         }
         assertEquals(live + store.unusedPermits(), counted, "the store counts what was admitted plus what is held");
         store.close();
         counted = 0;
         for (String k : keys) {
-            counted += live(limiter, k, lifetime);
+            counted += live(limiter, k, lifetimeMs);
         }
         assertEquals(live, counted, "once closed, exactly what was admitted");
     }
