@@ -686,8 +686,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
     /**
      * Adds to {@code claims} (and {@code counts}) the slices of the frames that start after {@code now} and no later
      * than the next round ({@code now} plus one interval and the lag of the last round, {@link #nextRound}), for a key
-     * with demand in the last interval and no request refused here in it (a key at its limit claims on requests, as before): for each, the
-     * {@linkplain SliceSizing#aheadSlice slice} for the demand per interval scaled to the shorter of an interval and a frame (what
+     * with demand in the last interval and no request refused here in it (a key at its limit claims on requests, as
+     * before): for each, the {@linkplain SliceSizing#aheadSlice slice} for the demand per interval scaled to the shorter of an interval and a frame (what
      * a claim at the start of that frame expects), less what is held for it already, cut so that at the start of every
      * frame from it on that it counts in, the frames counting then add up to at most <em>half</em> the limit. The
      * start of a frame is where the algorithm's measure of it is highest, so that check covers every moment. Frames in
@@ -725,13 +725,10 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             return null;
         }
         double perFrame = sizing.aheadDemand(perInterval);
-        if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER && first <= now + roundNanos) {
-            // a span reaches the frame an interval on, not the round's lag further: it holds at most a window's
-            // frames, so reaching further would move its start later (claimSpan)
-            int spanFrames = (int) Math.min(Integer.MAX_VALUE, (now + roundNanos - first) / frameSize + 1);
-            if (sizing.spans(perInterval, perFrame, spanFrames, lifetime / frameSize)) {
-                return claimSpan(ls, counts, now, perInterval, first, spanFrames);
-            }
+        int aheadFrames = (int) Math.min(Integer.MAX_VALUE, (last - first) / frameSize + 1);
+        if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER
+                && sizing.spans(perInterval, perFrame, aheadFrames, lifetime / frameSize)) {
+            return claimSpan(ls, counts, now, perInterval, first, aheadFrames);
         }
         if (perFrame <= 0) {
             return null; // a frame more likely to see no request than one: its slice would more likely go unused
