@@ -51,7 +51,11 @@ public final class LeaseCost {
                 ? new Algorithm[] {Algorithm.valueOf(args[0])}
                 : new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.SLIDING_TAIL};
         int[] keyCounts = args.length > 1 ? new int[] {Integer.parseInt(args[1])} : new int[] {1, 10_000};
-        int perRound = PER_ROUND + (args.length > 2 ? Integer.parseInt(args[2]) * PER_ROUND / 100 : 0);
+        int lagMs = args.length > 2 ? Integer.parseInt(args[2]) : 0;
+        if (lagMs < 0 || lagMs > 100) {
+            throw new IllegalArgumentException("LAG_MS must be 0 to 100 (at most an interval late), was " + lagMs);
+        }
+        int perRound = PER_ROUND + lagMs * PER_ROUND / 100;
         for (Algorithm algorithm : algorithms) {
             for (int keys : keyCounts) {
                 double memory = measure(algorithm, keys, null, perRound)[0];
