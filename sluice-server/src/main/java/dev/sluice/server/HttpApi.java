@@ -1,7 +1,6 @@
 package dev.sluice.server;
 
 import com.google.protobuf.InvalidProtocolBufferException;
-import com.google.protobuf.util.JsonFormat;
 import dev.sluice.policy.Limit;
 import dev.sluice.policy.Policies;
 import dev.sluice.policy.PolicyLimiter;
@@ -73,8 +72,6 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
     private final boolean benchBare;
     /** Null unless the service runs on a {@link ManualClock} (tests only). */
     private final @Nullable ManualClock manualClock;
-
-    private final JsonFormat.Printer printer = JsonFormat.printer().omittingInsignificantWhitespace();
 
     /** What {@code POST /reload} did: whether the configuration changed, and a message for the caller. */
     record ReloadResult(boolean reloaded, String message) {}
@@ -290,7 +287,7 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
         boolean over = response.getOverallCode() == RateLimitResponse.Code.OVER_LIMIT;
         metrics.request("http", over ? "over_limit" : "ok");
         try {
-            return Answer.of(over ? 429 : 200, JSON, printer.print(response));
+            return Answer.of(over ? 429 : 200, JSON, ResponseJson.print(response));
         } catch (InvalidProtocolBufferException p) {
             throw new IllegalStateException("a RateLimitResponse does not print as JSON: " + p, p);
         }
