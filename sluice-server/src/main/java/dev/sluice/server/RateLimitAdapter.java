@@ -147,9 +147,14 @@ final class RateLimitAdapter {
                     InvalidRequestException.Kind.INVALID_UTF8,
                     "the body is not valid UTF-8: a malformed sequence at byte " + in.position());
         }
+        String json = text.flip().toString();
+        RateLimitRequest plain = RequestJson.parse(json); // the usual shape, read without JsonFormat's reflection
+        if (plain != null) {
+            return plain;
+        }
         RateLimitRequest.Builder request = RateLimitRequest.newBuilder();
         try {
-            JSON.merge(text.flip().toString(), request);
+            JSON.merge(json, request);
         } catch (InvalidProtocolBufferException | RuntimeException e) {
             throw new InvalidRequestException(
                     InvalidRequestException.Kind.UNDECODABLE,
