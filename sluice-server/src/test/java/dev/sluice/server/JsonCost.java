@@ -1,13 +1,9 @@
 package dev.sluice.server;
 
-import com.google.protobuf.Duration;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.Locale;
@@ -30,15 +26,7 @@ public final class JsonCost {
     public static void main(String[] args) throws InvalidProtocolBufferException {
         String body = "{\"domain\":\"oauth-token\",\"descriptors\":[{\"entries\":[{\"key\":\"client_id\","
                 + "\"value\":\"client-1234\"}]}]}";
-        RateLimitResponse answer = RateLimitResponse.newBuilder()
-                .setOverallCode(Code.OK)
-                .addStatuses(DescriptorStatus.newBuilder()
-                        .setCode(Code.OK)
-                        .setCurrentLimit(
-                                RateLimit.newBuilder().setRequestsPerUnit(20).setUnit(RateLimit.Unit.MINUTE))
-                        .setLimitRemaining(19)
-                        .setDurationUntilReset(Duration.newBuilder().setSeconds(47)))
-                .build();
+        RateLimitResponse answer = ResponseJsonTest.readmeAnswer();
         JsonFormat.Parser parser = JsonFormat.parser();
         JsonFormat.Printer printer = JsonFormat.printer().omittingInsignificantWhitespace();
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();

@@ -50,7 +50,15 @@ class ResponseJsonTest {
 
     @Test
     void theReadmesAnswer() throws InvalidProtocolBufferException {
-        RateLimitResponse r = RateLimitResponse.newBuilder()
+        assertEquals(
+                "{\"overallCode\":\"OK\",\"statuses\":[{\"code\":\"OK\",\"currentLimit\":{\"requestsPerUnit\":20,"
+                        + "\"unit\":\"MINUTE\"},\"limitRemaining\":19,\"durationUntilReset\":\"47s\"}]}",
+                ResponseJson.print(readmeAnswer()));
+    }
+
+    /** The answer the README shows: one descriptor, 20 a minute, 19 left, 47 s to its reset. */
+    static RateLimitResponse readmeAnswer() {
+        return RateLimitResponse.newBuilder()
                 .setOverallCode(Code.OK)
                 .addStatuses(DescriptorStatus.newBuilder()
                         .setCode(Code.OK)
@@ -59,10 +67,6 @@ class ResponseJsonTest {
                         .setLimitRemaining(19)
                         .setDurationUntilReset(Duration.newBuilder().setSeconds(47)))
                 .build();
-        assertEquals(
-                "{\"overallCode\":\"OK\",\"statuses\":[{\"code\":\"OK\",\"currentLimit\":{\"requestsPerUnit\":20,"
-                        + "\"unit\":\"MINUTE\"},\"limitRemaining\":19,\"durationUntilReset\":\"47s\"}]}",
-                ResponseJson.print(r));
     }
 
     private RateLimitResponse response(boolean others) {
