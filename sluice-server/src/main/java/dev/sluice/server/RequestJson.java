@@ -2,6 +2,7 @@ package dev.sluice.server;
 
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -31,13 +32,13 @@ final class RequestJson {
         RateLimitRequest.Builder b = RateLimitRequest.newBuilder();
         boolean domain = false;
         boolean descriptors = false;
-        if (!open('{')) {
+        if (!next('{')) {
             return null;
         }
-        if (!close('}')) {
+        if (!next('}')) {
             do {
                 String name = string();
-                if (name == null || !colon()) {
+                if (name == null || !next(':')) {
                     return null;
                 }
                 if (name.equals("domain") && !domain) {
@@ -48,15 +49,15 @@ final class RequestJson {
                     b.setDomain(v);
                     domain = true;
                 } else if (name.equals("descriptors") && !descriptors) {
-                    if (!descriptors(b)) {
+                    if (!array(() -> descriptor(b))) {
                         return null;
                     }
                     descriptors = true;
                 } else {
                     return null;
                 }
-            } while (comma());
-            if (!close('}')) {
+            } while (next(','));
+            if (!next('}')) {
                 return null;
             }
         }
@@ -64,70 +65,72 @@ final class RequestJson {
         return i == s.length() ? b.build() : null;
     }
 
-    private boolean descriptors(RateLimitRequest.Builder b) {
-        if (!open('[')) {
+    /** An array of the elements {@code element} reads, each added where it belongs; false if not. */
+    private boolean array(BooleanSupplier element) {
+        if (!next('[')) {
             return false;
         }
-        if (close(']')) {
+        if (next(']')) {
             return true;
         }
         do {
-            RateLimitDescriptor.Builder d = RateLimitDescriptor.newBuilder();
-            if (!open('{')) {
+            if (!element.getAsBoolean()) {
                 return false;
             }
-            if (!close('}')) {
-                String name = string();
-                if (name == null || !name.equals("entries") || !colon() || !entries(d) || comma() || !close('}')) {
-                    return false;
-                }
-            }
-            b.addDescriptors(d);
-        } while (comma());
-        return close(']');
+        } while (next(','));
+        return next(']');
     }
 
-    private boolean entries(RateLimitDescriptor.Builder d) {
-        if (!open('[')) {
+    /** A descriptor: an object with at most its entries. */
+    private boolean descriptor(RateLimitRequest.Builder b) {
+        RateLimitDescriptor.Builder d = RateLimitDescriptor.newBuilder();
+        if (!next('{')) {
             return false;
         }
-        if (close(']')) {
-            return true;
-        }
-        do {
-            RateLimitDescriptor.Entry.Builder e = RateLimitDescriptor.Entry.newBuilder();
-            if (!open('{')) {
+        if (!next('}')) {
+            String name = string();
+            if (name == null || !name.equals("entries") || !next(':') || !array(() -> entry(d)) || !next('}')) {
                 return false;
             }
-            boolean key = false;
-            boolean value = false;
-            if (!close('}')) {
-                do {
-                    String name = string();
-                    if (name == null || !colon()) {
-                        return false;
-                    }
-                    String v = string();
-                    if (v == null) {
-                        return false;
-                    }
-                    if (name.equals("key") && !key) {
-                        e.setKey(v);
-                        key = true;
-                    } else if (name.equals("value") && !value) {
-                        e.setValue(v);
-                        value = true;
-                    } else {
-                        return false;
-                    }
-                } while (comma());
-                if (!close('}')) {
+        }
+        b.addDescriptors(d);
+        return true;
+    }
+
+    /** An entry: an object with at most its key and its value, each a string. */
+    private boolean entry(RateLimitDescriptor.Builder d) {
+        RateLimitDescriptor.Entry.Builder e = RateLimitDescriptor.Entry.newBuilder();
+        if (!next('{')) {
+            return false;
+        }
+        boolean key = false;
+        boolean value = false;
+        if (!next('}')) {
+            do {
+                String name = string();
+                if (name == null || !next(':')) {
                     return false;
                 }
+                String v = string();
+                if (v == null) {
+                    return false;
+                }
+                if (name.equals("key") && !key) {
+                    e.setKey(v);
+                    key = true;
+                } else if (name.equals("value") && !value) {
+                    e.setValue(v);
+                    value = true;
+                } else {
+                    return false;
+                }
+            } while (next(','));
+            if (!next('}')) {
+                return false;
             }
-            d.addEntries(e);
-        } while (comma());
-        return close(']');
+        }
+        d.addEntries(e);
+        return true;
     }
 
     /** A string with no escape and no control character, or null (the position then no longer matters). */
@@ -149,32 +152,10 @@ final class RequestJson {
         return null;
     }
 
-    private boolean open(char c) {
-        return next(c);
-    }
-
-    private boolean close(char c) {
-        int at = i;
-        if (next(c)) {
-            return true;
-        }
-        i = at;
-        return false;
-    }
-
-    private boolean colon() {
-        return next(':');
-    }
-
-    private boolean comma() {
-        int at = i;
-        if (next(',')) {
-            return true;
-        }
-        i = at;
-        return false;
-    }
-
+    /**
+     * Consumes {@code c} after any whitespace, if it is next. When it is not, only whitespace was consumed, which the
+     * next token skips anyway.
+     */
     private boolean next(char c) {
         skip();
         if (i < s.length() && s.charAt(i) == c) {
