@@ -30,11 +30,23 @@ public final class Main {
             'java -jar sluice-server.jar <command> --help' describes a command's options.
             """;
 
+    /**
+     * The level of Netty's leak detector in grpc-java's shaded copy of Netty, which the gRPC side runs on; off unless
+     * given on the command line. The detector samples one buffer in 128 and records a stack trace, on the event loop,
+     * for it and for every buffer sliced from it: a cost on every gRPC call's path for a check of grpc-java's own
+     * buffers, none of which this code handles (docs/benchmarks.md, "Netty's leak detector off on the gRPC side").
+     * The HTTP side's Netty, whose buffers this code does handle, keeps Netty's default.
+     */
+    static final String GRPC_LEAK_DETECTION = "io.grpc.netty.shaded.io.netty.leakDetection.level";
+
     private Main() {}
 
     /** Runs a command; exits with its status unless it serves until stopped. */
     public static void main(String[] args) {
         System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
+        if (System.getProperty(GRPC_LEAK_DETECTION) == null) {
+            System.setProperty(GRPC_LEAK_DETECTION, "disabled");
+        }
         int status = run(Arrays.asList(args), System.out, System.err);
         System.exit(status);
     }
