@@ -5,6 +5,7 @@ import dev.sluice.server.simulate.SimulateCommand;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Properties;
 
 /**
  * {@code java -jar sluice-server.jar <command> [options]}: {@code serve}, {@code check-config}, {@code check},
@@ -41,12 +42,18 @@ public final class Main {
 
     private Main() {}
 
+    /**
+     * Sets {@link #GRPC_LEAK_DETECTION} in {@code properties} to {@code disabled} unless they have it already (given on
+     * the command line): before any of gRPC's Netty classes is loaded, which read it once.
+     */
+    static void grpcLeakDetectionOffUnlessGiven(Properties properties) {
+        properties.putIfAbsent(GRPC_LEAK_DETECTION, "disabled");
+    }
+
     /** Runs a command; exits with its status unless it serves until stopped. */
     public static void main(String[] args) {
         System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
-        if (System.getProperty(GRPC_LEAK_DETECTION) == null) {
-            System.setProperty(GRPC_LEAK_DETECTION, "disabled");
-        }
+        grpcLeakDetectionOffUnlessGiven(System.getProperties());
         int status = run(Arrays.asList(args), System.out, System.err);
         System.exit(status);
     }
