@@ -90,16 +90,7 @@ class RedisLeasedAdmissionsTest {
             done.add(jvms.get(j).await(Await.GENEROUS).get(0));
         }
 
-        String keep = System.getProperty(KEEP);
-        if (keep != null) {
-            Path to = Files.createDirectories(Path.of(keep, Long.toString(start)));
-            try (var files = Files.list(dir)) {
-                for (Path f : files.toList()) {
-                    Files.copy(f, to.resolve(f.getFileName()));
-                }
-            }
-            Files.writeString(to.resolve("times"), start + " " + killAt + " " + killed + "\n");
-        }
+        keepLogs(start, start + " " + killAt + " " + killed + "\n");
         List<String> failures = new ArrayList<>();
         int checked = 0;
         for (Algorithm algorithm : LeasedAdmissionLog.ALGORITHMS) {
@@ -177,6 +168,7 @@ class RedisLeasedAdmissionsTest {
             done.add(jvm.await(Await.GENEROUS).get(0));
         }
         System.out.println("spans across processes: " + done);
+        keepLogs(start, start + " " + (start + WINDOWS * W) + "\n");
         long spans = 0;
         for (String line : done) {
             assertTrue(line.contains(" failed=0 "), "a decision of the failure policy: " + line);
@@ -223,6 +215,24 @@ class RedisLeasedAdmissionsTest {
                     algorithm + ": the floods where no process stalled admitted " + flooded + " in " + floods
                             + " windows, less than a fifth of the limit each: " + perFlood);
         }
+    }
+
+    /**
+     * With the system property {@value #KEEP} set, copies the processes' logs to a directory of their own under it,
+     * named by the run's {@code start}, with {@code times} (the run's instants) in a file of that name, for study.
+     */
+    private void keepLogs(long start, String times) throws IOException {
+        String keep = System.getProperty(KEEP);
+        if (keep == null) {
+            return;
+        }
+        Path to = Files.createDirectories(Path.of(keep, Long.toString(start)));
+        try (var files = Files.list(dir)) {
+            for (Path f : files.toList()) {
+                Files.copy(f, to.resolve(f.getFileName()));
+            }
+        }
+        Files.writeString(to.resolve("times"), times);
     }
 
     /**
