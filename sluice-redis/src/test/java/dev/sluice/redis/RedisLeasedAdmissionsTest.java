@@ -284,10 +284,11 @@ class RedisLeasedAdmissionsTest {
     }
 
     /**
-     * The longest a live process went without a decision on the key ({@code running}: each process's decisions), from
-     * an interval before the window starting at {@code from} (when the slices claimed ahead for it were claimed) to its
-     * end; process 0 only until it was {@code killed}. Its threads ask every fraction of a millisecond, so a long gap is
-     * a process whose threads got no CPU: it neither asked nor used the slices it held, nor gave them back.
+     * The longest a live process went without a decision ({@code running}: each process's decisions, on the key or on
+     * all its keys), from an interval before the window starting at {@code from} (when the slices claimed ahead for it
+     * were claimed) to its end; process 0 only until it was {@code killed}. Its threads ask every fraction of a
+     * millisecond, so a long gap is a process whose threads got no CPU: it neither asked nor used the slices it held,
+     * nor gave them back.
      */
     private static long stall(long[][] running, long from, long killed) {
         long worst = 0;
