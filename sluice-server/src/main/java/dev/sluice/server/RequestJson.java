@@ -3,6 +3,7 @@ package dev.sluice.server;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import java.util.function.BooleanSupplier;
+import java.util.function.ToIntFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -30,39 +31,49 @@ final class RequestJson {
 
     private @Nullable RateLimitRequest request() {
         RateLimitRequest.Builder b = RateLimitRequest.newBuilder();
-        boolean domain = false;
-        boolean descriptors = false;
-        if (!next('{')) {
-            return null;
-        }
-        if (!next('}')) {
-            do {
-                String name = string();
-                if (name == null || !next(':')) {
-                    return null;
+        boolean read = object(name -> {
+            if (name.equals("domain")) {
+                String v = string();
+                if (v == null) {
+                    return 0;
                 }
-                if (name.equals("domain") && !domain) {
-                    String v = string();
-                    if (v == null) {
-                        return null;
-                    }
-                    b.setDomain(v);
-                    domain = true;
-                } else if (name.equals("descriptors") && !descriptors) {
-                    if (!array(() -> descriptor(b))) {
-                        return null;
-                    }
-                    descriptors = true;
-                } else {
-                    return null;
-                }
-            } while (next(','));
-            if (!next('}')) {
-                return null;
+                b.setDomain(v);
+                return 1;
             }
+            return name.equals("descriptors") && array(() -> descriptor(b)) ? 2 : 0;
+        });
+        if (!read) {
+            return null;
         }
         skip();
         return i == s.length() ? b.build() : null;
+    }
+
+    /**
+     * An object whose fields {@code field} reads, each given its name once its colon is consumed and answering the
+     * field's bit (a power of two), or 0 for a field it does not read; false if not such an object, or a field comes
+     * twice.
+     */
+    private boolean object(ToIntFunction<String> field) {
+        if (!next('{')) {
+            return false;
+        }
+        if (next('}')) {
+            return true;
+        }
+        int seen = 0;
+        do {
+            String name = string();
+            if (name == null || !next(':')) {
+                return false;
+            }
+            int bit = field.applyAsInt(name);
+            if (bit == 0 || (seen & bit) != 0) {
+                return false;
+            }
+            seen |= bit;
+        } while (next(','));
+        return next('}');
     }
 
     /** An array of the elements {@code element} reads, each added where it belongs; false if not. */
@@ -84,14 +95,8 @@ final class RequestJson {
     /** A descriptor: an object with at most its entries. */
     private boolean descriptor(RateLimitRequest.Builder b) {
         RateLimitDescriptor.Builder d = RateLimitDescriptor.newBuilder();
-        if (!next('{')) {
+        if (!object(name -> name.equals("entries") && array(() -> entry(d)) ? 1 : 0)) {
             return false;
-        }
-        if (!next('}')) {
-            String name = string();
-            if (name == null || !name.equals("entries") || !next(':') || !array(() -> entry(d)) || !next('}')) {
-                return false;
-            }
         }
         b.addDescriptors(d);
         return true;
@@ -100,34 +105,24 @@ final class RequestJson {
     /** An entry: an object with at most its key and its value, each a string. */
     private boolean entry(RateLimitDescriptor.Builder d) {
         RateLimitDescriptor.Entry.Builder e = RateLimitDescriptor.Entry.newBuilder();
-        if (!next('{')) {
-            return false;
-        }
-        boolean key = false;
-        boolean value = false;
-        if (!next('}')) {
-            do {
-                String name = string();
-                if (name == null || !next(':')) {
-                    return false;
-                }
-                String v = string();
-                if (v == null) {
-                    return false;
-                }
-                if (name.equals("key") && !key) {
-                    e.setKey(v);
-                    key = true;
-                } else if (name.equals("value") && !value) {
-                    e.setValue(v);
-                    value = true;
-                } else {
-                    return false;
-                }
-            } while (next(','));
-            if (!next('}')) {
-                return false;
+        boolean read = object(name -> {
+            boolean key = name.equals("key");
+            if (!key && !name.equals("value")) {
+                return 0;
             }
+            String v = string();
+            if (v == null) {
+                return 0;
+            }
+            if (key) {
+                e.setKey(v);
+                return 1;
+            }
+            e.setValue(v);
+            return 2;
+        });
+        if (!read) {
+            return false;
         }
         d.addEntries(e);
         return true;
