@@ -73,6 +73,11 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
     /** Null unless the service runs on a {@link ManualClock} (tests only). */
     private final @Nullable ManualClock manualClock;
 
+    /** The {@code /json} checks waiting for the store now (at most {@link #MAX_WAITING}). */
+    int waiting() {
+        return waiting.get();
+    }
+
     /** What {@code POST /reload} did: whether the configuration changed, and a message for the caller. */
     record ReloadResult(boolean reloaded, String message) {}
 

@@ -4,6 +4,7 @@ import dev.sluice.policy.Limit;
 import dev.sluice.policy.PolicyLimiter;
 import dev.sluice.policy.Rule;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
@@ -12,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 
 /**
  * The service's own metrics, beside the policy limiter's ({@code sluice.policy.*}, see {@code docs/policies.md}):
@@ -19,13 +21,16 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li>{@code sluice.server.requests} (counter; {@code transport} = {@code grpc} or {@code http}, {@code result} =
  *       {@code ok}, {@code over_limit}, {@code invalid}, {@code unavailable}, or {@code exhausted}: a gRPC call
- *       answered {@code RESOURCE_EXHAUSTED} because the queue of calls waiting for a thread was full): requests
- *       answered;
+ *       answered {@code RESOURCE_EXHAUSTED} because the queue of calls waiting for a thread was full or every open
+ *       call's place was taken): requests answered;
  *   <li>{@code sluice.server.answer} (timer; {@code transport}): time from a decision request's arrival to its
  *       answer, bad requests included, on the service's side;
  *   <li>{@code sluice.server.rule.limit} (gauge; {@code domain}, {@code rule}, {@code limit}, {@code window_seconds}):
  *       the limit of each limited rule of the configuration in force, so a chart can draw it beside the rule's
- *       allowed rate; rules of a replaced configuration disappear with it.
+ *       allowed rate; rules of a replaced configuration disappear with it;
+ *   <li>{@code sluice.server.bound.used} and {@code sluice.server.bound.limit} (gauges; {@code bound}): what each of the
+ *       service's bounds holds now and the bound itself ({@link #bound}), so that an alert can fire before requests
+ *       are refused at it.
  * </ul>
  *
  * <p>Thread-safe.
@@ -72,6 +77,23 @@ final class ServerMetrics {
                     .register(registry));
         }
         c.increment();
+    }
+
+    /**
+     * Shows what the bound {@code name} holds now, read when the metrics are scraped, and its {@code limit}: past it
+     * the service refuses what the bound counts.
+     */
+    void bound(String name, IntSupplier used, int limit) {
+        Gauge.builder("sluice.server.bound.used", used, IntSupplier::getAsInt)
+                .description("What each of the service's bounds holds now (see sluice.server.bound.limit)")
+                .tag("bound", name)
+                .strongReference(true) // the supplier is held by nothing else
+                .register(registry);
+        Gauge.builder("sluice.server.bound.limit", () -> limit)
+                .description("Each of the service's bounds: past it, what the bound counts is refused")
+                .tag("bound", name)
+                .strongReference(true)
+                .register(registry);
     }
 
     /** Shows the limits of the configuration in force, if it changed since the last call. */

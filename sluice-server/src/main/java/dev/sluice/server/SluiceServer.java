@@ -38,6 +38,9 @@ final class SluiceServer implements AutoCloseable {
     /** How long the start waits for the store to answer before the service starts unready (or refuses to start). */
     static final Duration WARM_UP_BUDGET = Duration.ofSeconds(5);
 
+    /** The most checks waiting for a thread of the store's pool; past it, the domain's {@code on_store_failure}. */
+    static final int STORE_QUEUE = 1024;
+
     private final AssembledStore store;
     private final PolicyLimiter limiter;
     private final @Nullable PolicyWatcher watcher;
@@ -84,13 +87,13 @@ final class SluiceServer implements AutoCloseable {
         // timeout and 2 ms); past it, or with a full queue, the check is answered at once by its domain's
         // on_store_failure. A check is decided on its own thread where that keeps the deadline (a leased slice that
         // covers it, exact mode on Redis); only the store calls that thread cannot bound run on these threads.
-        this.storeExecutor = store.waits()
+        ThreadPoolExecutor storeThreads = store.waits()
                 ? new ThreadPoolExecutor(
                         2 * threads,
                         2 * threads,
                         60,
                         TimeUnit.SECONDS,
-                        new ArrayBlockingQueue<>(1024),
+                        new ArrayBlockingQueue<>(STORE_QUEUE),
                         r -> {
                             Thread t = new Thread(r, "sluice-store-" + n.incrementAndGet());
                             t.setDaemon(true);
@@ -98,6 +101,7 @@ final class SluiceServer implements AutoCloseable {
                         },
                         new ThreadPoolExecutor.AbortPolicy())
                 : null;
+        this.storeExecutor = storeThreads;
         PolicyLimiter.Builder limiterBuilder =
                 PolicyLimiter.builder(policies).store(store.store()).meterRegistry(registry);
         // every rule as dry run, whatever its mode: the verdicts, so gRPC, /json and the stats, all follow from it
@@ -168,12 +172,19 @@ final class SluiceServer implements AutoCloseable {
         InetSocketAddress grpcAddress = new InetSocketAddress(s.bind(), s.grpcPort());
         this.grpcConnections = new GrpcConnections(s.grpc().maxConnections());
         this.grpcReadTimeout = new ReadTimeout(s.grpc().readTimeout());
+        OpenCalls openCalls = new OpenCalls(s.grpc().maxCalls(), metrics);
+        metrics.bound("grpc_calls", openCalls::open, s.grpc().maxCalls());
+        metrics.bound("grpc_connections", grpcConnections::open, s.grpc().maxConnections());
+        metrics.bound(
+                "grpc_queue", () -> grpcExecutor.getQueue().size(), s.grpc().maxQueue());
+        if (storeThreads != null) {
+            metrics.bound("store_queue", () -> storeThreads.getQueue().size(), STORE_QUEUE);
+        }
         NettyServerBuilder grpcBuilder = grpcConnections
                 .configure(NettyServerBuilder.forAddress(grpcAddress))
                 .intercept(grpcReadTimeout) // every call, before the bound on open calls counts it
                 .addService(ServerInterceptors.intercept(
-                        new GrpcService(adapter, metrics, grpcExecutor).definition(),
-                        new OpenCalls(s.grpc().maxCalls(), metrics)))
+                        new GrpcService(adapter, metrics, grpcExecutor).definition(), openCalls))
                 .addService(readiness.grpcService())
                 .directExecutor()
                 .maxInboundMessageSize(HttpApi.MAX_BODY)
@@ -218,6 +229,7 @@ final class SluiceServer implements AutoCloseable {
                     this::reload,
                     s.benchBare(),
                     manualClock);
+            metrics.bound("http_waiting", http::waiting, HttpApi.MAX_WAITING);
         } catch (IOException e) {
             grpc.shutdownNow();
             abandon();

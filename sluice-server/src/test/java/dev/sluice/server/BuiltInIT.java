@@ -10,6 +10,7 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import java.net.http.HttpResponse;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -141,6 +142,17 @@ class BuiltInIT {
         assertTrue(
                 Metrics.value(body, "sluice_server_requests_total{result=\"over_limit\",transport=\"grpc\"}") >= 3,
                 body);
+        // each bound of the service beside what it holds: the defaults of serve, and this test's gRPC connection
+        assertEquals(10_000, Metrics.value(body, "sluice_server_bound_limit{bound=\"grpc_calls\"}"), 0.0);
+        assertEquals(1_000, Metrics.value(body, "sluice_server_bound_limit{bound=\"grpc_queue\"}"), 0.0);
+        assertEquals(
+                HttpApi.MAX_WAITING, Metrics.value(body, "sluice_server_bound_limit{bound=\"http_waiting\"}"), 0.0);
+        assertTrue(Metrics.value(body, "sluice_server_bound_limit{bound=\"grpc_connections\"}") >= 16, body);
+        assertTrue(Metrics.value(body, "sluice_server_bound_used{bound=\"grpc_connections\"}") >= 1, body);
+        for (String bound : List.of("grpc_calls", "grpc_queue", "http_waiting")) {
+            assertTrue(body.contains("sluice_server_bound_used{bound=\"" + bound + "\"} "), bound + ": " + body);
+        }
+        assertTrue(!body.contains("bound=\"store_queue\""), "in memory, no store queue: " + body);
     }
 
     @Test

@@ -85,6 +85,12 @@ class StoreSecretsIT {
             for (String path : List.of("/metrics", "/healthcheck", "/dashboard/data", "/")) {
                 seen.add(server.get(path).body());
             }
+            // on a shared store, the bound on checks waiting for a store thread is shown too
+            assertEquals(
+                    SluiceServer.STORE_QUEUE,
+                    Metrics.value(seen.get(0), "sluice_server_bound_limit{bound=\"store_queue\"}"),
+                    0.0,
+                    seen.get(0));
             var rlconfig = server.get("/rlconfig", "Authorization", "Bearer " + TOKEN);
             assertEquals(200, rlconfig.statusCode(), rlconfig.body());
             seen.add(rlconfig.body());
