@@ -53,7 +53,8 @@ SLUICE_REDIS_URL="redis://127.0.0.1:$port" java -jar "$jar" 'dev\.sluice\.bench\
 if command -v redis-benchmark > /dev/null; then
   {
     trivial="$(redis-cli -p "$port" SCRIPT LOAD 'return 1')"
-    script="$(unzip -p "$jar" dev/sluice/redis/common.lua; echo; unzip -p "$jar" dev/sluice/redis/token_bucket.lua)"
+    # the token bucket's script as the store sends it for one decision (common.lua, the algorithm, single.lua)
+    script="$(for part in common token_bucket single; do unzip -p "$jar" "dev/sluice/redis/$part.lua"; echo; done)"
     bucket="$(redis-cli -p "$port" SCRIPT LOAD "$script")"
     # each script's own cost on the server (usec_per_call of EVALSHA), then its throughput from 1 and 64 clients
     for what in trivial bucket; do
