@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
  * {@code POST /json} checks waiting for the store hold no thread, so what bounds them is {@link HttpApi#MAX_WAITING}:
  * with Redis stalled (SIGSTOP) and a store timeout longer than the test, 42 h2c connections of 100 streams each ask
  * 4,200 checks at once; exactly {@value HttpApi#MAX_WAITING} wait and the rest are answered 503 at once, while
- * {@code /healthcheck} is still answered; once Redis goes on, every waiting check is answered by the store.
+ * {@code /healthcheck} is still answered and the gauge of the bound reads it; once Redis goes on, every waiting check
+ * is answered by the store, and the gauge reads 0.
  */
 class JsonWaitingIT {
     private static final int CONNECTIONS = 42;
@@ -73,6 +74,7 @@ class JsonWaitingIT {
                     }
                     int health = server.get("/healthcheck").statusCode(); // 500 once its probe of the store fails
                     assertTrue(health == 200 || health == 500, "the event loops still answer: " + health);
+                    assertEquals(HttpApi.MAX_WAITING, waiting(server), "the gauge of the bound, at the bound");
                 } finally {
                     stalled.close(); // Redis goes on
                 }
@@ -90,12 +92,21 @@ class JsonWaitingIT {
                     }
                 }
                 assertEquals(HttpApi.MAX_WAITING, decided, "every waiting check decided by the store");
+                Await.until("the gauge of the bound back at 0", Await.GENEROUS, () -> waiting(server) == 0);
             } finally {
                 for (RawHttp2 c : connections) {
                     c.close();
                 }
             }
         }
+    }
+
+    /** The {@code /json} checks waiting for the store, as the service's gauge of {@link HttpApi#MAX_WAITING} says. */
+    private static double waiting(ServerProcess server) {
+        String page = server.get("/metrics").body();
+        String series = "sluice_server_bound_used{bound=\"http_waiting\"}";
+        assertTrue(page.contains(series + " "), "no " + series + " in /metrics");
+        return Metrics.value(page, series);
     }
 
     private static int answered(List<RawHttp2> connections) {
