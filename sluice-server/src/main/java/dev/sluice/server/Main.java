@@ -9,7 +9,7 @@ import java.util.Properties;
 
 /**
  * {@code java -jar sluice-server.jar <command> [options]}: {@code serve}, {@code check-config}, {@code check},
- * {@code load}, {@code replay}, {@code simulate}.
+ * {@code load}, {@code replay}, {@code simulate}; {@code --version} prints the build's version.
  *
  * <p>Exit status: 0 done; 1 the command ran and found a problem (a configuration error, an {@code OVER_LIMIT}
  * answer); 2 a bad command line; 3 the service could not be started or reached.
@@ -28,7 +28,8 @@ public final class Main {
               simulate       many instances on a virtual clock in exact, synchronized or leased mode: what an
                              interval and an instance count do to a limit's accuracy, for a traffic
 
-            'java -jar sluice-server.jar <command> --help' describes a command's options.
+            'java -jar sluice-server.jar <command> --help' describes a command's options;
+            'java -jar sluice-server.jar --version' prints the version.
             """;
 
     /**
@@ -41,6 +42,15 @@ public final class Main {
     static final String GRPC_LEAK_DETECTION = "io.grpc.netty.shaded.io.netty.leakDetection.level";
 
     private Main() {}
+
+    /**
+     * The version of this build, from the manifest of the jar it runs from ({@code Implementation-Version}); {@code
+     * unknown} when its classes do not come from that jar (a build's classes directory).
+     */
+    static String version() {
+        String v = Main.class.getPackage().getImplementationVersion();
+        return v == null || v.isBlank() ? "unknown" : v;
+    }
 
     /**
      * Sets {@link #GRPC_LEAK_DETECTION} in {@code properties} to {@code disabled} unless they have it already (given on
@@ -65,6 +75,10 @@ public final class Main {
                 || args.get(0).equals("help")) {
             (args.isEmpty() ? err : out).print(USAGE);
             return args.isEmpty() ? 2 : 0;
+        }
+        if (args.size() == 1 && (args.get(0).equals("--version") || args.get(0).equals("version"))) {
+            out.println("sluice-server " + version() + " (Java " + System.getProperty("java.version") + ")");
+            return 0;
         }
         String command = args.get(0);
         List<String> rest = args.subList(1, args.size());

@@ -30,7 +30,9 @@ import java.util.function.IntSupplier;
  *       allowed rate; rules of a replaced configuration disappear with it;
  *   <li>{@code sluice.server.bound.used} and {@code sluice.server.bound.limit} (gauges; {@code bound}): what each of the
  *       service's bounds holds now and the bound itself ({@link #bound}), so that an alert can fire before requests
- *       are refused at it.
+ *       are refused at it;
+ *   <li>{@code sluice.server.build.info} (gauge, always 1; {@code version}, {@code java}): which build runs, so that
+ *       instances of different versions sharing a store can be told apart.
  * </ul>
  *
  * <p>Thread-safe.
@@ -47,6 +49,12 @@ final class ServerMetrics {
         this.registry = registry;
         this.ruleLimits = MultiGauge.builder("sluice.server.rule.limit")
                 .description("The limit of each limited rule in force, in requests per window_seconds")
+                .register(registry);
+        Gauge.builder("sluice.server.build.info", () -> 1)
+                .description("The build that runs: its version and the Java it runs on; always 1")
+                .tag("version", Main.version())
+                .tag("java", System.getProperty("java.version", "unknown"))
+                .strongReference(true)
                 .register(registry);
     }
 

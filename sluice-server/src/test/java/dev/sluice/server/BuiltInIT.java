@@ -153,6 +153,15 @@ class BuiltInIT {
             assertTrue(body.contains("sluice_server_bound_used{bound=\"" + bound + "\"} "), bound + ": " + body);
         }
         assertTrue(!body.contains("bound=\"store_queue\""), "in memory, no store queue: " + body);
+        // which build runs: the version its jar names, and its Java
+        assertEquals(
+                1,
+                Metrics.value(
+                        body,
+                        "sluice_server_build_info{java=\"" + System.getProperty("java.version") + "\",version=\""
+                                + System.getProperty("sluice.server.version") + "\"}"),
+                0.0,
+                body);
     }
 
     @Test

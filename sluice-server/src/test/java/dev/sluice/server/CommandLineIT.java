@@ -15,6 +15,18 @@ class CommandLineIT {
     Path dir;
 
     @Test
+    void versionNamesTheBuildFromItsJar() {
+        ServerProcess.Result r = ServerProcess.run("--version");
+        assertEquals(0, r.status(), r.out() + r.err());
+        String version = System.getProperty("sluice.server.version");
+        assertTrue(version != null && !version.isBlank(), "the build passes its version to the tests");
+        assertEquals(
+                "sluice-server " + version + " (Java " + System.getProperty("java.version") + ")",
+                r.out().strip(),
+                r.err());
+    }
+
+    @Test
     void checkConfigPrintsEveryErrorAsFileLineColumn() throws IOException {
         Path good = Files.writeString(dir.resolve("good.yaml"), ServeScenarios.BASIC);
         Path bad = Files.writeString(
