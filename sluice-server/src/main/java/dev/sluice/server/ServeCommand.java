@@ -401,6 +401,7 @@ final class ServeCommand {
                     + " NOT_SERVING) until it answers; --require-store exits instead");
         }
         String host = settings.bind().getHostAddress();
+        out.println("sluice: version " + Main.version() + ", Java " + System.getProperty("java.version"));
         out.println("sluice: grpc listening on " + host + ":" + server.grpcPort());
         out.println("sluice: http listening on " + host + ":" + server.httpPort());
         if (server.debugPort() >= 0) {

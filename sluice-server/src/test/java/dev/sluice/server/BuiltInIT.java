@@ -153,7 +153,12 @@ class BuiltInIT {
             assertTrue(body.contains("sluice_server_bound_used{bound=\"" + bound + "\"} "), bound + ": " + body);
         }
         assertTrue(!body.contains("bound=\"store_queue\""), "in memory, no store queue: " + body);
-        // which build runs: the version its jar names, and its Java
+        // which build runs: the version its jar names, and its Java, as its first line said
+        assertTrue(
+                server.stdout()
+                        .contains("sluice: version " + System.getProperty("sluice.server.version") + ", Java "
+                                + System.getProperty("java.version")),
+                server.stdout().toString());
         assertEquals(
                 1,
                 Metrics.value(
