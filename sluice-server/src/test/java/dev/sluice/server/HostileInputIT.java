@@ -690,7 +690,12 @@ class HostileInputIT {
                 // the transport has ended its call (possibly just after the client read the call's end)
                 Await.until("every place among the open calls free", Await.GENEROUS, () -> openCalls() == 0);
                 long sent = System.nanoTime();
-                int past = holdEverySlot(hog, held);
+                for (int i = 0; i < READ_TIMEOUT_CALLS; i++) {
+                    held.add(hog.openHeld(RawHttp2.SHOULD_RATE_LIMIT));
+                }
+                int past = hog.openHeld(RawHttp2.SHOULD_RATE_LIMIT); // past the bound: every place is held
+                hog.flush();
+                Await.until("the call past the bound answered", Await.GENEROUS, () -> hog.ended.containsKey(past));
                 assertEquals(Status.Code.RESOURCE_EXHAUSTED.value(), hog.ended.get(past), "round " + round);
                 for (int id : held) {
                     assertEquals(null, hog.ended.get(id), "round " + round + ": a held call ended before its timeout");
@@ -741,30 +746,7 @@ class HostileInputIT {
 
     /** The gRPC calls {@link #readTimeouts} holds open, as its gauge of the bound on them says. */
     private static double openCalls() {
-        HttpResponse<String> page = readTimeouts.get("/metrics");
-        assertEquals(200, page.statusCode());
-        String series = "sluice_server_bound_used{bound=\"grpc_calls\"}";
-        assertTrue(page.body().contains(series + " "), "no " + series + " in /metrics");
-        return Metrics.value(page.body(), series);
-    }
-
-    /**
-     * Opens {@value #READ_TIMEOUT_CALLS} calls on {@code hog} that never send their message, their ids in {@code held}
-     * (emptied first), and one more past the bound on open calls; answers that one's id once it has ended.
-     */
-    private static int holdEverySlot(RawHttp2 hog, List<Integer> held) {
-        try {
-            held.clear();
-            for (int i = 0; i < READ_TIMEOUT_CALLS; i++) {
-                held.add(hog.openHeld(RawHttp2.SHOULD_RATE_LIMIT));
-            }
-            int past = hog.openHeld(RawHttp2.SHOULD_RATE_LIMIT); // past the bound: every slot is held
-            hog.flush();
-            Await.until("the call past the bound answered", Await.GENEROUS, () -> hog.ended.containsKey(past));
-            return past;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return Metrics.boundUsed(readTimeouts, "grpc_calls");
     }
 
     /**

@@ -74,7 +74,10 @@ class JsonWaitingIT {
                     }
                     int health = server.get("/healthcheck").statusCode(); // 500 once its probe of the store fails
                     assertTrue(health == 200 || health == 500, "the event loops still answer: " + health);
-                    assertEquals(HttpApi.MAX_WAITING, waiting(server), "the gauge of the bound, at the bound");
+                    assertEquals(
+                            HttpApi.MAX_WAITING,
+                            Metrics.boundUsed(server, "http_waiting"),
+                            "the gauge of the bound, at the bound");
                 } finally {
                     stalled.close(); // Redis goes on
                 }
@@ -92,21 +95,16 @@ class JsonWaitingIT {
                     }
                 }
                 assertEquals(HttpApi.MAX_WAITING, decided, "every waiting check decided by the store");
-                Await.until("the gauge of the bound back at 0", Await.GENEROUS, () -> waiting(server) == 0);
+                Await.until(
+                        "the gauge of the bound back at 0",
+                        Await.GENEROUS,
+                        () -> Metrics.boundUsed(server, "http_waiting") == 0);
             } finally {
                 for (RawHttp2 c : connections) {
                     c.close();
                 }
             }
         }
-    }
-
-    /** The {@code /json} checks waiting for the store, as the service's gauge of {@link HttpApi#MAX_WAITING} says. */
-    private static double waiting(ServerProcess server) {
-        String page = server.get("/metrics").body();
-        String series = "sluice_server_bound_used{bound=\"http_waiting\"}";
-        assertTrue(page.contains(series + " "), "no " + series + " in /metrics");
-        return Metrics.value(page, series);
     }
 
     private static int answered(List<RawHttp2> connections) {
