@@ -32,6 +32,7 @@ for _ = 1, count do
   end
   if deadline ~= 0 and t > deadline then
     out[#out + 1] = 0
+    a = a + 3 * n
   elseif joint then
     out[#out + 1] = 1
     local parts = {}

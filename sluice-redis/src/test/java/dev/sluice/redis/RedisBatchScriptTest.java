@@ -1,0 +1,208 @@
+package dev.sluice.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.Algorithm;
+import io.lettuce.core.ScriptOutputType;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * {@code batch.lua} run directly ({@code EVAL} of {@link LuaScript#BATCH}), with arguments written by hand: what a
+ * batch decides is what the same requests decide sent one by one, whatever else the batch holds.
+ */
+class RedisBatchScriptTest {
+
+    /** A microsecond time well after the epoch, the first request's; each next one comes 7 ms later. */
+    private static final long START = 1_790_000_000_000_000L;
+
+    /** The limit of the batches of {@link #aKeyDecidedManyTimesInOneBatchEndsAsIfDecidedOneByOne}: some are denied. */
+    private static final int LIMIT = 12;
+
+    private static final int REQUESTS = 20;
+
+    static List<Arguments> algorithms() {
+        List<Arguments> all = new ArrayList<>();
+        for (Algorithm algorithm : Algorithm.values()) {
+            for (boolean countRejected : new boolean[] {false, true}) {
+                for (boolean joint : new boolean[] {false, true}) {
+                    all.add(Arguments.of(algorithm, countRejected, joint));
+                }
+            }
+        }
+        return all;
+    }
+
+    /**
+     * A key decided twenty times in one batch (some allowed, some denied, costs 1 to 3) answers each request as it
+     * is answered in twenty batches of one, and is left with the same state and the same expiry: a batch reads and
+     * writes a key's state once, whatever number of its requests decide it.
+     */
+    @ParameterizedTest(name = "{0}, countRejected {1}, joint {2}")
+    @MethodSource("algorithms")
+    void aKeyDecidedManyTimesInOneBatchEndsAsIfDecidedOneByOne(
+            Algorithm algorithm, boolean countRejected, boolean joint) {
+        String together = "batch-script:" + UUID.randomUUID();
+        String alone = "batch-script:" + UUID.randomUUID();
+        Batch batch = new Batch(algorithm, countRejected);
+        for (int i = 0; i < REQUESTS; i++) {
+            batch.request(together, cost(i), START + 7_000L * i, 0, joint);
+        }
+        List<Long> inOne = batch.run();
+
+        List<Long> oneByOne = new ArrayList<>(List.of(inOne.get(0)));
+        for (int i = 0; i < REQUESTS; i++) {
+            List<Long> answer = new Batch(algorithm, countRejected)
+                    .request(alone, cost(i), START + 7_000L * i, 0, joint)
+                    .run();
+            oneByOne.addAll(answer.subList(1, answer.size()));
+        }
+
+        assertEquals(oneByOne.subList(1, oneByOne.size()), inOne.subList(1, inOne.size()));
+        assertTrue(inOne.contains(0L), "some requests were denied: " + inOne);
+        assertEquals(state(alone), state(together));
+        long ttlAlone = Servers.redis().pttl(alone);
+        long ttlTogether = Servers.redis().pttl(together);
+        assertTrue(
+                Math.abs(ttlAlone - ttlTogether) < 5_000,
+                "expiries " + ttlTogether + " ms (one batch) and " + ttlAlone + " ms (one by one)");
+    }
+
+    /**
+     * A joint request of one part that does not count rejections answers as the single request of that part: the
+     * same decision (all or nothing over one part is that part's), the same numbers.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("dev.sluice.redis.RedisBatchScriptTest#everyAlgorithm")
+    void aJointRequestOfOnePartAnswersAsItsSingleRequest(Algorithm algorithm) {
+        String jointKey = "batch-script:" + UUID.randomUUID();
+        String singleKey = "batch-script:" + UUID.randomUUID();
+        Batch joint = new Batch(algorithm, false);
+        Batch single = new Batch(algorithm, false);
+        for (int i = 0; i < REQUESTS; i++) {
+            joint.request(jointKey, cost(i), START + 7_000L * i, 0, true);
+            single.request(singleKey, cost(i), START + 7_000L * i, 0, false);
+        }
+        List<Long> jointAnswers = joint.run();
+        List<Long> singleAnswers = single.run();
+        assertEquals(singleAnswers.subList(1, singleAnswers.size()), jointAnswers.subList(1, jointAnswers.size()));
+        assertEquals(state(singleKey), state(jointKey));
+    }
+
+    static Algorithm[] everyAlgorithm() {
+        return Algorithm.values();
+    }
+
+    /**
+     * A request past its deadline (by the server's clock) is answered {@code 0} and takes nothing, and the requests
+     * after it in the batch are read from their own arguments: each decided on its own key at its own cost.
+     */
+    @Test
+    void aRequestPastItsDeadlineLeavesTheOnesAfterItTheirOwnArguments() {
+        String late = "batch-script:" + UUID.randomUUID();
+        String joint = "batch-script:" + UUID.randomUUID();
+        String inTime = "batch-script:" + UUID.randomUUID();
+        List<Long> answer = new Batch(Algorithm.FIXED_WINDOW, false)
+                .request(late, 3, START, 1, false)
+                .requestJoint(new String[] {late, joint}, 2, START, 1)
+                .request(inTime, 2, START, 0, false)
+                .request(joint, 4, START, Long.MAX_VALUE / 1024, false)
+                .run();
+        // the server's time; 0 for each late one; 1 and five integers for each in time
+        assertEquals(1 + 1 + 1 + 6 + 6, answer.size(), "answer: " + answer);
+        assertEquals(List.of(0L, 0L, 1L, 1L, (long) LIMIT - 2), answer.subList(1, 6));
+        assertEquals(List.of(1L, 1L, (long) LIMIT - 4), answer.subList(9, 12));
+        assertNull(state(late), "the late request took nothing");
+        assertEquals(List.of(START / 60_000_000L, 2L), state(inTime));
+        assertEquals(List.of(START / 60_000_000L, 4L), state(joint));
+    }
+
+    private static int cost(int i) {
+        return 1 + i % 3;
+    }
+
+    /** A key's state: a string's packed numbers, a hash's fields and values (sorted), or null if there is none. */
+    private static List<?> state(String key) {
+        String type = Servers.redis().type(key);
+        switch (type) {
+            case "none":
+                return null;
+            case "string":
+                return Arrays.stream(Servers.packedState(key)).boxed().toList();
+            case "hash":
+                return Servers.redis().hgetall(key).entrySet().stream()
+                        .map(e -> e.getKey() + "=" + e.getValue())
+                        .sorted()
+                        .toList();
+            default:
+                throw new AssertionError(key + " is a " + type);
+        }
+    }
+
+    /**
+     * The arguments of one run of {@code batch.lua} over one limiter (limit {@link #LIMIT}, window a minute, a
+     * sub-window of 6 s for the sliding-window counter).
+     */
+    private static final class Batch {
+        private final List<String> keys = new ArrayList<>();
+        private final List<String> requests = new ArrayList<>();
+        private final List<String> limiter;
+        private int count;
+
+        Batch(Algorithm algorithm, boolean countRejected) {
+            String subWindow = algorithm == Algorithm.SLIDING_WINDOW_COUNTER ? "6000000" : "0";
+            limiter = List.of(
+                    algorithm.code(),
+                    Integer.toString(LIMIT),
+                    "60000000",
+                    countRejected ? "1" : "0",
+                    "1000",
+                    subWindow,
+                    "0");
+        }
+
+        /** A request of one part; {@code deadline} in microseconds by the server's clock, 0 for none. */
+        Batch request(String key, long cost, long now, long deadline, boolean joint) {
+            keys.add(key);
+            requests.addAll(
+                    List.of(Long.toString(deadline), joint ? "-1" : "1", "1", Long.toString(cost), Long.toString(now)));
+            count++;
+            return this;
+        }
+
+        /** A joint request over {@code parts}, each of {@code cost}. */
+        Batch requestJoint(String[] parts, long cost, long now, long deadline) {
+            requests.add(Long.toString(deadline));
+            requests.add(Integer.toString(-parts.length));
+            for (String key : parts) {
+                keys.add(key);
+                requests.addAll(List.of("1", Long.toString(cost), Long.toString(now)));
+            }
+            count++;
+            return this;
+        }
+
+        List<Long> run() {
+            List<String> args = new ArrayList<>();
+            args.add("1");
+            args.addAll(limiter);
+            args.add(Integer.toString(count));
+            args.addAll(requests);
+            List<Object> answer = Servers.redis()
+                    .eval(
+                            LuaScript.BATCH.text(),
+                            ScriptOutputType.MULTI,
+                            keys.toArray(new String[0]),
+                            args.toArray(new String[0]));
+            return answer.stream().map(Long.class::cast).toList();
+        }
+    }
+}
