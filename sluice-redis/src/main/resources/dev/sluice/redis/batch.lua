@@ -9,8 +9,11 @@
 --          (1 to m), cost, now ('T': the server's TIME, read once for the whole batch)
 -- answers  the server's TIME in microseconds; then per request 1 and 5 integers per part (allowed, remaining, reset,
 --          retry after, place), or 0 alone when it was past its deadline
+--
+-- A key read or written by several decisions of the batch is read from Redis once and written once (holdStates).
 local t = timeOf('T')
 local out = {t}
+holdStates()
 local limiters, bases = {}, {}
 local a = 2
 for i = 1, tonumber(ARGV[1]) do
@@ -33,7 +36,7 @@ for _ = 1, count do
   if deadline ~= 0 and t > deadline then
     out[#out + 1] = 0
     a = a + 3 * n
-  elseif joint then
+  elseif joint and (n > 1 or limiters[tonumber(ARGV[a])].countRejected) then
     out[#out + 1] = 1
     local parts = {}
     for i = 1, n do
@@ -45,6 +48,8 @@ for _ = 1, count do
     end
     group(parts, out)
   else
+    -- one part, acquiring; also a joint request of one part that does not count rejections, which decides and
+    -- answers as its single request would (group.lua)
     out[#out + 1] = 1
     local p = limiters[tonumber(ARGV[a])]
     p.key, p.cost, p.now = KEYS[k], tonumber(ARGV[a + 1]), timeOf(ARGV[a + 2])
@@ -55,4 +60,5 @@ for _ = 1, count do
   end
   k = k + n
 end
+writeHeld()
 return out

@@ -146,12 +146,65 @@ local function ttl(p, expiresAt)
   return ms + p.margin
 end
 
--- Writes the state (a string of packed doubles) with its TTL, or deletes the key when the state is already equivalent to a fresh
--- one (expiresAt nil or passed).
+-- A key's state (a string of packed doubles) is read with readState and written with writeState or deleteState. Run
+-- by single.lua, each goes straight to Redis. In a batch (batch.lua calls holdStates first and writeHeld last), a key
+-- is read from Redis once and written once, at the end: a key decided n times in one batch costs two calls, not 2n.
+-- Nothing runs between a script's calls, so each decision reads what the one before it left, as it would one by one.
+-- The sliding log and the sliding-window counter keep a hash (expiring_log.lua) and call Redis directly.
+local states = nil  -- key -> its state as the batch has left it so far, false for none; nil outside a batch
+local writes = nil  -- key -> the TTL in milliseconds of its state's last write, or -1 for a delete
+
+local function readState(key)
+  if states == nil then
+    return redis.call('GET', key)
+  end
+  local v = states[key]
+  if v == nil then
+    v = redis.call('GET', key)
+    states[key] = v
+  end
+  return v
+end
+
+local function deleteState(key)
+  if states == nil then
+    redis.call('DEL', key)
+  else
+    states[key] = false
+    writes[key] = -1
+  end
+end
+
+local function writeState(key, value, ms)
+  if states == nil then
+    redis.call('SET', key, value, 'PX', ms)
+  else
+    states[key] = value
+    writes[key] = ms
+  end
+end
+
+local function holdStates()
+  states, writes = {}, {}
+end
+
+local function writeHeld()
+  for key, ms in pairs(writes) do
+    if ms < 0 then
+      redis.call('DEL', key)
+    else
+      redis.call('SET', key, states[key], 'PX', ms)
+    end
+  end
+  states, writes = nil, nil
+end
+
+-- Writes the state with its TTL, or deletes the key when the state is already equivalent to a fresh one (expiresAt
+-- nil or passed).
 local function store(p, value, expiresAt)
   if expiresAt == nil or expiresAt <= p.now then
-    redis.call('DEL', p.key)
+    deleteState(p.key)
   else
-    redis.call('SET', p.key, value, 'PX', ttl(p, expiresAt))
+    writeState(p.key, value, ttl(p, expiresAt))
   end
 end

@@ -4,7 +4,7 @@ ALGORITHMS.fw = function(p)
   local key, mode, now, L, W, cost = p.key, p.mode, p.now, p.L, p.W, p.cost
   local countRejected, place, consume = p.countRejected, p.place, p.consume
   local w, n
-  local v = redis.call('GET', key)
+  local v = readState(key)
   if v then
     w, n = struct.unpack('<dd', v)
   else
@@ -23,7 +23,7 @@ ALGORITHMS.fw = function(p)
     end
     n = math.max(0, n - cost)
     if n == 0 then
-      redis.call('DEL', key)
+      deleteState(key)
     else
       store(p, struct.pack('<dd', w, n), (w + 1) * W)
     end

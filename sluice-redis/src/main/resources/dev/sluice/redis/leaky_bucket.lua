@@ -5,7 +5,7 @@ ALGORITHMS.lb = function(p)
   local key, mode, now, L, W, cost = p.key, p.mode, p.now, p.L, p.W, p.cost
   local countRejected, place, consume = p.countRejected, p.place, p.consume
   local tat, frac, last, emptySeen
-  local v = redis.call('GET', key)
+  local v = readState(key)
   if v then
     tat, frac, last, emptySeen = struct.unpack('<dddd', v)
     if frac >= L then  -- written under a higher limit: round the level up
@@ -35,7 +35,7 @@ ALGORITHMS.lb = function(p)
   -- writes the state, which becomes equivalent to a fresh one once empty
   local function save()
     if tat == nil then
-      redis.call('DEL', key)
+      deleteState(key)
     else
       local expiresAt = tat
       if frac > 0 then

@@ -34,7 +34,7 @@ end
 ALGORITHMS.tail = function(p)
   local key, mode, now, L, W, cost = p.key, p.mode, p.now, p.L, p.W, p.cost
   local w, cur, prev
-  local v = redis.call('GET', key)
+  local v = readState(key)
   if v then
     w, cur, prev = struct.unpack('<ddd', v)
   else

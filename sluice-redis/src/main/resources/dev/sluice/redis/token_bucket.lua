@@ -5,7 +5,7 @@ ALGORITHMS.tb = function(p)
   local key, mode, now, L, W, cost = p.key, p.mode, p.now, p.L, p.W, p.cost
   local countRejected, place, consume = p.countRejected, p.place, p.consume
   local tokens, frac, last, fullSeen
-  local v = redis.call('GET', key)
+  local v = readState(key)
   if v then
     tokens, frac, last, fullSeen = struct.unpack('<dddd', v)
     if tokens > L then  -- written under a higher limit
@@ -54,7 +54,7 @@ ALGORITHMS.tb = function(p)
   -- writes the state, which becomes equivalent to a fresh one once full, reset microseconds from the last refill
   local function save(reset)
     if tokens >= L then
-      redis.call('DEL', key)
+      deleteState(key)
     else
       store(p, struct.pack('<dddd', tokens, frac, last, fullSeen), last + reset)
     end
