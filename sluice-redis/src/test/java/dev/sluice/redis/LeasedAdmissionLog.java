@@ -28,14 +28,14 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * A service instance in leased mode, run by {@link RedisLeasedAdmissionsTest} in a JVM of its own: on one leased store
  * on Redis (a round every {@code interval}), one limiter per frame algorithm, each of {@code limit} per
- * {@code window} on a key of its own; says it is ready, reads from the go file the wall-clock times to start and stop
+ * {@code window} on a key of its own; warms up ({@link #WARM_UP_NANOS}, on keys of its own), says it is ready, reads from the go file the wall-clock times to start and stop
  * at, and floods every key from {@code threads} threads each, from start to stop. Every decision is written at once
  * to the algorithm's log, {@code <dir>/<algorithm>-<name>}, as the time its thread read last from the limiter's clock
  * (the time the request was decided at, as an observer outside the limiter sees it), in nanoseconds since the epoch,
  * 19 digits, then {@code a} (admitted) or {@code r} (refused) and a newline, one write each: a process killed with
  * {@code SIGKILL} loses no admission it made. At stop it
  * prints {@code done calls=<store calls> rounds=<rounds> spans=<spans granted> admitted=<n> refused=<n> failed=<n> first=<first store
- * failure>} and exits without closing anything.
+ * failure>} (the counts since it was ready) and exits without closing anything.
  *
  * <p>Arguments: the Redis URI, a key prefix, the limit, the window and the interval in milliseconds, the threads per
  * key, this instance's name, the log directory; optionally the sub-window counter's sub-windows (10) and a pause in
@@ -51,6 +51,13 @@ public final class LeasedAdmissionLog {
 
     /** Between two requests of a thread: a flood, at thousands a second per thread, not a spin. */
     private static final long PAUSE_NANOS = 200_000;
+
+    /**
+     * How long each process runs its threads on keys of its own before it says it is ready: sparse for the first half,
+     * flooding for the second, as the run does. Without it the run's first seconds are the JIT compilers' too, three
+     * JVMs compiling on the test machine's two cores, and a thread that waits for the CPU decides nothing meanwhile.
+     */
+    private static final long WARM_UP_NANOS = 1_600_000_000L;
 
     private LeasedAdmissionLog() {}
 
@@ -84,7 +91,9 @@ public final class LeasedAdmissionLog {
                 .build();
         RecordingClock clock = new RecordingClock();
         List<Thread> flood = new ArrayList<>();
+        List<Thread> warmUp = new ArrayList<>();
         long[] times = new long[2];
+        long warmUpFrom = wallNanos();
         AtomicLongArray outcomes = new AtomicLongArray(3);
         for (Algorithm algorithm : ALGORITHMS) {
             RateLimiterBuilder b =
@@ -98,6 +107,15 @@ public final class LeasedAdmissionLog {
             FileOutputStream log =
                     new FileOutputStream(dir.resolve(algorithm + "-" + name).toFile(), true);
             for (int t = 0; t < threads; t++) {
+                warmUp.add(new Thread(() -> {
+                    String warm = key + ":warm-up";
+                    long now;
+                    while ((now = wallNanos()) < warmUpFrom + WARM_UP_NANOS) {
+                        limiter.tryAcquire(warm);
+                        boolean sparse = sparseNanos > 0 && now < warmUpFrom + WARM_UP_NANOS / 2;
+                        LockSupport.parkNanos(sparse ? sparseNanos : PAUSE_NANOS);
+                    }
+                }));
                 flood.add(new Thread(() -> {
                     LockSupport.parkNanos(Math.max(0, times[0] - wallNanos()));
                     while (wallNanos() < times[1]) {
@@ -110,6 +128,15 @@ public final class LeasedAdmissionLog {
                 }));
             }
         }
+        for (Thread t : warmUp) {
+            t.start();
+        }
+        for (Thread t : warmUp) {
+            t.join();
+        }
+        long calls = leased.stats().storeCalls();
+        long rounds = leased.stats().rounds();
+        long spans = leased.stats().spans();
         Files.createFile(ready);
         while (!Files.exists(go) || Files.size(go) == 0) {
             LockSupport.parkNanos(1_000_000);
@@ -123,8 +150,10 @@ public final class LeasedAdmissionLog {
         for (Thread t : flood) {
             t.join();
         }
-        System.out.println("done calls=" + leased.stats().storeCalls() + " rounds="
-                + leased.stats().rounds() + " spans=" + leased.stats().spans() + " admitted=" + outcomes.get(0)
+        System.out.println("done calls=" + (leased.stats().storeCalls() - calls) + " rounds="
+                + (leased.stats().rounds() - rounds) + " spans="
+                + (leased.stats().spans() - spans) + " admitted="
+                + outcomes.get(0)
                 + " refused=" + outcomes.get(1) + " failed="
                 + outcomes.get(2) + " first="
                 + String.valueOf(firstFailure.get()).replace(' ', '_'));
