@@ -49,8 +49,14 @@ public final class LeasedAdmissionLog {
     static final List<Algorithm> ALGORITHMS =
             List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_TAIL, Algorithm.SLIDING_WINDOW_COUNTER);
 
-    /** Between two requests of a thread: a flood, at thousands a second per thread, not a spin. */
-    private static final long PAUSE_NANOS = 200_000;
+    /**
+     * Between two requests of a thread: a flood, a thousand a second per thread, six thousand a second per key over
+     * the three processes (30 times the kill run's limit, 6 times the span run's), not a spin; and not so many that
+     * the processes' threads saturate the test machine's two cores, where a process that waits for the CPU holds its
+     * slices unused (docs/leased-mode.md, Known limits): at five thousand a second per thread the first windows of most
+     * runs had such a stall.
+     */
+    private static final long PAUSE_NANOS = 1_000_000;
 
     /**
      * How long each process runs its threads on keys of its own before it says it is ready: sparse for the first half,
