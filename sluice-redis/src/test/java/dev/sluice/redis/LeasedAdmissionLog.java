@@ -59,6 +59,12 @@ public final class LeasedAdmissionLog {
     private static final long PAUSE_NANOS = 1_000_000;
 
     /**
+     * The decisions a key's threads (two in {@link RedisLeasedAdmissionsTest}) make in a flooded window of 400 ms at
+     * the pace of {@link #PAUSE_NANOS}, if each decision takes no time.
+     */
+    static final long FLOOD_PER_WINDOW = 2 * 400_000_000L / PAUSE_NANOS;
+
+    /**
      * How long each process runs its threads on keys of its own before it says it is ready: sparse for the first half,
      * flooding for the second, as the run does. Without it the run's first seconds are the JIT compilers' too, three
      * JVMs compiling on the test machine's two cores, and a thread that waits for the CPU decides nothing meanwhile.
