@@ -24,11 +24,12 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 
 /**
  * A service instance in leased mode, run by {@link RedisLeasedAdmissionsTest} in a JVM of its own: on one leased store
  * on Redis (a round every {@code interval}), one limiter per frame algorithm, each of {@code limit} per
- * {@code window} on a key of its own; warms up ({@link #WARM_UP_NANOS}, on keys of its own), says it is ready, reads from the go file the wall-clock times to start and stop
+ * {@code window} on a key of its own; warms up ({@link #WARM_UP_WINDOWS}, on keys of its own), says it is ready, reads from the go file the wall-clock times to start and stop
  * at, and floods every key from {@code threads} threads each, from start to stop. Every decision is written at once
  * to the algorithm's log, {@code <dir>/<algorithm>-<name>}, as the time its thread read last from the limiter's clock
  * (the time the request was decided at, as an observer outside the limiter sees it), in nanoseconds since the epoch,
@@ -56,20 +57,14 @@ public final class LeasedAdmissionLog {
      * slices unused (docs/leased-mode.md, Known limits): at five thousand a second per thread the first windows of most
      * runs had such a stall.
      */
-    private static final long PAUSE_NANOS = 1_000_000;
+    static final long PAUSE_NANOS = 1_000_000;
 
     /**
-     * The decisions a key's threads (two in {@link RedisLeasedAdmissionsTest}) make in a flooded window of 400 ms at
-     * the pace of {@link #PAUSE_NANOS}, if each decision takes no time.
+     * How many windows each process runs its threads on keys of its own before it says it is ready, sparse and
+     * flooding in turn as the run does. Without it the run's first seconds are the JIT compilers' too, three JVMs
+     * compiling on the test machine's two cores, and a thread that waits for the CPU decides nothing meanwhile.
      */
-    static final long FLOOD_PER_WINDOW = 2 * 400_000_000L / PAUSE_NANOS;
-
-    /**
-     * How long each process runs its threads on keys of its own before it says it is ready: sparse for the first half,
-     * flooding for the second, as the run does. Without it the run's first seconds are the JIT compilers' too, three
-     * JVMs compiling on the test machine's two cores, and a thread that waits for the CPU decides nothing meanwhile.
-     */
-    private static final long WARM_UP_NANOS = 1_600_000_000L;
+    private static final int WARM_UP_WINDOWS = 4;
 
     private LeasedAdmissionLog() {}
 
@@ -106,6 +101,7 @@ public final class LeasedAdmissionLog {
         List<Thread> warmUp = new ArrayList<>();
         long[] times = new long[2];
         long warmUpFrom = wallNanos();
+        long warmUpTo = warmUpFrom + WARM_UP_WINDOWS * windowNanos;
         AtomicLongArray outcomes = new AtomicLongArray(3);
         for (Algorithm algorithm : ALGORITHMS) {
             RateLimiterBuilder b =
@@ -119,25 +115,12 @@ public final class LeasedAdmissionLog {
             FileOutputStream log =
                     new FileOutputStream(dir.resolve(algorithm + "-" + name).toFile(), true);
             for (int t = 0; t < threads; t++) {
-                warmUp.add(new Thread(() -> {
-                    String warm = key + ":warm-up";
-                    long now;
-                    while ((now = wallNanos()) < warmUpFrom + WARM_UP_NANOS) {
-                        limiter.tryAcquire(warm);
-                        boolean sparse = sparseNanos > 0 && now < warmUpFrom + WARM_UP_NANOS / 2;
-                        LockSupport.parkNanos(sparse ? sparseNanos : PAUSE_NANOS);
-                    }
-                }));
-                flood.add(new Thread(() -> {
-                    LockSupport.parkNanos(Math.max(0, times[0] - wallNanos()));
-                    while (wallNanos() < times[1]) {
-                        Decision d = limiter.tryAcquire(key);
-                        write(log, clock.lastRead(), d.allowed());
-                        outcomes.incrementAndGet(d.failed() ? 2 : d.allowed() ? 0 : 1);
-                        boolean sparse = sparseNanos > 0 && Math.floorDiv(wallNanos() - times[0], windowNanos) % 2 == 0;
-                        LockSupport.parkNanos(sparse ? sparseNanos : PAUSE_NANOS);
-                    }
-                }));
+                warmUp.add(new Thread(
+                        () -> ask(limiter, key + ":warm-up", warmUpFrom, warmUpTo, windowNanos, sparseNanos, d -> {})));
+                flood.add(new Thread(() -> ask(limiter, key, times[0], times[1], windowNanos, sparseNanos, d -> {
+                    write(log, clock.lastRead(), d.allowed());
+                    outcomes.incrementAndGet(d.failed() ? 2 : d.allowed() ? 0 : 1);
+                })));
             }
         }
         for (Thread t : warmUp) {
@@ -171,6 +154,27 @@ public final class LeasedAdmissionLog {
                 + String.valueOf(firstFailure.get()).replace(' ', '_'));
         System.out.flush();
         Runtime.getRuntime().halt(0);
+    }
+
+    /**
+     * Asks {@code limiter} for {@code key} from {@code from} to {@code to} (wall clock), handing each decision to
+     * {@code decided}: every {@link #PAUSE_NANOS}, or, with a sparse pause, every {@code sparseNanos} in every other
+     * window from {@code from} (the first, the third, ...).
+     */
+    private static void ask(
+            RateLimiter limiter,
+            String key,
+            long from,
+            long to,
+            long windowNanos,
+            long sparseNanos,
+            Consumer<Decision> decided) {
+        LockSupport.parkNanos(Math.max(0, from - wallNanos()));
+        while (wallNanos() < to) {
+            decided.accept(limiter.tryAcquire(key));
+            boolean sparse = sparseNanos > 0 && Math.floorDiv(wallNanos() - from, windowNanos) % 2 == 0;
+            LockSupport.parkNanos(sparse ? sparseNanos : PAUSE_NANOS);
+        }
     }
 
     private static void write(FileOutputStream log, long nanos, boolean allowed) {

@@ -57,6 +57,9 @@ import org.junit.jupiter.api.io.TempDir;
 class RedisLeasedAdmissionsTest {
 
     private static final int PROCESSES = 3;
+    /** Threads per process and key, each asking every {@link LeasedAdmissionLog#PAUSE_NANOS} in a flood. */
+    private static final int THREADS = 2;
+
     private static final long LIMIT = 80;
     private static final long WINDOW_MS = 400;
     private static final long INTERVAL_MS = 40;
@@ -211,7 +214,7 @@ class RedisLeasedAdmissionsTest {
                 long n = count(times, times.length, from, from + W - 1);
                 long stall = stall(running, from, Long.MAX_VALUE);
                 long slowest = slowest(local, from);
-                boolean slowed = slowest * 2 < LeasedAdmissionLog.FLOOD_PER_WINDOW;
+                boolean slowed = slowest * 2 < THREADS * W / LeasedAdmissionLog.PAUSE_NANOS;
                 perFlood.add(n
                         + (stall > I ? " (a process stalled " + stall / 1_000_000 + " ms)" : "")
                         + (slowed ? " (a process decided " + slowest + " on its fixed window)" : ""));
@@ -260,7 +263,7 @@ class RedisLeasedAdmissionsTest {
                     Long.toString(limit),
                     Long.toString(WINDOW_MS),
                     Long.toString(INTERVAL_MS),
-                    "2",
+                    Integer.toString(THREADS),
                     "p" + j,
                     dir.toString()));
             args.addAll(List.of(extra));
@@ -298,8 +301,8 @@ class RedisLeasedAdmissionsTest {
     /**
      * The fewest decisions a process made on its fixed-window key ({@code local}: each process's, by time) in the window
      * starting at {@code from}. That key's slice is claimed a window at a time, so its threads decide without waiting
-     * for the store: a process whose threads made fewer than half the decisions of their pace
-     * ({@link LeasedAdmissionLog#FLOOD_PER_WINDOW}: 800) in a flood was kept from the CPU for much of it, if in gaps
+     * for the store: a process whose threads made fewer than half the decisions of their pace ({@link #THREADS}
+     * every {@link LeasedAdmissionLog#PAUSE_NANOS}: 800 a window) in a flood was kept from the CPU for much of it, if in gaps
      * shorter than a stall. On a machine not loaded by others they make 340–630 (each request takes its time, and a
      * pause of 1 ms is a little more), the fewest in the first flood, which is then not counted; in a build that
      * runs another module's tests beside these, 112–243.
