@@ -13,6 +13,7 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -81,7 +82,7 @@ class RedisBatchScriptTest {
      * same decision (all or nothing over one part is that part's), the same numbers.
      */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("dev.sluice.redis.RedisBatchScriptTest#everyAlgorithm")
+    @EnumSource(Algorithm.class)
     void aJointRequestOfOnePartAnswersAsItsSingleRequest(Algorithm algorithm) {
         String jointKey = "batch-script:" + UUID.randomUUID();
         String singleKey = "batch-script:" + UUID.randomUUID();
@@ -95,10 +96,6 @@ class RedisBatchScriptTest {
         List<Long> singleAnswers = single.run();
         assertEquals(singleAnswers.subList(1, singleAnswers.size()), jointAnswers.subList(1, jointAnswers.size()));
         assertEquals(state(singleKey), state(jointKey));
-    }
-
-    static Algorithm[] everyAlgorithm() {
-        return Algorithm.values();
     }
 
     /**
