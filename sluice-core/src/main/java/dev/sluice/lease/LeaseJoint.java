@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * them is one step over the slices this instance holds, with no I/O while a lock is held.
  *
  * <pre>
- * look up every part's lease; take the lock of each, in the order (limiter serial, key)   no cycle between requests
+ * look up every part's lease; take the lock of each, in the order (serial, key hash, key) no cycle between requests
  * roll each to its limiter's now, and see what each part can do (LeasedLimiter.step):
  *   a part must be refused (no room as last read, starved, claims spent):  refused, nothing taken
  *   else, a part's slice is short and the store fails:                     let go; take and give back instead

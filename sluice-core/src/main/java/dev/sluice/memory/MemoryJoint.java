@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * The joint decider of every in-memory limiter, whatever its store: one atomic step over all the keys of a request.
  *
  * <pre>
- * lock the state of every part, in the order (limiter serial, key)    no two joint requests wait on each other
+ * lock the state of every part, in the order (serial, key hash, key)  no two joint requests wait on each other
  * decide every part without consuming, each at its limiter's now      what each limit answers alone
  * all allowed:  decide every part again, consuming                    the same answers, now taken
  * else:         consume only where a refusing limit counts rejections

@@ -14,7 +14,7 @@ import java.util.List;
  *
  * <pre>
  * take up every part's key not held yet (reads its record), one by one       no lock held during the I/O
- * take the lock of every part's key, in the order (limiter serial, key)      two joint requests never wait in a cycle
+ * take the lock of every part's key, in the order (serial, key hash, key)    two joint requests never wait in a cycle
  * read each limiter's time; decide every part on g + i without consuming      what each limit answers alone
  * all allowed:  decide every part again, consuming (added to i)              the same answers, now taken
  * else:         consume only where a refusing limit counts rejections
