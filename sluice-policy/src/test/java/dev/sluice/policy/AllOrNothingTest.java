@@ -154,6 +154,45 @@ class AllOrNothingTest {
         assertEquals(5, wouldDeny, "requests 6 to 10 pass the enforced limit and would be denied by the dry run");
     }
 
+    /**
+     * A limit of 0 refuses without a store call, but only when its stage runs: after an enforced refusal a dry-run
+     * limit of 0 is not counted, as any dry-run limit. The counters of a request are kept for the next one of the same
+     * descriptors, so each answer is checked on requests that alternate between passing and refused.
+     */
+    @Test
+    void anImpossibleLimitAnswersOnlyWhenItsStageRuns() {
+        PolicyLimiter l = PolicyLimiter.builder(
+                        Policies.parse(
+                                "t.yaml",
+                                """
+                domain: d
+                descriptors:
+                  - key: client_id
+                    rate_limit: {unit: second, requests_per_unit: 2}
+                  - key: user
+                    mode: dry_run
+                    rate_limit: {unit: second, requests_per_unit: 0}
+                """))
+                .clock(clock)
+                .build();
+        List<Descriptor> request = List.of(Descriptor.of("client_id", "abc"), Descriptor.of("user", "bob"));
+        for (int second = 0; second < 3; second++) {
+            for (int i = 0; i < 4; i++) {
+                Verdict v = l.check("d", request, 1);
+                assertEquals(i < 2, v.allowed(), "request " + i);
+                LimitVerdict dry = v.descriptor(1).limits().get(0);
+                if (v.allowed()) {
+                    assertEquals(Outcome.WOULD_DENY, dry.outcome(), "request " + i);
+                    assertEquals(Duration.ofSeconds(1), dry.resetAfter(), "request " + i);
+                } else {
+                    assertEquals(Outcome.NOT_COUNTED, dry.outcome(), "not asked after an enforced refusal");
+                    assertEquals(-1, dry.remaining());
+                }
+            }
+            clock.advance(Duration.ofSeconds(1));
+        }
+    }
+
     @Test
     void shadowBanAllowsButTellsTheApplication() {
         PolicyLimiter l = PolicyLimiter.builder(
