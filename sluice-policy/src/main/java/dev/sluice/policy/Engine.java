@@ -453,7 +453,7 @@ final class Engine {
         /** One permit of this counter, kept by the resolution; null for a limit of 0. */
         private final @Nullable Acquisition one;
 
-        // Added up while the counters are made (Counters.of), then set by complete(): read only after
+        // Added up while the counters are made (Engine.counters), then set by complete(): read only after
         private long cost;
         /** Refused without asking the store: a limit of 0, or a cost above the limit. */
         private boolean impossible;
@@ -468,7 +468,7 @@ final class Engine {
             this.one = one;
         }
 
-        /** Adds {@code cost} to this counter's, up to {@link Long#MAX_VALUE}. */
+        /** Adds {@code more} to this counter's cost, up to {@link Long#MAX_VALUE}. */
         void add(long more) {
             cost = cost > Long.MAX_VALUE - more ? Long.MAX_VALUE : cost + more;
         }
@@ -501,13 +501,13 @@ final class Engine {
     private static final class Counters {
 
         /** The counters of a request that has none: no rule applies to any of its descriptors. */
-        static final Counters NONE = new Counters(null, null, null, 0, 0, new Counter[0], null, null);
+        static final Counters NONE = new Counters(null, null, null, 0, new Counter[0], null, null);
 
-        // What they were made for: a request of up to three descriptors, each of the same cost (kept only then)
+        // What they were made for: a request of up to three descriptors (the ones past its end null), each of the same
+        // cost (kept only then)
         private final @Nullable Resolution first;
         private final @Nullable Resolution second;
         private final @Nullable Resolution third;
-        private final int descriptors;
         private final long hits;
 
         /** The counters, in the order of the request. */
@@ -529,13 +529,14 @@ final class Engine {
          * for a stage without counters or with an impossible one (which is refused without asking).
          */
         private final @Nullable List<Acquisition> @Nullable [] asked;
+        /** Per stage, 16 bits: 1 + the index of its one counter, or 0 when it has several or none ({@link #only}). */
+        private final long singles;
 
         @SuppressWarnings({"unchecked", "rawtypes"}) // an array of lists, one per stage
         Counters(
                 @Nullable Resolution first,
                 @Nullable Resolution second,
                 @Nullable Resolution third,
-                int descriptors,
                 long hits,
                 Counter[] parts,
                 int @Nullable [] partOfSlot,
@@ -543,7 +544,6 @@ final class Engine {
             this.first = first;
             this.second = second;
             this.third = third;
-            this.descriptors = descriptors;
             this.hits = hits;
             this.parts = parts;
             this.partOfSlot = partOfSlot;
@@ -559,6 +559,14 @@ final class Engine {
             }
             this.stageBits = (byte) stages;
             this.impossibleStages = (byte) impossible;
+            long singles = 0;
+            for (int k = 0; k < parts.length && k < 0xFFFF; k++) {
+                int stage = parts[k].stage;
+                if (perStage[stage] == 1) {
+                    singles |= (long) (k + 1) << (16 * stage);
+                }
+            }
+            this.singles = singles;
             if (parts.length == 0) {
                 this.asked = null;
                 return;
@@ -580,16 +588,24 @@ final class Engine {
             this.asked = asked;
         }
 
-        /** Whether these are the counters of a request of {@code r} and the same cost {@code hits} for each. */
+        /**
+         * Whether these are the counters of a request of resolutions {@code r}, {@code r2} and {@code r3} (null past its
+         * end), each at the cost {@code hits}.
+         */
         @SuppressWarnings("ReferenceEquality") // a resolution is one object while it is kept
-        boolean madeFor(Resolution r, @Nullable Resolution r2, @Nullable Resolution r3, int n, long hits) {
-            return first == r && second == r2 && third == r3 && descriptors == n && this.hits == hits;
+        boolean madeFor(Resolution r, @Nullable Resolution r2, @Nullable Resolution r3, long hits) {
+            return first == r && second == r2 && third == r3 && this.hits == hits;
         }
 
         /** The index in {@link #parts} of the counter of {@code slot}; -1 when it has none. */
         int part(int slot) {
             int[] of = partOfSlot;
             return of == null ? slot : of[slot];
+        }
+
+        /** The index in {@link #parts} of the one counter of {@code stage}; -1 when it has several (or none). */
+        int only(int stage) {
+            return (int) (singles >>> (16 * stage) & 0xFFFF) - 1;
         }
 
         /** The acquisitions of {@code stage}'s counters, in the order of the request. */
@@ -853,14 +869,17 @@ final class Engine {
             int slot = countersSlot(first, second, third, hits);
             @Nullable Counters[] table = recentCounters;
             c = table[slot];
-            if (c == null || !c.madeFor(first, second, third, n, hits)) {
+            if (c == null || !c.madeFor(first, second, third, hits)) {
                 c = counters(
                         n == 1 ? List.of(first) : n == 2 ? List.of(first, second) : List.of(first, second, third),
                         hits,
                         null,
                         second,
                         third);
-                if (first.kept && (second == null || second.kept) && (third == null || third.kept)) {
+                if (c != Counters.NONE // a request of no counter finds none again at no cost: no write
+                        && first.kept
+                        && (second == null || second.kept)
+                        && (third == null || third.kept)) {
                     table[slot] = c;
                 }
             }
@@ -941,7 +960,6 @@ final class Engine {
                 resolutions.get(0),
                 second,
                 third,
-                n,
                 hits,
                 count == parts.length ? parts : Arrays.copyOf(parts, count),
                 partOfSlot,
@@ -1115,18 +1133,17 @@ final class Engine {
         StoreDeadline d = s.deadline;
         Counters c = s.counters;
         try {
-            List<Acquisition> parts = alone >= 0 ? List.of(c.parts[alone].acquisition()) : c.asked(s.nextStage);
             if (d == null) {
-                if (parts.size() == 1) { // a joint request of one part, asked as the one decision it is
-                    Acquisition a = parts.get(0);
-                    s.decision(
-                            alone >= 0 ? alone : only(c, s.nextStage),
-                            a.limiter().tryAcquire(a.key(), a.cost()));
+                int k = alone >= 0 ? alone : c.only(s.nextStage);
+                if (k >= 0) { // a joint request of one part, asked as the one decision it is
+                    Acquisition a = c.parts[k].acquisition();
+                    s.decision(k, a.limiter().tryAcquire(a.key(), a.cost()));
                     return ASKED;
                 }
-                answer(s, RateLimiter.tryAcquireAll(parts));
+                answer(s, RateLimiter.tryAcquireAll(c.asked(s.nextStage)));
                 return ASKED;
             }
+            List<Acquisition> parts = alone >= 0 ? List.of(c.parts[alone].acquisition()) : c.asked(s.nextStage);
             if (s.result == null) {
                 return took(s, alone, d.decide(parts, this));
             }
@@ -1191,16 +1208,6 @@ final class Engine {
             return FAILED;
         }
         throw cause instanceof RuntimeException r ? r : new CompletionException(cause);
-    }
-
-    /** The index of the one counter of {@code stage}. */
-    private static int only(Counters c, int stage) {
-        for (int k = 0; k < c.parts.length; k++) {
-            if (c.parts[k].stage == stage) {
-                return k;
-            }
-        }
-        throw new IllegalStateException("stage " + stage + " has a counter");
     }
 
     /**

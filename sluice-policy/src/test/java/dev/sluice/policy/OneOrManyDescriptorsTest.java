@@ -12,7 +12,9 @@ import dev.sluice.testkit.ManualClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -204,6 +206,64 @@ class OneOrManyDescriptorsTest {
         sameAnswers(false, 11, List.of(UNLIMITED), List.of(UNLIMITED));
         sameAnswers(false, 12, Collections.nCopies(66, UNLIMITED), List.of(NO_RULE, UNLIMITED));
         sameAnswers(false, 13, List.of(), Collections.nCopies(70, UNLIMITED)); // no counter past the 32nd limit
+    }
+
+    /**
+     * The counters a request keeps serve only a request of the same descriptors, in the same order, at the same cost.
+     * With tables of two slots (the resolutions' one pair keeps both descriptors asked), every request of two or three
+     * descriptors of two values is asked at costs 1 to 3: each kind at each cost in turn (three costs, two slots: two
+     * share a slot), then each cost over every kind, ordered so that kinds next to each other differ in one
+     * descriptor only, the last, then the second (twelve kinds, two slots). Requests thus find another's counters in
+     * their slot again and again, and every request must still take its own costs from its own counters.
+     */
+    @Test
+    void keptCountersServeOnlyTheSameDescriptorsInOrderAtTheSameCost() {
+        Policies oneRule = Policies.parse(
+                "t.yaml",
+                """
+                domain: d
+                descriptors:
+                  - {key: client_id, rate_limit: {unit: minute, requests_per_unit: 100000}}
+                """);
+        List<Descriptor> values = List.of(Descriptor.of("client_id", "a"), Descriptor.of("client_id", "b"));
+        try (PolicyLimiter l =
+                PolicyLimiter.builder(oneRule).clock(clock).recentResolutions(2).build()) {
+            Map<Descriptor, Long> taken = new HashMap<>();
+            int asked = 0;
+            for (int order = 0; order < 3; order++) {
+                // the descriptor whose value changes fastest from kind to kind: the last (orders 0 and 1), the second
+                int fastest = order < 2 ? -1 : 1;
+                List<List<Descriptor>> kinds = new ArrayList<>();
+                for (int n = 2; n <= 3; n++) {
+                    for (int bits = 0; bits < 1 << n; bits++) {
+                        List<Descriptor> kind = new ArrayList<>();
+                        for (int i = 0; i < n; i++) {
+                            int f = fastest < 0 ? n - 1 : fastest;
+                            int bit = i == f ? 0 : i < f ? n - 1 - i : n - i; // the fastest takes bit 0
+                            kind.add(values.get(bits >> bit & 1));
+                        }
+                        kinds.add(kind);
+                    }
+                }
+                for (int k = 0; k < kinds.size() * 3; k++) {
+                    boolean kindByKind = order == 0; // each kind at costs 1, 2, 3; else each cost over every kind
+                    List<Descriptor> request = kinds.get(kindByKind ? k / 3 : k % kinds.size());
+                    long hits = 1 + (kindByKind ? k % 3 : k / kinds.size());
+                    Verdict v = l.check("d", request, hits);
+                    String what = "request " + asked++ + ": " + request + " x" + hits;
+                    assertTrue(v.allowed(), what);
+                    for (Descriptor d : request) {
+                        taken.merge(d, hits, Long::sum);
+                    }
+                    for (int j = 0; j < request.size(); j++) {
+                        assertEquals(
+                                100_000 - taken.get(request.get(j)),
+                                v.descriptor(j).limits().get(0).remaining(),
+                                what + ", descriptor " + j);
+                    }
+                }
+            }
+        }
     }
 
     @Test
