@@ -17,6 +17,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -263,6 +268,78 @@ class OneOrManyDescriptorsTest {
                     }
                 }
             }
+        }
+    }
+
+    /**
+     * Eight threads ask every kind of request of two or three descriptors of two values at costs 1 to 3, on tables of
+     * two slots that they read and replace at once, against one limit: what each descriptor's counter took is exactly
+     * the costs of the requests allowed (a refused request took nothing), and never more than the limit.
+     */
+    @Test
+    void keptCountersAreSharedByThreadsExactly() throws Exception {
+        long limit = 3_000;
+        Policies oneRule = Policies.parse(
+                "t.yaml",
+                """
+                domain: d
+                descriptors:
+                  - {key: client_id, rate_limit: {unit: minute, requests_per_unit: %d}}
+                """
+                        .formatted(limit));
+        List<Descriptor> values = List.of(Descriptor.of("client_id", "a"), Descriptor.of("client_id", "b"));
+        List<List<Descriptor>> kinds = new ArrayList<>();
+        for (int n = 2; n <= 3; n++) {
+            for (int bits = 0; bits < 1 << n; bits++) {
+                List<Descriptor> kind = new ArrayList<>();
+                for (int i = 0; i < n; i++) {
+                    kind.add(values.get(bits >> i & 1));
+                }
+                kinds.add(kind);
+            }
+        }
+        int threads = 8;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try (PolicyLimiter l =
+                PolicyLimiter.builder(oneRule).clock(clock).recentResolutions(2).build()) {
+            CyclicBarrier start = new CyclicBarrier(threads);
+            List<Future<long[]>> results = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int seed = t;
+                results.add(pool.submit(() -> {
+                    Random random = new Random(seed);
+                    long[] taken = new long[values.size()];
+                    start.await();
+                    for (int i = 0; i < 2_000; i++) {
+                        List<Descriptor> request = kinds.get(random.nextInt(kinds.size()));
+                        long hits = 1 + random.nextInt(3);
+                        if (l.check("d", request, hits).allowed()) {
+                            for (Descriptor d : request) {
+                                taken[values.indexOf(d)] += hits;
+                            }
+                        }
+                    }
+                    return taken;
+                }));
+            }
+            long[] taken = new long[values.size()];
+            for (Future<long[]> f : results) {
+                long[] one = f.get(60, TimeUnit.SECONDS);
+                for (int v = 0; v < taken.length; v++) {
+                    taken[v] += one[v];
+                }
+            }
+            for (int v = 0; v < values.size(); v++) {
+                assertTrue(taken[v] <= limit, values.get(v) + " took " + taken[v]);
+                Verdict last = l.check("d", List.of(values.get(v)), 1);
+                assertEquals(taken[v] < limit, last.allowed(), values.get(v) + " took " + taken[v]);
+                assertEquals(
+                        Math.max(0, limit - taken[v] - 1),
+                        last.descriptor(0).limits().get(0).remaining(),
+                        values.get(v) + " took " + taken[v]);
+            }
+        } finally {
+            pool.shutdownNow();
         }
     }
 
