@@ -20,6 +20,17 @@ class AllOrNothingTest {
 
     final ManualClock clock = Clocks.atHourStart();
 
+    /** A request of a client id and a user, for rules of both. */
+    static final List<Descriptor> CLIENT_AND_USER =
+            List.of(Descriptor.of("client_id", "abc"), Descriptor.of("user", "bob"));
+
+    /** A limiter of the rules {@code yaml} on {@link #clock}. */
+    PolicyLimiter limiter(String yaml) {
+        return PolicyLimiter.builder(Policies.parse("t.yaml", yaml))
+                .clock(clock)
+                .build();
+    }
+
     static final String TWO_LEVELS =
             """
             domain: d
@@ -35,7 +46,7 @@ class AllOrNothingTest {
         PolicyLimiter l = PolicyLimiter.builder(Policies.parse("t.yaml", TWO_LEVELS))
                 .clock(clock)
                 .build();
-        List<Descriptor> request = List.of(Descriptor.of("client_id", "abc"), Descriptor.of("user", "bob"));
+        List<Descriptor> request = CLIENT_AND_USER;
         for (int i = 0; i < 3; i++) {
             assertTrue(l.check("d", request, 1).allowed());
         }
@@ -50,19 +61,15 @@ class AllOrNothingTest {
 
     @Test
     void severalLimitsOfOneRuleMustAllPass() {
-        PolicyLimiter l = PolicyLimiter.builder(
-                        Policies.parse(
-                                "t.yaml",
-                                """
+        PolicyLimiter l = limiter(
+                """
                 domain: d
                 descriptors:
                   - key: k
                     rate_limits:
                       - {unit: second, requests_per_unit: 10}
                       - {unit: minute, requests_per_unit: 15}
-                """))
-                .clock(clock)
-                .build();
+                """);
         assertEquals(10, admitted(l, 20));
         clock.advance(Duration.ofSeconds(1));
         assertEquals(5, admitted(l, 20), "the minute limit allows 5 more; the second limit's refusals took none");
@@ -82,19 +89,15 @@ class AllOrNothingTest {
 
     @Test
     void eightThreadsOnOneKeyAdmitExactlyWhatBothLimitsAllow() throws Exception {
-        PolicyLimiter l = PolicyLimiter.builder(
-                        Policies.parse(
-                                "t.yaml",
-                                """
+        PolicyLimiter l = limiter(
+                """
                 domain: d
                 descriptors:
                   - key: k
                     rate_limits:
                       - {unit: second, requests_per_unit: 10}
                       - {unit: minute, requests_per_unit: 100}
-                """))
-                .clock(clock)
-                .build();
+                """);
         int threads = 8;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
@@ -124,10 +127,8 @@ class AllOrNothingTest {
 
     @Test
     void dryRunLimitsAreCountedOnlyWhenTheEnforcedOnesPass() {
-        PolicyLimiter l = PolicyLimiter.builder(
-                        Policies.parse(
-                                "t.yaml",
-                                """
+        PolicyLimiter l = limiter(
+                """
                 domain: d
                 descriptors:
                   - key: client_id
@@ -135,10 +136,8 @@ class AllOrNothingTest {
                   - key: user
                     mode: dry_run
                     rate_limit: {unit: second, requests_per_unit: 5}
-                """))
-                .clock(clock)
-                .build();
-        List<Descriptor> request = List.of(Descriptor.of("client_id", "abc"), Descriptor.of("user", "bob"));
+                """);
+        List<Descriptor> request = CLIENT_AND_USER;
         int allowed = 0;
         int wouldDeny = 0;
         for (int i = 0; i < 12; i++) {
@@ -161,10 +160,8 @@ class AllOrNothingTest {
      */
     @Test
     void anImpossibleLimitAnswersOnlyWhenItsStageRuns() {
-        PolicyLimiter l = PolicyLimiter.builder(
-                        Policies.parse(
-                                "t.yaml",
-                                """
+        PolicyLimiter l = limiter(
+                """
                 domain: d
                 descriptors:
                   - key: client_id
@@ -172,10 +169,8 @@ class AllOrNothingTest {
                   - key: user
                     mode: dry_run
                     rate_limit: {unit: second, requests_per_unit: 0}
-                """))
-                .clock(clock)
-                .build();
-        List<Descriptor> request = List.of(Descriptor.of("client_id", "abc"), Descriptor.of("user", "bob"));
+                """);
+        List<Descriptor> request = CLIENT_AND_USER;
         for (int second = 0; second < 3; second++) {
             for (int i = 0; i < 4; i++) {
                 Verdict v = l.check("d", request, 1);
@@ -195,19 +190,15 @@ class AllOrNothingTest {
 
     @Test
     void shadowBanAllowsButTellsTheApplication() {
-        PolicyLimiter l = PolicyLimiter.builder(
-                        Policies.parse(
-                                "t.yaml",
-                                """
+        PolicyLimiter l = limiter(
+                """
                 domain: d
                 descriptors:
                   - key: client_id
                     value: scraper
                     mode: shadow_ban
                     rate_limit: {unit: second, requests_per_unit: 2}
-                """))
-                .clock(clock)
-                .build();
+                """);
         List<Descriptor> request = List.of(Descriptor.of("client_id", "scraper"));
         assertFalse(l.check("d", request, 1).shadowBanned());
         assertFalse(l.check("d", request, 1).shadowBanned());

@@ -214,6 +214,26 @@ class OneOrManyDescriptorsTest {
     }
 
     /**
+     * Every request of two or three descriptors of the two {@code values}, in an order where the descriptor
+     * {@code fastest} (-1: the last) changes its value from each request to the next of the same length.
+     */
+    static List<List<Descriptor>> kinds(List<Descriptor> values, int fastest) {
+        List<List<Descriptor>> kinds = new ArrayList<>();
+        for (int n = 2; n <= 3; n++) {
+            int f = fastest < 0 ? n - 1 : fastest;
+            for (int bits = 0; bits < 1 << n; bits++) {
+                List<Descriptor> kind = new ArrayList<>();
+                for (int i = 0; i < n; i++) {
+                    int bit = i == f ? 0 : i < f ? n - 1 - i : n - i; // the fastest takes bit 0
+                    kind.add(values.get(bits >> bit & 1));
+                }
+                kinds.add(kind);
+            }
+        }
+        return kinds;
+    }
+
+    /**
      * The counters a request keeps serve only a request of the same descriptors, in the same order, at the same cost.
      * With tables of two slots (the resolutions' one pair keeps both descriptors asked), every request of two or three
      * descriptors of two values is asked at costs 1 to 3: each kind at each cost in turn (three costs, two slots: two
@@ -237,19 +257,7 @@ class OneOrManyDescriptorsTest {
             int asked = 0;
             for (int order = 0; order < 3; order++) {
                 // the descriptor whose value changes fastest from kind to kind: the last (orders 0 and 1), the second
-                int fastest = order < 2 ? -1 : 1;
-                List<List<Descriptor>> kinds = new ArrayList<>();
-                for (int n = 2; n <= 3; n++) {
-                    for (int bits = 0; bits < 1 << n; bits++) {
-                        List<Descriptor> kind = new ArrayList<>();
-                        for (int i = 0; i < n; i++) {
-                            int f = fastest < 0 ? n - 1 : fastest;
-                            int bit = i == f ? 0 : i < f ? n - 1 - i : n - i; // the fastest takes bit 0
-                            kind.add(values.get(bits >> bit & 1));
-                        }
-                        kinds.add(kind);
-                    }
-                }
+                List<List<Descriptor>> kinds = kinds(values, order < 2 ? -1 : 1);
                 for (int k = 0; k < kinds.size() * 3; k++) {
                     boolean kindByKind = order == 0; // each kind at costs 1, 2, 3; else each cost over every kind
                     List<Descriptor> request = kinds.get(kindByKind ? k / 3 : k % kinds.size());
@@ -288,16 +296,7 @@ class OneOrManyDescriptorsTest {
                 """
                         .formatted(limit));
         List<Descriptor> values = List.of(Descriptor.of("client_id", "a"), Descriptor.of("client_id", "b"));
-        List<List<Descriptor>> kinds = new ArrayList<>();
-        for (int n = 2; n <= 3; n++) {
-            for (int bits = 0; bits < 1 << n; bits++) {
-                List<Descriptor> kind = new ArrayList<>();
-                for (int i = 0; i < n; i++) {
-                    kind.add(values.get(bits >> i & 1));
-                }
-                kinds.add(kind);
-            }
-        }
+        List<List<Descriptor>> kinds = kinds(values, -1);
         int threads = 8;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try (PolicyLimiter l =
