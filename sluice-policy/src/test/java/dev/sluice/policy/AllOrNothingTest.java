@@ -24,6 +24,20 @@ class AllOrNothingTest {
     static final List<Descriptor> CLIENT_AND_USER =
             List.of(Descriptor.of("client_id", "abc"), Descriptor.of("user", "bob"));
 
+    /** Rules of {@code client} per second per client id, and a dry run of {@code user} per second per user. */
+    static String clientAndDryRunUser(int client, int user) {
+        return """
+                domain: d
+                descriptors:
+                  - key: client_id
+                    rate_limit: {unit: second, requests_per_unit: %d}
+                  - key: user
+                    mode: dry_run
+                    rate_limit: {unit: second, requests_per_unit: %d}
+                """
+                .formatted(client, user);
+    }
+
     /** A limiter of the rules {@code yaml} on {@link #clock}. */
     PolicyLimiter limiter(String yaml) {
         return PolicyLimiter.builder(Policies.parse("t.yaml", yaml))
@@ -127,16 +141,7 @@ class AllOrNothingTest {
 
     @Test
     void dryRunLimitsAreCountedOnlyWhenTheEnforcedOnesPass() {
-        PolicyLimiter l = limiter(
-                """
-                domain: d
-                descriptors:
-                  - key: client_id
-                    rate_limit: {unit: second, requests_per_unit: 10}
-                  - key: user
-                    mode: dry_run
-                    rate_limit: {unit: second, requests_per_unit: 5}
-                """);
+        PolicyLimiter l = limiter(clientAndDryRunUser(10, 5));
         List<Descriptor> request = CLIENT_AND_USER;
         int allowed = 0;
         int wouldDeny = 0;
@@ -160,16 +165,7 @@ class AllOrNothingTest {
      */
     @Test
     void anImpossibleLimitAnswersOnlyWhenItsStageRuns() {
-        PolicyLimiter l = limiter(
-                """
-                domain: d
-                descriptors:
-                  - key: client_id
-                    rate_limit: {unit: second, requests_per_unit: 2}
-                  - key: user
-                    mode: dry_run
-                    rate_limit: {unit: second, requests_per_unit: 0}
-                """);
+        PolicyLimiter l = limiter(clientAndDryRunUser(2, 0));
         List<Descriptor> request = CLIENT_AND_USER;
         for (int second = 0; second < 3; second++) {
             for (int i = 0; i < 4; i++) {
