@@ -123,16 +123,37 @@ public final class PolicyLimiter implements AutoCloseable {
      */
     public Verdict check(String domain, List<Descriptor> descriptors, long[] hits) {
         checkArguments(domain, descriptors);
-        return decide(domain, descriptors, 1, costs(descriptors, hits));
+        long same = sameCost(descriptors, hits);
+        return same > 0 ? decide(domain, descriptors, same, null) : decide(domain, descriptors, 1, costs(hits));
     }
 
-    /** A copy of {@code hits}, validated: one per descriptor, each at least 1. */
-    private static long[] costs(List<Descriptor> descriptors, long[] hits) {
+    /**
+     * The cost every descriptor has in {@code hits}, validated (one per descriptor, at least 1), or -1 when they differ.
+     * A check whose descriptors all cost the same (as Envoy's usual request, whose descriptors carry no
+     * {@code hits_addend} of their own) is a check at that one cost, and finds the counters of the last such request
+     * kept.
+     */
+    private static long sameCost(List<Descriptor> descriptors, long[] hits) {
         Objects.requireNonNull(hits, "hits must not be null");
         if (hits.length != descriptors.size()) {
             throw new IllegalArgumentException(
                     "one hits per descriptor: " + descriptors.size() + " descriptors, " + hits.length + " hits");
         }
+        long first = hits[0];
+        for (int i = 0; i < hits.length; i++) {
+            long h = hits[i]; // each read once: the answer is what was validated, whatever the caller does meanwhile
+            if (h < 1) {
+                throw new IllegalArgumentException("hits[" + i + "] must be >= 1, was " + h);
+            }
+            if (h != first) {
+                return -1;
+            }
+        }
+        return first;
+    }
+
+    /** A copy of {@code hits} (one per descriptor, as {@link #sameCost} checked), each validated: at least 1. */
+    private static long[] costs(long[] hits) {
         long[] costs = hits.clone();
         for (int i = 0; i < costs.length; i++) {
             if (costs[i] < 1) {
@@ -170,7 +191,10 @@ public final class PolicyLimiter implements AutoCloseable {
      */
     public CompletionStage<Verdict> checkAsync(String domain, List<Descriptor> descriptors, long[] hits) {
         checkArguments(domain, descriptors);
-        return decideAsync(domain, descriptors, 1, costs(descriptors, hits));
+        long same = sameCost(descriptors, hits);
+        return same > 0
+                ? decideAsync(domain, descriptors, same, null)
+                : decideAsync(domain, descriptors, 1, costs(hits));
     }
 
     /** {@link #checkAsync(String, List, long[])} with the cost {@code hits} for every descriptor. */

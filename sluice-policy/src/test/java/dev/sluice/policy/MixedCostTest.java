@@ -42,6 +42,28 @@ class MixedCostTest {
         }
     }
 
+    /**
+     * A cost per descriptor, all the same, is a check at that one cost (and finds the counters the last such request
+     * kept): requests alternating between the two forms, and between that cost and mixed ones, answer as one.
+     */
+    @Test
+    void aCostPerDescriptorAllTheSameIsOneCost() {
+        Policies policies = Policies.parse("d.yaml", LIMITS); // one model: the verdicts name the same rules
+        try (PolicyLimiter perDescriptor =
+                        PolicyLimiter.builder(policies).clock(clock).build();
+                PolicyLimiter one = PolicyLimiter.builder(policies).clock(clock).build()) {
+            List<Descriptor> request = List.of(Descriptor.of("client_id", "abc"), Descriptor.of("route", "/upload"));
+            for (int i = 0; i < 6; i++) {
+                long[] hits = i % 3 == 2 ? new long[] {1, 2} : new long[] {2, 2};
+                Verdict a = perDescriptor.check("d", request, hits);
+                Verdict b = i % 3 == 2 ? one.check("d", request, new long[] {1, 2}) : one.check("d", request, 2);
+                OneOrManyDescriptorsTest.assertSameVerdict(b, a, "request " + i);
+            }
+            assertThrows(IllegalArgumentException.class, () -> perDescriptor.check("d", request, new long[] {0, 0}));
+            assertThrows(IllegalArgumentException.class, () -> perDescriptor.check("d", request, new long[] {2}));
+        }
+    }
+
     @Test
     void aRequestOfMixedCostsRefusedByOneDescriptorConsumesFromNone() {
         try (PolicyLimiter l = limiter()) {
