@@ -61,12 +61,6 @@ import org.jspecify.annotations.Nullable;
  * Slots are read and written without locks: a resolution is immutable, so a thread sees none, an older one or a newer
  * one, each whole, and checks that it is the one asked for.
  *
- * <p>Counters. What a request asks of the store (its {@link Counters}: the counters of its limits merged and staged,
- * and each stage's acquisitions) depends only on its resolutions and costs, so a request of up to three descriptors at
- * one cost keeps them for the next request of the same: a request of one descriptor beside its resolution
- * ({@link Resolution#alone}), one of two or three in {@link #recentCounters}, read and written without locks as the
- * resolutions are. A request then makes only its record ({@link Decided}) and its verdict.
- *
  * <p>Closing: a check holds the engine ({@link #retain(int)}) while it runs. A replaced engine is retired; it lets go
  * of its limiters when the last check holding it is done, never under a running check, and a limiter is closed when
  * the last engine using it lets go. On the in-memory store a check holds nothing ({@link #holdFree}): its limiters
@@ -111,13 +105,6 @@ final class Engine {
     private volatile @Nullable Resolution[] recent;
 
     private final int maxRecent;
-
-    /**
-     * The counters of recent requests of up to three descriptors, each of one cost ({@link Counters}), by their
-     * resolutions and cost ({@link #countersSlot}): {@link #RECENT} slots or fewer, each holding the last request's
-     * that fell in it, read and written without locks as {@link #recent} is (counters are immutable).
-     */
-    private final @Nullable Counters[] recentCounters;
     /** Resolutions kept since {@link #recent} was made; written without a lock: a count lost only delays a growth. */
     private int made;
 
@@ -192,23 +179,11 @@ final class Engine {
         final @Nullable String @Nullable [] keys;
         /** Per limit, one permit of its counter, which a request of cost 1 asks as it is; null where it has no limiter. */
         final @Nullable Acquisition @Nullable [] ones;
-        /** The descriptor's hash in its domain ({@link #slot}); 0 for a domain the configuration does not have. */
-        final int hash;
-        /** Whether it is kept in the table of recent resolutions (else it is made per request). */
-        final boolean kept;
-        /**
-         * The counters of a request of this descriptor alone at a cost of 1, once one was made: written without a lock,
-         * as every thread that makes them makes the same (they are immutable).
-         */
-        @Nullable
-        Counters alone;
 
-        Resolution(Descriptor descriptor, @Nullable Domain dom, @Nullable Plan plan, boolean kept) {
+        Resolution(Descriptor descriptor, @Nullable Domain dom, @Nullable Plan plan) {
             this.descriptor = descriptor;
             this.dom = dom;
             this.plan = plan;
-            this.hash = dom == null ? 0 : hash(descriptor, dom);
-            this.kept = kept;
             if (plan == null) {
                 this.keys = null;
                 this.ones = null;
@@ -281,7 +256,6 @@ final class Engine {
         this.holdFree = store instanceof InMemoryStore;
         this.maxRecent = Math.max(2, recentSlots);
         this.recent = new Resolution[Math.min(RECENT, maxRecent)];
-        this.recentCounters = new Counters[Math.min(RECENT, maxRecent)];
         Map<Shape, Shared> built = new HashMap<>();
         IdentityHashMap<Limit, RateLimiter> byLimit = new IdentityHashMap<>();
         List<PolicyError> refused = new ArrayList<>();
@@ -437,191 +411,71 @@ final class Engine {
     }
 
     /**
-     * One counter of a request: a limiter and key, with the costs of every limit of the request naming them added, and
-     * what the store is asked for it. Made with its request's {@link Counters} and complete when they are; never
-     * changed after, so the counters of one request serve the next request of the same descriptors.
+     * One counter of the request: a limiter and key, with the costs of every limit naming them added. The first counter
+     * of a request is its {@link Decided} itself ({@link #count}), so a request of one counter makes one object.
      */
-    private static final class Counter {
+    private static class Part {
         /** Null for a limit of 0, which is impossible and never asks. */
-        final @Nullable RateLimiter limiter;
+        @Nullable
+        RateLimiter limiter;
 
-        final String key;
-        final Limit limit;
-        /** The {@link Plan} stage of its limit. */
-        final byte stage;
+        String key = "";
+
+        @Nullable
+        Limit limit;
+
+        /** The {@link Plan} stage of its limit (a byte: a request's parts and record are made per check). */
+        byte stage;
+
+        long cost;
+        /** Null until its stage is answered by the store; stays null if the stage did not run or the store failed. */
+        @Nullable
+        Decision decision;
+        /** Refused without asking the store: a limit of 0, or a cost above the limit. */
+        boolean impossible;
+        /** The next part of the request, in the order of the request. */
+        @Nullable
+        Part next;
 
         /** One permit of this counter, kept by the resolution; null for a limit of 0. */
-        private final @Nullable Acquisition one;
+        private @Nullable Acquisition one;
 
-        // Added up while the counters are made (Engine.counters), then set by complete(): read only after
-        private long cost;
-        /** Refused without asking the store: a limit of 0, or a cost above the limit. */
-        private boolean impossible;
-        /** What the store is asked: its cost of its counter; null when impossible. */
-        private @Nullable Acquisition acquisition;
+        /** Not a counter until {@link #count} makes it one. */
+        Part() {}
 
-        Counter(@Nullable RateLimiter limiter, String key, Limit limit, int stage, @Nullable Acquisition one) {
+        /** Makes this the part of the counter {@code key} of {@code limiter}, for {@code limit} of {@code stage}. */
+        final Part count(@Nullable RateLimiter limiter, String key, Limit limit, int stage, @Nullable Acquisition one) {
             this.limiter = limiter;
             this.key = key;
             this.limit = limit;
             this.stage = (byte) stage;
             this.one = one;
+            return this;
         }
 
-        /** Adds {@code more} to this counter's cost, up to {@link Long#MAX_VALUE}. */
-        void add(long more) {
-            cost = cost > Long.MAX_VALUE - more ? Long.MAX_VALUE : cost + more;
+        /** The limit this part was made for; only once {@link #count} made it a counter. */
+        final Limit limit() {
+            return Objects.requireNonNull(limit, "a part counts once it has its limit");
         }
 
-        /** Fixes what is asked once every cost is added. */
-        void complete() {
-            long l = limit.requestsPerUnit();
-            impossible = l == 0 || cost > l;
-            Acquisition a = one;
-            acquisition = impossible
-                    ? null
-                    : a != null && cost == 1
-                            ? a
-                            : new Acquisition(
-                                    Objects.requireNonNull(limiter, "a limit of 0 has none, and is impossible"),
-                                    key,
-                                    cost);
-        }
-
+        /** What the store is asked for this part: its cost of its counter. */
         Acquisition acquisition() {
-            return Objects.requireNonNull(acquisition, "an impossible counter is never asked");
-        }
-    }
-
-    /**
-     * The counters of a request, in its order, and what its stages ask: one object for every request of the same
-     * descriptors (their resolutions) and the same cost for each; made from the resolutions ({@link #counters}) and kept
-     * ({@link #recentCounters}) so that the next such request finds them made. Immutable once made.
-     */
-    private static final class Counters {
-
-        /** The counters of a request that has none: no rule applies to any of its descriptors. */
-        static final Counters NONE = new Counters(null, null, null, 0, new Counter[0], null, null);
-
-        // What they were made for: a request of up to three descriptors (the ones past its end null), each of the same
-        // cost (kept only then)
-        private final @Nullable Resolution first;
-        private final @Nullable Resolution second;
-        private final @Nullable Resolution third;
-        private final long hits;
-
-        /** The counters, in the order of the request. */
-        final Counter[] parts;
-        /**
-         * The counter of each limit (slot) of the request, in order, as an index into {@link #parts} (-1: none, the
-         * limit is unlimited or replaced); null when the k-th slot's is the k-th counter, every slot having one of its
-         * own.
-         */
-        private final int @Nullable [] partOfSlot;
-        /** The names of the limits that matched limits of the request replace; null when none does. */
-        final @Nullable Set<String> replaced;
-        /** A bit per stage that has a counter. */
-        final byte stageBits;
-        /** A bit per stage that has an impossible counter. */
-        final byte impossibleStages;
-        /**
-         * The acquisitions of each stage's counters, in the order of the request, as one joint request asks them; null
-         * for a stage without counters or with an impossible one (which is refused without asking).
-         */
-        private final @Nullable List<Acquisition> @Nullable [] asked;
-        /** Per stage, 16 bits: 1 + the index of its one counter, or 0 when it has several or none ({@link #only}). */
-        private final long singles;
-
-        @SuppressWarnings({"unchecked", "rawtypes"}) // an array of lists, one per stage
-        Counters(
-                @Nullable Resolution first,
-                @Nullable Resolution second,
-                @Nullable Resolution third,
-                long hits,
-                Counter[] parts,
-                int @Nullable [] partOfSlot,
-                @Nullable Set<String> replaced) {
-            this.first = first;
-            this.second = second;
-            this.third = third;
-            this.hits = hits;
-            this.parts = parts;
-            this.partOfSlot = partOfSlot;
-            this.replaced = replaced;
-            int stages = 0;
-            int impossible = 0;
-            int[] perStage = new int[Plan.DRY_RUN + 1];
-            for (Counter c : parts) {
-                c.complete();
-                stages |= 1 << c.stage;
-                impossible |= c.impossible ? 1 << c.stage : 0;
-                perStage[c.stage]++;
-            }
-            this.stageBits = (byte) stages;
-            this.impossibleStages = (byte) impossible;
-            long singles = 0;
-            for (int k = 0; k < parts.length && k < 0xFFFF; k++) {
-                int stage = parts[k].stage;
-                if (perStage[stage] == 1) {
-                    singles |= (long) (k + 1) << (16 * stage);
-                }
-            }
-            this.singles = singles;
-            if (parts.length == 0) {
-                this.asked = null;
-                return;
-            }
-            @Nullable List<Acquisition>[] asked = new List[Plan.DRY_RUN + 1];
-            for (int stage = 0; stage < asked.length; stage++) {
-                if (perStage[stage] == 0 || (impossible & 1 << stage) != 0) {
-                    continue;
-                }
-                Acquisition[] a = new Acquisition[perStage[stage]];
-                int k = 0;
-                for (Counter c : parts) {
-                    if (c.stage == stage) {
-                        a[k++] = c.acquisition();
-                    }
-                }
-                asked[stage] = List.of(a);
-            }
-            this.asked = asked;
-        }
-
-        /**
-         * Whether these are the counters of a request of resolutions {@code r}, {@code r2} and {@code r3} (null past its
-         * end), each at the cost {@code hits}.
-         */
-        @SuppressWarnings("ReferenceEquality") // a resolution is one object while it is kept
-        boolean madeFor(Resolution r, @Nullable Resolution r2, @Nullable Resolution r3, long hits) {
-            return first == r && second == r2 && third == r3 && this.hits == hits;
-        }
-
-        /** The index in {@link #parts} of the counter of {@code slot}; -1 when it has none. */
-        int part(int slot) {
-            int[] of = partOfSlot;
-            return of == null ? slot : of[slot];
-        }
-
-        /** The index in {@link #parts} of the one counter of {@code stage}; -1 when it has several (or none). */
-        int only(int stage) {
-            return (int) (singles >>> (16 * stage) & 0xFFFF) - 1;
-        }
-
-        /** The acquisitions of {@code stage}'s counters, in the order of the request. */
-        List<Acquisition> asked(int stage) {
-            @Nullable List<Acquisition>[] all = Objects.requireNonNull(asked, "a request with counters asks them");
-            return Objects.requireNonNull(all[stage], "a stage asked has counters, none impossible");
+            Acquisition a = one;
+            return a != null && cost == 1
+                    ? a
+                    : new Acquisition(
+                            Objects.requireNonNull(limiter, "a limit of 0 has none, and is impossible"), key, cost);
         }
     }
 
     /**
      * What {@link #decide} decided for a request, from which its {@link Verdict} builds the answer of every descriptor
-     * and limit when first read ({@link #descriptors}). It is also the state of the request's stages while they run
-     * (so a check that waits on its own thread makes no object for them). Made before the stages run, completed by
-     * them, and not changed after its verdict is made.
+     * and limit when first read ({@link #descriptors}). It is also the request's first counter ({@link Part}), if it
+     * has one, and the state of the request's stages while they run (so a check that waits on its own thread makes no
+     * object for them). Made before the stages run, given its counters by {@link #stages}, completed by the stages,
+     * and not changed after its verdict is made.
      */
-    static final class Decided {
+    static final class Decided extends Part {
         private final List<Descriptor> request;
         /**
          * The resolution of each descriptor: of a request of up to three (Envoy's usual request has three) in
@@ -633,18 +487,17 @@ final class Engine {
         private final @Nullable Resolution second;
         private final @Nullable Resolution third;
         private final Resolution @Nullable [] rest;
-        private final Counters counters;
         /**
-         * The store's decision for each counter, by its index in {@link Counters#parts}: of the first three in
-         * {@link #d0}, {@link #d1} and {@link #d2}, of the others in {@link #more}; null until its stage is answered by
-         * the store, and if the stage did not run or the store failed.
+         * The part of each limit (slot) of the request. Usually each slot that has a part has one of its own, in the
+         * order of the parts: then {@link #fresh} has a bit per such slot (the k-th bit set names the k-th part) and
+         * there is no array; {@link #bySlot} names every slot's part when a slot shares an earlier slot's counter or
+         * there are more than 32 slots.
          */
-        private @Nullable Decision d0;
+        private int fresh;
 
-        private @Nullable Decision d1;
-        private @Nullable Decision d2;
-        private final @Nullable Decision @Nullable [] more;
-        // the stages' numbers and bits are bytes, as Counter.stage: a check makes this record, so each byte counts
+        private @Nullable Part @Nullable [] bySlot;
+        private @Nullable Set<String> replaced;
+        // the stages' numbers and bits are bytes, as Part.stage: a check makes this record, so each byte counts
         private byte refusedStage = -1;
         private byte failedStages;
         /** The time the impossible limits report their reset from; -1 when there are none. */
@@ -652,9 +505,11 @@ final class Engine {
         /** The limits refused by a store's over-limit cache, without a store call ({@link Decision#cached()}). */
         int cachedRefusals;
 
-        // While the stages run (Engine.run): the next stage to run, and what the stages met so far
+        // While the stages run (Engine.run): a bit per stage that has a part (the counters are this record's, from
+        // head() on), the next stage to run, and what the stages met so far
+        private byte stageBits;
         private byte nextStage = Plan.ENFORCE;
-        private final @Nullable StoreDeadline deadline;
+        private @Nullable StoreDeadline deadline;
         private boolean timedOut;
         /** A quota limit refused while its stage passed (Outcome.OVER_QUOTA). */
         private boolean overQuota;
@@ -666,17 +521,12 @@ final class Engine {
                 Resolution first,
                 @Nullable Resolution second,
                 @Nullable Resolution third,
-                Resolution @Nullable [] rest,
-                Counters counters,
-                @Nullable StoreDeadline deadline) {
+                Resolution @Nullable [] rest) {
             this.request = request;
             this.first = first;
             this.second = second;
             this.third = third;
             this.rest = rest;
-            this.counters = counters;
-            this.more = counters.parts.length > 3 ? new Decision[counters.parts.length - 3] : null;
-            this.deadline = deadline;
         }
 
         /**
@@ -698,48 +548,66 @@ final class Engine {
                     i == 0 ? first : i == 1 ? second : i == 2 ? third : null, "a resolution per descriptor");
         }
 
-        /** The store's decision for counter {@code k}; null if it has none. */
-        @Nullable
-        Decision decision(int k) {
-            return switch (k) {
-                case 0 -> d0;
-                case 1 -> d1;
-                case 2 -> d2;
-                default -> Objects.requireNonNull(more, "a request of more than three counters")[k - 3];
-            };
+        /**
+         * The request's first counter, in the order of the request (the others follow through {@link Part#next}): this
+         * record itself, which {@link #stages} makes the first part; null when the request has no counter.
+         */
+        private @Nullable Part head() {
+            return stageBits == 0 ? null : this;
         }
 
-        void decision(int k, Decision d) {
-            switch (k) {
-                case 0 -> d0 = d;
-                case 1 -> d1 = d;
-                case 2 -> d2 = d;
-                default -> Objects.requireNonNull(more, "a request of more than three counters")[k - 3] = d;
-            }
+        /**
+         * Completes the record before its stages run: a bit per stage that has a counter, each limit's counter, the
+         * limits replaced and the deadline.
+         */
+        void stages(
+                int stageBits,
+                int fresh,
+                @Nullable Part @Nullable [] bySlot,
+                @Nullable Set<String> replaced,
+                @Nullable StoreDeadline deadline) {
+            this.stageBits = (byte) stageBits;
+            this.fresh = fresh;
+            this.bySlot = bySlot;
+            this.replaced = replaced;
+            this.deadline = deadline;
         }
 
         private @Nullable Plan plan(int i) {
             return resolution(i).plan;
         }
 
-        /** The answer of limit {@code j} of {@code p}, whose counter is {@code k}: the one place outcomes are given. */
-        private LimitVerdict limit(Plan p, int j, int k) {
+        private @Nullable Part part(int slot) {
+            if (bySlot != null) {
+                return bySlot[slot];
+            }
+            if (slot >= Integer.SIZE || (fresh & (1 << slot)) == 0) { // a shift takes the slot modulo 32
+                return null;
+            }
+            Part p = head();
+            for (int k = Integer.bitCount(fresh & ((1 << slot) - 1)); k > 0 && p != null; k--) {
+                p = p.next;
+            }
+            return p;
+        }
+
+        /** The answer of limit {@code j} of {@code p}, whose part is {@code part}: the one place outcomes are given. */
+        private LimitVerdict limit(Plan p, int j, @Nullable Part part) {
             Limit l = p.limits[j];
-            if (k < 0) {
-                Set<String> replaced = counters.replaced;
+            if (part == null) {
                 Outcome o = l.unlimited() && (replaced == null || !replaced.contains(l.name()))
                         ? Outcome.UNLIMITED
                         : Outcome.REPLACED;
                 return new LimitVerdict(l, o, Long.MAX_VALUE, 0, 0, false);
             }
-            if (counters.parts[k].impossible && (refusedStage < 0 || p.stage <= refusedStage)) { // its stage ran
+            if (part.impossible) {
                 return impossible(l, p.stage == Plan.QUOTA && p.stage != refusedStage ? -1 : p.stage, nowNanos);
             }
             if ((failedStages & (1 << p.stage)) != 0) {
                 Outcome o = onFailure() == OnStoreFailure.DENY ? refusal(p.stage) : Outcome.ALLOWED;
                 return new LimitVerdict(l, o, -1, 0, 0, true);
             }
-            Decision d = decision(k);
+            Decision d = part.decision;
             if (d == null) {
                 return new LimitVerdict(l, Outcome.NOT_COUNTED, -1, 0, 0, false);
             }
@@ -761,8 +629,7 @@ final class Engine {
                     continue;
                 }
                 for (int j = 0; j < p.limits.length; j++, slot++) {
-                    if (p.stage == Plan.SHADOW_BAN
-                            && limit(p, j, counters.part(slot)).outcome() == Outcome.SHADOW_BANNED) {
+                    if (p.stage == Plan.SHADOW_BAN && limit(p, j, part(slot)).outcome() == Outcome.SHADOW_BANNED) {
                         return p.rule;
                     }
                 }
@@ -783,7 +650,7 @@ final class Engine {
                 }
                 LimitVerdict[] verdicts = new LimitVerdict[p.limits.length];
                 for (int j = 0; j < verdicts.length; j++, slot++) {
-                    verdicts[j] = limit(p, j, counters.part(slot));
+                    verdicts[j] = limit(p, j, part(slot));
                 }
                 out[i] = new DescriptorVerdict(request.get(i), p.rule, List.of(verdicts));
             }
@@ -823,7 +690,7 @@ final class Engine {
         return decideAsync(stages(domain, descriptors, hits, costs, deadline));
     }
 
-    /** The stages of a request: its descriptors resolved and its counters found or made, not yet asked. */
+    /** The stages of a request: its descriptors resolved and its counters made, not yet asked. */
     private Decided stages(
             String domain,
             List<Descriptor> descriptors,
@@ -847,81 +714,30 @@ final class Engine {
             second = n > 1 ? resolve(dom, descriptors.get(1)) : null;
             third = n > 2 ? resolve(dom, descriptors.get(2)) : null;
         }
-        Counters c;
-        if (dom == null) {
-            c = Counters.NONE; // no rule applies to a domain the configuration does not have
-        } else if (rest != null || costs != null) { // not kept: made for this request
-            c = counters(
-                    rest != null
-                            ? Arrays.asList(rest)
-                            : n == 1 ? List.of(first) : n == 2 ? List.of(first, second) : List.of(first, second, third),
-                    hits,
-                    costs,
-                    null,
-                    null);
-        } else if (n == 1 && hits == 1 && first.kept) { // a request of one descriptor finds its counters beside it
-            c = first.alone;
-            if (c == null) {
-                c = counters(List.of(first), hits, null, null, null);
-                first.alone = c;
-            }
-        } else {
-            int slot = countersSlot(first, second, third, hits);
-            @Nullable Counters[] table = recentCounters;
-            c = table[slot];
-            if (c == null || !c.madeFor(first, second, third, hits)) {
-                c = counters(
-                        n == 1 ? List.of(first) : n == 2 ? List.of(first, second) : List.of(first, second, third),
-                        hits,
-                        null,
-                        second,
-                        third);
-                if (c != Counters.NONE // a request of no counter finds none again at no cost: no write
-                        && first.kept
-                        && (second == null || second.kept)
-                        && (third == null || third.kept)) {
-                    table[slot] = c;
-                }
-            }
-        }
-        return new Decided(descriptors, first, second, third, rest, c, deadline);
-    }
-
-    /**
-     * The counters of a request whose descriptors resolve to {@code resolutions}, each costing {@code hits} unless
-     * {@code costs} gives each its own: one counter per limiter and key, in the order of the request (two limits that
-     * name one counter add their costs); a limit replaced or unlimited has none.
-     *
-     * @param second the second resolution, which the counters are made for, when they may be kept (else null)
-     * @param third  the third, likewise
-     */
-    private static Counters counters(
-            List<Resolution> resolutions,
-            long hits,
-            long @Nullable [] costs,
-            @Nullable Resolution second,
-            @Nullable Resolution third) {
-        int n = resolutions.size();
+        Decided decided = new Decided(descriptors, first, second, third, rest);
         int slots = 0;
         boolean replaces = false;
-        for (Resolution r : resolutions) {
-            Plan p = r.plan;
+        for (int i = 0; i < n; i++) {
+            Plan p = decided.resolution(i).plan;
             if (p != null) {
                 slots += p.limits.length;
                 replaces |= p.replaces;
             }
         }
-        if (slots == 0) {
-            return Counters.NONE;
-        }
-        Set<String> replaced = replaces ? replaced(resolutions) : null;
-        Counter[] parts = new Counter[slots];
-        int count = 0;
-        int[] partOfSlot = null; // while each slot has a counter of its own, the k-th slot's is the k-th
-        Map<String, Integer> byKey = slots > 8 ? new HashMap<>() : null;
+        Set<String> replaced = replaces ? replaced(decided, n) : null;
+
+        // The counters: one part per limiter and key, in the order of the request (a list through Part.next); each
+        // limit (slot) names its part, or none when it is replaced or unlimited: by a bit per slot while each slot's
+        // part is a new one (Decided.fresh), in an array from the first slot that shares an earlier slot's part.
+        int fresh = 0;
+        @Nullable Part[] bySlot = null;
+        Part head = null;
+        Part tail = null;
+        int stages = 0; // a bit per stage that has a part
+        Map<String, Part> byKey = slots > 8 ? new HashMap<>() : null;
         int slot = 0;
         for (int i = 0; i < n; i++) {
-            Resolution r = resolutions.get(i);
+            Resolution r = decided.resolution(i);
             Plan p = r.plan;
             if (p == null) {
                 continue;
@@ -932,53 +748,44 @@ final class Engine {
             for (int j = 0; j < p.limits.length; j++, slot++) {
                 Limit l = p.limits[j];
                 String key = keys[j];
-                int k = -1;
-                if (key != null && (replaced == null || !replaced.contains(l.name()))) {
-                    Integer known = byKey != null ? byKey.get(key) : null;
-                    k = byKey != null ? (known == null ? -1 : known) : find(parts, count, key, l);
-                    if (k < 0) {
-                        k = count++;
-                        parts[k] = new Counter(p.limiters[j], key, l, p.stage, ones[j]);
-                        if (byKey != null) {
-                            byKey.put(key, k);
-                        }
-                    }
-                    parts[k].add(cost);
+                if (key == null || (replaced != null && replaced.contains(l.name()))) {
+                    continue;
                 }
-                if (partOfSlot == null && k != slot) {
-                    partOfSlot = new int[slots];
-                    for (int s = 0; s < slot; s++) {
-                        partOfSlot[s] = s;
+                Part part = byKey != null ? byKey.get(key) : find(head, key, l);
+                boolean shared = part != null;
+                if (part == null) {
+                    part = (head == null ? decided : new Part()).count(p.limiters[j], key, l, p.stage, ones[j]);
+                    stages |= 1 << p.stage;
+                    if (tail == null) {
+                        head = part;
+                    } else {
+                        tail.next = part;
+                    }
+                    tail = part;
+                    if (byKey != null) {
+                        byKey.put(key, part);
                     }
                 }
-                if (partOfSlot != null) {
-                    partOfSlot[slot] = k;
+                part.cost = part.cost > Long.MAX_VALUE - cost ? Long.MAX_VALUE : part.cost + cost;
+                if (bySlot == null && !shared && slot < Integer.SIZE) {
+                    fresh |= 1 << slot;
+                } else {
+                    if (bySlot == null) {
+                        bySlot = bySlot(head, fresh, slots);
+                    }
+                    bySlot[slot] = part;
                 }
             }
         }
-        return new Counters(
-                resolutions.get(0),
-                second,
-                third,
-                hits,
-                count == parts.length ? parts : Arrays.copyOf(parts, count),
-                partOfSlot,
-                replaced);
-    }
 
-    /** The slot of the counters of a request of these resolutions and cost in {@link #recentCounters}. */
-    private int countersSlot(Resolution first, @Nullable Resolution second, @Nullable Resolution third, long hits) {
-        int h = first.hash;
-        h = h * 31 + (second == null ? 0 : second.hash);
-        h = h * 31 + (third == null ? 0 : third.hash);
-        h = h * 31 + Long.hashCode(hits);
-        return (h ^ (h >>> 16)) & (recentCounters.length - 1);
+        decided.stages(stages, fresh, bySlot, replaced, deadline);
+        return decided;
     }
 
     /*
-     * The stages of one request, in order ({@link #decide}): each asks the store for its counters unless a stage
-     * before it refused. A check that waits for no thread ({@link #decideAsync}) suspends here while a stage's store
-     * call is in flight, and goes on with the next stage on the thread that completes it. Their state is the request's
+     * The stages of one request, in order ({@link #decide}): each asks the store for its parts unless a stage before
+     * it refused. A check that waits for no thread ({@link #decideAsync}) suspends here while a stage's store call is
+     * in flight, and goes on with the next stage on the thread that completes it. Their state is the request's
      * decision record ({@link Decided}), so a check that waits on its own thread makes no object for it.
      */
 
@@ -1000,16 +807,14 @@ final class Engine {
      * a stage's store call is in flight (then its completion runs the rest and completes {@link Decided#result}).
      *
      * @param resumed what the store call that suspended the stage {@link Decided#nextStage} answered, its stage to go
-     *                on from there (the quota stage with its counters not yet asked); {@link #PENDING} to start the
-     *                stage
+     *                on from there (the quota stage with its parts not yet asked); {@link #PENDING} to start the stage
      */
     private @Nullable Verdict run(Decided s, int resumed) {
-        Counters c = s.counters;
         for (; s.nextStage <= Plan.DRY_RUN && s.refusedStage < 0; s.nextStage++) {
             int asking = resumed;
             resumed = PENDING;
-            if (asking == PENDING) { // to the next stage that has a counter, if any
-                int left = (c.stageBits & 0xFF) >>> s.nextStage;
+            if (asking == PENDING) { // to the next stage that has a part, if any
+                int left = (s.stageBits & 0xFF) >>> s.nextStage;
                 if (left == 0) {
                     break;
                 }
@@ -1021,14 +826,31 @@ final class Engine {
                     asking = askQuota(s);
                 }
             } else {
-                if ((c.impossibleStages & 1 << s.nextStage) != 0) {
+                int asked = 0;
+                Part one = null;
+                boolean impossible = false;
+                for (Part p = s.head(); p != null; p = p.next) {
+                    if (p.stage == s.nextStage) {
+                        asked++;
+                        one = p;
+                        long limit = p.limit().requestsPerUnit();
+                        if (limit == 0 || p.cost > limit) {
+                            p.impossible = true;
+                            impossible = true;
+                        }
+                    }
+                }
+                if (one == null) {
+                    continue;
+                }
+                if (impossible) {
                     s.nowNanos = clock.millis() * 1_000_000L;
                     if (!quota) {
                         s.refusedStage = s.nextStage;
                         continue;
                     }
                 }
-                asking = quota ? askQuota(s) : ask(s, -1);
+                asking = quota ? askQuota(s) : ask(s, asked == 1 ? one : null, asked);
             }
             if (asking == PENDING) {
                 return null;
@@ -1039,7 +861,7 @@ final class Engine {
     }
 
     /** Takes up the stage whose store call completed with {@code joint} (or failed by {@code e}), and the rest. */
-    private void resume(Decided s, int alone, @Nullable JointDecision joint, @Nullable Throwable e) {
+    private void resume(Decided s, @Nullable Part alone, @Nullable JointDecision joint, @Nullable Throwable e) {
         CompletableFuture<Verdict> r = Objects.requireNonNull(s.result, "a suspended check has its verdict to come");
         try {
             Verdict v = run(s, e != null ? failedUnlessSluice(e) : took(s, alone, joint));
@@ -1057,10 +879,9 @@ final class Engine {
         boolean failed = asking != ASKED;
         s.timedOut |= asking == TIMED_OUT;
         boolean allowed = !quota;
-        Counter[] parts = s.counters.parts;
-        for (int k = 0; k < parts.length && !failed; k++) {
-            Decision d = s.decision(k);
-            if (parts[k].stage == s.nextStage && d != null) {
+        for (Part p = s.head(); p != null && !failed; p = p.next) {
+            Decision d = p.decision;
+            if (p.stage == s.nextStage && d != null) {
                 failed = d.failed();
                 s.timedOut |= d.timedOut(); // the store's own timeout, before the check's deadline
                 s.cachedRefusals += d.cached() ? 1 : 0;
@@ -1071,7 +892,7 @@ final class Engine {
             s.timedOut = true; // the store's failure policy answered a call the deadline cut short
         }
         if (quota) {
-            s.overQuota = overQuota(s, failed);
+            s.overQuota = overQuota(s.head(), failed);
         }
         if (failed) {
             s.failedStages = (byte) (s.failedStages | 1 << s.nextStage);
@@ -1098,11 +919,10 @@ final class Engine {
      * Whether a limit of the quota stage refused, as {@link Decided#limit} answers it: a limit of 0 or below the cost
      * always, one the store refused unless the stage failed (then {@code on_store_failure} answered it).
      */
-    private static boolean overQuota(Decided s, boolean failed) {
-        Counter[] parts = s.counters.parts;
-        for (int k = 0; k < parts.length; k++) {
-            Decision d = s.decision(k);
-            if (parts[k].stage == Plan.QUOTA && (parts[k].impossible || (!failed && d != null && !d.allowed()))) {
+    private static boolean overQuota(@Nullable Part head, boolean failed) {
+        for (Part p = head; p != null; p = p.next) {
+            Decision d = p.decision;
+            if (p.stage == Plan.QUOTA && (p.impossible || (!failed && d != null && !d.allowed()))) {
                 return true;
             }
         }
@@ -1110,7 +930,7 @@ final class Engine {
     }
 
     /**
-     * What {@link #ask} did: the store decided (each counter asked has its decision), failed, or gave no answer by the
+     * What {@link #ask} did: the store decided (each part asked has its decision), failed, or gave no answer by the
      * deadline; or its call is in flight, and its completion resumes the stages ({@link #resume}).
      */
     private static final int ASKED = 0;
@@ -1120,30 +940,29 @@ final class Engine {
     private static final int PENDING = -1;
 
     /**
-     * Asks the store for the counters of the stage {@link Decided#nextStage}, all or nothing, and gives each its
-     * decision; or, {@code alone} given, for that counter only. Without a deadline the store's call is made on this
+     * Asks the store for the {@code asked} parts of the stage {@link Decided#nextStage}, all or nothing, and gives each
+     * its decision; or, {@code alone} given, for that part only. Without a deadline the store's call is made on this
      * thread however long it takes; with one, by the deadline, on this thread for a check that waits
      * ({@link StoreDeadline#decide}), else without waiting ({@link StoreDeadline#decideAsync}: {@link #PENDING} while
      * the call is in flight). {@link #FAILED} when the store failed by throwing (a store whose failure policy answered
      * returns decisions marked failed instead).
      *
-     * @param alone the index of the one counter to ask, or -1 for every counter of the stage
+     * @param alone the one part to ask, or null for every part of the stage
      */
-    private int ask(Decided s, int alone) {
+    private int ask(Decided s, @Nullable Part alone, int asked) {
         StoreDeadline d = s.deadline;
-        Counters c = s.counters;
         try {
             if (d == null) {
-                int k = alone >= 0 ? alone : c.only(s.nextStage);
-                if (k >= 0) { // a joint request of one part, asked as the one decision it is
-                    Acquisition a = c.parts[k].acquisition();
-                    s.decision(k, a.limiter().tryAcquire(a.key(), a.cost()));
+                if (alone != null) { // tryAcquireAll of one part, without its list
+                    alone.decision = Objects.requireNonNull(alone.limiter, "a limit of 0 has none, and is impossible")
+                            .tryAcquire(alone.key, alone.cost);
                     return ASKED;
                 }
-                answer(s, RateLimiter.tryAcquireAll(c.asked(s.nextStage)));
+                answer(s.head(), s.nextStage, RateLimiter.tryAcquireAll(acquisitions(s.head(), s.nextStage, asked)));
                 return ASKED;
             }
-            List<Acquisition> parts = alone >= 0 ? List.of(c.parts[alone].acquisition()) : c.asked(s.nextStage);
+            List<Acquisition> parts =
+                    alone != null ? List.of(alone.acquisition()) : acquisitions(s.head(), s.nextStage, asked);
             if (s.result == null) {
                 return took(s, alone, d.decide(parts, this));
             }
@@ -1159,14 +978,13 @@ final class Engine {
     }
 
     /**
-     * Asks the store for each possible counter of the quota stage not yet asked (without its decision) on its own, each
-     * counted if it has room, as {@link #ask} asks: {@link #ASKED} when every counter was, else what stopped it.
+     * Asks the store for each possible part of the quota stage not yet asked (without its decision) on its own, each
+     * counted if it has room, as {@link #ask} asks: {@link #ASKED} when every part was, else what stopped it.
      */
     private int askQuota(Decided s) {
-        Counter[] parts = s.counters.parts;
-        for (int k = 0; k < parts.length; k++) {
-            if (parts[k].stage == Plan.QUOTA && !parts[k].impossible && s.decision(k) == null) {
-                int a = ask(s, k);
+        for (Part p = s.head(); p != null; p = p.next) {
+            if (p.stage == Plan.QUOTA && !p.impossible && p.decision == null) {
+                int a = ask(s, p, 1);
                 if (a != ASKED) {
                     return a;
                 }
@@ -1175,15 +993,15 @@ final class Engine {
         return ASKED;
     }
 
-    /** The counters asked given their decisions from {@code joint}: {@code alone}, or every counter of the stage. */
-    private static int took(Decided s, int alone, @Nullable JointDecision joint) {
+    /** The parts asked given their decisions from {@code joint}: {@code alone}, or every part of the stage. */
+    private static int took(Decided s, @Nullable Part alone, @Nullable JointDecision joint) {
         if (joint == null) {
             return TIMED_OUT;
         }
-        if (alone >= 0) {
-            s.decision(alone, joint.decision(0));
+        if (alone != null) {
+            alone.decision = joint.decision(0);
         } else {
-            answer(s, joint);
+            answer(s.head(), s.nextStage, joint);
         }
         return ASKED;
     }
@@ -1210,40 +1028,58 @@ final class Engine {
         throw cause instanceof RuntimeException r ? r : new CompletionException(cause);
     }
 
-    /**
-     * Gives each counter of the stage {@link Decided#nextStage} its decision from {@code joint}, asked in the order of
-     * {@link Counters#asked}.
-     */
-    private static void answer(Decided s, JointDecision joint) {
-        Counter[] parts = s.counters.parts;
+    /** The acquisitions of the {@code asked} parts of {@code stage}, in the order of the request. */
+    private static List<Acquisition> acquisitions(@Nullable Part head, int stage, int asked) {
+        Acquisition[] acquisitions = new Acquisition[asked];
+        int k = 0;
+        for (Part p = head; p != null; p = p.next) {
+            if (p.stage == stage) {
+                acquisitions[k++] = p.acquisition();
+            }
+        }
+        return Arrays.asList(acquisitions);
+    }
+
+    /** Gives each part of {@code stage} its decision from {@code joint}, asked in {@link #acquisitions} order. */
+    private static void answer(@Nullable Part head, int stage, JointDecision joint) {
         int q = 0;
-        for (int k = 0; k < parts.length; k++) {
-            if (parts[k].stage == s.nextStage) {
-                s.decision(k, joint.decision(q++));
+        for (Part p = head; p != null; p = p.next) {
+            if (p.stage == stage) {
+                p.decision = joint.decision(q++);
             }
         }
     }
 
+    /** The part of each of {@code slots} slots, from a bit per slot whose part is the next one from {@code head}. */
+    private static @Nullable Part[] bySlot(@Nullable Part head, int fresh, int slots) {
+        @Nullable Part[] bySlot = new Part[slots];
+        Part p = head;
+        for (int f = fresh; f != 0 && p != null; f &= f - 1, p = p.next) {
+            bySlot[Integer.numberOfTrailingZeros(f)] = p;
+        }
+        return bySlot;
+    }
+
     /**
-     * The index of the counter {@code key} of {@code limit} among the first {@code count} of {@code parts}, or -1. A
-     * counter key names its rule and the limit's index in it ({@link Plan}), and a descriptor matches one rule, so
-     * counters of another limit never have this key: they are passed over without comparing characters.
+     * The part of counter {@code key} of {@code limit} among the parts from {@code head}, or null. A counter key names
+     * its rule and the limit's index in it ({@link Plan}), and a descriptor matches one rule, so parts of another limit
+     * never have this key: they are passed over without comparing characters.
      */
     @SuppressWarnings("ReferenceEquality") // a rule's limit is one object in an engine
-    private static int find(Counter[] parts, int count, String key, Limit limit) {
-        for (int k = 0; k < count; k++) {
-            if (parts[k].limit == limit && parts[k].key.equals(key)) {
-                return k;
+    private static @Nullable Part find(@Nullable Part head, String key, Limit limit) {
+        for (Part p = head; p != null; p = p.next) {
+            if (p.limit == limit && p.key.equals(key)) {
+                return p;
             }
         }
-        return -1;
+        return null;
     }
 
     /** The names of the limits that matched limits of the request replace. */
-    private static Set<String> replaced(List<Resolution> resolutions) {
+    private static Set<String> replaced(Decided request, int descriptors) {
         Set<String> replaced = new HashSet<>();
-        for (Resolution r : resolutions) {
-            Plan p = r.plan;
+        for (int i = 0; i < descriptors; i++) {
+            Plan p = request.resolution(i).plan;
             if (p != null && p.replaces) {
                 for (Limit l : p.limits) {
                     replaced.addAll(l.replaces());
@@ -1262,7 +1098,7 @@ final class Engine {
     private Resolution resolve(@Nullable Domain dom, Descriptor d) {
         Objects.requireNonNull(d, "descriptor must not be null");
         if (dom == null) {
-            return new Resolution(d, null, null, false);
+            return new Resolution(d, null, null);
         }
         @Nullable Resolution[] table = recent;
         int slot = slot(d, dom, table.length);
@@ -1275,9 +1111,8 @@ final class Engine {
             return older;
         }
         DomainPolicy.Node node = dom.policy.match(d);
-        boolean kept = chars(d) <= MAX_CACHED_CHARS;
-        r = new Resolution(d, dom, node == null ? null : dom.plans.get(node), kept);
-        if (kept) {
+        r = new Resolution(d, dom, node == null ? null : dom.plans.get(node));
+        if (chars(d) <= MAX_CACHED_CHARS) {
             if (table[slot] == null) {
                 table[slot] = r;
             } else if (table[slot ^ 1] == null) {
@@ -1309,13 +1144,8 @@ final class Engine {
 
     /** The slot of {@code d} in the domain of {@code dom} in a table of {@code slots} slots, a power of two. */
     private static int slot(Descriptor d, Domain dom, int slots) {
-        int h = hash(d, dom);
+        int h = d.hashCode() * 31 + dom.hash;
         return (h ^ (h >>> 16)) & (slots - 1);
-    }
-
-    /** The hash of {@code d} in the domain of {@code dom}. */
-    private static int hash(Descriptor d, Domain dom) {
-        return d.hashCode() * 31 + dom.hash;
     }
 
     /** The characters of {@code d}'s keys and values, against {@link #MAX_CACHED_CHARS}. */

@@ -130,8 +130,7 @@ public final class PolicyLimiter implements AutoCloseable {
     /**
      * The cost every descriptor has in {@code hits}, validated (one per descriptor, at least 1), or -1 when they differ.
      * A check whose descriptors all cost the same (as Envoy's usual request, whose descriptors carry no
-     * {@code hits_addend} of their own) is a check at that one cost, and finds the counters of the last such request
-     * kept.
+     * {@code hits_addend} of their own) is a check at that one cost, without a copy of the costs.
      */
     private static long sameCost(List<Descriptor> descriptors, long[] hits) {
         Objects.requireNonNull(hits, "hits must not be null");

@@ -160,8 +160,8 @@ class AllOrNothingTest {
 
     /**
      * A limit of 0 refuses without a store call, but only when its stage runs: after an enforced refusal a dry-run
-     * limit of 0 is not counted, as any dry-run limit. The counters of a request are kept for the next one of the same
-     * descriptors, so each answer is checked on requests that alternate between passing and refused.
+     * limit of 0 is not counted, as any dry-run limit; checked on requests of the same descriptors that alternate
+     * between passing and refused, so that nothing a request leaves behind answers for the next.
      */
     @Test
     void anImpossibleLimitAnswersOnlyWhenItsStageRuns() {

@@ -43,8 +43,8 @@ class MixedCostTest {
     }
 
     /**
-     * A cost per descriptor, all the same, is a check at that one cost (and finds the counters the last such request
-     * kept): requests alternating between the two forms, and between that cost and mixed ones, answer as one.
+     * A cost per descriptor, all the same, is a check at that one cost: requests alternating between the two forms,
+     * and between that cost and mixed ones, answer as one.
      */
     @Test
     void aCostPerDescriptorAllTheSameIsOneCost() {

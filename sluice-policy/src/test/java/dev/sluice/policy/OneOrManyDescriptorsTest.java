@@ -234,15 +234,15 @@ class OneOrManyDescriptorsTest {
     }
 
     /**
-     * The counters a request keeps serve only a request of the same descriptors, in the same order, at the same cost.
+     * Every request takes its own costs from its own counters, whatever the engine keeps of the requests before it.
      * With tables of two slots (the resolutions' one pair keeps both descriptors asked), every request of two or three
-     * descriptors of two values is asked at costs 1 to 3: each kind at each cost in turn (three costs, two slots: two
-     * share a slot), then each cost over every kind, ordered so that kinds next to each other differ in one
-     * descriptor only, the last, then the second (twelve kinds, two slots). Requests thus find another's counters in
-     * their slot again and again, and every request must still take its own costs from its own counters.
+     * descriptors of two values is asked at costs 1 to 3: each kind at each cost in turn, then each cost over every
+     * kind, ordered so that kinds next to each other differ in one descriptor only, the last, then the second. (An
+     * engine that kept what a request asks of the store, by its descriptors and cost, failed this test when its match
+     * ignored the cost, the second or the third descriptor.)
      */
     @Test
-    void keptCountersServeOnlyTheSameDescriptorsInOrderAtTheSameCost() {
+    void everyKindOfRequestTakesItsOwnCostsOnTablesOfTwoSlots() {
         Policies oneRule = Policies.parse(
                 "t.yaml",
                 """
@@ -285,7 +285,7 @@ class OneOrManyDescriptorsTest {
      * the costs of the requests allowed (a refused request took nothing), and never more than the limit.
      */
     @Test
-    void keptCountersAreSharedByThreadsExactly() throws Exception {
+    void threadsOnTablesOfTwoSlotsTakeExactlyTheCostsAllowed() throws Exception {
         long limit = 3_000;
         Policies oneRule = Policies.parse(
                 "t.yaml",
