@@ -138,9 +138,11 @@ public final class PolicyLimiter implements AutoCloseable {
             throw new IllegalArgumentException(
                     "one hits per descriptor: " + descriptors.size() + " descriptors, " + hits.length + " hits");
         }
+        // the answer only if the loop finds it at every index: validated, whatever the caller does to the array
+        // meanwhile
         long first = hits[0];
         for (int i = 0; i < hits.length; i++) {
-            long h = hits[i]; // each read once: the answer is what was validated, whatever the caller does meanwhile
+            long h = hits[i];
             if (h < 1) {
                 throw new IllegalArgumentException("hits[" + i + "] must be >= 1, was " + h);
             }
