@@ -23,7 +23,9 @@ import java.util.Locale;
  * refused. The descriptors are built once per key beforehand, as {@code PolicyBench}'s, and the bare keys too, but
  * in {@code checkFromRequest}, which builds the descriptors per request, and {@code tryAcquireFromRequest}, its bare
  * counterpart, which builds the key per request from the same client and user; {@code checkThree} and
- * {@code tryAcquireAllOfThree} are {@code PolicyBench}'s. Each subject runs in a JVM of its own (so that one
+ * {@code tryAcquireAllOfThree} are {@code PolicyBench}'s; {@code checkManyKeys} and {@code tryAcquireManyKeys} are
+ * {@code checkOneLimit} and {@code tryAcquire} over 65,536 keys in a scattered order, more than the CPU's caches hold,
+ * where a check waits on memory more than it computes. Each subject runs in a JVM of its own (so that one
  * subject's call sites do not make another's megamorphic), best and median of 20 rounds of 2,000,000 decisions after
  * 10 warm-up rounds. The subjects run twice, in two orders, so that a change in the machine's load during the run
  * shows as a difference between the two.
@@ -44,7 +46,15 @@ public final class PolicyCost {
             "tryAcquireFromRequest",
             "checkFromRequest",
             "tryAcquireAllOfThree",
-            "checkThree");
+            "checkThree",
+            "tryAcquireManyKeys",
+            "checkManyKeys");
+
+    /**
+     * The keys of {@code checkManyKeys} and {@code tryAcquireManyKeys}: more than the CPU's caches hold the state of, as
+     * a service limiting by remote address meets them; a power of two, walked in a scattered order.
+     */
+    private static final int MANY_KEYS = 1 << 16;
 
     private static volatile Object sink;
 
@@ -79,6 +89,8 @@ public final class PolicyCost {
                     case "tryAcquireFromRequest" -> bareFromRequest(algorithm);
                     case "checkFromRequest" -> fromRequest(algorithm);
                     case "tryAcquireAllOfThree" -> bareOfThree(algorithm);
+                    case "tryAcquireManyKeys" -> bareManyKeys(algorithm);
+                    case "checkManyKeys" -> checkManyKeys(algorithm);
                     default -> check(subject, algorithm);
                 };
         double[] ns = CpuRounds.nanosPerOperation(round, WARM_ROUNDS, ROUNDS, OPS_PER_ROUND);
@@ -182,6 +194,54 @@ public final class PolicyCost {
                 int k = i & (KEYS - 1);
                 v = policy.check(
                         PolicyBench.DOMAIN, OAuthDescriptors.forTokenRequest("password", clients[k], users[k]), 1);
+                if (!v.allowed()) {
+                    throw new IllegalStateException("refused: " + v);
+                }
+            }
+            sink = v;
+        };
+    }
+
+    /** The index of the {@code i}-th request among {@link #MANY_KEYS}: every key once per lap, in a scattered order. */
+    private static int scattered(int i) {
+        return (i * 40_503) & (MANY_KEYS - 1); // an odd multiplier: a permutation of the keys
+    }
+
+    /** The bare counterpart of {@code checkManyKeys}: {@code tryAcquire} on {@link #MANY_KEYS} pre-built keys. */
+    private static Runnable bareManyKeys(Algorithm algorithm) {
+        RateLimiter limiter = RateLimiter.builder(algorithm)
+                .limit(Load.ALLOWED.limit, Load.ALLOWED.window)
+                .build();
+        String[] names = Keys.generate(MANY_KEYS);
+        return () -> {
+            Decision d = null;
+            for (int i = 0; i < OPS_PER_ROUND; i++) {
+                d = limiter.tryAcquire(names[scattered(i)]);
+                if (!d.allowed()) {
+                    throw new IllegalStateException("refused: " + d);
+                }
+            }
+            sink = d;
+        };
+    }
+
+    /**
+     * {@code checkOneLimit} over {@link #MANY_KEYS} client ids, with a table of resolutions that holds them all (as the
+     * service sizes it by its heap): where a check waits on memory more than it computes.
+     */
+    private static Runnable checkManyKeys(Algorithm algorithm) {
+        PolicyLimiter policy = PolicyLimiter.builder(
+                        Policies.parse("oauth-token.yaml", PolicyBench.configuration(algorithm)))
+                .recentResolutions(4 * MANY_KEYS)
+                .build();
+        List<List<Descriptor>> requests = new ArrayList<>(MANY_KEYS);
+        for (int i = 0; i < MANY_KEYS; i++) {
+            requests.add(List.of(Descriptor.of("client_id", "client-" + i)));
+        }
+        return () -> {
+            Verdict v = null;
+            for (int i = 0; i < OPS_PER_ROUND; i++) {
+                v = policy.check(PolicyBench.DOMAIN, requests.get(scattered(i)), 1);
                 if (!v.allowed()) {
                     throw new IllegalStateException("refused: " + v);
                 }
