@@ -11,11 +11,10 @@ import java.util.function.ToLongFunction;
 /**
  * How a joint request ({@link dev.sluice.RateLimiter#tryAcquireAll}) over keys held in {@link KeyTable}s takes their
  * locks: all of them, one nested in the other, in one order (the limiter's serial, then the key's hash, then the
- * key), so two joint
- * requests naming the same keys in any order never wait on each other in a cycle. The synchronized and leased joint
- * deciders share it; the in-memory one shares the order ({@link #order}) and takes its locks itself, since a key
- * new to a limiter at its bound on keys has to make room first. The in-memory and synchronized ones then decide every
- * part in one step ({@link #allOrNothing}).
+ * key), so two joint requests naming the same keys in any order never wait on each other in a cycle. The synchronized
+ * and leased joint deciders share it; the in-memory one shares the order ({@link #order}) and takes its locks itself,
+ * since a key new to a limiter at its bound on keys has to make room first. The in-memory and synchronized ones then
+ * decide every part in one step ({@link #allOrNothing}).
  */
 public final class JointLocks {
 

@@ -60,11 +60,10 @@ class AllOrNothingTest {
         PolicyLimiter l = PolicyLimiter.builder(Policies.parse("t.yaml", TWO_LEVELS))
                 .clock(clock)
                 .build();
-        List<Descriptor> request = CLIENT_AND_USER;
         for (int i = 0; i < 3; i++) {
-            assertTrue(l.check("d", request, 1).allowed());
+            assertTrue(l.check("d", CLIENT_AND_USER, 1).allowed());
         }
-        Verdict refused = l.check("d", request, 1);
+        Verdict refused = l.check("d", CLIENT_AND_USER, 1);
         assertFalse(refused.allowed());
         assertEquals(Outcome.DENIED, refused.descriptor(0).outcome());
         assertEquals(Outcome.NOT_COUNTED, refused.descriptor(1).outcome());
@@ -142,11 +141,10 @@ class AllOrNothingTest {
     @Test
     void dryRunLimitsAreCountedOnlyWhenTheEnforcedOnesPass() {
         PolicyLimiter l = limiter(clientAndDryRunUser(10, 5));
-        List<Descriptor> request = CLIENT_AND_USER;
         int allowed = 0;
         int wouldDeny = 0;
         for (int i = 0; i < 12; i++) {
-            Verdict v = l.check("d", request, 1);
+            Verdict v = l.check("d", CLIENT_AND_USER, 1);
             allowed += v.allowed() ? 1 : 0;
             wouldDeny += v.descriptor(1).outcome() == Outcome.WOULD_DENY ? 1 : 0;
             if (!v.allowed()) {
@@ -166,10 +164,9 @@ class AllOrNothingTest {
     @Test
     void anImpossibleLimitAnswersOnlyWhenItsStageRuns() {
         PolicyLimiter l = limiter(clientAndDryRunUser(2, 0));
-        List<Descriptor> request = CLIENT_AND_USER;
         for (int second = 0; second < 3; second++) {
             for (int i = 0; i < 4; i++) {
-                Verdict v = l.check("d", request, 1);
+                Verdict v = l.check("d", CLIENT_AND_USER, 1);
                 assertEquals(i < 2, v.allowed(), "request " + i);
                 LimitVerdict dry = v.descriptor(1).limits().get(0);
                 if (v.allowed()) {
