@@ -11,7 +11,9 @@ import dev.sluice.policy.Policies;
 import dev.sluice.policy.PolicyLimiter;
 import dev.sluice.policy.Verdict;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
@@ -25,7 +27,9 @@ import java.util.Locale;
  * counterpart, which builds the key per request from the same client and user; {@code checkThree} and
  * {@code tryAcquireAllOfThree} are {@code PolicyBench}'s; {@code checkManyKeys} and {@code tryAcquireManyKeys} are
  * {@code checkOneLimit} and {@code tryAcquire} over 65,536 keys in a scattered order, more than the CPU's caches hold,
- * where a check waits on memory more than it computes. Each subject runs in a JVM of its own (so that one
+ * where a check waits on memory more than it computes; {@code checkManyParsed} and {@code tryAcquireManyParsed} are the
+ * same with the request parsed as a service parses it, a new descriptor (or key) of new strings decoded from bytes per
+ * request. Each subject runs in a JVM of its own (so that one
  * subject's call sites do not make another's megamorphic), best and median of 20 rounds of 2,000,000 decisions after
  * 10 warm-up rounds. The subjects run twice, in two orders, so that a change in the machine's load during the run
  * shows as a difference between the two.
@@ -48,11 +52,13 @@ public final class PolicyCost {
             "tryAcquireAllOfThree",
             "checkThree",
             "tryAcquireManyKeys",
-            "checkManyKeys");
+            "checkManyKeys",
+            "tryAcquireManyParsed",
+            "checkManyParsed");
 
     /**
-     * The keys of {@code checkManyKeys} and {@code tryAcquireManyKeys}: more than the CPU's caches hold the state of, as
-     * a service limiting by remote address meets them; a power of two, walked in a scattered order.
+     * The keys of the many-key subjects: more than the CPU's caches hold the state of, as a service limiting by remote
+     * address meets them; a power of two, walked in a scattered order.
      */
     private static final int MANY_KEYS = 1 << 16;
 
@@ -91,6 +97,8 @@ public final class PolicyCost {
                     case "tryAcquireAllOfThree" -> bareOfThree(algorithm);
                     case "tryAcquireManyKeys" -> bareManyKeys(algorithm);
                     case "checkManyKeys" -> checkManyKeys(algorithm);
+                    case "tryAcquireManyParsed" -> bareManyParsed(algorithm);
+                    case "checkManyParsed" -> checkManyParsed(algorithm);
                     default -> check(subject, algorithm);
                 };
         double[] ns = CpuRounds.nanosPerOperation(round, WARM_ROUNDS, ROUNDS, OPS_PER_ROUND);
@@ -248,6 +256,61 @@ public final class PolicyCost {
             }
             sink = v;
         };
+    }
+
+    /**
+     * {@code tryAcquireManyKeys} with each key decoded from its bytes per request, as a service reads it from the wire:
+     * a new string, whose contents the store compares with the key it keeps.
+     */
+    private static Runnable bareManyParsed(Algorithm algorithm) {
+        RateLimiter limiter = RateLimiter.builder(algorithm)
+                .limit(Load.ALLOWED.limit, Load.ALLOWED.window)
+                .build();
+        byte[][] names = bytes(Keys.generate(MANY_KEYS));
+        return () -> {
+            Decision d = null;
+            for (int i = 0; i < OPS_PER_ROUND; i++) {
+                d = limiter.tryAcquire(new String(names[scattered(i)], StandardCharsets.ISO_8859_1));
+                if (!d.allowed()) {
+                    throw new IllegalStateException("refused: " + d);
+                }
+            }
+            sink = d;
+        };
+    }
+
+    /**
+     * {@code checkManyKeys} with each request's descriptor made per request from its key and value decoded from bytes,
+     * as the service parses them: an equal descriptor, never the same one, whose resolution is found by comparing.
+     */
+    private static Runnable checkManyParsed(Algorithm algorithm) {
+        PolicyLimiter policy = PolicyLimiter.builder(
+                        Policies.parse("oauth-token.yaml", PolicyBench.configuration(algorithm)))
+                .recentResolutions(4 * MANY_KEYS)
+                .build();
+        String[] ids = new String[MANY_KEYS];
+        Arrays.setAll(ids, i -> "client-" + i);
+        byte[][] values = bytes(ids);
+        byte[] key = "client_id".getBytes(StandardCharsets.ISO_8859_1);
+        return () -> {
+            Verdict v = null;
+            for (int i = 0; i < OPS_PER_ROUND; i++) {
+                Descriptor d = Descriptor.of(
+                        new String(key, StandardCharsets.ISO_8859_1),
+                        new String(values[scattered(i)], StandardCharsets.ISO_8859_1));
+                v = policy.check(PolicyBench.DOMAIN, List.of(d), 1);
+                if (!v.allowed()) {
+                    throw new IllegalStateException("refused: " + v);
+                }
+            }
+            sink = v;
+        };
+    }
+
+    private static byte[][] bytes(String[] strings) {
+        byte[][] bytes = new byte[strings.length][];
+        Arrays.setAll(bytes, i -> strings[i].getBytes(StandardCharsets.ISO_8859_1));
+        return bytes;
     }
 
     private static Runnable check(String subject, Algorithm algorithm) {

@@ -179,6 +179,13 @@ final class Engine {
         final @Nullable String @Nullable [] keys;
         /** Per limit, one permit of its counter, which a request of cost 1 asks as it is; null where it has no limiter. */
         final @Nullable Acquisition @Nullable [] ones;
+        /**
+         * The first limit's key and permit, as in {@link #keys} and {@link #ones}: a rule usually has one limit, and a
+         * check of it then reads neither array.
+         */
+        private final @Nullable String key0;
+
+        private final @Nullable Acquisition one0;
 
         Resolution(Descriptor descriptor, @Nullable Domain dom, @Nullable Plan plan) {
             this.descriptor = descriptor;
@@ -187,6 +194,8 @@ final class Engine {
             if (plan == null) {
                 this.keys = null;
                 this.ones = null;
+                this.key0 = null;
+                this.one0 = null;
                 return;
             }
             @Nullable String[] keys = plan.keys(descriptor);
@@ -198,6 +207,20 @@ final class Engine {
             }
             this.keys = keys;
             this.ones = ones;
+            this.key0 = keys.length == 0 ? null : keys[0];
+            this.one0 = ones.length == 0 ? null : ones[0];
+        }
+
+        /** The key of limit {@code j} of its plan; null where the limit has no counter. */
+        @Nullable
+        String key(int j) {
+            return j == 0 ? key0 : Objects.requireNonNull(keys, "a resolution with a plan has its keys")[j];
+        }
+
+        /** One permit of limit {@code j}'s counter; null where it has none. */
+        @Nullable
+        Acquisition one(int j) {
+            return j == 0 ? one0 : Objects.requireNonNull(ones, "a resolution with a plan has its keys")[j];
         }
     }
 
@@ -742,19 +765,17 @@ final class Engine {
             if (p == null) {
                 continue;
             }
-            @Nullable String[] keys = Objects.requireNonNull(r.keys, "a resolution with a plan has its keys");
-            @Nullable Acquisition[] ones = Objects.requireNonNull(r.ones, "a resolution with a plan has its keys");
             long cost = costs == null ? hits : costs[i];
             for (int j = 0; j < p.limits.length; j++, slot++) {
                 Limit l = p.limits[j];
-                String key = keys[j];
+                String key = r.key(j);
                 if (key == null || (replaced != null && replaced.contains(l.name()))) {
                     continue;
                 }
                 Part part = byKey != null ? byKey.get(key) : find(head, key, l);
                 boolean shared = part != null;
                 if (part == null) {
-                    part = (head == null ? decided : new Part()).count(p.limiters[j], key, l, p.stage, ones[j]);
+                    part = (head == null ? decided : new Part()).count(p.limiters[j], key, l, p.stage, r.one(j));
                     stages |= 1 << p.stage;
                     if (tail == null) {
                         head = part;

@@ -246,6 +246,47 @@ class DescriptorReuseTest {
         }
     }
 
+    /**
+     * A descriptor whose hash equals a kept one's, in the same pair of slots (a table of two), is told apart by its
+     * values: each of such a pair counts under its own counter, whichever was kept first, as an equal but new descriptor
+     * counts under the kept one's. A descriptor's hash is made of its strings' hashes, and {@code "Aa"} and {@code "BB"}
+     * have the same one, as {@code "1012"} and {@code "14669600"} do.
+     */
+    @Test
+    void descriptorsOfEqualHashesCountEachUnderItsOwnCounter() {
+        List<Descriptor[]> pairs = List.of(
+                new Descriptor[] {Descriptor.of("client_id", "Aa"), Descriptor.of("client_id", "BB")},
+                new Descriptor[] {Descriptor.of("client_id", "1012"), Descriptor.of("client_id", "14669600")},
+                new Descriptor[] {
+                    Descriptor.of("client_id", "Aa", "username", "BB"),
+                    Descriptor.of("client_id", "BB", "username", "Aa")
+                });
+        for (Descriptor[] pair : pairs) {
+            assertEquals(pair[0].hashCode(), pair[1].hashCode(), "the pair's hashes: " + pair[0] + ", " + pair[1]);
+            for (int first = 0; first < 2; first++) {
+                Descriptor a = pair[first];
+                Descriptor b = pair[1 - first];
+                try (PolicyLimiter l = PolicyLimiter.builder(Policies.parse("web.yaml", WEB + NESTED))
+                        .clock(clock)
+                        .recentResolutions(2)
+                        .build()) {
+                    assertEquals(4, admitted(l, "web", a, 6), a + " first");
+                    assertEquals(4, admitted(l, "web", b, 6), b + ", of the same hash as " + a);
+                    assertEquals(0, admitted(l, "web", Descriptor.of(a.entries()), 1), "an equal " + a);
+                    assertEquals(0, admitted(l, "web", Descriptor.of(b.entries()), 1), "an equal " + b);
+                }
+            }
+        }
+    }
+
+    /** A rule under {@link #WEB}'s {@code client_id}: a client's users, four a second each. */
+    static final String NESTED =
+            """
+                descriptors:
+                  - key: username
+                    rate_limit: {unit: second, requests_per_unit: 4}
+            """;
+
     @Test
     void recentResolutionsIsChecked() {
         PolicyLimiter.Builder b = PolicyLimiter.builder(Policies.parse("web.yaml", WEB));
