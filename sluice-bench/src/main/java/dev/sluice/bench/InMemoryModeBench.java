@@ -4,6 +4,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
 import dev.sluice.spi.RateLimitStore;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -23,7 +24,7 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The request path of a mode that decides in memory and shares through a counter store (synchronized, leased):
  * {@code tryAcquire} of the three algorithms those modes offer, on one key or on 10,000, from one thread, with the
- * default clock and the {@link Load#ALLOWED} limit, beside the in-memory store. A subclass declares the {@code store}
+ * default clock and the {@link Load#ALLOWED} limit's rate (over {@code windowMillis}), beside the in-memory store. A subclass declares the {@code store}
  * parameter and builds the store it names; every key is requested once before the measurement. The JMH options
  * here hold for the subclasses.
  *
@@ -48,6 +49,13 @@ public abstract class InMemoryModeBench {
     @Param({"1", "10000"})
     public int keys;
 
+    /**
+     * The limit's window in milliseconds: 100, {@link Load#ALLOWED}'s, by default; a longer one keeps its rate (the
+     * limit grows with it), so that a round every 100 ms is a tenth of the window or less, as leased mode asks.
+     */
+    @Param({"100"})
+    public int windowMillis;
+
     private RateLimitStore shared;
     private RateLimiter limiter;
     private String[] names;
@@ -58,7 +66,10 @@ public abstract class InMemoryModeBench {
     @Setup(Level.Trial)
     public void setUp() {
         names = Keys.generate(keys);
-        var builder = RateLimiter.builder(algorithm).limit(Load.ALLOWED.limit, Load.ALLOWED.window);
+        var builder = RateLimiter.builder(algorithm)
+                .limit(
+                        Load.ALLOWED.limit * windowMillis / Load.ALLOWED.window.toMillis(),
+                        Duration.ofMillis(windowMillis));
         shared = sharedStore();
         if (shared != null) {
             builder.store(shared);
