@@ -16,6 +16,6 @@ echo "load average at start: $(load_average)" | tee "$out/leased-machine.txt"
 # shellcheck disable=SC2086  # the option variable is word-split on purpose
 java -jar "$jar" 'dev\.sluice\.bench\.LeaseBench\.' -p keys=1,10000 -prof gc \
     -rf json -rff "$out/jmh-leased.json" ${JMH_OPTS:-} | tee "$out/jmh-leased.txt"
-java -cp "$jar" dev.sluice.bench.LeaseCost | tee "$out/lease-cost.md"
+java -Xms2g -Xmx2g -XX:+AlwaysPreTouch -cp "$jar" dev.sluice.bench.LeaseCost | tee "$out/lease-cost.md"
 echo "load average at end: $(load_average)" | tee -a "$out/leased-machine.txt"
 echo "results in $out"

@@ -1,7 +1,6 @@
 package dev.sluice.lease;
 
 import dev.sluice.internal.FrameMap;
-import java.util.NavigableMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -127,8 +126,7 @@ final class DemandNotes {
      * that are live at {@code now}, and, if {@code demand > 0}, this instance's note of it lapsing at
      * {@code lapseNanos}.
      */
-    static void carry(
-            FrameMap record, NavigableMap<Long, Long> counts, int tag, long now, long demand, long lapseNanos) {
+    static void carry(FrameMap record, Counts counts, int tag, long now, long demand, long lapseNanos) {
         for (int j = 0; j < record.size(); j++) {
             long k = record.frame(j);
             if (k >= FrameMap.NOTES_TO) {

@@ -3,7 +3,6 @@ package dev.sluice.lease;
 import dev.sluice.internal.FrameMap;
 import java.util.Arrays;
 import java.util.Map;
-import java.util.NavigableMap;
 import java.util.TreeMap;
 
 /**
@@ -113,9 +112,9 @@ final class FrameDeltas {
 
     /**
      * The counts of {@code base} (frames in increasing order, counts above zero) with these changes added, only those
-     * left above zero: one pass over both in frame order, and the sorted map built from that in order.
+     * left above zero: one pass over both in frame order.
      */
-    NavigableMap<Long, Long> addedTo(FrameMap base) {
+    Counts addedTo(FrameMap base) {
         int bn = base.size();
         int end = head + size;
         long[] pairs = new long[2 * (bn + size)];
@@ -139,7 +138,7 @@ final class FrameDeltas {
                 n++;
             }
         }
-        return new TreeMap<>(FrameMap.wrap(pairs, n));
+        return Counts.wrap(pairs, n);
     }
 
     /** A copy of these changes, which later changes to this one leave as it is. */

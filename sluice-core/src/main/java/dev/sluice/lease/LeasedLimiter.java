@@ -18,11 +18,8 @@ import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterSnapshot;
 import dev.sluice.spi.CounterWrite;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableMap;
-import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import org.jspecify.annotations.Nullable;
@@ -561,8 +558,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             foldSpan(ls, now);
             long liveFrom = now - lifetime + 1;
             FrameMap record = FrameMap.copyOf(ls.global.counters());
-            NavigableMap<Long, Long> counts = ls.delta.addedTo(record.tail(liveFrom));
-            TreeMap<Long, Long> claims = new TreeMap<>();
+            Counts counts = ls.delta.addedTo(record.tail(liveFrom));
+            Counts claims = new Counts();
             boolean gated = false;
             @Nullable Span span = null;
             if (spanFrames > 0) {
@@ -603,7 +600,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                     ls.winSixteenths += ((claim >= need ? 16 : 0) - ls.winSixteenths) / 4;
                 }
                 if (claim > 0) {
-                    counts.merge(ls.frame, claim, Long::sum);
+                    counts.add(ls.frame, claim);
                     claims.put(ls.frame, claim);
                 }
             }
@@ -617,7 +614,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             }
             FrameDeltas carried = ls.delta.copy(); // the changes this write carries, as they were when it was made
             ls.delta.clear();
-            long expireAt = counts.isEmpty() ? now : counts.lastKey() + lifetime;
+            long expireAt = counts.isEmpty() ? now : counts.lastFrame() + lifetime;
             if (refusedHere || (record.size() > 0 && FrameMap.isNote(record.frame(0)))) {
                 DemandNotes.carry(record, counts, store.noteTag(), now, refusedHere ? notedDemand(ls) : 0, noteLapse);
                 if (refusedHere) {
@@ -625,7 +622,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                 }
             }
             long expected = ls.global.version();
-            CounterWrite w = new CounterWrite(ls.id, expected, rounds.nextVersion(expected), counts, expireAt);
+            CounterWrite w =
+                    new CounterWrite(ls.id, expected, rounds.nextVersion(expected), counts.toFrameMap(), expireAt);
             return new Write(ls, w, ls.frame, claims, span, carried);
         } finally {
             ls.unlock();
@@ -661,11 +659,11 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * any later frame of the record leaves at its start, where a frame claimed ahead is counted with the frames it
      * shares a window with.
      */
-    private long roomNow(NavigableMap<Long, Long> counts, long now) {
+    private long roomNow(Counts counts, long now) {
         long f = frameOf(now);
         long room = room(restore(counts, f), now);
-        for (long g : counts.subMap(f, false, f + lifetime, false).keySet()) {
-            room = Math.min(room, config.limit() - measureAtStart(counts, g));
+        for (int i = counts.from(f, false), end = counts.from(f + lifetime, true); i < end; i++) {
+            room = Math.min(room, config.limit() - measureAtStart(counts, counts.frame(i)));
         }
         return Math.max(0, room);
     }
@@ -675,10 +673,10 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * then (those {@code h <= g} with {@code h + lifetime > g}; a sliding tail's previous window weighs 1 at the start
      * of the window). Within frame {@code g} the measure only falls, so this is its most.
      */
-    private long measureAtStart(NavigableMap<Long, Long> counts, long g) {
+    private long measureAtStart(Counts counts, long g) {
         long sum = 0;
-        for (long c : counts.subMap(g - lifetime, false, g, true).values()) {
-            sum += c;
+        for (int i = counts.from(g - lifetime, false), end = counts.from(g, false); i < end; i++) {
+            sum += counts.count(i);
         }
         return sum;
     }
@@ -709,8 +707,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * times a second held a slice in each of the next ten sub-windows, was never short, so never refused, and kept the
      * others from half the limit.
      */
-    private @Nullable Span claimAhead(
-            Lease ls, NavigableMap<Long, Long> counts, NavigableMap<Long, Long> claims, long now) {
+    private @Nullable Span claimAhead(Lease ls, Counts counts, Counts claims, long now) {
         boolean keeps = keeps(ls);
         long perInterval = SliceSizing.demandAhead(perInterval(ls), keeps);
         if (perInterval == 0 || ls.lastRefused || ls.refused) {
@@ -743,19 +740,16 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         long[] count = new long[frames.length];
         int n = 0;
         int t = -1; // the index of first
-        Iterator<Map.Entry<Long, Long>> recorded = counts.entrySet().iterator();
-        Map.Entry<Long, Long> e = recorded.hasNext() ? recorded.next() : null;
-        for (int a = 0; e != null || a < ahead; n++) {
+        for (int a = 0, r = 0; r < counts.size() || a < ahead; n++) {
             long next = a < ahead ? first + a * frameSize : Long.MAX_VALUE;
-            long at = e != null ? Math.min(e.getKey(), next) : next;
+            long at = r < counts.size() ? Math.min(counts.frame(r), next) : next;
             if (at == next) {
                 t = a == 0 ? n : t;
                 a++;
             }
             frames[n] = at;
-            if (e != null && e.getKey() == at) {
-                count[n] = e.getValue();
-                e = recorded.hasNext() ? recorded.next() : null;
+            if (r < counts.size() && counts.frame(r) == at) {
+                count[n] = counts.count(r++);
             }
         }
         // the measure at the start of each: the frames counting then
@@ -801,8 +795,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                 taking++;
             }
         }
-        addInOrder(claims, slices, taking);
-        addInOrder(counts, slices, taking);
+        claims.addInOrder(slices, taking);
+        counts.addInOrder(slices, taking);
         return null;
     }
 
@@ -815,8 +809,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * frame those two count in, the frames counting then add up to at most half the limit, as claims ahead are. Null
      * if none: both span places taken, no room for one, or the key contended. The caller holds the lease's lock.
      */
-    private @Nullable Span claimSpan(
-            Lease ls, NavigableMap<Long, Long> counts, long now, long perInterval, long first, int aheadFrames) {
+    private @Nullable Span claimSpan(Lease ls, Counts counts, long now, long perInterval, long first, int aheadFrames) {
         if (ls.nextTo != Lease.NO_SPAN || contendedByNotes(ls, now)) {
             return null; // two spans held already, or instances refused on the key noted their demand in its record
         }
@@ -848,14 +841,14 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * ends, so that at the start of every frame those two count in, the frames counting then add up to at most
      * {@code ceiling}. The start of a frame is where the sub-window counter's measure of it is highest.
      */
-    private long[] spanRoom(NavigableMap<Long, Long> counts, long current, long from, long to, long ceiling) {
+    private long[] spanRoom(Counts counts, long current, long from, long to, long ceiling) {
         // the counts of every frame that counts at the start of a frame from the current one to the last the span's
         // ends count in, one per frame
         long lo = current - lifetime + frameSize;
         long hi = to + lifetime - frameSize;
         long[] dense = new long[(int) ((hi - lo) / frameSize) + 1];
-        for (Map.Entry<Long, Long> e : counts.subMap(lo, true, hi, true).entrySet()) {
-            dense[(int) ((e.getKey() - lo) / frameSize)] += e.getValue();
+        for (int i = counts.from(lo, true), end = counts.from(hi, false); i < end; i++) {
+            dense[(int) ((counts.frame(i) - lo) / frameSize)] += counts.count(i);
         }
         int perWindow = (int) (lifetime / frameSize);
         long now = config.limit();
@@ -885,10 +878,10 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
     }
 
     /** Adds the span of {@code permits} from {@code from} to {@code to} to {@code counts}, at both ends. */
-    private static Span chargeSpan(NavigableMap<Long, Long> counts, long from, long to, long permits) {
-        counts.merge(from, permits, Long::sum);
+    private static Span chargeSpan(Counts counts, long from, long to, long permits) {
+        counts.add(from, permits);
         if (to != from) {
-            counts.merge(to, permits, Long::sum);
+            counts.add(to, permits);
         }
         return new Span(from, to, permits);
     }
@@ -952,43 +945,12 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
     }
 
     /**
-     * Adds to {@code map} (counts above zero) the {@code n} pairs of frame and permits of {@code pairs}, in increasing
-     * frame order: both merged in one pass and the map built again from that in order, where one insertion a frame
-     * would walk and balance its tree every time.
-     */
-    private static void addInOrder(NavigableMap<Long, Long> map, long[] pairs, int n) {
-        if (n == 0) {
-            return;
-        }
-        long[] merged = new long[2 * (map.size() + n)];
-        int m = 0;
-        int j = 0;
-        for (Map.Entry<Long, Long> e : map.entrySet()) {
-            long frame = e.getKey();
-            for (; j < n && pairs[2 * j] < frame; j++, m++) {
-                merged[2 * m] = pairs[2 * j];
-                merged[2 * m + 1] = pairs[2 * j + 1];
-            }
-            merged[2 * m] = frame;
-            merged[2 * m + 1] = e.getValue() + (j < n && pairs[2 * j] == frame ? pairs[2 * j++ + 1] : 0);
-            m++;
-        }
-        for (; j < n; j++, m++) {
-            merged[2 * m] = pairs[2 * j];
-            merged[2 * m + 1] = pairs[2 * j + 1];
-        }
-        map.clear();
-        map.putAll(FrameMap.wrap(merged, m)); // into an empty sorted map: built in order, no balancing
-    }
-
-    /**
      * Adds to {@code claims} (and {@code counts}) the {@linkplain SliceSizing#topUp top-up} of the slice of the current
      * frame, for a key asked {@code perInterval} times per interval: cut to the room a claim on a request would get
      * ({@link #roomNow}) and so that the algorithm's measure now stays within half the limit, as claims ahead do. The
      * caller holds the lease's lock.
      */
-    private void topUp(
-            Lease ls, NavigableMap<Long, Long> counts, NavigableMap<Long, Long> claims, long now, long perInterval) {
+    private void topUp(Lease ls, Counts counts, Counts claims, long now, long perInterval) {
         long s = sizing.topUp(perInterval, ls.granted - ls.used, untilFrameEnds(now));
         if (s <= 0) {
             return;
@@ -996,8 +958,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         long room = roomNow(counts, now);
         s = Math.min(s, room - (config.limit() - config.limit() / 2));
         if (s > 0) {
-            claims.merge(ls.frame, s, Long::sum);
-            counts.merge(ls.frame, s, Long::sum);
+            claims.add(ls.frame, s);
+            counts.add(ls.frame, s);
         }
     }
 
@@ -1021,20 +983,20 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      */
     private void take(Lease ls, Write w, long now) {
         roll(ls, now);
-        NavigableMap<Long, Long> claims = w.claims();
+        Counts claims = w.claims();
         Span span = w.span();
         if (span != null) {
             holdSpan(ls, span, now);
         }
-        for (Map.Entry<Long, Long> c : claims.entrySet()) {
-            long frame = c.getKey();
+        for (int i = 0; i < claims.size(); i++) {
+            long frame = claims.frame(i);
             if (frame == ls.frame) {
-                ls.granted += c.getValue();
+                ls.granted += claims.count(i);
             } else if (frame < ls.frame && frame + lifetime > now) {
-                ls.addDelta(frame, -c.getValue()); // the frame turned during the call: give it back
+                ls.addDelta(frame, -claims.count(i)); // the frame turned during the call: give it back
             }
         }
-        addAhead(ls, claims.tailMap(ls.frame, false));
+        addAhead(ls, claims, claims.from(ls.frame, false));
     }
 
     /**
@@ -1068,15 +1030,15 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
     }
 
     /**
-     * Adds the slices {@code add} (frames after the current one, at frame starts) to those claimed ahead: one new
-     * array spanning both. The caller holds the lease's lock.
+     * Adds the slices of {@code add} from its entry {@code first} on (frames after the current one, at frame starts) to
+     * those claimed ahead: one new array spanning both. The caller holds the lease's lock.
      */
-    private void addAhead(Lease ls, SortedMap<Long, Long> add) {
-        if (add.isEmpty()) {
+    private void addAhead(Lease ls, Counts add, int first) {
+        if (first == add.size()) {
             return;
         }
-        long from = add.firstKey();
-        long last = add.lastKey();
+        long from = add.frame(first);
+        long last = add.lastFrame();
         if (ls.aheadLen > 0) {
             from = Math.min(from, ls.aheadFrom);
             last = Math.max(last, ls.aheadFrom + (ls.aheadLen - 1) * frameSize);
@@ -1086,8 +1048,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         for (int i = 0; i < ls.aheadLen; i++) {
             slices[(int) ((ls.aheadFrom - from) / frameSize) + i] = ls.aheadSlices[ls.aheadHead + i];
         }
-        for (Map.Entry<Long, Long> e : add.entrySet()) {
-            slices[(int) ((e.getKey() - from) / frameSize)] += e.getValue();
+        for (int j = first; j < add.size(); j++) {
+            slices[(int) ((add.frame(j) - from) / frameSize)] += add.count(j);
         }
         ls.aheadSlices = slices;
         ls.aheadFrom = from;
@@ -1397,17 +1359,14 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
     }
 
     /** The state of the frames of {@code counts} (in increasing frame order) up to {@code upTo}, inclusive. */
-    private AlgorithmState restore(Map<Long, Long> counts, long upTo) {
+    private AlgorithmState restore(Counts counts, long upTo) {
         long[] frames = new long[counts.size()];
         long[] values = new long[counts.size()];
         int n = 0;
-        for (Map.Entry<Long, Long> e : counts.entrySet()) {
-            if (e.getKey() > upTo) {
-                break;
-            }
-            if (e.getValue() > 0) {
-                frames[n] = e.getKey();
-                values[n] = e.getValue();
+        for (int i = 0; i < counts.size() && counts.frame(i) <= upTo; i++) {
+            if (counts.count(i) > 0) {
+                frames[n] = counts.frame(i);
+                values[n] = counts.count(i);
                 n++;
             }
         }
@@ -1474,13 +1433,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * A write prepared for one lease in {@code frame}: the claims it carries, per frame (that frame's for a request,
      * later frames' for a round claiming ahead), a span claimed ahead if any, and the changes of {@code delta}.
      */
-    record Write(
-            Lease lease,
-            CounterWrite write,
-            long frame,
-            NavigableMap<Long, Long> claims,
-            @Nullable Span span,
-            FrameDeltas carried)
+    record Write(Lease lease, CounterWrite write, long frame, Counts claims, @Nullable Span span, FrameDeltas carried)
             implements PreparedWrite<Lease> {
         @Override
         public Lease key() {
@@ -1489,10 +1442,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
 
         /** The permits claimed, over every frame. */
         long claimed() {
-            long c = 0;
-            for (long v : claims.values()) {
-                c += v;
-            }
+            long c = claims.sum();
             return span != null ? c + span.permits() : c;
         }
 
@@ -1503,7 +1453,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
 
         /** Whether the write claims ahead: for a frame later than {@code frame}, the one it was prepared in. */
         boolean claimsAhead() {
-            return (span != null && span.from() > frame) || (!claims.isEmpty() && claims.lastKey() > frame);
+            return (span != null && span.from() > frame) || (!claims.isEmpty() && claims.lastFrame() > frame);
         }
     }
 

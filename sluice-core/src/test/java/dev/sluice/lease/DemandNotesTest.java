@@ -40,11 +40,12 @@ class DemandNotesTest {
         assertTrue(DemandNotes.holds(record, 1, NOW));
         assertFalse(DemandNotes.holds(record, 1, NOW + 2 * SECOND));
 
-        TreeMap<Long, Long> write = new TreeMap<>(Map.of(NOW, 41L));
+        Counts write = new Counts();
+        write.put(NOW, 41L);
         DemandNotes.carry(record, write, 1, NOW, 35, NOW + 2 * SECOND);
         assertEquals(
                 Map.of(DemandNotes.key(2, NOW + SECOND), 20L, DemandNotes.key(1, NOW + 2 * SECOND), 35L, NOW, 41L),
-                write,
+                write.toFrameMap(),
                 "the other's live note carried, this one's replaced, the lapsed one dropped");
     }
 

@@ -62,7 +62,7 @@ class FrameDeltasTest {
             TreeMap<Long, Long> expected = new TreeMap<>(record);
             changes.forEach((f, d) -> expected.merge(f, d, Long::sum));
             expected.values().removeIf(c -> c <= 0);
-            assertEquals(expected, deltas.addedTo(FrameMap.copyOf(record)));
+            assertEquals(expected, deltas.addedTo(FrameMap.copyOf(record)).toFrameMap());
 
             FrameDeltas copy = deltas.copy();
             deltas.add(100, 1);
