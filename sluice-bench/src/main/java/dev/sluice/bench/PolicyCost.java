@@ -238,10 +238,7 @@ public final class PolicyCost {
      * service sizes it by its heap): where a check waits on memory more than it computes.
      */
     private static Runnable checkManyKeys(Algorithm algorithm) {
-        PolicyLimiter policy = PolicyLimiter.builder(
-                        Policies.parse("oauth-token.yaml", PolicyBench.configuration(algorithm)))
-                .recentResolutions(4 * MANY_KEYS)
-                .build();
+        PolicyLimiter policy = manyKeysPolicy(algorithm);
         List<List<Descriptor>> requests = new ArrayList<>(MANY_KEYS);
         for (int i = 0; i < MANY_KEYS; i++) {
             requests.add(List.of(Descriptor.of("client_id", "client-" + i)));
@@ -256,6 +253,13 @@ public final class PolicyCost {
             }
             sink = v;
         };
+    }
+
+    /** The policy of {@code checkOneLimit}, with a table of resolutions that holds {@link #MANY_KEYS} descriptors. */
+    private static PolicyLimiter manyKeysPolicy(Algorithm algorithm) {
+        return PolicyLimiter.builder(Policies.parse("oauth-token.yaml", PolicyBench.configuration(algorithm)))
+                .recentResolutions(4 * MANY_KEYS)
+                .build();
     }
 
     /**
@@ -284,10 +288,7 @@ public final class PolicyCost {
      * as the service parses them: an equal descriptor, never the same one, whose resolution is found by comparing.
      */
     private static Runnable checkManyParsed(Algorithm algorithm) {
-        PolicyLimiter policy = PolicyLimiter.builder(
-                        Policies.parse("oauth-token.yaml", PolicyBench.configuration(algorithm)))
-                .recentResolutions(4 * MANY_KEYS)
-                .build();
+        PolicyLimiter policy = manyKeysPolicy(algorithm);
         String[] ids = new String[MANY_KEYS];
         Arrays.setAll(ids, i -> "client-" + i);
         byte[][] values = bytes(ids);
