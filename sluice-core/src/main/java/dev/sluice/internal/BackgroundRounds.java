@@ -3,13 +3,17 @@ package dev.sluice.internal;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * The daemon thread that runs the background rounds of synchronized and leased mode: each task again a fixed interval
- * after its last run ended. A task that throws is handed to the failure handler and runs again at its next turn.
+ * The daemon thread that runs the background rounds of synchronized and leased mode: each task an interval after its
+ * last run started, so that a round's own duration does not make the next one late (leased mode claims ahead the
+ * frames that start before the next round is due), but at least half an interval after its last run ended, so that
+ * rounds longer than that leave the thread idle a third of the time or more rather than run back to back. A task that
+ * throws is handed to the failure handler and runs again at its next turn.
  *
  * <p>Thread-safe.
  */
@@ -29,11 +33,28 @@ public final class BackgroundRounds {
         });
     }
 
-    /** Runs {@code task} every {@code interval}, the first time one interval from now. */
+    /** Runs {@code task} every {@code interval} (see the class comment), the first time one interval from now. */
     public void every(Duration interval, Runnable task) {
         long nanos = interval.toNanos();
-        // The future is never read: run() catches everything, so no round ends in an exception to miss.
-        var unused = scheduler.scheduleWithFixedDelay(() -> run(task), nanos, nanos, TimeUnit.NANOSECONDS);
+        runIn(nanos, task, nanos);
+    }
+
+    /** Runs {@code task} once {@code delay} has passed, then again at its next turn. */
+    private void runIn(long delay, Runnable task, long interval) {
+        try {
+            // The future is never read: run() catches everything, so no round ends in an exception to miss.
+            var unused = scheduler.schedule(
+                    () -> {
+                        long started = System.nanoTime();
+                        run(task);
+                        long took = System.nanoTime() - started;
+                        runIn(Math.max(interval - took, interval / 2), task, interval);
+                    },
+                    delay,
+                    TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // stopped: the thread runs no more rounds
+        }
     }
 
     /**

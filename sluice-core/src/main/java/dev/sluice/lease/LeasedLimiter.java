@@ -48,9 +48,10 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
     private long lastRoundStarted = Long.MIN_VALUE;
     /**
      * How much later than {@link #roundNanos} after the one before the last round came, at most {@code roundNanos}:
-     * rounds run a fixed delay after the last one ended, so they come the round's own duration (and the scheduler's
-     * delay) late, and a round that claims ahead only up to {@code roundNanos} leaves the frames that start in that
-     * lag to claims on requests. Written by the round, read where it claims ahead.
+     * background rounds start an interval apart, but at least half an interval after the last one ended, so a round
+     * longer than half an interval (a loaded machine, a slow store) makes the next one late, as a manual caller may
+     * be, and a round that claims ahead only up to {@code roundNanos} leaves the frames that start in that lag to
+     * claims on requests. Written by the round, read where it claims ahead.
      */
     private volatile long roundLag;
 
