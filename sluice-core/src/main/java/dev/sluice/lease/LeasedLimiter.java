@@ -56,6 +56,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
     private volatile long roundLag;
 
     private final KeyTable<Lease> leases = new KeyTable<>();
+    /** The working arrays of {@link #claimAhead}, which only a round runs, under the store's round lock. */
+    private final Scratch scratch = new Scratch();
     /** Bound by {@link LeasedStore#bindProbe}: its claims are counted apart from the requests'. */
     final boolean probe;
 
@@ -690,7 +692,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * a claim at the start of that frame expects), less what is held for it already, cut so that at the start of every
      * frame from it on that it counts in, the frames counting then add up to at most <em>half</em> the limit. The
      * start of a frame is where the algorithm's measure of it is highest, so that check covers every moment. Frames in
-     * increasing order, so each claim sees the ones before it. The caller holds the lease's lock.
+     * increasing order, so each claim sees the ones before it. The caller holds the lease's lock, and is a round, under
+     * the store's round lock: the working arrays are this limiter's ({@link Scratch}).
      *
      * <p>Why half, and why not when refused: a key near its limit gains little from claiming ahead (most of its
      * requests are refused without a call) and loses by it. A slice claimed ahead competes with the claims of the current frame for the same room, and
@@ -737,8 +740,9 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         }
         // The record's frames and the frames from first to last, merged in order, with their counts
         int ahead = (int) ((last - first) / frameSize) + 1;
-        long[] frames = new long[counts.size() + ahead];
-        long[] count = new long[frames.length];
+        Scratch w = scratch.fit(counts.size() + ahead);
+        long[] frames = w.frames;
+        long[] count = w.count;
         int n = 0;
         int t = -1; // the index of first
         for (int a = 0, r = 0; r < counts.size() || a < ahead; n++) {
@@ -749,12 +753,10 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                 a++;
             }
             frames[n] = at;
-            if (r < counts.size() && counts.frame(r) == at) {
-                count[n] = counts.count(r++);
-            }
+            count[n] = r < counts.size() && counts.frame(r) == at ? counts.count(r++) : 0;
         }
         // the measure at the start of each: the frames counting then
-        long[] measure = new long[n];
+        long[] measure = w.measure;
         long sum = 0;
         for (int j = 0, lo = 0; j < n; j++) {
             sum += count[j];
@@ -771,11 +773,11 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         // entered: every slice taken while a frame is in the window adds to it, and to every other frame there.
         long ceiling = config.limit() / 2;
         long taken = 0; // every slice taken so far
-        long[] base = new long[n]; // a frame's measure less the slices taken before it entered the window
-        int[] most = new int[n];
+        long[] base = w.base; // a frame's measure less the slices taken before it entered the window
+        int[] most = w.most;
         int head = 0;
         int tail = 0;
-        long[] slices = new long[2 * (n - t)]; // the slices taken, frame and permits, in frame order
+        long[] slices = w.slices; // the slices taken, frame and permits, in frame order
         int taking = 0;
         for (int end = t; t < n && frames[t] <= last; t++) {
             while (end < n && frames[end] < frames[t] + lifetime) {
@@ -1429,6 +1431,34 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * {@code to}, counted in the record at both.
      */
     record Span(long from, long to, long permits) {}
+
+    /**
+     * The working arrays of {@link #claimAhead}, kept from key to key and round to round (a round of a sub-window
+     * counter over many keys made six arrays of a record's frames for every key). Written before read: nothing of one
+     * key's claims is seen by the next.
+     */
+    private static final class Scratch {
+        long[] frames = new long[0];
+        long[] count = new long[0];
+        long[] measure = new long[0];
+        long[] base = new long[0];
+        int[] most = new int[0];
+        long[] slices = new long[0];
+
+        /** This, with room for {@code n} frames. */
+        Scratch fit(int n) {
+            if (frames.length < n) {
+                int size = Math.max(n, 2 * frames.length);
+                frames = new long[size];
+                count = new long[size];
+                measure = new long[size];
+                base = new long[size];
+                most = new int[size];
+                slices = new long[2 * size];
+            }
+            return this;
+        }
+    }
 
     /**
      * A write prepared for one lease in {@code frame}: the claims it carries, per frame (that frame's for a request,
