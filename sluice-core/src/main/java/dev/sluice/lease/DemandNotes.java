@@ -1,5 +1,6 @@
 package dev.sluice.lease;
 
+import dev.sluice.internal.FrameCounts;
 import dev.sluice.internal.FrameMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -126,7 +127,7 @@ final class DemandNotes {
      * that are live at {@code now}, and, if {@code demand > 0}, this instance's note of it lapsing at
      * {@code lapseNanos}.
      */
-    static void carry(FrameMap record, Counts counts, int tag, long now, long demand, long lapseNanos) {
+    static void carry(FrameMap record, FrameCounts counts, int tag, long now, long demand, long lapseNanos) {
         for (int j = 0; j < record.size(); j++) {
             long k = record.frame(j);
             if (k >= FrameMap.NOTES_TO) {

@@ -1,5 +1,6 @@
 package dev.sluice.lease;
 
+import dev.sluice.internal.FrameCounts;
 import dev.sluice.internal.FrameMap;
 import java.util.Arrays;
 import java.util.Map;
@@ -114,7 +115,7 @@ final class FrameDeltas {
      * The counts of {@code base} (frames in increasing order, counts above zero) with these changes added, only those
      * left above zero: one pass over both in frame order.
      */
-    Counts addedTo(FrameMap base) {
+    FrameCounts addedTo(FrameMap base) {
         int bn = base.size();
         int end = head + size;
         long[] pairs = new long[2 * (bn + size)];
@@ -138,7 +139,7 @@ final class FrameDeltas {
                 n++;
             }
         }
-        return Counts.wrap(pairs, n);
+        return FrameCounts.wrap(pairs, n);
     }
 
     /** A copy of these changes, which later changes to this one leave as it is. */

@@ -7,6 +7,7 @@ import dev.sluice.LimiterConfig;
 import dev.sluice.SluiceException;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.FrameStates;
+import dev.sluice.internal.FrameCounts;
 import dev.sluice.internal.FrameMap;
 import dev.sluice.internal.KeyTable;
 import dev.sluice.internal.Latches;
@@ -228,7 +229,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
     }
 
     /**
-     * Counts {@code cost} as demand on {@code ls} (negative to take it back), as a request alone counts its cost before
+     * FrameCounts {@code cost} as demand on {@code ls} (negative to take it back), as a request alone counts its cost before
      * any claim it makes: the claims are sized by it. The caller holds the lease's lock.
      */
     void demand(Lease ls, long cost) {
@@ -561,8 +562,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
             foldSpan(ls, now);
             long liveFrom = now - lifetime + 1;
             FrameMap record = FrameMap.copyOf(ls.global.counters());
-            Counts counts = ls.delta.addedTo(record.tail(liveFrom));
-            Counts claims = new Counts();
+            FrameCounts counts = ls.delta.addedTo(record.tail(liveFrom));
+            FrameCounts claims = new FrameCounts();
             boolean gated = false;
             @Nullable Span span = null;
             if (spanFrames > 0) {
@@ -662,7 +663,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * any later frame of the record leaves at its start, where a frame claimed ahead is counted with the frames it
      * shares a window with.
      */
-    private long roomNow(Counts counts, long now) {
+    private long roomNow(FrameCounts counts, long now) {
         long f = frameOf(now);
         long room = room(restore(counts, f), now);
         for (int i = counts.from(f, false), end = counts.from(f + lifetime, true); i < end; i++) {
@@ -676,7 +677,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * then (those {@code h <= g} with {@code h + lifetime > g}; a sliding tail's previous window weighs 1 at the start
      * of the window). Within frame {@code g} the measure only falls, so this is its most.
      */
-    private long measureAtStart(Counts counts, long g) {
+    private long measureAtStart(FrameCounts counts, long g) {
         long sum = 0;
         for (int i = counts.from(g - lifetime, false), end = counts.from(g, false); i < end; i++) {
             sum += counts.count(i);
@@ -711,7 +712,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * times a second held a slice in each of the next ten sub-windows, was never short, so never refused, and kept the
      * others from half the limit.
      */
-    private @Nullable Span claimAhead(Lease ls, Counts counts, Counts claims, long now) {
+    private @Nullable Span claimAhead(Lease ls, FrameCounts counts, FrameCounts claims, long now) {
         boolean keeps = keeps(ls);
         long perInterval = SliceSizing.demandAhead(perInterval(ls), keeps);
         if (perInterval == 0 || ls.lastRefused || ls.refused) {
@@ -812,7 +813,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * frame those two count in, the frames counting then add up to at most half the limit, as claims ahead are. Null
      * if none: both span places taken, no room for one, or the key contended. The caller holds the lease's lock.
      */
-    private @Nullable Span claimSpan(Lease ls, Counts counts, long now, long perInterval, long first, int aheadFrames) {
+    private @Nullable Span claimSpan(
+            Lease ls, FrameCounts counts, long now, long perInterval, long first, int aheadFrames) {
         if (ls.nextTo != Lease.NO_SPAN || contendedByNotes(ls, now)) {
             return null; // two spans held already, or instances refused on the key noted their demand in its record
         }
@@ -844,7 +846,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * ends, so that at the start of every frame those two count in, the frames counting then add up to at most
      * {@code ceiling}. The start of a frame is where the sub-window counter's measure of it is highest.
      */
-    private long[] spanRoom(Counts counts, long current, long from, long to, long ceiling) {
+    private long[] spanRoom(FrameCounts counts, long current, long from, long to, long ceiling) {
         // the counts of every frame that counts at the start of a frame from the current one to the last the span's
         // ends count in, one per frame
         long lo = current - lifetime + frameSize;
@@ -881,7 +883,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
     }
 
     /** Adds the span of {@code permits} from {@code from} to {@code to} to {@code counts}, at both ends. */
-    private static Span chargeSpan(Counts counts, long from, long to, long permits) {
+    private static Span chargeSpan(FrameCounts counts, long from, long to, long permits) {
         counts.add(from, permits);
         if (to != from) {
             counts.add(to, permits);
@@ -953,7 +955,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * ({@link #roomNow}) and so that the algorithm's measure now stays within half the limit, as claims ahead do. The
      * caller holds the lease's lock.
      */
-    private void topUp(Lease ls, Counts counts, Counts claims, long now, long perInterval) {
+    private void topUp(Lease ls, FrameCounts counts, FrameCounts claims, long now, long perInterval) {
         long s = sizing.topUp(perInterval, ls.granted - ls.used, untilFrameEnds(now));
         if (s <= 0) {
             return;
@@ -986,7 +988,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      */
     private void take(Lease ls, Write w, long now) {
         roll(ls, now);
-        Counts claims = w.claims();
+        FrameCounts claims = w.claims();
         Span span = w.span();
         if (span != null) {
             holdSpan(ls, span, now);
@@ -1036,7 +1038,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * Adds the slices of {@code add} from its entry {@code first} on (frames after the current one, at frame starts) to
      * those claimed ahead: one new array spanning both. The caller holds the lease's lock.
      */
-    private void addAhead(Lease ls, Counts add, int first) {
+    private void addAhead(Lease ls, FrameCounts add, int first) {
         if (first == add.size()) {
             return;
         }
@@ -1362,7 +1364,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
     }
 
     /** The state of the frames of {@code counts} (in increasing frame order) up to {@code upTo}, inclusive. */
-    private AlgorithmState restore(Counts counts, long upTo) {
+    private AlgorithmState restore(FrameCounts counts, long upTo) {
         long[] frames = new long[counts.size()];
         long[] values = new long[counts.size()];
         int n = 0;
@@ -1464,7 +1466,8 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * A write prepared for one lease in {@code frame}: the claims it carries, per frame (that frame's for a request,
      * later frames' for a round claiming ahead), a span claimed ahead if any, and the changes of {@code delta}.
      */
-    record Write(Lease lease, CounterWrite write, long frame, Counts claims, @Nullable Span span, FrameDeltas carried)
+    record Write(
+            Lease lease, CounterWrite write, long frame, FrameCounts claims, @Nullable Span span, FrameDeltas carried)
             implements PreparedWrite<Lease> {
         @Override
         public Lease key() {

@@ -2,6 +2,7 @@ package dev.sluice.sync;
 
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.internal.CountedKey;
+import dev.sluice.internal.FrameCounts;
 import dev.sluice.internal.KeyTable;
 import dev.sluice.internal.Latches;
 import dev.sluice.spi.CounterKey;

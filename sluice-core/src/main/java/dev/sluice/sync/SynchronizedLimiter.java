@@ -5,6 +5,7 @@ import dev.sluice.LimiterConfig;
 import dev.sluice.algorithm.AlgorithmState;
 import dev.sluice.algorithm.FrameStates;
 import dev.sluice.algorithm.Params;
+import dev.sluice.internal.FrameCounts;
 import dev.sluice.internal.FrameMap;
 import dev.sluice.internal.HeldDecider;
 import dev.sluice.internal.KeyTable;

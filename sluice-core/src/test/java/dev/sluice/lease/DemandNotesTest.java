@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.internal.FrameCounts;
 import dev.sluice.internal.FrameMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -40,7 +41,7 @@ class DemandNotesTest {
         assertTrue(DemandNotes.holds(record, 1, NOW));
         assertFalse(DemandNotes.holds(record, 1, NOW + 2 * SECOND));
 
-        Counts write = new Counts();
+        FrameCounts write = new FrameCounts();
         write.put(NOW, 41L);
         DemandNotes.carry(record, write, 1, NOW, 35, NOW + 2 * SECOND);
         assertEquals(
