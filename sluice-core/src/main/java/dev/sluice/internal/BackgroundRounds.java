@@ -12,8 +12,8 @@ import java.util.function.Consumer;
  * The daemon thread that runs the background rounds of synchronized and leased mode: each task an interval after its
  * last run started, so that a round's own duration does not make the next one late (leased mode claims ahead the
  * frames that start before the next round is due), but at least half an interval after its last run ended, so that
- * rounds longer than that leave the thread idle a third of the time or more rather than run back to back. A task that
- * throws is handed to the failure handler and runs again at its next turn.
+ * rounds longer than half an interval are each followed by half an interval with the thread idle rather than run back
+ * to back. A task that throws is handed to the failure handler and runs again at its next turn.
  *
  * <p>Thread-safe.
  */
