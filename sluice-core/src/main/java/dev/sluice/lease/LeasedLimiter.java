@@ -229,7 +229,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
     }
 
     /**
-     * FrameCounts {@code cost} as demand on {@code ls} (negative to take it back), as a request alone counts its cost before
+     * Counts {@code cost} as demand on {@code ls} (negative to take it back), as a request alone counts its cost before
      * any claim it makes: the claims are sized by it. The caller holds the lease's lock.
      */
     void demand(Lease ls, long cost) {
