@@ -126,6 +126,11 @@ final class Lease extends LeaseHead implements CountedKey {
     /** A call to the store about this key under way (a claim or a round's read or write); others wait for it. */
     @Nullable
     CountDownLatch busy;
+    /**
+     * Whether {@link #busy} is the round's mark, which the round lifts as soon as its call about this key has ended
+     * ({@link LeasedStore#release}): a request's claim clears its own mark itself.
+     */
+    boolean roundHolds;
 
     Lease(LeasedLimiter limiter, String key, CounterKey id, AlgorithmState view, long now) {
         super(key);

@@ -552,86 +552,119 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
         long read = now();
         ls.lock();
         try {
-            long now = timeIn(ls, read);
-            roll(ls, now);
-            long need = ls.used + cost - ls.granted;
-            int spanFrames = cost > 0 && need > 0 ? spanOnRequest(ls, now) : 0;
-            if (spanFrames > 0) {
-                giveBackSpans(ls, now); // the span claimed here replaces them, from this frame on
-            }
-            foldSpan(ls, now);
-            long liveFrom = now - lifetime + 1;
-            FrameMap record = FrameMap.copyOf(ls.global.counters());
-            FrameCounts counts = ls.delta.addedTo(record.tail(liveFrom));
-            FrameCounts claims = new FrameCounts();
-            boolean gated = false;
-            @Nullable Span span = null;
-            if (spanFrames > 0) {
-                long want = Math.max(need, SliceSizing.aheadSlice(sizing.spanDemand(perInterval(ls), spanFrames)));
-                long from = frameOf(now);
-                long to = from + (spanFrames - 1) * frameSize;
-                if (spanRoom(counts, from, from, to, config.limit() / 2)[1] >= want) {
-                    span = chargeSpan(counts, from, to, want); // else the key is busy: a claim of this frame alone
-                }
-            }
-            if (cost > 0 && need > 0 && span == null) {
-                long room = roomNow(counts, now);
-                long claim = Math.min(room, SliceSizing.claim(need, expected(ls, now)));
-                long others = DemandNotes.others(record, store.noteTag(), now);
-                if (others > 0) { // contended across the instances: a share, but a claim worth its round trip
-                    long share = SliceSizing.fairShare(need, room, notedDemand(ls), others);
-                    boolean beyond = algorithm == Algorithm.SLIDING_TAIL && holdsItsShare(ls, others);
-                    long worth = sizing.worth(true, ls.winSixteenths, beyond, expected(ls, now), untilFrameEnds(now));
-                    // a sliding tail shared by three instances or more claims once a claim's worth has freed
-                    // (mayClaim), and then takes its share of it alone: the rest goes to the next instance to ask,
-                    // where a claim of the whole bar gave each bar to one instance, and some instance none in a window
-                    boolean shareAlone = algorithm == Algorithm.SLIDING_TAIL
-                            && DemandNotes.othersNoting(record, store.noteTag(), now) >= 2;
-                    claim = Math.min(claim, shareAlone ? share : Math.max(share, worth));
-                    if (beyond && room < worth) {
-                        claim = 0; // its share taken: what frees goes first to the instances short of theirs
-                        gated = true;
-                    }
-                }
-                if (claim < need) {
-                    ls.starvedUntil = now + sizing.shortHorizon;
-                    if (gated) { // but free to claim again near the frame's end, for what the others leave
-                        long lastClaims = frameOf(now) + frameSize - sizing.shortHorizon / 2;
-                        ls.starvedUntil = Math.max(now, Math.min(ls.starvedUntil, lastClaims));
-                    }
-                }
-                if (algorithm == Algorithm.SLIDING_TAIL && (ls.refused || ls.lastRefused)) {
-                    ls.winSixteenths += ((claim >= need ? 16 : 0) - ls.winSixteenths) / 4;
-                }
-                if (claim > 0) {
-                    counts.add(ls.frame, claim);
-                    claims.put(ls.frame, claim);
-                }
-            }
-            if (claimAhead) {
-                span = claimAhead(ls, counts, claims, now);
-            }
-            boolean refusedHere = ls.refused || ls.lastRefused;
-            long noteLapse = now + config.windowNanos() + roundNanos;
-            if (claims.isEmpty() && span == null && ls.delta.isEmpty() && !noteDue(record, refusedHere, now)) {
-                return null; // a key refused here whose note is stale writes it even with nothing else to write
-            }
-            FrameDeltas carried = ls.delta.copy(); // the changes this write carries, as they were when it was made
-            ls.delta.clear();
-            long expireAt = counts.isEmpty() ? now : counts.lastFrame() + lifetime;
-            if (refusedHere || (record.size() > 0 && FrameMap.isNote(record.frame(0)))) {
-                DemandNotes.carry(record, counts, store.noteTag(), now, refusedHere ? notedDemand(ls) : 0, noteLapse);
-                if (refusedHere) {
-                    expireAt = Math.max(expireAt, noteLapse);
-                }
-            }
-            long expected = ls.global.version();
-            CounterWrite w =
-                    new CounterWrite(ls.id, expected, rounds.nextVersion(expected), counts.toFrameMap(), expireAt);
-            return new Write(ls, w, ls.frame, claims, span, carried);
+            return prepareHeld(ls, timeIn(ls, read), cost, claimAhead, rounds);
         } finally {
             ls.unlock();
         }
+    }
+
+    /**
+     * The round's write for {@code ls}, as {@link #prepare} makes it with claims ahead, marking the lease busy
+     * ({@link Lease#roundHolds}) until the store has answered it, so that no claim on a request races it; the store
+     * lifts the mark as soon as it has settled the write ({@link LeasedStore#release}). A claim under way on the key is
+     * waited for first: the round's write then starts from what it left. The caller holds no lock.
+     */
+    @Nullable
+    Write prepareForRound(Lease ls, LocalRounds<?> rounds) {
+        while (true) {
+            CountDownLatch waitFor;
+            long read = now();
+            ls.lock();
+            try {
+                if (ls.busy == null) {
+                    Write w = prepareHeld(ls, timeIn(ls, read), 0, true, rounds);
+                    if (w != null) {
+                        ls.busy = new CountDownLatch(1);
+                        ls.roundHolds = true;
+                    }
+                    return w;
+                }
+                waitFor = ls.busy;
+            } finally {
+                ls.unlock();
+            }
+            store.await(waitFor);
+        }
+    }
+
+    /** {@link #prepare}'s work at {@code now}, the lease's time; the caller holds the lease's lock. */
+    @Nullable
+    private Write prepareHeld(Lease ls, long now, long cost, boolean claimAhead, LocalRounds<?> rounds) {
+        roll(ls, now);
+        long need = ls.used + cost - ls.granted;
+        int spanFrames = cost > 0 && need > 0 ? spanOnRequest(ls, now) : 0;
+        if (spanFrames > 0) {
+            giveBackSpans(ls, now); // the span claimed here replaces them, from this frame on
+        }
+        foldSpan(ls, now);
+        long liveFrom = now - lifetime + 1;
+        FrameMap record = FrameMap.copyOf(ls.global.counters());
+        FrameCounts counts = ls.delta.addedTo(record.tail(liveFrom));
+        FrameCounts claims = new FrameCounts();
+        boolean gated = false;
+        @Nullable Span span = null;
+        if (spanFrames > 0) {
+            long want = Math.max(need, SliceSizing.aheadSlice(sizing.spanDemand(perInterval(ls), spanFrames)));
+            long from = frameOf(now);
+            long to = from + (spanFrames - 1) * frameSize;
+            if (spanRoom(counts, from, from, to, config.limit() / 2)[1] >= want) {
+                span = chargeSpan(counts, from, to, want); // else the key is busy: a claim of this frame alone
+            }
+        }
+        if (cost > 0 && need > 0 && span == null) {
+            long room = roomNow(counts, now);
+            long claim = Math.min(room, SliceSizing.claim(need, expected(ls, now)));
+            long others = DemandNotes.others(record, store.noteTag(), now);
+            if (others > 0) { // contended across the instances: a share, but a claim worth its round trip
+                long share = SliceSizing.fairShare(need, room, notedDemand(ls), others);
+                boolean beyond = algorithm == Algorithm.SLIDING_TAIL && holdsItsShare(ls, others);
+                long worth = sizing.worth(true, ls.winSixteenths, beyond, expected(ls, now), untilFrameEnds(now));
+                // a sliding tail shared by three instances or more claims once a claim's worth has freed
+                // (mayClaim), and then takes its share of it alone: the rest goes to the next instance to ask,
+                // where a claim of the whole bar gave each bar to one instance, and some instance none in a window
+                boolean shareAlone = algorithm == Algorithm.SLIDING_TAIL
+                        && DemandNotes.othersNoting(record, store.noteTag(), now) >= 2;
+                claim = Math.min(claim, shareAlone ? share : Math.max(share, worth));
+                if (beyond && room < worth) {
+                    claim = 0; // its share taken: what frees goes first to the instances short of theirs
+                    gated = true;
+                }
+            }
+            if (claim < need) {
+                ls.starvedUntil = now + sizing.shortHorizon;
+                if (gated) { // but free to claim again near the frame's end, for what the others leave
+                    long lastClaims = frameOf(now) + frameSize - sizing.shortHorizon / 2;
+                    ls.starvedUntil = Math.max(now, Math.min(ls.starvedUntil, lastClaims));
+                }
+            }
+            if (algorithm == Algorithm.SLIDING_TAIL && (ls.refused || ls.lastRefused)) {
+                ls.winSixteenths += ((claim >= need ? 16 : 0) - ls.winSixteenths) / 4;
+            }
+            if (claim > 0) {
+                counts.add(ls.frame, claim);
+                claims.put(ls.frame, claim);
+            }
+        }
+        if (claimAhead) {
+            span = claimAhead(ls, counts, claims, now);
+        }
+        boolean refusedHere = ls.refused || ls.lastRefused;
+        long noteLapse = now + config.windowNanos() + roundNanos;
+        if (claims.isEmpty() && span == null && ls.delta.isEmpty() && !noteDue(record, refusedHere, now)) {
+            return null; // a key refused here whose note is stale writes it even with nothing else to write
+        }
+        FrameDeltas carried = ls.delta.copy(); // the changes this write carries, as they were when it was made
+        ls.delta.clear();
+        long expireAt = counts.isEmpty() ? now : counts.lastFrame() + lifetime;
+        if (refusedHere || (record.size() > 0 && FrameMap.isNote(record.frame(0)))) {
+            DemandNotes.carry(record, counts, store.noteTag(), now, refusedHere ? notedDemand(ls) : 0, noteLapse);
+            if (refusedHere) {
+                expireAt = Math.max(expireAt, noteLapse);
+            }
+        }
+        long expected = ls.global.version();
+        CounterWrite w = new CounterWrite(ls.id, expected, rounds.nextVersion(expected), counts.toFrameMap(), expireAt);
+        return new Write(ls, w, ls.frame, claims, span, carried);
     }
 
     /**
@@ -1195,9 +1228,10 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * lift starvation, drop idle keys. Adds to {@code write} the leases with changes to write, and to {@code read} the
      * leases refused since the last round whose record as last read leaves no room for a claim (to see what others
      * gave back; a lease with room will read the record anyway if its next claim meets a conflict) and those with a
-     * write in doubt (to settle it), marking each busy.
+     * write in doubt (to settle it). Marks none busy: the store marks each for the time of its call
+     * ({@link #prepareForRound}, {@link LeasedStore#hold}).
      */
-    void round(List<Lease> write, List<Lease> read, List<CountDownLatch> latches) {
+    void round(List<Lease> write, List<Lease> read) {
         long started = now();
         if (lastRoundStarted != Long.MIN_VALUE) {
             roundLag = Math.max(0, Math.min(roundNanos, started - lastRoundStarted - roundNanos));
@@ -1264,12 +1298,7 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                         || (refused
                                 && room(ls.view, now) < Math.max(1, Math.min(sizing.minClaim, expected(ls, now))))) {
                     read.add(ls); // a write in doubt to settle, or refused with no claim worth trying: read again
-                } else {
-                    continue;
                 }
-                CountDownLatch l = new CountDownLatch(1);
-                ls.busy = l;
-                latches.add(l);
             } finally {
                 ls.unlock();
             }

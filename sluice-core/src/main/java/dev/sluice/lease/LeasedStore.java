@@ -279,16 +279,19 @@ public final class LeasedStore extends LocalStore {
         for (LeasedLimiter limiter : rounds.limiters()) {
             List<Lease> write = new ArrayList<>();
             List<Lease> read = new ArrayList<>();
-            List<CountDownLatch> latches = new ArrayList<>();
-            limiter.round(write, read, latches);
+            limiter.round(write, read);
+            List<Lease> held = new ArrayList<>();
             try {
                 if (ok) {
-                    ok = writeAll(write, null, true) && rounds.load(read, null, LeasedStore::loaded);
+                    ok = writeAll(write, null, true);
+                }
+                if (ok) {
+                    hold(read, held);
+                    ok = rounds.load(held, null, LeasedStore::loaded);
                 }
             } finally {
-                free(write);
-                free(read);
-                latches.forEach(CountDownLatch::countDown);
+                write.forEach(LeasedStore::release); // the writes are settled already, unless a call failed
+                held.forEach(LeasedStore::release);
             }
         }
         if (calls.failing() && ok && calls.calls() == callsBefore) {
@@ -545,7 +548,7 @@ public final class LeasedStore extends LocalStore {
                         sawStale(ls, seen);
                     }
                 },
-                ls -> ls.limiter.prepare(ls, 0, claimAhead, rounds),
+                ls -> claimAhead ? ls.limiter.prepareForRound(ls, rounds) : ls.limiter.prepare(ls, 0, false, rounds),
                 new LocalRounds.Settle<>() {
                     @Override
                     public void applied(LeasedLimiter.Write w) {
@@ -553,6 +556,7 @@ public final class LeasedStore extends LocalStore {
                             sawStale(w.key(), false);
                         }
                         settle(w, true);
+                        release(w.key());
                     }
 
                     @Override
@@ -561,11 +565,13 @@ public final class LeasedStore extends LocalStore {
                             sawStale(w.key(), true);
                         }
                         settle(w, false);
+                        release(w.key()); // read again and written again, marked again, later in this round
                     }
 
                     @Override
                     public void unknown(LeasedLimiter.Write w) {
                         w.key().limiter.unknown(w);
+                        release(w.key());
                     }
                 });
         return written != LocalRounds.Written.CALL_FAILED;
@@ -596,14 +602,46 @@ public final class LeasedStore extends LocalStore {
         return true;
     }
 
-    private static void free(List<Lease> leases) {
+    /**
+     * Marks busy for the round's read ({@link Lease#roundHolds}) the leases of {@code leases} that no claim is under way
+     * on, adding them to {@code held}: a lease a claim is under way on reads the record with it.
+     */
+    static void hold(List<Lease> leases, List<Lease> held) {
         for (Lease ls : leases) {
             ls.lock();
             try {
-                ls.busy = null;
+                if (ls.busy != null) {
+                    continue;
+                }
+                ls.busy = new CountDownLatch(1);
+                ls.roundHolds = true;
             } finally {
                 ls.unlock();
             }
+            held.add(ls);
+        }
+    }
+
+    /**
+     * Lifts the round's busy mark from {@code ls}, if it holds one ({@link Lease#roundHolds}), and wakes the requests
+     * waiting for it: as soon as the round's call about the key has ended, not at the end of the round, which over
+     * many keys lasts many such calls.
+     */
+    static void release(Lease ls) {
+        CountDownLatch mark;
+        ls.lock();
+        try {
+            if (!ls.roundHolds) {
+                return;
+            }
+            mark = ls.busy;
+            ls.busy = null;
+            ls.roundHolds = false;
+        } finally {
+            ls.unlock();
+        }
+        if (mark != null) {
+            mark.countDown();
         }
     }
 

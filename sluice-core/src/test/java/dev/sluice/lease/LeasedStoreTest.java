@@ -16,20 +16,26 @@ import dev.sluice.RateLimiterBuilder;
 import dev.sluice.Reservation;
 import dev.sluice.SluiceException;
 import dev.sluice.TestClock;
+import dev.sluice.internal.Latches;
 import dev.sluice.memory.InMemoryCounterStore;
 import dev.sluice.memory.InMemoryStore;
 import dev.sluice.spi.CounterKey;
+import dev.sluice.spi.CounterSnapshot;
+import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterWrite;
 import dev.sluice.spi.SharedStoreOptions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -316,6 +322,61 @@ class LeasedStoreTest {
         assertTrue(store.refresh());
         assertEquals(4, stored(limiter, KEY), "the previous window now holds only what was admitted in it");
         assertEquals(0, store.unusedPermits());
+    }
+
+    /**
+     * A round marks a key busy only while its own call about that key is under way: a request that must claim on
+     * another key, whose write comes later in the round or came earlier, claims at once instead of waiting for the
+     * whole round (over many keys, many calls). The store here holds the round's write of one key until the request on
+     * the other has been answered; with the mark held for the whole round that request would wait for it, and the test
+     * would fail at its bound. Afterwards the store counts exactly what was admitted plus what is held.
+     */
+    @Test
+    void aRequestWaitsForTheRoundOnlyWhileTheRoundsCallAboutItsOwnKeyIsUnderWay() throws Exception {
+        AtomicBoolean armed = new AtomicBoolean();
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch open = new CountDownLatch(1);
+        CounterStore gated = new CounterStore() {
+            @Override
+            public List<CounterSnapshot> load(List<CounterKey> keys) {
+                return shared.load(keys);
+            }
+
+            @Override
+            public boolean[] compareAndSet(List<CounterWrite> writes) {
+                if (writes.stream().anyMatch(w -> w.key().key().equals("a")) && armed.getAndSet(false)) {
+                    entered.countDown();
+                    Latches.awaitUninterruptibly(open); // the round's write of "a", held until the test opens it
+                }
+                return shared.compareAndSet(writes);
+            }
+        };
+        LeasedStore store =
+                LeasedStore.builder(gated).batchSize(1).manualRounds().build();
+        RateLimiter limiter = limiter(store, Algorithm.FIXED_WINDOW, L, Duration.ofMinutes(1));
+        for (String key : List.of("a", "b")) {
+            assertEquals(4, admitted(limiter, key, 4)); // slices of 1, 2 and 4: holds 7, used 4
+        }
+        assertTrue(store.refresh()); // the interval had demand: the slices are kept
+        armed.set(true);
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            Future<Boolean> refreshed = threads.submit(store::refresh); // no demand since: both slices go back
+            assertTrue(entered.await(30, TimeUnit.SECONDS), "the round writes \"a\"");
+            // more than the 3 left of the slice of "b": a claim
+            Future<Decision> onB = threads.submit(() -> limiter.tryAcquire("b", 10));
+            assertTrue(onB.get(30, TimeUnit.SECONDS).allowed(), "answered while the round's write of \"a\" waits");
+            assertFalse(refreshed.isDone());
+            open.countDown();
+            assertTrue(refreshed.get(30, TimeUnit.SECONDS));
+        } finally {
+            open.countDown();
+            threads.shutdownNow();
+        }
+        assertEquals(
+                4 + 14 + store.unusedPermits(),
+                stored(limiter, "a") + stored(limiter, "b"),
+                "4 admitted on \"a\", 14 on \"b\", and what is held");
     }
 
     /** An idle key's slice goes back at the next round; the key is then dropped. */
