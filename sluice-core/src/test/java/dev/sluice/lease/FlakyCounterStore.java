@@ -8,12 +8,14 @@ import dev.sluice.spi.CounterWrite;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A counter store in front of another that counts the calls, records them as {@code load(n)} and {@code cas(n)[true,
  * false]}, and fails every call while {@link #down} is set, as a store that cannot be reached would; while
  * {@link #loseAnswers} is set a compare-and-set is applied and then fails, as a call whose answer a dropped connection
- * lost.
+ * lost. {@link #beforeWrite}, if set, sees every compare-and-set before it reaches the store (and may hold it there).
  */
 final class FlakyCounterStore implements CounterStore {
 
@@ -22,6 +24,7 @@ final class FlakyCounterStore implements CounterStore {
     final List<String> log = new ArrayList<>();
     volatile boolean down;
     volatile boolean loseAnswers;
+    volatile @Nullable Consumer<List<CounterWrite>> beforeWrite;
 
     FlakyCounterStore(CounterStore inner) {
         this.inner = inner;
@@ -40,6 +43,10 @@ final class FlakyCounterStore implements CounterStore {
 
     @Override
     public boolean[] compareAndSet(List<CounterWrite> writes) {
+        Consumer<List<CounterWrite>> hook = beforeWrite;
+        if (hook != null) {
+            hook.accept(writes);
+        }
         calls.incrementAndGet();
         if (down) {
             record("cas(" + writes.size() + ")[down]");

@@ -20,9 +20,6 @@ import dev.sluice.internal.Latches;
 import dev.sluice.memory.InMemoryCounterStore;
 import dev.sluice.memory.InMemoryStore;
 import dev.sluice.spi.CounterKey;
-import dev.sluice.spi.CounterSnapshot;
-import dev.sluice.spi.CounterStore;
-import dev.sluice.spi.CounterWrite;
 import dev.sluice.spi.SharedStoreOptions;
 import java.time.Duration;
 import java.time.Instant;
@@ -336,19 +333,11 @@ class LeasedStoreTest {
         AtomicBoolean armed = new AtomicBoolean();
         CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch open = new CountDownLatch(1);
-        CounterStore gated = new CounterStore() {
-            @Override
-            public List<CounterSnapshot> load(List<CounterKey> keys) {
-                return shared.load(keys);
-            }
-
-            @Override
-            public boolean[] compareAndSet(List<CounterWrite> writes) {
-                if (writes.stream().anyMatch(w -> w.key().key().equals("a")) && armed.getAndSet(false)) {
-                    entered.countDown();
-                    Latches.awaitUninterruptibly(open); // the round's write of "a", held until the test opens it
-                }
-                return shared.compareAndSet(writes);
+        FlakyCounterStore gated = new FlakyCounterStore(shared);
+        gated.beforeWrite = writes -> {
+            if (writes.stream().anyMatch(w -> w.key().key().equals("a")) && armed.getAndSet(false)) {
+                entered.countDown();
+                Latches.awaitUninterruptibly(open); // the round's write of "a", held until the test opens it
             }
         };
         LeasedStore store =
