@@ -562,11 +562,13 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
      * The round's write for {@code ls}, as {@link #prepare} makes it with claims ahead, marking the lease busy
      * ({@link Lease#roundHolds}) until the store has answered it, so that no claim on a request races it; the store
      * lifts the mark as soon as it has settled the write ({@link LeasedStore#release}). A claim under way on the key is
-     * waited for first: the round's write then starts from what it left. The caller holds no lock.
+     * waited for first, once: the round's write then starts from what it left. A key whose requests claim again at
+     * once is left to them (null): each claim writes the changes pending, and the next round claims ahead for the
+     * key. The caller holds no lock.
      */
     @Nullable
     Write prepareForRound(Lease ls, LocalRounds<?> rounds) {
-        while (true) {
+        for (boolean waited = false; ; waited = true) {
             CountDownLatch waitFor;
             long read = now();
             ls.lock();
@@ -578,6 +580,9 @@ final class LeasedLimiter extends LocalLimiter<Lease> {
                         ls.roundHolds = true;
                     }
                     return w;
+                }
+                if (waited) {
+                    return null;
                 }
                 waitFor = ls.busy;
             } finally {

@@ -15,6 +15,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.RateLimiterBuilder;
 import dev.sluice.Reservation;
 import dev.sluice.SluiceException;
+import dev.sluice.TestAwait;
 import dev.sluice.TestClock;
 import dev.sluice.internal.Latches;
 import dev.sluice.memory.InMemoryCounterStore;
@@ -24,6 +25,7 @@ import dev.sluice.spi.SharedStoreOptions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
@@ -34,6 +36,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -366,6 +369,70 @@ class LeasedStoreTest {
                 4 + 14 + store.unusedPermits(),
                 stored(limiter, "a") + stored(limiter, "b"),
                 "4 admitted on \"a\", 14 on \"b\", and what is held");
+    }
+
+    /**
+     * A claim that a request starts on a key after the round has passed over its keys, but before the round comes to
+     * write that one, is waited for by the round, which then writes from what the claim left: the store holds the
+     * round's first write until the claim is under way, then the claim until the round is seen waiting for it. Both
+     * end, and the store counts exactly what was admitted plus what is held.
+     */
+    @Test
+    void theRoundWaitsForAClaimUnderWayOnAKeyItIsAboutToWrite() throws Exception {
+        AtomicReference<String> first = new AtomicReference<>();
+        AtomicReference<String> claimOn = new AtomicReference<>();
+        CountDownLatch roundHeld = new CountDownLatch(1);
+        CountDownLatch roundGoes = new CountDownLatch(1);
+        CountDownLatch claimHeld = new CountDownLatch(1);
+        CountDownLatch claimGoes = new CountDownLatch(1);
+        FlakyCounterStore gated = new FlakyCounterStore(shared);
+        LeasedStore store =
+                LeasedStore.builder(gated).batchSize(1).manualRounds().build();
+        RateLimiter limiter = limiter(store, Algorithm.FIXED_WINDOW, L, Duration.ofMinutes(1));
+        for (String key : List.of("a", "b")) {
+            assertEquals(4, admitted(limiter, key, 4)); // slices of 1, 2 and 4: holds 7, used 4
+        }
+        assertTrue(store.refresh()); // the interval had demand: the slices are kept
+        gated.beforeWrite = writes -> {
+            String key = writes.get(0).key().key();
+            if (first.compareAndSet(null, key)) { // the round's first write, of one key
+                roundHeld.countDown();
+                Latches.awaitUninterruptibly(roundGoes);
+            } else if (key.equals(claimOn.get()) && claimHeld.getCount() > 0) { // the request's claim on the other
+                claimHeld.countDown();
+                Latches.awaitUninterruptibly(claimGoes);
+            }
+        };
+        AtomicReference<Thread> roundThread = new AtomicReference<>();
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            Future<Boolean> refreshed = threads.submit(() -> {
+                roundThread.set(Thread.currentThread());
+                return store.refresh(); // no demand since: both slices go back, one write each
+            });
+            assertTrue(roundHeld.await(TestAwait.GENEROUS.toSeconds(), TimeUnit.SECONDS));
+            String other = first.get().equals("a") ? "b" : "a";
+            claimOn.set(other);
+            Future<Decision> claim = threads.submit(() -> limiter.tryAcquire(other, 10)); // beyond its slice
+            assertTrue(claimHeld.await(TestAwait.GENEROUS.toSeconds(), TimeUnit.SECONDS));
+            roundGoes.countDown();
+            TestAwait.until("the round waiting for the claim on \"" + other + "\"", () -> Arrays.stream(
+                            roundThread.get().getStackTrace())
+                    .anyMatch(f -> f.getMethodName().equals("prepareForRound")
+                            && roundThread.get().getState() == Thread.State.WAITING));
+            claimGoes.countDown();
+            assertTrue(
+                    claim.get(TestAwait.GENEROUS.toSeconds(), TimeUnit.SECONDS).allowed());
+            assertTrue(refreshed.get(TestAwait.GENEROUS.toSeconds(), TimeUnit.SECONDS));
+        } finally {
+            roundGoes.countDown();
+            claimGoes.countDown();
+            threads.shutdownNow();
+        }
+        assertEquals(
+                4 + 14 + store.unusedPermits(),
+                stored(limiter, "a") + stored(limiter, "b"),
+                "4 admitted on one key, 14 on the other, and what is held");
     }
 
     /** An idle key's slice goes back at the next round; the key is then dropped. */
