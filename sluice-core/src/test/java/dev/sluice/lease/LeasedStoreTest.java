@@ -345,30 +345,25 @@ class LeasedStoreTest {
         };
         LeasedStore store =
                 LeasedStore.builder(gated).batchSize(1).manualRounds().build();
-        RateLimiter limiter = limiter(store, Algorithm.FIXED_WINDOW, L, Duration.ofMinutes(1));
-        for (String key : List.of("a", "b")) {
-            assertEquals(4, admitted(limiter, key, 4)); // slices of 1, 2 and 4: holds 7, used 4
-        }
-        assertTrue(store.refresh()); // the interval had demand: the slices are kept
+        RateLimiter limiter = twoKeysKept(store);
         armed.set(true);
         ExecutorService threads = Executors.newFixedThreadPool(2);
         try {
             Future<Boolean> refreshed = threads.submit(store::refresh); // no demand since: both slices go back
-            assertTrue(entered.await(30, TimeUnit.SECONDS), "the round writes \"a\"");
+            assertTrue(entered.await(TestAwait.GENEROUS.toSeconds(), TimeUnit.SECONDS), "the round writes \"a\"");
             // more than the 3 left of the slice of "b": a claim
             Future<Decision> onB = threads.submit(() -> limiter.tryAcquire("b", 10));
-            assertTrue(onB.get(30, TimeUnit.SECONDS).allowed(), "answered while the round's write of \"a\" waits");
+            assertTrue(
+                    onB.get(TestAwait.GENEROUS.toSeconds(), TimeUnit.SECONDS).allowed(),
+                    "answered while the round's write of \"a\" waits");
             assertFalse(refreshed.isDone());
             open.countDown();
-            assertTrue(refreshed.get(30, TimeUnit.SECONDS));
+            assertTrue(refreshed.get(TestAwait.GENEROUS.toSeconds(), TimeUnit.SECONDS));
         } finally {
             open.countDown();
             threads.shutdownNow();
         }
-        assertEquals(
-                4 + 14 + store.unusedPermits(),
-                stored(limiter, "a") + stored(limiter, "b"),
-                "4 admitted on \"a\", 14 on \"b\", and what is held");
+        assertExact(store, limiter);
     }
 
     /**
@@ -388,11 +383,7 @@ class LeasedStoreTest {
         FlakyCounterStore gated = new FlakyCounterStore(shared);
         LeasedStore store =
                 LeasedStore.builder(gated).batchSize(1).manualRounds().build();
-        RateLimiter limiter = limiter(store, Algorithm.FIXED_WINDOW, L, Duration.ofMinutes(1));
-        for (String key : List.of("a", "b")) {
-            assertEquals(4, admitted(limiter, key, 4)); // slices of 1, 2 and 4: holds 7, used 4
-        }
-        assertTrue(store.refresh()); // the interval had demand: the slices are kept
+        RateLimiter limiter = twoKeysKept(store);
         gated.beforeWrite = writes -> {
             String key = writes.get(0).key().key();
             if (first.compareAndSet(null, key)) { // the round's first write, of one key
@@ -429,6 +420,24 @@ class LeasedStoreTest {
             claimGoes.countDown();
             threads.shutdownNow();
         }
+        assertExact(store, limiter);
+    }
+
+    /**
+     * A fixed window of {@link #L} a minute on {@code store} with keys "a" and "b", each asked 4 times and kept by a
+     * round (the interval had demand), so that the next round gives both slices back, one write each.
+     */
+    private RateLimiter twoKeysKept(LeasedStore store) {
+        RateLimiter limiter = limiter(store, Algorithm.FIXED_WINDOW, L, Duration.ofMinutes(1));
+        for (String key : List.of("a", "b")) {
+            assertEquals(4, admitted(limiter, key, 4)); // slices of 1, 2 and 4: holds 7, used 4
+        }
+        assertTrue(store.refresh());
+        return limiter;
+    }
+
+    /** The store counts exactly what {@link #twoKeysKept}'s keys admitted (4 on one, 14 on the other) plus what is held. */
+    private void assertExact(LeasedStore store, RateLimiter limiter) {
         assertEquals(
                 4 + 14 + store.unusedPermits(),
                 stored(limiter, "a") + stored(limiter, "b"),
