@@ -126,18 +126,8 @@ public final class FrameCounts {
      * {@link #size()} if none. A range of frames is the entries from one such index to another.
      */
     public int from(long frame, boolean inclusive) {
-        int lo = 0;
-        int hi = size;
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            long f = a[2 * mid];
-            if (f < frame || (!inclusive && f == frame)) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
+        int i = FrameMap.search(a, 0, size, frame);
+        return i < 0 ? -i - 1 : inclusive ? i : i + 1;
     }
 
     /** Sets the count of {@code frame}; drops the frame if {@code count} is zero. */

@@ -281,16 +281,20 @@ public final class LeasedStore extends LocalStore {
             List<Lease> read = new ArrayList<>();
             limiter.round(write, read);
             List<Lease> held = new ArrayList<>();
+            boolean settled = false; // every write answered, so every mark on the written keys lifted already
             try {
                 if (ok) {
                     ok = writeAll(write, null, true);
+                    settled = ok;
                 }
                 if (ok) {
                     hold(read, held);
                     ok = rounds.load(held, null, LeasedStore::loaded);
                 }
             } finally {
-                write.forEach(LeasedStore::release); // the writes are settled already, unless a call failed
+                if (!settled) {
+                    write.forEach(LeasedStore::release); // a call failed, or a write was prepared and never sent
+                }
                 held.forEach(LeasedStore::release);
             }
         }
