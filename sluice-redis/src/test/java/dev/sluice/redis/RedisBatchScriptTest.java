@@ -78,6 +78,55 @@ class RedisBatchScriptTest {
     }
 
     /**
+     * Requests at one instant on a key that runs out (a hot key over its limit): runs of the same request refused one
+     * after another, broken by another cost, another key and a joint request that takes from the key, answer as
+     * each request alone, and leave the same states. A request refused without counting changes nothing, so the
+     * batch answers the same request right after it as it answered that one; anything that may have changed the key
+     * in between ends the run.
+     */
+    @ParameterizedTest(name = "{0}, countRejected {1}, joint {2}")
+    @MethodSource("algorithms")
+    void theSameRequestRefusedAgainAtTheSameInstantAnswersAsAlone(
+            Algorithm algorithm, boolean countRejected, boolean joint) {
+        String id = UUID.randomUUID().toString();
+        String[] together = {"batch-script:hot:" + id, "batch-script:other:" + id};
+        String[] alone = {"batch-script:hot-alone:" + id, "batch-script:other-alone:" + id};
+        // {key (0 hot, 1 other, -1 a joint request over both), cost}; limit 12: 5 + 5 taken, 5 refused twice,
+        // 1 taken, 3 refused, the joint takes 1 from each, 3 refused three times (now with one less), ..., 20 refused
+        // on
+        // each key with different numbers
+        int[][] requests = {
+            {0, 5}, {0, 5}, {0, 5}, {0, 5}, {0, 1}, {0, 3}, {0, 3}, {-1, 1}, {0, 3}, {0, 3}, {0, 3}, {1, 3}, {0, 3},
+            {0, 3}, {0, 1}, {0, 1}, {0, 1}, {1, 20}, {1, 20}, {0, 20}, {0, 1}
+        };
+        Batch batch = new Batch(algorithm, countRejected);
+        for (int[] r : requests) {
+            add(batch, together, r, joint);
+        }
+        List<Long> inOne = batch.run();
+
+        List<Long> oneByOne = new ArrayList<>();
+        for (int[] r : requests) {
+            List<Long> answer =
+                    add(new Batch(algorithm, countRejected), alone, r, joint).run();
+            oneByOne.addAll(answer.subList(1, answer.size()));
+        }
+
+        assertEquals(oneByOne, inOne.subList(1, inOne.size()));
+        assertTrue(oneByOne.stream().filter(v -> v == 0L).count() >= 10, "most requests were refused: " + oneByOne);
+        for (int i = 0; i < 2; i++) {
+            assertEquals(state(alone[i]), state(together[i]));
+        }
+    }
+
+    /** Adds {@code request} ({key index or -1 for a joint request over both keys, cost}) at {@link #START}. */
+    private static Batch add(Batch batch, String[] keys, int[] request, boolean joint) {
+        return request[0] < 0
+                ? batch.requestJoint(keys, request[1], START, 0)
+                : batch.request(keys[request[0]], request[1], START, 0, joint);
+    }
+
+    /**
      * A joint request of one part that does not count rejections answers as the single request of that part: the
      * same decision (all or nothing over one part is that part's), the same numbers.
      */
