@@ -1,6 +1,6 @@
 -- One joint request, all or nothing (dev.sluice.spi.AtomicJointDecider), over parts: part() tables in mode 'p', each
 -- with its algorithm's function as decide. Appends 5 integers per part to out, in order: allowed, remaining, reset,
--- retry after, place.
+-- retry after, place. Answers whether it took anything: false when no part consumed, the keys left as they were.
 --
 -- First every part decides without consuming, each as it would alone. If all pass, each decides again consuming:
 -- nothing ran in between, so each passes again and takes its cost. Otherwise only the parts that refused and count
@@ -8,6 +8,7 @@
 local function group(parts, out)
   local answers = {}
   local all = true
+  local took = false
   for i = 1, #parts do
     local p = parts[i]
     answers[i] = p.decide(p)
@@ -18,6 +19,7 @@ local function group(parts, out)
     if all or (answers[i][1] ~= 1 and p.countRejected) then
       p.mode = 'a'
       p.consume = true
+      took = true
       local taken = p.decide(p)
       if all then
         answers[i] = taken
@@ -27,4 +29,5 @@ local function group(parts, out)
       out[#out + 1] = answers[i][j]
     end
   end
+  return took
 end

@@ -79,25 +79,49 @@ class RedisBatchScriptTest {
 
     /**
      * Requests at one instant on a key that runs out (a hot key over its limit): runs of the same request refused one
-     * after another, broken by another cost, another key and a joint request that takes from the key, answer as
-     * each request alone, and leave the same states. A request refused without counting changes nothing, so the
-     * batch answers the same request right after it as it answered that one; anything that may have changed the key
-     * in between ends the run.
+     * after another, single and joint, broken by another cost, another key and a joint request that takes from the
+     * key, answer as each request alone, and leave the same states. A request refused without taking anything changes
+     * nothing, so the batch answers the same request right after it as it answered that one; anything that may have
+     * changed the keys in between ends the run.
      */
     @ParameterizedTest(name = "{0}, countRejected {1}, joint {2}")
     @MethodSource("algorithms")
     void theSameRequestRefusedAgainAtTheSameInstantAnswersAsAlone(
             Algorithm algorithm, boolean countRejected, boolean joint) {
         String id = UUID.randomUUID().toString();
-        String[] together = {"batch-script:hot:" + id, "batch-script:other:" + id};
-        String[] alone = {"batch-script:hot-alone:" + id, "batch-script:other-alone:" + id};
-        // {key (0 hot, 1 other, -1 a joint request over both), cost}; limit 12: 5 + 5 taken, 5 refused twice,
-        // 1 taken, 3 refused, the joint takes 1 from each, 3 refused three times (now with one less), ..., 20 refused
-        // on
-        // each key with different numbers
+        String[] together = {"batch-script:hot:" + id, "batch-script:other:" + id, "batch-script:spare:" + id};
+        String[] alone = {
+            "batch-script:hot-alone:" + id, "batch-script:other-alone:" + id, "batch-script:spare-alone:" + id
+        };
+        // {key (0 hot, 1 other, 2 spare; or -j for the joint request JOINTS[j - 1]), cost, its time after START in
+        // microseconds, a joint request's second part's time after its first's}; limit 12, as a fixed window reads it
         int[][] requests = {
-            {0, 5}, {0, 5}, {0, 5}, {0, 5}, {0, 1}, {0, 3}, {0, 3}, {-1, 1}, {0, 3}, {0, 3}, {0, 3}, {1, 3}, {0, 3},
-            {0, 3}, {0, 1}, {0, 1}, {0, 1}, {1, 20}, {1, 20}, {0, 20}, {0, 1}
+            {-1, 1, 0, 0}, // the joint request over hot and other takes
+            {-1, 1, 0, 0}, // and again: a request that takes is decided again
+            {0, 5, 0, 0}, // hot: 7 taken
+            {0, 3, 0, 0}, // 10
+            {0, 3, 0, 0}, // refused
+            {0, 3, 0, 0}, // refused again: answered as the one before
+            {-1, 1, 0, 0}, // the joint request takes: hot 11
+            {0, 3, 0, 0}, // refused, with one less left
+            {0, 3, 0, 0}, // again
+            {0, 1, 0, 0}, // hot 12
+            {-1, 1, 0, 0}, // the joint request refused
+            {-1, 1, 0, 0}, // again
+            {0, 2, 0, 0}, // refused alone
+            {-1, 2, 0, 0}, // then in a joint request: the same first part, one part more
+            {1, 3, 0, 0}, // other takes 3
+            {-1, 2, 0, 0}, // the joint request refused
+            {-1, 2, 0, 0}, // again
+            {-1, 2, 0, 1_000}, // its second part a millisecond later
+            {-2, 2, 0, 0}, // the same first part, another second: hot and spare
+            {1, 20, 0, 0}, // refused on other
+            {1, 20, 0, 0}, // again
+            {0, 20, 0, 0}, // on hot: other numbers
+            {0, 1, 0, 0}, // refused on hot
+            {0, 1, 1_000, 0}, // a millisecond later: other times
+            {-3, 1, 0, 0}, // spare and hot, refused by hot (spare has room)
+            {2, 1, 0, 0} // then spare alone: the same first part, taken
         };
         Batch batch = new Batch(algorithm, countRejected);
         for (int[] r : requests) {
@@ -114,16 +138,27 @@ class RedisBatchScriptTest {
 
         assertEquals(oneByOne, inOne.subList(1, inOne.size()));
         assertTrue(oneByOne.stream().filter(v -> v == 0L).count() >= 10, "most requests were refused: " + oneByOne);
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < together.length; i++) {
             assertEquals(state(alone[i]), state(together[i]));
         }
     }
 
-    /** Adds {@code request} ({key index or -1 for a joint request over both keys, cost}) at {@link #START}. */
+    /** The keys of each joint request of {@link #theSameRequestRefusedAgainAtTheSameInstantAnswersAsAlone}. */
+    private static final int[][] JOINTS = {{0, 1}, {0, 2}, {2, 0}};
+
+    /**
+     * Adds {@code request} ({key index, or -j for the joint request {@code JOINTS[j - 1]}; cost; its time after
+     * {@link #START} in microseconds; a joint request's second part's time after its first's}).
+     */
     private static Batch add(Batch batch, String[] keys, int[] request, boolean joint) {
-        return request[0] < 0
-                ? batch.requestJoint(keys, request[1], START, 0)
-                : batch.request(keys[request[0]], request[1], START, 0, joint);
+        long now = START + request[2];
+        if (request[0] >= 0) {
+            return batch.request(keys[request[0]], request[1], now, 0, joint);
+        }
+        int[] parts = JOINTS[-request[0] - 1];
+        long second = now + request[3];
+        return batch.requestJoint(
+                new String[] {keys[parts[0]], keys[parts[1]]}, request[1], new long[] {now, second}, 0);
     }
 
     /**
@@ -226,11 +261,18 @@ class RedisBatchScriptTest {
 
         /** A joint request over {@code parts}, each of {@code cost}. */
         Batch requestJoint(String[] parts, long cost, long now, long deadline) {
+            long[] nows = new long[parts.length];
+            Arrays.fill(nows, now);
+            return requestJoint(parts, cost, nows, deadline);
+        }
+
+        /** A joint request over {@code parts}, each of {@code cost}, each at its time in {@code nows}. */
+        Batch requestJoint(String[] parts, long cost, long[] nows, long deadline) {
             requests.add(Long.toString(deadline));
             requests.add(Integer.toString(-parts.length));
-            for (String key : parts) {
-                keys.add(key);
-                requests.addAll(List.of("1", Long.toString(cost), Long.toString(now)));
+            for (int i = 0; i < parts.length; i++) {
+                keys.add(parts[i]);
+                requests.addAll(List.of("1", Long.toString(cost), Long.toString(nows[i])));
             }
             count++;
             return this;
