@@ -310,7 +310,8 @@ END $$;
 --   2. decide each request in turn on the rows as the requests before it left them: a request whose deadline has
 --      passed by the store's clock is refused and touches nothing (a batch that reached the server late: its callers
 --      have been answered by the failure policy); a joint request decides every part without taking, then, if all are
---      allowed, takes each (else counts the request where a refusing part counts rejections), as {{fn}}_decide_all;
+--      allowed, takes each (else counts the request where a refusing part counts rejections), as {{fn}}_decide_all
+--      (one of one part that does not count rejections decides as its single request, with the same answer);
 --   3. write each row taken from once; delete the rows step 1 created and nothing wrote; sweep near the new rows kept;
 --   4. if by now the store's clock has passed the deadline of a request decided, raise: the whole batch is rolled back.
 -- Returns o_now, the store's clock when the call began (the caller learns the offset of the store's clock from it);
@@ -386,7 +387,10 @@ BEGIN
         v_t := {{fn}}_now();
         IF p_deadlines[v_req] IS NOT NULL AND v_t >= p_deadlines[v_req] THEN
             o_done[v_req] := false;
-        ELSIF NOT p_joints[v_req] THEN
+        ELSIF NOT p_joints[v_req] OR (p_sizes[v_req] = 1 AND NOT p_counted[v_from]) THEN
+            -- one part, taking its cost; also a joint request of one part that does not count rejections (each check
+            -- of the policy engine), which decides and answers as its single request would: all or nothing over one
+            -- part is that part's decision, and a refusal that does not count answers as the peek would
             v_k := v_of[v_from];
             v_now[v_from] := coalesce(p_nows[v_from], v_t);
             r := {{fn}}_step(p_algs[v_from], v_rows[v_k], p_limits[v_from], p_windows[v_from], p_subs[v_from],

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.Acquisition;
 import dev.sluice.Algorithm;
@@ -275,6 +276,32 @@ class JointTest {
         } finally {
             threads.shutdownNow();
         }
+    }
+
+    /**
+     * A joint request of one part that does not count rejections (each check of the policy engine) is decided as its
+     * single request: the same answers as that part's {@code tryAcquire} and as the in-memory store's, taken and
+     * refused at costs 1 to 3, and the same state after.
+     */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aJointRequestOfOnePartAnswersAsItsSingleRequest(Algorithm algorithm) {
+        String single = "one-part:" + run + ":" + algorithm + ":single";
+        String joint = "one-part:" + run + ":" + algorithm + ":joint";
+        RateLimiter limiter = limiter(algorithm, 5, MINUTE, false, store());
+        RateLimiter memory = memory(algorithm, 5, MINUTE, false);
+        int refused = 0;
+        for (int i = 0; i < 12; i++) {
+            long cost = 1 + i % 3;
+            Decision alone = limiter.tryAcquire(single, cost);
+            JointDecision together = RateLimiter.tryAcquireAll(Acquisition.of(limiter, joint, cost));
+            assertEquals(memory.tryAcquire(single, cost), alone, "the in-memory store's answer, request " + i);
+            assertEquals(alone, together.decision(0), "request " + i);
+            refused += alone.allowed() ? 0 : 1;
+            clock.advance(Duration.ofSeconds(3));
+        }
+        assertTrue(refused >= 3, "some requests were refused: " + refused);
+        assertEquals(limiter.peek(single, 1), limiter.peek(joint, 1), "the same state after");
     }
 
     /** A joint request of three parts is one statement and one round trip, whatever the parts. */
