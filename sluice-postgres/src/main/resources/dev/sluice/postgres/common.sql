@@ -150,7 +150,8 @@ END $$;
 -- wrote says whether it did, and then s holds the state to write, expires_at included. Reads and writes no table.
 --   p_limit, p_window, p_sub    L, W and the sub-window S, in nanoseconds (S is 0 but for the sub-window counter)
 --   p_strict                    the strict sub-window counter
--- returning (allowed, remaining, reset_after, retry_after, place) as dev.sluice.spi.StoreDecision.
+-- returning (allowed, remaining, reset_after, retry_after, place) as dev.sluice.spi.StoreDecision. Its switch is
+-- written a second time in {{fn}}_decide_batch's single path, which calls the algorithm's function directly.
 CREATE OR REPLACE FUNCTION {{fn}}_step(
     p_alg text, INOUT s {{table}}, p_limit bigint, p_window bigint, p_sub bigint, p_strict boolean, p_cost bigint,
     p_take boolean, p_counted boolean, p_now bigint,
@@ -393,14 +394,32 @@ BEGIN
             -- part is that part's decision, and a refusal that does not count answers as the peek would
             v_k := v_of[v_from];
             v_now[v_from] := coalesce(p_nows[v_from], v_t);
-            r := {{fn}}_step(p_algs[v_from], v_rows[v_k], p_limits[v_from], p_windows[v_from], p_subs[v_from],
-                             p_stricts[v_from], p_costs[v_from], true, p_counted[v_from], v_now[v_from]);
+            -- {{fn}}_step's switch, written here as well: on this path, every policy check's and every single
+            -- request's, a call through {{fn}}_step would cost a function level a decision. (An algorithm missing
+            -- here raises CASE_NOT_FOUND: the contract suites decide every algorithm through this path.)
+            CASE p_algs[v_from]
+                WHEN 'fw' THEN
+                    r := {{fn}}_step_fw(v_rows[v_k], p_limits[v_from], p_windows[v_from], p_subs[v_from],
+                                        p_stricts[v_from], p_costs[v_from], true, p_counted[v_from], v_now[v_from]);
+                WHEN 'tail' THEN
+                    r := {{fn}}_step_tail(v_rows[v_k], p_limits[v_from], p_windows[v_from], p_subs[v_from],
+                                          p_stricts[v_from], p_costs[v_from], true, p_counted[v_from], v_now[v_from]);
+                WHEN 'tb' THEN
+                    r := {{fn}}_step_tb(v_rows[v_k], p_limits[v_from], p_windows[v_from], p_subs[v_from],
+                                        p_stricts[v_from], p_costs[v_from], true, p_counted[v_from], v_now[v_from]);
+                WHEN 'lb' THEN
+                    r := {{fn}}_step_lb(v_rows[v_k], p_limits[v_from], p_windows[v_from], p_subs[v_from],
+                                        p_stricts[v_from], p_costs[v_from], true, p_counted[v_from], v_now[v_from]);
+                WHEN 'log', 'swc' THEN
+                    r := {{fn}}_step_log(v_rows[v_k], p_limits[v_from], p_windows[v_from], p_subs[v_from],
+                                         p_stricts[v_from], p_costs[v_from], true, p_counted[v_from], v_now[v_from]);
+            END CASE;
             o_allowed[v_from] := r.allowed;
             o_remaining[v_from] := r.remaining;
             o_reset[v_from] := r.reset_after;
             o_retry[v_from] := r.retry_after;
             o_place[v_from] := r.place;
-            IF r.wrote THEN
+            IF r.allowed OR p_counted[v_from] THEN -- taken, or counted
                 v_rows[v_k] := r.s;
                 v_dirty[v_k] := true;
                 v_when[v_k] := v_now[v_from];
