@@ -25,6 +25,20 @@ public interface AtomicJointDecider {
     }
 
     /**
+     * Whether a joint request answers exactly as the consuming {@link AtomicDecider#decide decide} of its one part
+     * would: it has one part, and that part's limiter does not count rejections. All or nothing over one part is that
+     * part's decision, and a refusal that does not count takes nothing, as that {@code decide}'s refusal. A store may
+     * then decide the request as that single one, in one pass instead of a pass that asks and one that takes (each
+     * check of the policy engine of one descriptor is such a request).
+     *
+     * @param parts         the request's number of parts
+     * @param countRejected whether its first part's limiter counts rejections
+     */
+    static boolean answersAsSingle(int parts, boolean countRejected) {
+        return parts == 1 && !countRejected;
+    }
+
+    /**
      * Decides every part in one atomic step: if each would be admitted alone, each takes its cost and answers as
      * its {@link AtomicDecider#decide decide} with {@code consume} would (its {@code place} set); otherwise none
      * takes anything, but for the refused parts whose limiter counts rejections, which count it, and each answers

@@ -76,7 +76,10 @@ final class PostgresJoint implements AtomicJointDecider {
             parts.add(new PostgresBatches.Part((PostgresDecider) deciders.get(i), keys.get(i), costs[i], nowNanos[i]));
         }
         try {
-            return store.batches().decide(parts, true, deadlineNanos);
+            // sent as a joint request, or as the single request it answers as
+            boolean joint = !AtomicJointDecider.answersAsSingle(
+                    n, parts.get(0).decider().countRejected());
+            return store.batches().decide(parts, joint, deadlineNanos);
         } catch (SluiceException e) {
             throw parts.get(0)
                     .decider()

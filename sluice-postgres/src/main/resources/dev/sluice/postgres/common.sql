@@ -312,7 +312,7 @@ END $$;
 --      passed by the store's clock is refused and touches nothing (a batch that reached the server late: its callers
 --      have been answered by the failure policy); a joint request decides every part without taking, then, if all are
 --      allowed, takes each (else counts the request where a refusing part counts rejections), as {{fn}}_decide_all
---      (one of one part that does not count rejections decides as its single request, with the same answer);
+--      (the store sends one of one part that does not count rejections as its single request, which answers alike);
 --   3. write each row taken from once; delete the rows step 1 created and nothing wrote; sweep near the new rows kept;
 --   4. if by now the store's clock has passed the deadline of a request decided, raise: the whole batch is rolled back.
 -- Returns o_now, the store's clock when the call began (the caller learns the offset of the store's clock from it);
@@ -388,15 +388,13 @@ BEGIN
         v_t := {{fn}}_now();
         IF p_deadlines[v_req] IS NOT NULL AND v_t >= p_deadlines[v_req] THEN
             o_done[v_req] := false;
-        ELSIF NOT p_joints[v_req] OR (p_sizes[v_req] = 1 AND NOT p_counted[v_from]) THEN
-            -- one part, taking its cost; also a joint request of one part that does not count rejections (each check
-            -- of the policy engine), which decides and answers as its single request would: all or nothing over one
-            -- part is that part's decision, and a refusal that does not count answers as the peek would
+        ELSIF NOT p_joints[v_req] THEN
+            -- one part, taking its cost
             v_k := v_of[v_from];
             v_now[v_from] := coalesce(p_nows[v_from], v_t);
-            -- {{fn}}_step's switch, written here as well: on this path, every policy check's and every single
-            -- request's, a call through {{fn}}_step would cost a function level a decision. (An algorithm missing
-            -- here raises CASE_NOT_FOUND: the contract suites decide every algorithm through this path.)
+            -- {{fn}}_step's switch, written here as well: on this path, every single request's (each policy check of
+            -- one descriptor among them), a call through {{fn}}_step would cost a function level a decision. (An
+            -- algorithm missing here raises CASE_NOT_FOUND: the contract suites decide every algorithm through it.)
             CASE p_algs[v_from]
                 WHEN 'fw' THEN
                     r := {{fn}}_step_fw(v_rows[v_k], p_limits[v_from], p_windows[v_from], p_subs[v_from],

@@ -279,9 +279,10 @@ class JointTest {
     }
 
     /**
-     * A joint request of one part that does not count rejections (each check of the policy engine) is decided as its
-     * single request: the same answers as that part's {@code tryAcquire} and as the in-memory store's, taken and
-     * refused at costs 1 to 3, and the same state after.
+     * A joint request of one part that does not count rejections (each check of the policy engine of one descriptor),
+     * which the store sends as its single request ({@link dev.sluice.spi.AtomicJointDecider#answersAsSingle}): the
+     * same answers as that part's {@code tryAcquire} and as the in-memory store's, taken and refused at costs 1 to 3,
+     * and the same state after.
      */
     @ParameterizedTest
     @EnumSource(Algorithm.class)

@@ -81,6 +81,11 @@ final class RedisDecider implements AtomicDecider {
         return keyPrefix + escape(key) + keySuffix;
     }
 
+    /** Whether this decider's limiter counts rejections. */
+    boolean countsRejected() {
+        return countRejected.equals("1");
+    }
+
     /** The store this decider decides on. */
     Connector<?> connector() {
         return connector;

@@ -75,14 +75,19 @@ final class RedisJoint implements AtomicJointDecider {
     @Override
     public List<StoreDecision> decideAll(
             List<AtomicDecider> deciders, List<String> keys, long[] costs, long[] nowNanos, long deadlineNanos) {
-        return batches.decide(parts(deciders, keys, costs, nowNanos), true, deadlineNanos);
+        return batches.decide(parts(deciders, keys, costs, nowNanos), joint(deciders), deadlineNanos);
     }
 
     /** The request goes in the next batch; the future completes when Redis answers, or by the deadline. */
     @Override
     public CompletableFuture<List<StoreDecision>> decideAllAsync(
             List<AtomicDecider> deciders, List<String> keys, long[] costs, long[] nowNanos, long deadlineNanos) {
-        return batches.submit(parts(deciders, keys, costs, nowNanos), true, deadlineNanos);
+        return batches.submit(parts(deciders, keys, costs, nowNanos), joint(deciders), deadlineNanos);
+    }
+
+    /** Sent as a joint request ({@code group.lua}), or as the single request it answers as. */
+    private static boolean joint(List<AtomicDecider> deciders) {
+        return !AtomicJointDecider.answersAsSingle(deciders.size(), ((RedisDecider) deciders.get(0)).countsRejected());
     }
 
     private static RedisBatches.Part[] parts(

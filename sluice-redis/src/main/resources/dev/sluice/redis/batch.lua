@@ -70,7 +70,7 @@ for _ = 1, count do
   else
     local start = o + 1
     local took
-    if sent < 0 and (n > 1 or limiters[ARGV[a]].countRejected) then
+    if sent < 0 then
       o = o + 1
       out[o] = 1
       local parts = {}
@@ -84,8 +84,7 @@ for _ = 1, count do
       took = group(parts, out)
       o = #out
     else
-      -- one part, acquiring; also a joint request of one part that does not count rejections, which decides and
-      -- answers as its single request would (group.lua)
+      -- one part, acquiring
       local p = limiters[ARGV[a]]
       p.key, p.cost, p.now = KEYS[k], tonumber(ARGV[a + 1]), timeOf(ARGV[a + 2])
       local r = p.decide(p)

@@ -163,7 +163,9 @@ class RedisBatchScriptTest {
 
     /**
      * A joint request of one part that does not count rejections answers as the single request of that part: the
-     * same decision (all or nothing over one part is that part's), the same numbers.
+     * same decision (all or nothing over one part is that part's), the same numbers. This is what
+     * {@link dev.sluice.spi.AtomicJointDecider#answersAsSingle} states, by which the store sends such a request as that
+     * single one.
      */
     @ParameterizedTest(name = "{0}")
     @EnumSource(Algorithm.class)
