@@ -37,8 +37,9 @@ import org.jspecify.annotations.Nullable;
  * refused request would consume. A request whose deadline passes while it waits is dropped, never sent. A request in
  * a batch that reaches the store late must be refused by the store: the {@link Sender} sends each request's deadline
  * by the store's clock ({@link ServerClock}), and the store refuses, touching nothing, a request past it. A batch in
- * flight whose callers have all given up no longer holds the queue: the next batch goes without waiting for it (a
- * batch sent on a connection whose loss the driver has not seen yet may never return).
+ * flight none of whose requests still waits for it in time (each given up by its caller, or past its deadline while
+ * a call that blocks outlasts it) no longer holds the queue: the next batch goes without waiting for it (a batch sent
+ * on a connection whose loss the driver has not seen yet may never return).
  *
  * <p>Example: 64 callers on one key, a 2 ms round trip, a 15 ms deadline. The first request goes alone; the 63 that
  * arrive in the next 2 ms go together when it returns: 64 decisions in 2 round trips instead of 64. If the server
@@ -272,10 +273,13 @@ public final class GroupCommit<Q, A> {
             for (Request<Q, A> q : batch) {
                 if (!q.isDone()) { // the usual case is every request answered: no failure is made for those
                     q.fail(
-                            e != null && !(e instanceof CancellationException)
-                                    ? failure(e)
-                                    : failure(
-                                            new SluiceException(store + " did not answer this request of its batch")));
+                            e == null
+                                    ? failure(new SluiceException(store + " did not answer this request of its batch"))
+                                    : e instanceof CancellationException // let go past its deadline: givenUp()
+                                            ? new SluiceException(
+                                                    "no answer from " + store + " by the request's deadline",
+                                                    new TimeoutException("the call outlasted the request's deadline"))
+                                            : failure(e));
                 }
             }
             synchronized (this) {
@@ -300,10 +304,12 @@ public final class GroupCommit<Q, A> {
     }
 
     /**
-     * Lets the queue go on once every request of the batch in flight has been given up by its caller. Without this, a
-     * batch that never returns would hold the queue, and every later request would wait out its whole deadline behind
-     * it instead of being sent. A batch let go this way is never applied late: the store refuses each of its requests
-     * as past its deadline.
+     * Lets the queue go on once no request of the batch in flight still waits for it in time: each has been answered,
+     * given up by its caller, or is past its deadline (a lone request's caller is kept in a call that blocks, which may
+     * outlast its deadline where the driver does not bound it). Without this, a batch that never returns would hold
+     * the queue, and every later request would wait out its whole deadline behind it instead of being sent. A batch
+     * let go this way is never applied late: the store refuses each of its requests as past its deadline; a request
+     * of it not yet answered is answered as timed out.
      */
     private void givenUp() {
         CompletableFuture<?> flight;
@@ -312,8 +318,9 @@ public final class GroupCommit<Q, A> {
             if (flight == null) {
                 return;
             }
+            long now = System.nanoTime();
             for (Request<Q, A> q : inFlightBatch) {
-                if (!q.answer.isDone()) {
+                if (!q.answer.isDone() && now - q.deadlineNanos < 0) {
                     return;
                 }
             }

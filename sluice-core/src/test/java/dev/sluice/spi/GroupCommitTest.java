@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -148,6 +149,54 @@ class GroupCommitTest {
         answer(1);
         assertEquals("NEXT", next.get(30, TimeUnit.SECONDS));
         assertEquals(List.of(List.of("stuck"), List.of("next")), sent);
+    }
+
+    /**
+     * A lone request goes on its caller's thread, which a store whose calls block keeps in the call; a call that
+     * outlasts its request's deadline (a driver that does not bound it) holds the queue no longer than the deadline
+     * of the first request that waits behind it: that one is answered by its own deadline, the batch in flight is let
+     * go, and the requests after it are sent. The blocked caller is answered as timed out once its call returns.
+     */
+    @Test
+    void aCallThatOutlastsItsDeadlineOnItsCallersThreadHoldsNothingBackPastTheNextDeadline() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        GroupCommit<String, String> blocking = GroupCommit.<String, String>builder("Store", batch -> {
+                    if (batch.get(0).payload().equals("blocked")) {
+                        try {
+                            release.await(); // the call the driver does not bound, on the caller's thread
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        return CompletableFuture.completedFuture(null);
+                    }
+                    CompletableFuture<Void> call = new CompletableFuture<>();
+                    batches.add(batch);
+                    calls.add(call);
+                    sent.add(batch.stream().map(GroupCommit.Request::payload).toList());
+                    return call;
+                })
+                .build();
+        Future<String> blocked = callers.submit(() -> blocking.decide("blocked", 1, System.nanoTime() + SHORT));
+        TestAwait.until("the blocked call under way", () -> release.getCount() == 1 && !blocked.isDone());
+        // its deadline is after the blocked one's: when it gives up, no request of the batch in flight waits in time
+        Future<String> behind = callers.submit(() -> blocking.decide("behind", 1, System.nanoTime() + SHORT));
+        awaitDone(behind);
+        SluiceException late = assertInstanceOf(
+                SluiceException.class,
+                assertThrows(ExecutionException.class, behind::get).getCause());
+        assertInstanceOf(TimeoutException.class, late.getCause(), "answered by its own deadline: " + late);
+        Future<String> next = callers.submit(() -> blocking.decide("next", 1, System.nanoTime() + PATIENT));
+        awaitSent(1);
+        answer(0);
+        assertEquals("NEXT", next.get(30, TimeUnit.SECONDS));
+        assertEquals(List.of(List.of("next")), sent, "sent while the blocked call still ran");
+        assertEquals(false, blocked.isDone(), "the blocked call still runs");
+        release.countDown();
+        SluiceException timedOut = assertInstanceOf(
+                SluiceException.class,
+                assertThrows(ExecutionException.class, () -> blocked.get(30, TimeUnit.SECONDS))
+                        .getCause());
+        assertInstanceOf(TimeoutException.class, timedOut.getCause(), "answered as timed out: " + timedOut);
     }
 
     /**
