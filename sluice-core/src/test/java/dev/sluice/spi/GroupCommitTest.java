@@ -159,9 +159,11 @@ class GroupCommitTest {
      */
     @Test
     void aCallThatOutlastsItsDeadlineOnItsCallersThreadHoldsNothingBackPastTheNextDeadline() throws Exception {
+        CountDownLatch underWay = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         GroupCommit<String, String> blocking = GroupCommit.<String, String>builder("Store", batch -> {
                     if (batch.get(0).payload().equals("blocked")) {
+                        underWay.countDown();
                         try {
                             release.await(); // the call the driver does not bound, on the caller's thread
                         } catch (InterruptedException e) {
@@ -177,7 +179,7 @@ class GroupCommitTest {
                 })
                 .build();
         Future<String> blocked = callers.submit(() -> blocking.decide("blocked", 1, System.nanoTime() + SHORT));
-        TestAwait.until("the blocked call under way", () -> release.getCount() == 1 && !blocked.isDone());
+        TestAwait.until("the blocked call under way", () -> underWay.getCount() == 0);
         // its deadline is after the blocked one's: when it gives up, no request of the batch in flight waits in time
         Future<String> behind = callers.submit(() -> blocking.decide("behind", 1, System.nanoTime() + SHORT));
         awaitDone(behind);
