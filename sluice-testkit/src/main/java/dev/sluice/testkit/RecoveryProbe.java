@@ -104,10 +104,40 @@ public final class RecoveryProbe {
         armed = true;
     }
 
-    /** Waits (bounded, {@link Await#GENEROUS}) for the first right answer since {@link #arm()}; returns its time. */
+    /**
+     * Waits (bounded, {@link Await#GENEROUS}) for the first right answer since {@link #arm()}; returns its time.
+     *
+     * @throws AssertionError if none came by then, with the answers counted so far and the stack of every thread of
+     *                        the process at that moment, so that what held the store can be seen
+     */
     public long awaitRight() {
-        Await.until("a right decision", Await.GENEROUS, () -> !armed);
+        try {
+            Await.until("a right decision", Await.GENEROUS, () -> !armed);
+        } catch (AssertionError e) {
+            throw new AssertionError(
+                    e.getMessage() + " (" + failed() + " answers of the failure policy, " + wrong()
+                            + " wrong so far); the threads then:\n" + threads(),
+                    e);
+        }
         return firstRightAt.get();
+    }
+
+    /** Every live thread's name, state and stack (at most 40 frames each). */
+    private static String threads() {
+        StringBuilder out = new StringBuilder();
+        for (var entry : Thread.getAllStackTraces().entrySet()) {
+            Thread t = entry.getKey();
+            out.append('"')
+                    .append(t.getName())
+                    .append("\" ")
+                    .append(t.getState())
+                    .append('\n');
+            StackTraceElement[] frames = entry.getValue();
+            for (int i = 0; i < Math.min(40, frames.length); i++) {
+                out.append("    at ").append(frames[i]).append('\n');
+            }
+        }
+        return out.toString();
     }
 
     /** Answers of the failure policy so far. */
