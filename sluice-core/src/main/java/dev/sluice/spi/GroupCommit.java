@@ -272,14 +272,7 @@ public final class GroupCommit<Q, A> {
         var unused = flight.whenComplete((r, e) -> {
             for (Request<Q, A> q : batch) {
                 if (!q.isDone()) { // the usual case is every request answered: no failure is made for those
-                    q.fail(
-                            e == null
-                                    ? failure(new SluiceException(store + " did not answer this request of its batch"))
-                                    : e instanceof CancellationException // let go past its deadline: givenUp()
-                                            ? new SluiceException(
-                                                    "no answer from " + store + " by the request's deadline",
-                                                    new TimeoutException("the call outlasted the request's deadline"))
-                                            : failure(e));
+                    q.fail(unanswered(e));
                 }
             }
             synchronized (this) {
@@ -301,6 +294,21 @@ public final class GroupCommit<Q, A> {
         } catch (RuntimeException e) { // not connected, or closed
             flight.completeExceptionally(e);
         }
+    }
+
+    /**
+     * The failure of a request its batch left unanswered, the batch having ended with {@code e} (null: it returned).
+     */
+    private RuntimeException unanswered(@Nullable Throwable e) {
+        if (e == null) {
+            return new SluiceException(store + " did not answer this request of its batch");
+        }
+        if (e instanceof CancellationException) { // let go by givenUp(): the request is past its deadline
+            return new SluiceException(
+                    "no answer from " + store + " by the request's deadline",
+                    new TimeoutException("the call outlasted the request's deadline"));
+        }
+        return failure(e);
     }
 
     /**
