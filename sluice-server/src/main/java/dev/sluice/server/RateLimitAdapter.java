@@ -212,13 +212,11 @@ final class RateLimitAdapter {
     private List<Descriptor> validate(RateLimitRequest request, long[] hits) {
         String domain = request.getDomain();
         if (domain.isEmpty()) {
-            throw new InvalidRequestException(
-                    InvalidRequestException.Kind.INVALID_FIELD, "rate limit domain must not be empty");
+            throw new InvalidRequestException(InvalidRequestException.Kind.INVALID_FIELD, RequestRules.emptyDomain());
         }
         int n = request.getDescriptorsCount();
         if (n == 0) {
-            throw new InvalidRequestException(
-                    InvalidRequestException.Kind.INVALID_FIELD, "rate limit descriptor list must not be empty");
+            throw new InvalidRequestException(InvalidRequestException.Kind.INVALID_FIELD, RequestRules.noDescriptors());
         }
         List<Descriptor> descriptors = new ArrayList<>(n);
         long requestHits = Math.max(1, Integer.toUnsignedLong(request.getHitsAddend()));
@@ -227,10 +225,7 @@ final class RateLimitAdapter {
             descriptors.add(descriptor(i, d));
             hits[i] = d.hasHitsAddend() ? d.getHitsAddend().getValue() : requestHits;
             if (hits[i] == 0) {
-                throw new InvalidRequestException(
-                        InvalidRequestException.Kind.INVALID_FIELD,
-                        "descriptors[" + i + "].hits_addend is 0 (check without counting),"
-                                + " which this service does not support: leave it unset or give at least 1");
+                throw new InvalidRequestException(InvalidRequestException.Kind.INVALID_FIELD, RequestRules.zeroHits(i));
             }
             if (hits[i] < 0) {
                 throw new InvalidRequestException(
@@ -240,9 +235,7 @@ final class RateLimitAdapter {
             }
             if (d.hasLimit()) {
                 throw new InvalidRequestException(
-                        InvalidRequestException.Kind.INVALID_FIELD,
-                        "descriptors[" + i + "].limit: limit overrides in the request are"
-                                + " not supported; the limits are the configuration's");
+                        InvalidRequestException.Kind.INVALID_FIELD, RequestRules.limitOverride(i));
             }
         }
         return descriptors;
@@ -314,17 +307,14 @@ final class RateLimitAdapter {
 
     private static Descriptor descriptor(int i, RateLimitDescriptor d) {
         if (d.getEntriesCount() == 0) {
-            throw new InvalidRequestException(
-                    InvalidRequestException.Kind.INVALID_FIELD,
-                    "descriptors[" + i + "] has no entries: give at least one key and value");
+            throw new InvalidRequestException(InvalidRequestException.Kind.INVALID_FIELD, RequestRules.noEntries(i));
         }
         List<Descriptor.Entry> entries = new ArrayList<>(d.getEntriesCount());
         for (int j = 0; j < d.getEntriesCount(); j++) {
             RateLimitDescriptor.Entry e = d.getEntries(j);
             if (e.getKey().isEmpty()) {
                 throw new InvalidRequestException(
-                        InvalidRequestException.Kind.INVALID_FIELD,
-                        "descriptors[" + i + "].entries[" + j + "].key must not be empty");
+                        InvalidRequestException.Kind.INVALID_FIELD, RequestRules.emptyKey(i, j));
             }
             entries.add(new Descriptor.Entry(e.getKey(), e.getValue()));
         }

@@ -1,6 +1,7 @@
 package dev.sluice.server.replay;
 
 import dev.sluice.policy.Descriptor;
+import dev.sluice.server.RequestRules;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -53,16 +54,10 @@ final class JsonLines implements LogReader.LineParser {
         long hits = 1;
         List<Descriptor> descriptors = null;
         long[] descriptorHits = null;
-        ws();
-        if (peek() == '}') {
-            p++;
-        } else {
-            while (true) {
+        if (!closes('}')) {
+            do {
                 int ks = p;
-                int ke = key();
-                ws();
-                expect(':');
-                ws();
+                int ke = memberName();
                 if (is(ks, ke, DOMAIN)) {
                     if (!nullValue()) {
                         interned.begin();
@@ -87,17 +82,7 @@ final class JsonLines implements LogReader.LineParser {
                 } else {
                     skip(0);
                 }
-                ws();
-                int c = next();
-                if (c == ',') {
-                    ws();
-                    continue;
-                }
-                if (c == '}') {
-                    break;
-                }
-                throw expected("',' or '}'", c);
-            }
+            } while (another('}'));
         }
         ws();
         if (p != end) {
@@ -107,10 +92,10 @@ final class JsonLines implements LogReader.LineParser {
             throw new LogReader.LineException(BadLine.Problem.MISSING_TIME, "no \"time\" (epoch ms or ISO-8601)");
         }
         if (domain == null || domain.isEmpty()) {
-            throw malformed("rate limit domain must not be empty");
+            throw malformed(RequestRules.emptyDomain());
         }
         if (descriptors == null || descriptors.isEmpty()) {
-            throw malformed("rate limit descriptor list must not be empty");
+            throw malformed(RequestRules.noDescriptors());
         }
         if (descriptorHits != null) {
             for (int i = 0; i < descriptorHits.length; i++) {
@@ -134,9 +119,7 @@ final class JsonLines implements LogReader.LineParser {
 
     private List<Descriptor> descriptors() throws LogReader.LineException {
         expect('[');
-        ws();
-        if (peek() == ']') {
-            p++;
+        if (closes(']')) {
             lastIds = new int[0];
             return List.of();
         }
@@ -144,7 +127,7 @@ final class JsonLines implements LogReader.LineParser {
         int[] aloneIds = null;
         several.clear();
         int i = 0;
-        while (true) {
+        do {
             if (i == ownHits.length) {
                 ownHits = Arrays.copyOf(ownHits, 2 * i);
                 ids = Arrays.copyOf(ids, 2 * i);
@@ -158,16 +141,7 @@ final class JsonLines implements LogReader.LineParser {
             ids[i] = slot.id;
             several.add(slot.descriptor);
             i++;
-            ws();
-            int c = next();
-            if (c == ']') {
-                break;
-            }
-            if (c != ',') {
-                throw expected("',' or ']'", c);
-            }
-            ws();
-        }
+        } while (another(']'));
         if (i == 1 && alone != null && aloneIds != null) {
             lastIds = aloneIds;
             return alone;
@@ -180,16 +154,10 @@ final class JsonLines implements LogReader.LineParser {
         expect('{');
         interned.begin();
         boolean entries = false;
-        ws();
-        if (peek() == '}') {
-            p++;
-        } else {
-            while (true) {
+        if (!closes('}')) {
+            do {
                 int ks = p;
-                int ke = key();
-                ws();
-                expect(':');
-                ws();
+                int ke = memberName();
                 if (is(ks, ke, ENTRIES)) {
                     if (!nullValue()) {
                         entries(i);
@@ -199,57 +167,34 @@ final class JsonLines implements LogReader.LineParser {
                     if (!nullValue()) {
                         long h = count("descriptors[" + i + "].hits_addend");
                         if (h == 0) {
-                            throw malformed("descriptors[" + i + "].hits_addend is 0 (check without counting),"
-                                    + " which the service does not support");
+                            throw malformed(RequestRules.zeroHits(i));
                         }
                         ownHits[i] = h;
                     }
                 } else if (is(ks, ke, LIMIT)) {
                     if (!nullValue()) {
-                        throw malformed("descriptors[" + i + "].limit: limit overrides in the request are not"
-                                + " supported; the limits are the configuration's");
+                        throw malformed(RequestRules.limitOverride(i));
                     }
                 } else {
                     skip(0);
                 }
-                ws();
-                int c = next();
-                if (c == ',') {
-                    ws();
-                    continue;
-                }
-                if (c == '}') {
-                    break;
-                }
-                throw expected("',' or '}'", c);
-            }
+            } while (another('}'));
         }
         if (!entries || interned.entries == 0) {
-            throw malformed("descriptors[" + i + "] has no entries: give at least one key and value");
+            throw malformed(RequestRules.noEntries(i));
         }
         return interned.lookup();
     }
 
     private void entries(int i) throws LogReader.LineException {
         expect('[');
-        ws();
-        if (peek() == ']') {
-            p++;
+        if (closes(']')) {
             return;
         }
         int j = 0;
-        while (true) {
+        do {
             entry(i, j++);
-            ws();
-            int c = next();
-            if (c == ']') {
-                return;
-            }
-            if (c != ',') {
-                throw expected("',' or ']'", c);
-            }
-            ws();
-        }
+        } while (another(']'));
     }
 
     private void entry(int i, int j) throws LogReader.LineException {
@@ -258,16 +203,10 @@ final class JsonLines implements LogReader.LineParser {
         int ke = -1;
         int vs = -1;
         int ve = -1;
-        ws();
-        if (peek() == '}') {
-            p++;
-        } else {
-            while (true) {
+        if (!closes('}')) {
+            do {
                 int fs = p;
-                int fe = key();
-                ws();
-                expect(':');
-                ws();
+                int fe = memberName();
                 boolean isKey = is(fs, fe, KEY);
                 if (isKey || is(fs, fe, VALUE)) {
                     if ((isKey ? ks : vs) >= 0) {
@@ -290,20 +229,10 @@ final class JsonLines implements LogReader.LineParser {
                 } else {
                     skip(0);
                 }
-                ws();
-                int c = next();
-                if (c == ',') {
-                    ws();
-                    continue;
-                }
-                if (c == '}') {
-                    break;
-                }
-                throw expected("',' or '}'", c);
-            }
+            } while (another('}'));
         }
         if (ks < 0 || ke == ks) {
-            throw malformed("descriptors[" + i + "].entries[" + j + "].key must not be empty");
+            throw malformed(RequestRules.emptyKey(i, j));
         }
         if (vs < 0) { // proto3: an absent string is empty
             vs = interned.sigLength;
@@ -507,29 +436,15 @@ final class JsonLines implements LogReader.LineParser {
             case '{', '[' -> {
                 p++;
                 int close = c == '{' ? '}' : ']';
-                ws();
-                if (peek() == close) {
-                    p++;
+                if (closes(close)) {
                     return;
                 }
-                while (true) {
+                do {
                     if (c == '{') {
-                        key();
-                        ws();
-                        expect(':');
-                        ws();
+                        memberName();
                     }
                     skip(depth + 1);
-                    ws();
-                    int n = next();
-                    if (n == close) {
-                        return;
-                    }
-                    if (n != ',') {
-                        throw expected("',' or '" + (char) close + "'", n);
-                    }
-                    ws();
-                }
+                } while (another(close));
             }
             case 't' -> literal("true");
             case 'f' -> literal("false");
@@ -577,6 +492,45 @@ final class JsonLines implements LogReader.LineParser {
 
     private int next() {
         return p < end ? b[p++] & 0xFF : -1;
+    }
+
+    /**
+     * After an object's '{' or an array's '[': whether it closes at once, its {@code close} ('}' or ']') read if so,
+     * and the space before it either way.
+     */
+    private boolean closes(int close) {
+        ws();
+        if (peek() == close) {
+            p++;
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * After a member of an object or an element of an array: whether another follows (its ',' read, and the space
+     * after it), or the object or array ends ({@code close} read).
+     */
+    private boolean another(int close) throws LogReader.LineException {
+        ws();
+        int c = next();
+        if (c == ',') {
+            ws();
+            return true;
+        }
+        if (c == close) {
+            return false;
+        }
+        throw expected("',' or '" + (char) close + "'", c);
+    }
+
+    /** A member's name, the ':' after it and the space around that: the end of the name ({@link #key()}). */
+    private int memberName() throws LogReader.LineException {
+        int nameEnd = key();
+        ws();
+        expect(':');
+        ws();
+        return nameEnd;
     }
 
     private void expect(char c) throws LogReader.LineException {

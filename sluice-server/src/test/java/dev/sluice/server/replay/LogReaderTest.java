@@ -136,11 +136,51 @@ class LogReaderTest {
                         "5 MALFORMED rate limit domain must not be empty",
                         "6 MALFORMED rate limit descriptor list must not be empty",
                         "7 MALFORMED descriptors[0].entries[0].key must not be empty",
-                        "8 MALFORMED descriptors[0].hits_addend is 0 (check without counting), which the service does"
-                                + " not support",
+                        "8 MALFORMED descriptors[0].hits_addend is 0 (check without counting), which this service does"
+                                + " not support: leave it unset or give at least 1",
                         "9 MALFORMED text after the request's closing brace at byte 99"),
                 got);
         assertEquals("not json", bad.get(0).text());
+    }
+
+    @Test
+    void aMissingSeparatorOrAnEmptyObjectOrArrayIsNamedWhereItIs() throws IOException {
+        String entry = "{\"key\":\"k\",\"value\":\"v\"}";
+        List<TimedRequest> r = readJson("{\"time\":5 \"domain\":\"d\"}\n"
+                + "{\"time\":5,\"domain\":\"d\",\"descriptors\":[{\"entries\":[" + entry + "]} {}]}\n"
+                + "{\"time\":5,\"domain\":\"d\",\"descriptors\":[{\"entries\":[" + entry + " " + entry + "]}]}\n"
+                + "{\"time\":5,\"domain\":\"d\",\"descriptors\":[{\"entries\":[{\"key\":\"k\" \"value\":\"v\"}]}]}\n"
+                + "{\"time\":5,\"domain\":\"d\",\"descriptors\":[{\"entries\":[" + entry + "] \"x\":1}]}\n"
+                + "{\"time\":5,\"domain\":\"d\",\"descriptors\":[{\"entries\":[" + entry + "]}],\"x\":[1 2]}\n"
+                + "{\"time\":5,\"domain\":\"d\",\"descriptors\":[{\"entries\":[" + entry + "]}],\"x\":{\"a\":1,}}\n"
+                + "{\"time\":5,\"domain\":\"d\",\n"
+                + "{\"time\":5,\"domain\":\"d\",\"descriptors\":[{\"entries\":[]}]}\n"
+                + "{\"time\":5,\"domain\":\"d\",\"descriptors\":[{}]}\n"
+                + "{\"time\":5,\"domain\":\"d\",\"descriptors\":[{\"entries\":[{}]}]}\n"
+                + "{}\n"
+                + "{ \"time\" : 5 , \"x\" : { } , \"y\" : [ ] , \"z\" : [ { \"a\" : [ [ ] , { } ] } ] , \"domain\" : "
+                + "\"d\" , \"descriptors\" : [ { \"entries\" : [ { \"key\" : \"k\" , \"value\" : \"v\" } , "
+                + "{ \"key\" : \"j\" } ] } , { \"entries\" : [ { \"key\" : \"k\" } ] } ] }\n");
+        List<String> got = bad.stream().map(b -> b.line() + " " + b.message()).toList();
+        assertEquals(
+                List.of(
+                        "1 not a JSON request: expected ',' or '}' at byte 11, found '\"'",
+                        "2 not a JSON request: expected ',' or ']' at byte 77, found '{'",
+                        "3 not a JSON request: expected ',' or ']' at byte 75, found '{'",
+                        "4 not a JSON request: expected ',' or '}' at byte 62, found '\"'",
+                        "5 not a JSON request: expected ',' or '}' at byte 76, found '\"'",
+                        "6 not a JSON request: expected ',' or ']' at byte 85, found '2'",
+                        "7 not a JSON request: expected '\"' at byte 89, found '}'",
+                        "8 not a JSON request: expected '\"' at byte 23, found the end of the line",
+                        "9 descriptors[0] has no entries: give at least one key and value",
+                        "10 descriptors[0] has no entries: give at least one key and value",
+                        "11 descriptors[0].entries[0].key must not be empty",
+                        "12 no \"time\" (epoch ms or ISO-8601)"),
+                got);
+        assertEquals(1, r.size(), "the spaced-out line is read");
+        assertEquals(
+                List.of(Descriptor.of("k", "v", "j", ""), Descriptor.of("k", "")),
+                r.get(0).descriptors());
     }
 
     @Test
