@@ -9,7 +9,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -83,15 +82,17 @@ final class DashboardData {
             List<String> id = e.getKey();
             b.append(first ? "" : ",");
             first = false;
-            b.append("{\"domain\":").append(quote(id.get(0)));
-            b.append(",\"rule\":").append(quote(id.get(1)));
+            b.append("{\"domain\":").append(JsonString.quote(id.get(0)));
+            b.append(",\"rule\":").append(JsonString.quote(id.get(1)));
             if (id.size() > 2) {
-                b.append(",\"value\":").append(quote(id.get(2)));
+                b.append(",\"value\":").append(JsonString.quote(id.get(2)));
             }
             b.append(",\"counts\":{");
             boolean firstCount = true;
             for (Map.Entry<String, Long> count : e.getValue().entrySet()) {
-                b.append(firstCount ? "" : ",").append(quote(count.getKey())).append(':');
+                b.append(firstCount ? "" : ",")
+                        .append(JsonString.quote(count.getKey()))
+                        .append(':');
                 b.append(count.getValue());
                 firstCount = false;
             }
@@ -101,9 +102,9 @@ final class DashboardData {
     }
 
     private static void rule(StringBuilder b, Rule rule) {
-        b.append("{\"domain\":").append(quote(rule.domain()));
-        b.append(",\"rule\":").append(quote(rule.path()));
-        b.append(",\"mode\":").append(quote(rule.mode().configName()));
+        b.append("{\"domain\":").append(JsonString.quote(rule.domain()));
+        b.append(",\"rule\":").append(JsonString.quote(rule.path()));
+        b.append(",\"mode\":").append(JsonString.quote(rule.mode().configName()));
         b.append(",\"detailed\":").append(rule.detailedMetric());
         b.append(",\"unlimited\":").append(rule.unlimited());
         b.append(",\"limits\":[");
@@ -118,7 +119,7 @@ final class DashboardData {
             b.append(first ? "" : ",");
             first = false;
             // the same name as the limit tag of sluice_server_rule_limit
-            b.append("{\"name\":").append(quote(l.name().isEmpty() ? Integer.toString(i) : l.name()));
+            b.append("{\"name\":").append(JsonString.quote(l.name().isEmpty() ? Integer.toString(i) : l.name()));
             b.append(",\"requests\":").append(l.requestsPerUnit());
             b.append(",\"windowSeconds\":").append(w.toNanos() / 1e9);
             b.append('}');
@@ -134,21 +135,5 @@ final class DashboardData {
             }
         }
         return Integer.compare(a.size(), b.size());
-    }
-
-    /** {@code s} as a JSON string, quotes included. */
-    static String quote(String s) {
-        StringBuilder json = new StringBuilder(s.length() + 2).append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '"' || c == '\\') {
-                json.append('\\').append(c);
-            } else if (c < 0x20 || c == 0x2028 || c == 0x2029) {
-                json.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-            } else {
-                json.append(c);
-            }
-        }
-        return json.append('"').toString();
     }
 }

@@ -132,7 +132,7 @@ final class HttpTransport implements AutoCloseable {
 
         /** A JSON error body, {@code {"error":"…"}}, as every error of the service is answered. */
         static Answer error(int status, String message) {
-            return of(status, JSON, "{\"error\":" + DashboardData.quote(message) + "}");
+            return of(status, JSON, "{\"error\":" + JsonString.quote(message) + "}");
         }
 
         Answer with(String header, String value) {
@@ -588,7 +588,7 @@ final class HttpTransport implements AutoCloseable {
         /** An answer written past the codec, for a request it cannot carry on with; the connection then closes. */
         private void rawAnswer(ChannelHandlerContext ctx, int status, String message) {
             state = State.ANSWERING;
-            byte[] body = ("{\"error\":" + DashboardData.quote(message) + "}").getBytes(StandardCharsets.UTF_8);
+            byte[] body = ("{\"error\":" + JsonString.quote(message) + "}").getBytes(StandardCharsets.UTF_8);
             String head = "HTTP/1.1 " + HttpResponseStatus.valueOf(status) + "\r\nContent-Type: " + JSON
                     + "\r\nContent-Length: " + body.length + "\r\nConnection: close\r\n\r\n";
             ByteBuf out = Unpooled.wrappedBuffer(head.getBytes(StandardCharsets.US_ASCII), body);

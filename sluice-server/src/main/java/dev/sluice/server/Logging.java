@@ -119,30 +119,7 @@ final class Logging {
     }
 
     static String line(Instant time, String level, String logger, String message) {
-        return "{\"@timestamp\":\"" + time + "\",\"level\":\"" + level + "\",\"logger\":" + quote(logger)
-                + ",\"@message\":" + quote(message) + "}\n";
-    }
-
-    /** {@code s} as a JSON string. */
-    static String quote(String s) {
-        StringBuilder b = new StringBuilder(s.length() + 2).append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                case '\n' -> b.append("\\n");
-                case '\r' -> b.append("\\r");
-                case '\t' -> b.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        b.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
-                    }
-                }
-            }
-        }
-        return b.append('"').toString();
+        return "{\"@timestamp\":\"" + time + "\",\"level\":\"" + level + "\",\"logger\":" + JsonString.quote(logger)
+                + ",\"@message\":" + JsonString.quote(message) + "}\n";
     }
 }

@@ -157,7 +157,7 @@ final class RateLimitConfigs {
      */
     static String yaml(Message config) {
         StringBuilder out = new StringBuilder("{\n");
-        out.append("\"domain\": ").append(quote((String) config.getField(CONFIG.findFieldByName("domain"))));
+        out.append("\"domain\": ").append(JsonString.quote((String) config.getField(CONFIG.findFieldByName("domain"))));
         descriptors(out, config, CONFIG.findFieldByName("descriptors"));
         return out.append("\n}\n").toString();
     }
@@ -171,10 +171,10 @@ final class RateLimitConfigs {
         for (int i = 0; i < n; i++) {
             Message d = (Message) parent.getRepeatedField(field, i);
             out.append(i == 0 ? "\n{" : ",\n{");
-            out.append("\"key\": ").append(quote(text(d, "key")));
+            out.append("\"key\": ").append(JsonString.quote(text(d, "key")));
             String value = text(d, "value");
             if (!value.isEmpty()) {
-                out.append(",\n\"value\": ").append(quote(value));
+                out.append(",\n\"value\": ").append(JsonString.quote(value));
             }
             FieldDescriptor rateLimit = DESCRIPTOR.findFieldByName("rate_limit");
             if (d.hasField(rateLimit)) {
@@ -205,7 +205,7 @@ final class RateLimitConfigs {
             String name = unit.getType().findValueByNumber(unit.getNumber()) != null
                     ? unit.getName()
                     : "unit number " + unit.getNumber();
-            fields.append(", \"unit\": ").append(quote(name));
+            fields.append(", \"unit\": ").append(JsonString.quote(name));
         }
         if (!unlimited || requests != 0) {
             fields.append(", \"requests_per_unit\": ").append(Integer.toUnsignedString(requests));
@@ -215,7 +215,7 @@ final class RateLimitConfigs {
         }
         String name = text(p, "name");
         if (!name.isEmpty()) {
-            fields.append(", \"name\": ").append(quote(name));
+            fields.append(", \"name\": ").append(JsonString.quote(name));
         }
         FieldDescriptor replaces = POLICY.findFieldByName("replaces");
         int n = p.getRepeatedFieldCount(replaces);
@@ -225,7 +225,7 @@ final class RateLimitConfigs {
                 Message r = (Message) p.getRepeatedField(replaces, i);
                 fields.append(i == 0 ? "" : ", ")
                         .append("{\"name\": ")
-                        .append(quote(text(r, "name")))
+                        .append(JsonString.quote(text(r, "name")))
                         .append('}');
             }
             fields.append(']');
@@ -245,34 +245,6 @@ final class RateLimitConfigs {
         } catch (InvalidProtocolBufferException e) {
             throw new IllegalStateException("a Struct read from the wire is printable", e);
         }
-    }
-
-    /** {@code s} as a YAML double-quoted scalar: JSON's escapes, every control character escaped. */
-    static String quote(String s) {
-        StringBuilder b = new StringBuilder(s.length() + 2).append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                case '\n' -> b.append("\\n");
-                case '\t' -> b.append("\\t");
-                case '\r' -> b.append("\\r");
-                default -> {
-                    if (c < 0x20
-                            || c == 0x7f
-                            || (c >= 0x80 && c <= 0x9f)
-                            || c == 0x2028
-                            || c == 0x2029
-                            || c == 0xfeff) {
-                        b.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
-                    }
-                }
-            }
-        }
-        return b.append('"').toString();
     }
 
     private static DescriptorProto message(String name, FieldDescriptorProto.Builder... fields) {

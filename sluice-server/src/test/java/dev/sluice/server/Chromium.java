@@ -136,12 +136,12 @@ final class Chromium implements AutoCloseable {
 
     /** Loads {@code url} in the page and waits until it has loaded (its scripts may still be fetching). */
     void navigate(URI url) {
-        Struct r = page.call("Page.navigate", "{\"url\":" + DashboardData.quote(url.toString()) + "}");
+        Struct r = page.call("Page.navigate", "{\"url\":" + JsonString.quote(url.toString()) + "}");
         if (r.containsFields("errorText")) {
             throw new AssertionError("chromium could not load " + url + ": " + r.getFieldsOrThrow("errorText"));
         }
         String loaded =
-                "location.href === " + DashboardData.quote(url.toString()) + " && document.readyState === 'complete'";
+                "location.href === " + JsonString.quote(url.toString()) + " && document.readyState === 'complete'";
         Await.until(url + " loaded in chromium", Await.GENEROUS, () -> evaluate(loaded)
                 .getBoolValue());
     }
@@ -153,7 +153,7 @@ final class Chromium implements AutoCloseable {
      */
     Value evaluate(String expression) {
         Struct r = page.call(
-                "Runtime.evaluate", "{\"expression\":" + DashboardData.quote(expression) + ",\"returnByValue\":true}");
+                "Runtime.evaluate", "{\"expression\":" + JsonString.quote(expression) + ",\"returnByValue\":true}");
         if (r.containsFields("exceptionDetails")) {
             throw new IllegalStateException("evaluating " + expression + " in the page failed: "
                     + r.getFieldsOrThrow("exceptionDetails")

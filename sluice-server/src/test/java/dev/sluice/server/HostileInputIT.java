@@ -225,7 +225,7 @@ class HostileInputIT {
         assertEquals(message, e.getStatus().getDescription());
         HttpResponse<String> http = server.post("/json", ServerProcess.json(request));
         assertEquals(400, http.statusCode());
-        assertEquals("{\"error\":" + DashboardData.quote(message) + "}", http.body());
+        assertEquals("{\"error\":" + JsonString.quote(message) + "}", http.body());
     }
 
     // ---- bytes that are not UTF-8, or not protobuf
