@@ -53,6 +53,15 @@ class RateLimitConfigsTest {
     }
 
     @Test
+    void aStringOfAnyCharacterIsReadAsItCame() {
+        String odd = "v\"\\\n\u0000\u0085\u2028\ufeff\ufffe\uffff\ud83d\ude00";
+        Policies p = RateLimitConfigs.policies(List.of(RlsConf.config(
+                "d" + odd, "d" + odd, RlsConf.descriptor("k" + odd, odd, RlsConf.limit(RlsConf.SECOND, 5)))));
+        assertEquals(Set.of("d" + odd), p.domains());
+        assertEquals("[5/second fixed_window]", limits(p, "d" + odd, Descriptor.of("k" + odd, odd)));
+    }
+
+    @Test
     void replacesNamesTheLimitsItDrops() {
         Policies p = RateLimitConfigs.policies(List.of(RlsConf.config(
                 "d",
