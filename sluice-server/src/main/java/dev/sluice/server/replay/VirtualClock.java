@@ -7,30 +7,44 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 
 /**
- * A clock that stands at whatever time it was {@link #set} to: the log's time, line by line. A limiter reads it as a
- * count ({@link EpochNanosClock}), so moving it makes no object. Not thread-safe.
+ * A clock in UTC that stands at whatever time it was last set to: a log's time, line by line, for {@code replay};
+ * a simulation's time, step by step, for {@code simulate}. A limiter reads it as a count ({@link EpochNanosClock}),
+ * so moving it makes no object. Not thread-safe: one thread moves it and reads it.
  */
-final class VirtualClock extends Clock implements EpochNanosClock {
-    private long millis;
+public final class VirtualClock extends Clock implements EpochNanosClock {
+    private long nanos;
+
+    /** A clock at the epoch. */
+    public VirtualClock() {}
+
+    /** A clock at {@code epochNanos}. */
+    public VirtualClock(long epochNanos) {
+        this.nanos = epochNanos;
+    }
 
     /** Moves the clock to {@code epochMillis}, forwards or back. */
-    void set(long epochMillis) {
-        millis = epochMillis;
+    public void set(long epochMillis) {
+        nanos = epochMillis * 1_000_000L;
+    }
+
+    /** Moves the clock to {@code epochNanos}, forwards or back. */
+    public void setNanos(long epochNanos) {
+        nanos = epochNanos;
     }
 
     @Override
     public long millis() {
-        return millis;
+        return Math.floorDiv(nanos, 1_000_000L);
     }
 
     @Override
     public long epochNanos() {
-        return millis * 1_000_000L;
+        return nanos;
     }
 
     @Override
     public Instant instant() {
-        return Instant.ofEpochMilli(millis);
+        return Instant.ofEpochSecond(Math.floorDiv(nanos, 1_000_000_000L), Math.floorMod(nanos, 1_000_000_000L));
     }
 
     @Override
@@ -40,6 +54,6 @@ final class VirtualClock extends Clock implements EpochNanosClock {
 
     @Override
     public Clock withZone(ZoneId zone) {
-        throw new UnsupportedOperationException("a replay's clock is UTC");
+        throw new UnsupportedOperationException("a virtual clock is UTC");
     }
 }

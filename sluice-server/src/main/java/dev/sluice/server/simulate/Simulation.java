@@ -7,6 +7,7 @@ import dev.sluice.RateLimiterBuilder;
 import dev.sluice.lease.LeasedStore;
 import dev.sluice.memory.InMemoryCounterStore;
 import dev.sluice.memory.InMemoryStore;
+import dev.sluice.server.replay.VirtualClock;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.sync.SynchronizedStore;
 import java.time.Duration;
@@ -85,6 +86,8 @@ public final class Simulation {
 
     /** 2026-01-01T12:00:00Z: the virtual clock's start, aligned to every window of a whole number of seconds. */
     static final Instant START = Instant.parse("2026-01-01T12:00:00Z");
+
+    private static final long START_NANOS = START.getEpochSecond() * 1_000_000_000L;
 
     private static final long ORACLE_LIMIT = 1L << 40;
     /** How many windows a bucket's oracle spans ({@code K} in the class comment), at most. */
@@ -533,7 +536,7 @@ public final class Simulation {
     private static final class Run {
         private final Setup s;
         private final @Nullable LogTraffic log;
-        private final VirtualClock clock = new VirtualClock(START);
+        private final VirtualClock clock = new VirtualClock(START_NANOS);
         private final List<SynchronizedStore> synced = new ArrayList<>();
         private final List<LeasedStore> leased = new ArrayList<>();
         private final RateLimiter[] limiters;
@@ -736,7 +739,7 @@ public final class Simulation {
         }
 
         private void at(long nanos) {
-            clock.set(START.plusNanos(nanos));
+            clock.setNanos(START_NANOS + nanos);
         }
 
         /** A round on the first {@code live} instances. */
