@@ -184,6 +184,18 @@ class LogReaderTest {
     }
 
     @Test
+    void aFieldNestedDeeperThanTheReaderGoesIsABadLineNotAStackOverflow() throws IOException {
+        String deep = "[".repeat(100_000) + "]".repeat(100_000);
+        List<TimedRequest> r = readJson("{\"time\":5,\"x\":" + deep + ",\"domain\":\"d\"}\n"
+                + "{\"time\":5,\"x\":{\"a\":" + "{\"a\":".repeat(50_000) + "1" + "}".repeat(50_001) + "}\n"
+                + json(1000, "a") + "\n");
+        assertEquals(1, r.size());
+        assertEquals(
+                List.of("1 nested more than 64 deep", "2 nested more than 64 deep"),
+                bad.stream().map(b -> b.line() + " " + b.message()).toList());
+    }
+
+    @Test
     void unknownDomainsAreBadLines() throws IOException {
         List<TimedRequest> r = read(LogReader.builder(
                         new ByteArrayInputStream(
