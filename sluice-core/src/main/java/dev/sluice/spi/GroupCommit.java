@@ -293,6 +293,9 @@ public final class GroupCommit<Q, A> {
             });
         } catch (RuntimeException e) { // not connected, or closed
             flight.completeExceptionally(e);
+        } catch (Error e) { // a bug or the VM's: the batch fails now, not at its deadlines, and the queue goes on
+            flight.completeExceptionally(e);
+            throw e;
         }
     }
 

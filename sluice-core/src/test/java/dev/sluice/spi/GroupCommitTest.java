@@ -202,6 +202,47 @@ class GroupCommitTest {
     }
 
     /**
+     * A store call that ends in an {@link Error} (a bug of the driver's, a stack overflow) rather than an exception
+     * fails its batch at once and frees the queue: the Error reaches the caller whose thread made the call, a request
+     * of a batch sent for it on another thread is answered with a failure at once, not at its deadline, and the next
+     * request is sent.
+     */
+    @Test
+    void aCallEndingInAnErrorFailsItsBatchAtOnceAndFreesTheQueue() throws Exception {
+        GroupCommit<String, String> erring = GroupCommit.<String, String>builder("Store", batch -> {
+                    if (batch.get(0).payload().startsWith("error")) {
+                        throw new AssertionError("the driver's bug");
+                    }
+                    CompletableFuture<Void> call = new CompletableFuture<>();
+                    batches.add(batch);
+                    calls.add(call);
+                    sent.add(batch.stream().map(GroupCommit.Request::payload).toList());
+                    return call;
+                })
+                .build();
+        AssertionError onItsThread = assertThrows(
+                AssertionError.class, () -> erring.decide("error, sent by its caller", 1, System.nanoTime() + PATIENT));
+        assertEquals("the driver's bug", onItsThread.getMessage());
+
+        Future<String> a = callers.submit(() -> erring.decide("a", 1, System.nanoTime() + PATIENT));
+        awaitSent(1);
+        Future<String> queued = callers.submit(() -> erring.decide("error, queued", 1, System.nanoTime() + PATIENT));
+        TestAwait.until("the request queued", () -> erring.queued() >= 1);
+        answer(0); // the queued request goes next, on the follow-up thread, and its call ends in the Error
+        assertEquals("A", a.get(30, TimeUnit.SECONDS));
+        SluiceException failed = assertInstanceOf(
+                SluiceException.class,
+                assertThrows(ExecutionException.class, () -> queued.get(30, TimeUnit.SECONDS))
+                        .getCause());
+        assertInstanceOf(AssertionError.class, failed.getCause(), "failed by the Error: " + failed);
+
+        Future<String> next = callers.submit(() -> erring.decide("next", 1, System.nanoTime() + PATIENT));
+        awaitSent(2);
+        answer(1);
+        assertEquals("NEXT", next.get(30, TimeUnit.SECONDS));
+    }
+
+    /**
      * Submitted requests hold no thread: the test's own thread submits them all. A request that waits past its deadline
      * is answered by its timer and never sent; the others go in the next batch and are answered when it returns.
      */
