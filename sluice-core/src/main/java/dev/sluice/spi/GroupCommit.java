@@ -270,18 +270,21 @@ public final class GroupCommit<Q, A> {
             inFlightBatch = batch;
         }
         var unused = flight.whenComplete((r, e) -> {
-            for (Request<Q, A> q : batch) {
-                if (!q.isDone()) { // the usual case is every request answered: no failure is made for those
-                    q.fail(unanswered(e));
+            try {
+                for (Request<Q, A> q : batch) {
+                    if (!q.isDone()) { // the usual case is every request answered: no failure is made for those
+                        q.fail(unanswered(e));
+                    }
                 }
-            }
-            synchronized (this) {
-                if (inFlight == flight) {
-                    inFlight = null;
-                    inFlightBatch = List.of();
+            } finally { // whatever happened above, the queue goes on
+                synchronized (this) {
+                    if (inFlight == flight) {
+                        inFlight = null;
+                        inFlightBatch = List.of();
+                    }
                 }
+                next();
             }
-            next();
         });
         try {
             var unusedSent = sender.send(batch).whenComplete((r, e) -> {
@@ -346,13 +349,27 @@ public final class GroupCommit<Q, A> {
         }
     }
 
-    /** {@code e} as the exception a caller gets: a closed store's and Sluice's own as they are, any other wrapped. */
+    /**
+     * {@code e} as the exception a caller gets: a closed store's and Sluice's own as they are, any other wrapped by the
+     * store's {@link Builder#failure failure} function; by the default one, with what that function threw kept as
+     * suppressed, when it throws (a bug of the store's must not leave a request unanswered, nor the queue held).
+     */
     private RuntimeException failure(Throwable e) {
         Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
         if (cause instanceof SluiceException || cause instanceof IllegalStateException) {
             return (RuntimeException) cause;
         }
-        return failure.apply(cause);
+        try {
+            return failure.apply(cause);
+        } catch (RuntimeException bug) {
+            SluiceException f = defaultFailure(store, cause);
+            f.addSuppressed(bug);
+            return f;
+        }
+    }
+
+    private static SluiceException defaultFailure(String store, Throwable e) {
+        return new SluiceException(store + " failed a batch of decisions: " + e, e);
     }
 
     @Override
@@ -377,7 +394,7 @@ public final class GroupCommit<Q, A> {
         private Builder(String store, Sender<Q, A> sender) {
             this.store = store;
             this.sender = sender;
-            this.failure = e -> new SluiceException(store + " failed a batch of decisions: " + e, e);
+            this.failure = e -> defaultFailure(store, e);
         }
 
         /** The most requests in one batch; default 256. */

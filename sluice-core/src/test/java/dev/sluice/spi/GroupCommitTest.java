@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.sluice.SluiceException;
 import dev.sluice.TestAwait;
+import java.io.IOException;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -239,6 +240,40 @@ class GroupCommitTest {
         Future<String> next = callers.submit(() -> erring.decide("next", 1, System.nanoTime() + PATIENT));
         awaitSent(2);
         answer(1);
+        assertEquals("NEXT", next.get(30, TimeUnit.SECONDS));
+    }
+
+    /**
+     * A store's failure function that itself throws (a bug: a null read where it looked for a known error code) while
+     * its batch fails: the batch's request is still answered with a failure, at once, that names the store's error and
+     * carries the bug as suppressed, and the next request is sent. The queue went on only through that function, so
+     * a bug there held every later request until its deadline, each one answered "no answer by the request's
+     * deadline", for as long as the store ran.
+     */
+    @Test
+    void aFailureFunctionThatThrowsStillFailsTheBatchAndFreesTheQueue() throws Exception {
+        GroupCommit<String, String> buggy = GroupCommit.<String, String>builder("Store", batch -> {
+                    if (batch.get(0).payload().equals("failing")) {
+                        return CompletableFuture.failedFuture(new IOException("connection refused"));
+                    }
+                    CompletableFuture<Void> call = new CompletableFuture<>();
+                    batches.add(batch);
+                    calls.add(call);
+                    sent.add(batch.stream().map(GroupCommit.Request::payload).toList());
+                    return call;
+                })
+                .failure(e -> {
+                    throw new NullPointerException("the failure function's bug");
+                })
+                .build();
+        SluiceException failed =
+                assertThrows(SluiceException.class, () -> buggy.decide("failing", 1, System.nanoTime() + PATIENT));
+        assertInstanceOf(IOException.class, failed.getCause(), "the store's own error: " + failed);
+        assertEquals(1, failed.getSuppressed().length, "the bug, kept: " + failed);
+
+        Future<String> next = callers.submit(() -> buggy.decide("next", 1, System.nanoTime() + PATIENT));
+        awaitSent(1);
+        answer(0);
         assertEquals("NEXT", next.get(30, TimeUnit.SECONDS));
     }
 
