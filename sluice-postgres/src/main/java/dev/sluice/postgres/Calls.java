@@ -515,6 +515,15 @@ final class Calls {
         return connectionTrouble;
     }
 
+    /**
+     * Whether {@code e}'s SQLSTATE is one of {@code states}: false for one without an SQLSTATE (a pool's own failure
+     * may have none), which a set made by {@code Set.of} would refuse to look up.
+     */
+    static boolean stateIn(SQLException e, Set<String> states) {
+        String state = e.getSQLState();
+        return state != null && states.contains(state);
+    }
+
     private static boolean isMissingSchema(SQLException e) {
         return UNDEFINED_FUNCTION.equals(e.getSQLState()) || UNDEFINED_TABLE.equals(e.getSQLState());
     }

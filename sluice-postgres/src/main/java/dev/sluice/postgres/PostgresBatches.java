@@ -121,9 +121,7 @@ final class PostgresBatches {
      */
     private static Throwable timeoutOr(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof SQLException sql
-                    && !(t instanceof SQLTimeoutException)
-                    && TIMED_OUT.contains(sql.getSQLState())) {
+            if (t instanceof SQLException sql && !(t instanceof SQLTimeoutException) && Calls.stateIn(sql, TIMED_OUT)) {
                 return new SQLTimeoutException(sql.getMessage(), sql.getSQLState(), e);
             }
         }

@@ -232,7 +232,7 @@ final class PostgresCounterStore implements CounterStore {
             });
         } catch (SQLException e) {
             Listeners.call(listener, null, System.nanoTime() - start);
-            if (ROLLED_BACK.contains(e.getSQLState())) {
+            if (Calls.stateIn(e, ROLLED_BACK)) {
                 // answered, not thrown: nobody else hears of it
                 Listeners.failure(
                         listener,

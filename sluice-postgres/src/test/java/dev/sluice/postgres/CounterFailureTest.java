@@ -3,6 +3,7 @@ package dev.sluice.postgres;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -108,6 +109,34 @@ class CounterFailureTest {
             assertEquals(
                     List.of(new CounterSnapshot(12, Map.of(FRAME, 5L)), new CounterSnapshot(11, Map.of(FRAME, 5L))),
                     store.load(List.of(free, locked)));
+        }
+    }
+
+    /**
+     * A write the pool lends no connection for fails with an exception that carries no SQLSTATE (HikariCP's, when no
+     * connection failed before it): it is thrown as the store's failure, which names it, not as the
+     * NullPointerException its SQLSTATE's lookup among the rolled-back ones made.
+     */
+    @Test
+    void aWriteThePoolLendsNoConnectionForThrowsTheStoresFailure() throws SQLException {
+        try (HikariDataSource pool = Databases.pool(server.url(), 1, Duration.ofMillis(250))) {
+            CounterStore store = PostgresStore.counterStoreBuilder(pool)
+                    .table(TABLE)
+                    .timeout(Duration.ofSeconds(5))
+                    .build();
+            CounterKey key = new CounterKey("fw:60000000000", "no connection");
+            List<CounterWrite> write =
+                    List.of(new CounterWrite(key, CounterSnapshot.ABSENT, 1, Map.of(FRAME, 1L), Long.MAX_VALUE));
+            Connection held = pool.getConnection(); // the pool's only one
+            SluiceException e;
+            try {
+                e = bounded(() -> assertThrows(SluiceException.class, () -> store.compareAndSet(write)));
+            } finally {
+                held.close();
+            }
+            SQLException cause = assertInstanceOf(SQLException.class, e.getCause(), e.toString());
+            assertNull(cause.getSQLState(), "a failure without an SQLSTATE: " + cause);
+            assertArrayEquals(new boolean[] {true}, store.compareAndSet(write), "the connection free again");
         }
     }
 

@@ -2,6 +2,7 @@ package dev.sluice.postgres;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -145,6 +146,36 @@ class FailureTest {
             assertEquals(true, d.allowed(), "the stuck call wrote nothing: " + d);
             assertEquals(1, d.remaining(), "the stuck call wrote nothing: " + d);
             assertEquals(1, limiter.storeFailures(), "and the connection stayed usable");
+        }
+    }
+
+    /**
+     * A pool that lends no connection in time fails the call with an exception that carries no SQLSTATE (HikariCP's,
+     * when no connection failed before it); the call is answered by the failure policy, and the next one, the
+     * connection free again, is decided by the server. The failure's SQLSTATE was looked up in a set that refuses
+     * null, which threw where the batch's failure was made, so the batch never ended: every later call waited out its
+     * timeout behind it ("no answer from PostgreSQL by the request's deadline") for as long as the store ran.
+     */
+    @Test
+    void aCallThePoolLendsNoConnectionForFailsAndTheNextIsDecided() throws Exception {
+        try (HikariDataSource pool = Databases.pool(server.url(), 1, Duration.ofMillis(250))) {
+            PostgresStore store = store(pool, FailurePolicy.FAIL_CLOSED, WIDE);
+            SharedRateLimiter limiter = limiter(store);
+            String key = "no connection";
+            assertEquals(2, limiter.tryAcquire(key).remaining());
+            Connection held = pool.getConnection(); // the pool's only one
+            try {
+                assertFailClosed(bounded(() -> limiter.tryAcquire(key)));
+            } finally {
+                held.close();
+            }
+            SQLException cause =
+                    assertInstanceOf(SQLException.class, reported.get(0).getCause());
+            assertNull(cause.getSQLState(), "a failure without an SQLSTATE: " + cause);
+            Decision d = bounded(() -> limiter.tryAcquire(key));
+            assertEquals(false, d.failed(), "decided by the server: " + d);
+            assertEquals(1, d.remaining(), "decided by the server: " + d);
+            assertEquals(1, limiter.storeFailures(), reported.toString());
         }
     }
 
