@@ -38,18 +38,29 @@ class GroupCommitTest {
     private final List<List<GroupCommit.Request<String, String>>> batches = new CopyOnWriteArrayList<>();
     private final ExecutorService callers = Executors.newCachedThreadPool();
 
-    private final GroupCommit<String, String> commit = GroupCommit.<String, String>builder("Store", batch -> {
-                CompletableFuture<Void> call = new CompletableFuture<>();
-                batches.add(batch);
-                calls.add(call);
-                sent.add(batch.stream().map(GroupCommit.Request::payload).toList()); // last: awaitSent sees the rest
-                return call;
-            })
-            .build();
+    private final GroupCommit<String, String> commit =
+            GroupCommit.<String, String>builder("Store", this::record).build();
 
     @AfterEach
     void stopCallers() {
         callers.shutdownNow();
+    }
+
+    /** Sends {@code batch} as a call the test completes by hand ({@link #answer}), recording it. */
+    private CompletableFuture<Void> record(List<GroupCommit.Request<String, String>> batch) {
+        CompletableFuture<Void> call = new CompletableFuture<>();
+        batches.add(batch);
+        calls.add(call);
+        sent.add(batch.stream().map(GroupCommit.Request::payload).toList()); // last: awaitSent sees the rest
+        return call;
+    }
+
+    /** A request decided now on {@code c} is sent, as the batch after the {@code before} sent so far, and answered. */
+    private void assertTheNextIsSentAndAnswered(GroupCommit<String, String> c, int before) throws Exception {
+        Future<String> next = callers.submit(() -> c.decide("next", 1, System.nanoTime() + PATIENT));
+        awaitSent(before + 1);
+        answer(before);
+        assertEquals("NEXT", next.get(30, TimeUnit.SECONDS));
     }
 
     /** Answers every request of batch {@code i} with its payload, upper-cased, and completes the call. */
@@ -172,11 +183,7 @@ class GroupCommitTest {
                         }
                         return CompletableFuture.completedFuture(null);
                     }
-                    CompletableFuture<Void> call = new CompletableFuture<>();
-                    batches.add(batch);
-                    calls.add(call);
-                    sent.add(batch.stream().map(GroupCommit.Request::payload).toList());
-                    return call;
+                    return record(batch);
                 })
                 .build();
         Future<String> blocked = callers.submit(() -> blocking.decide("blocked", 1, System.nanoTime() + SHORT));
@@ -214,11 +221,7 @@ class GroupCommitTest {
                     if (batch.get(0).payload().startsWith("error")) {
                         throw new AssertionError("the driver's bug");
                     }
-                    CompletableFuture<Void> call = new CompletableFuture<>();
-                    batches.add(batch);
-                    calls.add(call);
-                    sent.add(batch.stream().map(GroupCommit.Request::payload).toList());
-                    return call;
+                    return record(batch);
                 })
                 .build();
         AssertionError onItsThread = assertThrows(
@@ -236,11 +239,7 @@ class GroupCommitTest {
                 assertThrows(ExecutionException.class, () -> queued.get(30, TimeUnit.SECONDS))
                         .getCause());
         assertInstanceOf(AssertionError.class, failed.getCause(), "failed by the Error: " + failed);
-
-        Future<String> next = callers.submit(() -> erring.decide("next", 1, System.nanoTime() + PATIENT));
-        awaitSent(2);
-        answer(1);
-        assertEquals("NEXT", next.get(30, TimeUnit.SECONDS));
+        assertTheNextIsSentAndAnswered(erring, 1);
     }
 
     /**
@@ -256,11 +255,7 @@ class GroupCommitTest {
                     if (batch.get(0).payload().equals("failing")) {
                         return CompletableFuture.failedFuture(new IOException("connection refused"));
                     }
-                    CompletableFuture<Void> call = new CompletableFuture<>();
-                    batches.add(batch);
-                    calls.add(call);
-                    sent.add(batch.stream().map(GroupCommit.Request::payload).toList());
-                    return call;
+                    return record(batch);
                 })
                 .failure(e -> {
                     throw new NullPointerException("the failure function's bug");
@@ -270,11 +265,7 @@ class GroupCommitTest {
                 assertThrows(SluiceException.class, () -> buggy.decide("failing", 1, System.nanoTime() + PATIENT));
         assertInstanceOf(IOException.class, failed.getCause(), "the store's own error: " + failed);
         assertEquals(1, failed.getSuppressed().length, "the bug, kept: " + failed);
-
-        Future<String> next = callers.submit(() -> buggy.decide("next", 1, System.nanoTime() + PATIENT));
-        awaitSent(1);
-        answer(0);
-        assertEquals("NEXT", next.get(30, TimeUnit.SECONDS));
+        assertTheNextIsSentAndAnswered(buggy, 0);
     }
 
     /**
