@@ -1,5 +1,6 @@
 package dev.sluice.internal;
 
+import dev.sluice.SluiceException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Executors;
@@ -13,7 +14,8 @@ import java.util.function.Consumer;
  * last run started, so that a round's own duration does not make the next one late (leased mode claims ahead the
  * frames that start before the next round is due), but at least half an interval after its last run ended, so that
  * rounds longer than half an interval are each followed by half an interval with the thread idle rather than run back
- * to back. A task that throws is handed to the failure handler and runs again at its next turn.
+ * to back. A task that throws (an exception, or an {@link Error}, handed over as a {@link SluiceException} caused by
+ * it) is handed to the failure handler and runs again at its next turn, as it does when the handler throws.
  *
  * <p>Thread-safe.
  */
@@ -42,13 +44,17 @@ public final class BackgroundRounds {
     /** Runs {@code task} once {@code delay} has passed, then again at its next turn. */
     private void runIn(long delay, Runnable task, long interval) {
         try {
-            // The future is never read: run() catches everything, so no round ends in an exception to miss.
+            // The future is never read: run() hands every failure to the handler, and the next turn is scheduled
+            // whatever happens, so no round ends in an exception to miss and none stops the rounds.
             var unused = scheduler.schedule(
                     () -> {
                         long started = System.nanoTime();
-                        run(task);
-                        long took = System.nanoTime() - started;
-                        runIn(Math.max(interval - took, interval / 2), task, interval);
+                        try {
+                            run(task);
+                        } finally {
+                            long took = System.nanoTime() - started;
+                            runIn(Math.max(interval - took, interval / 2), task, interval);
+                        }
                     },
                     delay,
                     TimeUnit.NANOSECONDS);
@@ -75,6 +81,8 @@ public final class BackgroundRounds {
             task.run();
         } catch (RuntimeException e) {
             onFailure.accept(e);
+        } catch (Error e) { // a bug's or the VM's: handed over as a failure; the round runs again at its next turn
+            onFailure.accept(new SluiceException("a background round ended in " + e, e));
         }
     }
 }
