@@ -185,14 +185,21 @@ final class Readiness implements AutoCloseable {
         return Math.max(deadlineNanos, TimeUnit.SECONDS.toNanos(1));
     }
 
+    /**
+     * One background probe, recorded. Whatever it meets, the next one runs: a task of the scheduler that throws ends
+     * the probes for good, and readiness would then stay what it was.
+     */
     private void probeOnce() {
         boolean answered;
         try {
             answered = call(probeWaitNanos());
-        } catch (RuntimeException e) { // a probe that cannot be made is a failed one; the next still runs
+        } catch (RuntimeException | Error e) { // a probe that cannot be made (a bug, the VM's trouble) is a failed one
             answered = false;
         }
-        recordProbe(answered);
+        try {
+            recordProbe(answered);
+        } catch (RuntimeException | Error ignored) { // its logging failed (out of memory): the next probe records again
+        }
     }
 
     /** Counts one background probe's result; turns unready after {@value #GRACE_FAILURES} failures in a row. */
