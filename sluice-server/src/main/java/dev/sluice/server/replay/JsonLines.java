@@ -272,7 +272,7 @@ final class JsonLines implements LogReader.LineParser {
                                     : new String(b, s, p - s, StandardCharsets.UTF_8)
                                             + " is not epoch milliseconds, a whole number ≥ 0"));
         }
-        return t;
+        return Times.inRange(t, b, s, p);
     }
 
     /** A whole number ≥ 0, given as a number or a string of digits (proto3 JSON writes 64-bit numbers as strings). */

@@ -1,6 +1,7 @@
 package dev.sluice.server.replay;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 
@@ -10,7 +11,30 @@ import java.time.format.DateTimeParseException;
  * read by it. A time without a zone is refused: it would mean a different instant on every machine.
  */
 final class Times {
+    /** The latest time a limiter's clock reads, in epoch milliseconds: its nanoseconds fill a {@code long}. */
+    static final long LATEST = Long.MAX_VALUE / 1_000_000;
+    /** The earliest, likewise. */
+    static final long EARLIEST = Long.MIN_VALUE / 1_000_000;
+
     private Times() {}
+
+    /**
+     * {@code millis}, a log's time read from {@code b[from, to)}, if a limiter's clock can read it ({@link #EARLIEST}
+     * to {@link #LATEST}: 1677 to 2262).
+     *
+     * @throws LogReader.LineException naming the time when it is outside that range
+     */
+    static long inRange(long millis, byte[] b, int from, int to) throws LogReader.LineException {
+        if (millis > LATEST || millis < EARLIEST) {
+            String text = text(b, from, to);
+            throw new LogReader.LineException(
+                    BadLine.Problem.MISSING_TIME,
+                    "time " + (text.length() > 60 ? text.substring(0, 60) + "…" : text) + " is outside "
+                            + Instant.ofEpochMilli(EARLIEST) + " to " + Instant.ofEpochMilli(LATEST)
+                            + ", the times a limiter's clock reads");
+        }
+        return millis;
+    }
 
     /**
      * The time in {@code b[from, to)}, unquoted.
@@ -23,21 +47,25 @@ final class Times {
         }
         long digits = digits(b, from, to);
         if (digits >= 0) {
-            return digits;
+            return inRange(digits, b, from, to);
         }
         long iso = iso(b, from, to);
         if (iso != Long.MIN_VALUE) {
-            return iso;
+            return inRange(iso, b, from, to);
         }
-        String text = new String(b, from, to - from, StandardCharsets.UTF_8);
+        String text = text(b, from, to);
         try {
-            return OffsetDateTime.parse(text).toInstant().toEpochMilli();
+            return inRange(OffsetDateTime.parse(text).toInstant().toEpochMilli(), b, from, to);
         } catch (DateTimeParseException | ArithmeticException e) {
             throw new LogReader.LineException(
                     BadLine.Problem.MISSING_TIME,
                     "time '" + (text.length() > 60 ? text.substring(0, 60) + "…" : text)
                             + "' is neither epoch milliseconds nor ISO-8601 with a zone (2026-11-27T14:00:00.250Z)");
         }
+    }
+
+    private static String text(byte[] b, int from, int to) {
+        return new String(b, from, to - from, StandardCharsets.UTF_8);
     }
 
     /** The whole number of {@code b[from, to)}, or -1 if it is not only digits (or too long). */

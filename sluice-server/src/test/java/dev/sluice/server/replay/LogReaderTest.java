@@ -196,6 +196,28 @@ class LogReaderTest {
     }
 
     @Test
+    void aTimeALimitersClockCannotReadIsABadLineNamingIt() throws IOException {
+        List<TimedRequest> r = readJson(json(9_223_372_036_854L, "last") + "\n"
+                + json(9_223_372_036_855L, "past") + "\n"
+                + json(0, "x").replace("\"time\":0", "\"time\":\"2263-01-01T00:00:00Z\"") + "\n"
+                + json(0, "x").replace("\"time\":0", "\"time\":\"1600-01-01 00:00:00+00:00\"") + "\n"
+                + json(0, "x").replace("\"time\":0", "\"time\":\"+10000-01-01T00:00:00Z\"") + "\n");
+        assertEquals(1, r.size());
+        assertEquals(9_223_372_036_854L, r.get(0).timeMillis());
+        String range = ", the times a limiter's clock reads";
+        assertEquals(
+                List.of(
+                        "2 time 9223372036855 is outside 1677-09-21T00:12:43.146Z to 2262-04-11T23:47:16.854Z" + range,
+                        "3 time 2263-01-01T00:00:00Z is outside 1677-09-21T00:12:43.146Z to 2262-04-11T23:47:16.854Z"
+                                + range,
+                        "4 time 1600-01-01 00:00:00+00:00 is outside 1677-09-21T00:12:43.146Z to"
+                                + " 2262-04-11T23:47:16.854Z" + range,
+                        "5 time +10000-01-01T00:00:00Z is outside 1677-09-21T00:12:43.146Z to"
+                                + " 2262-04-11T23:47:16.854Z" + range),
+                bad.stream().map(b -> b.line() + " " + b.message()).toList());
+    }
+
+    @Test
     void unknownDomainsAreBadLines() throws IOException {
         List<TimedRequest> r = read(LogReader.builder(
                         new ByteArrayInputStream(
