@@ -26,10 +26,9 @@ final class Times {
      */
     static long inRange(long millis, byte[] b, int from, int to) throws LogReader.LineException {
         if (millis > LATEST || millis < EARLIEST) {
-            String text = text(b, from, to);
             throw new LogReader.LineException(
                     BadLine.Problem.MISSING_TIME,
-                    "time " + (text.length() > 60 ? text.substring(0, 60) + "…" : text) + " is outside "
+                    "time " + shown(text(b, from, to)) + " is outside "
                             + Instant.ofEpochMilli(EARLIEST) + " to " + Instant.ofEpochMilli(LATEST)
                             + ", the times a limiter's clock reads");
         }
@@ -59,13 +58,18 @@ final class Times {
         } catch (DateTimeParseException | ArithmeticException e) {
             throw new LogReader.LineException(
                     BadLine.Problem.MISSING_TIME,
-                    "time '" + (text.length() > 60 ? text.substring(0, 60) + "…" : text)
+                    "time '" + shown(text)
                             + "' is neither epoch milliseconds nor ISO-8601 with a zone (2026-11-27T14:00:00.250Z)");
         }
     }
 
     private static String text(byte[] b, int from, int to) {
         return new String(b, from, to - from, StandardCharsets.UTF_8);
+    }
+
+    /** A time as an error shows it: its first 60 characters at most. */
+    private static String shown(String text) {
+        return text.length() > 60 ? text.substring(0, 60) + "…" : text;
     }
 
     /** The whole number of {@code b[from, to)}, or -1 if it is not only digits (or too long). */
