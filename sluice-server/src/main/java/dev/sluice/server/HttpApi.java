@@ -237,7 +237,7 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
         }
         try {
             return jsonAnswer(adapter.shouldRateLimit(RateLimitAdapter.fromJson(body)), null);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // a request that fails, by a bug or the VM's trouble, is answered 500
             return jsonAnswer(null, e);
         }
     }
@@ -260,7 +260,7 @@ final class HttpApi implements HttpTransport.Handler, AutoCloseable {
         CompletionStage<RateLimitResponse> response;
         try {
             response = adapter.shouldRateLimitAsync(RateLimitAdapter.fromJson(body));
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // answered below, where the count of waiting requests is given back
             response = CompletableFuture.failedFuture(e);
         }
         return response.handle((answer, failure) -> {

@@ -260,7 +260,7 @@ final class HttpTransport implements AutoCloseable {
             CompletionStage<Answer> later;
             try {
                 later = handler.answerLater(r);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) { // answered 500: a request is never left without an answer
                 later = CompletableFuture.completedFuture(failed(r, e));
             }
             if (later == null) {
@@ -298,7 +298,7 @@ final class HttpTransport implements AutoCloseable {
     private Answer answer(Request r) {
         try {
             return handler.answer(r);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // a bug's or the VM's (a stack overflow): answered 500, not dropped
             return failed(r, e);
         }
     }

@@ -70,6 +70,12 @@ final class RateLimitAdapter {
      */
     static final int INLINE_BYTES = 16 << 10;
 
+    /**
+     * The deepest nesting of objects and arrays a {@code POST /json} body may have: far above a request's own (five
+     * levels), far below what makes {@code JsonFormat}'s error reasons overflow a thread's stack.
+     */
+    static final int MAX_JSON_DEPTH = 64;
+
     /** What made a check's stage fail: the cause a {@link CompletionException} wraps, else the failure itself. */
     static @Nullable Throwable cause(@Nullable Throwable failure) {
         return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
@@ -152,6 +158,13 @@ final class RateLimitAdapter {
         if (plain != null) {
             return plain;
         }
+        int depth = depth(json);
+        if (depth > MAX_JSON_DEPTH) { // JsonFormat's reasons can recurse once per level: refused before it reads
+            throw new InvalidRequestException(
+                    InvalidRequestException.Kind.UNDECODABLE,
+                    "the body is not a RateLimitRequest in proto3 JSON: nested " + depth + " levels deep, more than "
+                            + MAX_JSON_DEPTH);
+        }
         RateLimitRequest.Builder request = RateLimitRequest.newBuilder();
         try {
             JSON.merge(json, request);
@@ -161,6 +174,33 @@ final class RateLimitAdapter {
                     "the body is not a RateLimitRequest in proto3 JSON: " + excerpt(String.valueOf(e.getMessage())));
         }
         return request.build();
+    }
+
+    /**
+     * The deepest nesting of objects and arrays in {@code json}, outside its strings: a {@code RateLimitRequest} is five
+     * levels deep (request, descriptors, descriptor, entries, entry), and unknown fields are refused.
+     */
+    static int depth(String json) {
+        int depth = 0;
+        int deepest = 0;
+        boolean inString = false;
+        for (int i = 0; i < json.length(); i++) {
+            char c = json.charAt(i);
+            if (inString) {
+                if (c == '\\') {
+                    i++; // the escaped character, a quote included
+                } else if (c == '"') {
+                    inString = false;
+                }
+            } else if (c == '"') {
+                inString = true;
+            } else if (c == '{' || c == '[') {
+                deepest = Math.max(deepest, ++depth);
+            } else if (c == '}' || c == ']') {
+                depth--;
+            }
+        }
+        return deepest;
     }
 
     /** A parser's reason, cut short: it can quote the input, which may be a megabyte long. */

@@ -216,6 +216,30 @@ class HostileInputIT {
                 "descriptors[1] has 17 entries, over the limit of 16 (serve --max-entries)");
     }
 
+    /**
+     * A {@code /json} body nested thousands of levels deep (a few kilobytes of brackets, answered on the event loop;
+     * tens of kilobytes and nearly a megabyte, answered on the pool) is refused naming its depth, and holds nothing: it
+     * overflowed the stack of the thread building JsonFormat's reason, so the request got no answer and, on the event
+     * loop, kept a place among the requests waiting for the store (4,096 such requests refused every later one).
+     */
+    @Test
+    void aJsonBodyNestedThousandsOfLevelsDeepIsRefusedAndHoldsNothing() {
+        for (int depth : new int[] {8_000, 30_000, 400_000}) {
+            String body = "{\"domain\":\"x\",\"descriptors\":" + "[".repeat(depth) + "]".repeat(depth) + "}";
+            HttpResponse<String> http = server.post("/json", body);
+            assertEquals(400, http.statusCode(), depth + " levels: " + http.body());
+            assertEquals(
+                    "{\"error\":\"the body is not a RateLimitRequest in proto3 JSON: nested " + (depth + 1)
+                            + " levels deep, more than 64\"}",
+                    http.body());
+        }
+        assertEquals(0.0, Metrics.boundUsed(server, "http_waiting"), "no place kept among the waiting requests");
+        assertEquals(
+                200,
+                server.post("/json", ServerProcess.json(request("oauth-token", descriptor("client_id", "abc"))))
+                        .statusCode());
+    }
+
     static void refusedOnBothDoors(RateLimitRequest request, String message) {
         StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> server.shouldRateLimit(request));
         assertEquals(

@@ -52,6 +52,22 @@ class RateLimitAdapterTest {
     }
 
     @Test
+    void aJsonBodysDepthCountsItsObjectsAndArraysNotWhatItsStringsHold() {
+        assertEquals(0, RateLimitAdapter.depth("1"));
+        assertEquals(5, RateLimitAdapter.depth(ServerProcess.json(request("d", descriptor("k", "v")))));
+        assertEquals(1, RateLimitAdapter.depth("{\"domain\":\"[[{{\\\"[[\\\\\",\"x\":\"]]}\"}"));
+        assertEquals(3, RateLimitAdapter.depth("[[],[[]],{}]"));
+        InvalidRequestException e = assertThrows(
+                InvalidRequestException.class,
+                () -> RateLimitAdapter.fromJson(
+                        ("{\"domain\":\"x\",\"descriptors\":" + "[".repeat(65) + "]".repeat(65) + "}")
+                                .getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        assertEquals(
+                "the body is not a RateLimitRequest in proto3 JSON: nested 66 levels deep, more than 64",
+                e.getMessage());
+    }
+
+    @Test
     void aWindowCarriesTheUnitOfItsLengthOrUnknown() {
         RateLimitAdapter a = adapter(WINDOWS);
         RateLimitResponse r = a.shouldRateLimit(request(
